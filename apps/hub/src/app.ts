@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { Histogram, type Registry } from 'prom-client';
+import type { Db } from '@fleet/db';
+import { registerAudit } from './plugins/audit.js';
+import { registerAuth } from './plugins/auth.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { deviceRoutes } from './routes/devices.routes.js';
+import { jobRoutes } from './routes/jobs.routes.js';
+import { siteRoutes } from './routes/sites.routes.js';
+import type { ViewContext } from './views.js';
+
+export interface HubDeps {
+  db: Db;
+  log: Logger;
+  registry: Registry;
+  views: ViewContext;
+}
+
+const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The hub API. It reads and writes Postgres only: no Temporal, device or NetBox calls. */
+export function buildHub(deps: HubDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    // Keep a caller's request id (for correlation across services), else make one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
+    },
+    requestIdLogLabel: 'requestId',
+    bodyLimit: 1 << 20,
+  });
+  const duration = new Histogram({
+    name: 'fleet_hub_http_request_duration_seconds',
+    help: 'Hub API request duration',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [deps.registry],
+  });
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', String(request.id));
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  registerErrorHandling(app);
+  registerAuth(app, deps.db);
+  registerAudit(app, deps.db);
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  siteRoutes(app, deps.db);
+  deviceRoutes(app, deps.db, deps.views);
+  jobRoutes(app, deps.db, deps.views);
+  return app;
+}

@@ -1,0 +1,105 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Logger } from 'pino';
+import {
+  isPowerActionSatisfied,
+  resetTypeFor,
+  settledStateFor,
+  type PowerActivities,
+  type PowerAction,
+  type PowerState,
+} from '@fleet/domain';
+import { powerDriverFor } from '@fleet/drivers';
+import type { SecretStore } from '../secrets/index.js';
+import { toActivityFailure } from './failures.js';
+
+export interface PowerActivityDeps {
+  secrets: SecretStore;
+  log: Logger;
+  pollIntervalMs: number;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  onReset?: (nodeType: string, action: PowerAction) => void;
+}
+
+/** What an attempt records in its heartbeat, so the next attempt never resets twice. */
+interface PowerHeartbeat {
+  resetSent: boolean;
+  leftOn?: boolean;
+  state?: PowerState;
+}
+
+const cycles: readonly PowerAction[] = ['power-cycle', 'graceful-restart', 'force-restart'];
+
+export function createPowerActivities(deps: PowerActivityDeps): PowerActivities {
+  return {
+    async setDevicePower({ target, action, settleTimeoutS }) {
+      const ctx = Context.current();
+      const prior = ctx.info.heartbeatDetails as PowerHeartbeat | undefined;
+      const log = deps.log.child({
+        deviceId: target.deviceId,
+        workflowId: ctx.info.workflowExecution?.workflowId,
+        activityId: ctx.info.activityId,
+        attempt: ctx.info.attempt,
+      });
+      const driver = powerDriverFor(target.nodeType)({
+        target,
+        credentials: await deps.secrets.resolve(target.credentialRef).catch((err: unknown) => {
+          throw toActivityFailure(err, target.deviceId);
+        }),
+        signal: ctx.cancellationSignal,
+        connectTimeoutMs: deps.connectTimeoutMs,
+        requestTimeoutMs: deps.requestTimeoutMs,
+      });
+      try {
+        let state = await driver.powerState();
+        let resetSent = prior?.resetSent ?? false;
+        let leftOn = prior?.leftOn ?? false;
+        const goal = settledStateFor[action];
+        const isCycle = cycles.includes(action);
+
+        if (!resetSent) {
+          if (isPowerActionSatisfied(action, state)) {
+            log.info({ action, state }, 'device already in the asked state; nothing sent');
+            return { deviceId: target.deviceId, action, powerState: state, resetSent: false };
+          }
+          const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
+          if (!alreadyMoving) {
+            await driver.reset(resetTypeFor[action]);
+            deps.onReset?.(target.nodeType, action);
+            log.info({ action, resetType: resetTypeFor[action], from: state }, 'reset sent');
+          }
+          resetSent = true;
+        }
+        ctx.heartbeat({ resetSent, leftOn, state } satisfies PowerHeartbeat);
+
+        // A cycle is complete once the host has left On and come back; a BMC that
+        // restarts the host without ever reporting another state counts once the
+        // departure window has passed.
+        const started = Date.now();
+        const departureWindowMs = Math.min(10_000, settleTimeoutS * 500);
+        for (;;) {
+          state = await driver.powerState();
+          if (state !== 'On') leftOn = true;
+          const cycleDone = !isCycle || leftOn || Date.now() - started > departureWindowMs;
+          if (state === goal && cycleDone) break;
+          if (Date.now() - started > settleTimeoutS * 1000) {
+            throw ApplicationFailure.create({
+              type: 'DEADLINE_EXCEEDED',
+              message: `${target.deviceId}: power state still ${state} ${settleTimeoutS}s after ${action}`,
+              details: [{ deviceId: target.deviceId, bmc: target.bmcUrl, state }],
+            });
+          }
+          ctx.heartbeat({ resetSent, leftOn, state } satisfies PowerHeartbeat);
+          await ctx.sleep(deps.pollIntervalMs);
+        }
+        log.info({ action, state }, 'device settled');
+        return { deviceId: target.deviceId, action, powerState: state, resetSent: true };
+      } catch (err) {
+        throw toActivityFailure(err, target.deviceId);
+      } finally {
+        await driver.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+/**
+ * Prebuilds the workflow bundle so production workers (and tests that restart
+ * workers) start without running webpack: `worker.workflowBundlePath` in the config.
+ * The SDK bundler also rejects any module the workflow sandbox must not load.
+ */
+export async function buildWorkflowBundle(outFile: string): Promise<void> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) });
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, code);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const out = process.argv[2] ?? 'dist/workflow-bundle.js';
+  await buildWorkflowBundle(out);
+  console.log(JSON.stringify({ msg: 'workflow bundle written', path: out }));
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
+
+const SecretsConfig = z.discriminatedUnion('provider', [
+  z.object({ provider: z.literal('file'), path: z.string().min(1) }).strict(),
+  z.object({ provider: z.literal('env'), prefix: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper-case env prefix') }).strict(),
+]);
+
+export const SatelliteConfig = z
+  .object({
+    siteId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug'),
+    log: LogConfig,
+    metrics: MetricsConfig,
+    temporal: TemporalConfig,
+    secrets: SecretsConfig,
+    worker: z
+      .object({
+        maxConcurrentActivities: z.number().int().min(1).max(10_000).default(200),
+        /** Seconds running activities get to finish on SIGTERM before they are handed back. */
+        shutdownGraceTimeS: z.number().min(0).max(3600).default(30),
+        /** A prebuilt workflow bundle (production); without it the worker bundles at start. */
+        workflowBundlePath: z.string().optional(),
+      })
+      .strict()
+      .default({ maxConcurrentActivities: 200, shutdownGraceTimeS: 30 }),
+    redfish: z
+      .object({
+        connectTimeoutMs: z.number().int().min(100).default(10_000),
+        requestTimeoutMs: z.number().int().min(100).default(30_000),
+        /** How often a settling device is polled. */
+        pollIntervalMs: z.number().int().min(10).default(2_000),
+      })
+      .strict()
+      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, pollIntervalMs: 2_000 }),
+  })
+  .strict();
+export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

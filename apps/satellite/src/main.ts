@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { Counter } from 'prom-client';
+import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from '@fleet/config';
+import { siteTaskQueue } from '@fleet/domain';
+import { installTemporalRuntime } from '@fleet/temporal/worker';
+import { createPowerActivities } from './activities/power.js';
+import { SatelliteConfig } from './config.js';
+import { createSecretStore } from './secrets/index.js';
+
+const config = loadConfig(SatelliteConfig, configPathFromArgs());
+const taskQueue = siteTaskQueue(config.siteId);
+const log = createLogger('satellite', config.log.level).child({ siteId: config.siteId, taskQueue });
+installTemporalRuntime(log);
+
+const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_satellite' });
+const resets = new Counter({
+  name: 'fleet_satellite_resets_total',
+  help: 'Reset requests sent to BMCs',
+  labelNames: ['node_type', 'action'],
+  registers: [metrics.registry],
+});
+
+const connection = await NativeConnection.connect({ address: config.temporal.address });
+const worker = await Worker.create({
+  connection,
+  namespace: config.temporal.namespace,
+  taskQueue,
+  ...(config.worker.workflowBundlePath
+    ? { workflowBundle: { codePath: config.worker.workflowBundlePath } }
+    : { workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) }),
+  activities: {
+    ...createPowerActivities({
+      secrets: createSecretStore(config.secrets, process.env),
+      log,
+      pollIntervalMs: config.redfish.pollIntervalMs,
+      connectTimeoutMs: config.redfish.connectTimeoutMs,
+      requestTimeoutMs: config.redfish.requestTimeoutMs,
+      onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
+    }),
+  },
+  maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+  // SIGTERM: running activities get this long to finish, then are cancelled and retried elsewhere.
+  shutdownGraceTime: `${config.worker.shutdownGraceTimeS}s`,
+});
+
+log.info({ metricsPort: metrics.port, temporal: config.temporal.address }, 'satellite worker started');
+try {
+  // The SDK Runtime turns SIGINT/SIGTERM into a graceful worker shutdown.
+  await worker.run();
+} finally {
+  await connection.close();
+  await metrics.close();
+  log.info('satellite worker stopped');
+}

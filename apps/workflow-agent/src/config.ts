@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
+
+export const AgentConfig = z
+  .object({
+    log: LogConfig,
+    metrics: MetricsConfig,
+    database: DatabaseConfig,
+    temporal: TemporalConfig,
+    dispatch: z
+      .object({
+        batchSize: z.number().int().min(1).max(1000).default(100),
+        idleIntervalMs: z.number().int().min(10).max(60_000).default(500),
+        /** Seconds an intent stays leased to this agent while it is being dispatched. */
+        leaseS: z.number().int().min(5).max(3600).default(60),
+        /** Backoff ceiling for intents Temporal could not take. */
+        maxRetryS: z.number().int().min(1).max(3600).default(60),
+      })
+      .strict()
+      .default({ batchSize: 100, idleIntervalMs: 500, leaseS: 60, maxRetryS: 60 }),
+    projection: z
+      .object({
+        /** Jobs per visibility query: one Temporal call per page. */
+        pageSize: z.number().int().min(1).max(1000).default(200),
+        intervalMs: z.number().int().min(10).max(60_000).default(1000),
+      })
+      .strict()
+      .default({ pageSize: 200, intervalMs: 1000 }),
+    power: z
+      .object({
+        settleTimeoutS: z.number().int().min(1).max(3600).default(600),
+        heartbeatTimeoutS: z.number().int().min(1).max(600).default(30),
+        startToCloseTimeoutS: z.number().int().min(10).max(86_400).default(1800),
+        maximumAttempts: z.number().int().min(1).max(100).default(5),
+      })
+      .strict()
+      .default({ settleTimeoutS: 600, heartbeatTimeoutS: 30, startToCloseTimeoutS: 1800, maximumAttempts: 5 }),
+  })
+  .strict();
+export type AgentConfig = z.infer<typeof AgentConfig>;

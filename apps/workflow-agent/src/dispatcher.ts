@@ -1,0 +1,121 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import {
+  cancelIfNotStarted,
+  getDevice,
+  leaseDueIntents,
+  markIntentDispatched,
+  markIntentFailed,
+  markIntentRetry,
+  setJobState,
+  type Db,
+  type Intent,
+  type Job,
+} from '@fleet/db';
+import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
+import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
+import type { devicePower } from '@fleet/workflows';
+import type { AgentConfig } from './config.js';
+import type { AgentMetrics } from './metrics.js';
+import { devicePowerInput } from './workflow-input.js';
+
+/** An intent that can never be carried out (its job fails); anything else is retried. */
+class PermanentIntentError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DispatcherDeps {
+  db: Db;
+  client: Client;
+  config: AgentConfig;
+  log: Logger;
+  metrics: AgentMetrics;
+}
+
+const PARALLEL_STARTS = 32;
+
+/**
+ * Turns leased intents into Temporal calls. The workflow ID is the job ID, so a
+ * start repeated after a crash or a lost reply finds the existing workflow and
+ * never runs the work twice. Returns how many intents it handled.
+ */
+export async function dispatchOnce(deps: DispatcherDeps): Promise<number> {
+  const { db, config } = deps;
+  const leased = await leaseDueIntents(db, config.dispatch.batchSize, config.dispatch.leaseS);
+  // Starts run in parallel; a cancel waits for any start of the same job in this batch.
+  const starts = leased.filter((i) => i.kind === 'start');
+  for (let i = 0; i < starts.length; i += PARALLEL_STARTS) {
+    await Promise.all(starts.slice(i, i + PARALLEL_STARTS).map((intent) => handle(deps, intent)));
+  }
+  for (const intent of leased.filter((i) => i.kind !== 'start')) await handle(deps, intent);
+  return leased.length;
+}
+
+async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Promise<void> {
+  const { db, log, metrics, config } = deps;
+  const ilog = log.child({ jobId: intent.jobId, workflowId: intent.jobId, intent: intent.kind });
+  try {
+    if (intent.kind === 'start') await start(deps, intent.job);
+    else if (intent.kind === 'cancel') await cancel(deps, intent.job);
+    else throw new PermanentIntentError('INVALID_ARGUMENT', `unknown intent kind ${intent.kind}`);
+    await markIntentDispatched(db, intent.id);
+    metrics.intentsDispatched.inc({ kind: intent.kind });
+    ilog.debug('intent dispatched');
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof PermanentIntentError) {
+      metrics.intentErrors.inc({ kind: intent.kind, permanent: 'true' });
+      ilog.error({ err: message }, 'intent cannot be carried out; job failed');
+      await markIntentFailed(db, intent.id, message);
+      await setJobState(db, intent.jobId, 'failed', { code: err.code, message });
+      return;
+    }
+    metrics.intentErrors.inc({ kind: intent.kind, permanent: 'false' });
+    const retryInS = Math.min(config.dispatch.maxRetryS, 2 ** Math.min(intent.attempts, 10));
+    ilog.warn({ err: message, retryInS, attempts: intent.attempts }, 'Temporal did not take the intent; will retry');
+    await markIntentRetry(db, intent.id, message, retryInS);
+  }
+}
+
+async function start(deps: DispatcherDeps, job: Job): Promise<void> {
+  const { db, client, config, metrics } = deps;
+  if (job.state !== 'queued') return; // cancelled before it ever started
+  if (job.kind !== 'device.power') throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
+  if (!job.deviceId || !job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'device job without device or site');
+  const device = await getDevice(db, job.deviceId);
+  if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+  try {
+    metrics.temporalCalls.inc({ op: 'start' });
+    await client.workflow.start<typeof devicePower>(workflowTypeFor['device.power'], {
+      workflowId: job.id,
+      taskQueue: siteTaskQueue(job.siteId),
+      args: [devicePowerInput(job, device, config.power)],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: saJobKind, value: job.kind },
+        { key: saSiteId, value: job.siteId },
+        { key: saDeviceId, value: job.deviceId },
+      ],
+    });
+  } catch (err) {
+    // Started before (a retry after a crash or a lost answer): the workflow is running or done.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
+  const { db, client, metrics } = deps;
+  // A job whose start was never dispatched is cancelled here, without Temporal.
+  if (await cancelIfNotStarted(db, job.id)) return;
+  try {
+    metrics.temporalCalls.inc({ op: 'cancel' });
+    await client.workflow.getHandle(job.id).cancel();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}

@@ -1,0 +1,93 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { applyJobProjections, listOpenDispatchedJobs, recordPowerStates, type Db, type Job, type JobProjection } from '@fleet/db';
+import { jobMemoKey, PowerState, type JobMemo, type JobState } from '@fleet/domain';
+import type { AgentMetrics } from './metrics.js';
+
+export interface ProjectorDeps {
+  db: Db;
+  client: Client;
+  log: Logger;
+  metrics: AgentMetrics;
+  pageSize: number;
+}
+
+export interface ReconcileStats {
+  temporalCalls: number;
+  workflows: number;
+  openJobs: number;
+  changed: number;
+}
+
+const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState>> = {
+  RUNNING: 'running',
+  CONTINUED_AS_NEW: 'running',
+  PAUSED: 'running',
+  COMPLETED: 'succeeded',
+  FAILED: 'failed',
+  TERMINATED: 'failed',
+  TIMED_OUT: 'failed',
+  CANCELLED: 'cancelled',
+};
+
+/**
+ * One reconcile cycle: the open jobs a page at a time, each page answered by a single
+ * visibility query (WorkflowId IN (...)), never one Temporal call per job. Workflows
+ * publish progress, result and error in their memo, so the listing carries it all.
+ */
+export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats> {
+  const stats: ReconcileStats = { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
+  let after: string | undefined;
+  for (;;) {
+    const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
+    if (page.length === 0) break;
+    stats.openJobs += page.length;
+    after = page[page.length - 1]!.id;
+    const byId = new Map(page.map((j) => [j.id, j]));
+    const query = `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`;
+    deps.metrics.temporalCalls.inc({ op: 'list' });
+    stats.temporalCalls++;
+    const projections: JobProjection[] = [];
+    const readings: { deviceId: string; powerState: string; at: Date }[] = [];
+    for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
+      stats.workflows++;
+      const job = byId.get(wf.workflowId);
+      if (!job) continue;
+      const p = project(job, wf);
+      if (!p) continue;
+      projections.push(p);
+      const reading = powerReading(job, p);
+      if (reading) readings.push(reading);
+    }
+    stats.changed += await applyJobProjections(deps.db, projections);
+    await recordPowerStates(deps.db, readings);
+    if (page.length < deps.pageSize) break;
+  }
+  deps.metrics.openJobs.set(stats.openJobs);
+  deps.metrics.projectedJobs.inc(stats.changed);
+  return stats;
+}
+
+export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | undefined {
+  const state = stateFor[wf.status.name];
+  if (!state) return undefined;
+  const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
+  const terminal = state !== 'running';
+  return {
+    id: job.id,
+    state,
+    runId: wf.runId,
+    startedAt: wf.startTime,
+    finishedAt: terminal ? (wf.closeTime ?? new Date()) : undefined,
+    progress: memo.progress,
+    result: state === 'succeeded' ? memo.result : undefined,
+    error: terminal && state !== 'succeeded' ? (memo.error ?? { code: wf.status.name, message: `workflow ${wf.status.name.toLowerCase()}` }) : undefined,
+  };
+}
+
+/** A finished power job tells us the device's power state as the BMC reported it. */
+function powerReading(job: Job, p: JobProjection): { deviceId: string; powerState: string; at: Date } | undefined {
+  if (job.kind !== 'device.power' || p.state !== 'succeeded' || !job.deviceId) return undefined;
+  const parsed = PowerState.safeParse(p.result?.['powerState']);
+  return parsed.success ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() } : undefined;
+}

@@ -1,0 +1,4 @@
+export * from './load-config.js';
+export * from './schemas.js';
+export * from './logger.js';
+export * from './metrics-server.js';

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid configuration in ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The config file named by `--config <path>` on the command line, else FLEET_CONFIG. */
+export function configPathFromArgs(argv: readonly string[] = process.argv, env = process.env): string {
+  const i = argv.indexOf('--config');
+  const path = i >= 0 ? argv[i + 1] : env['FLEET_CONFIG'];
+  if (!path) throw new ConfigError('(none)', ['no config file: pass --config <file.json> or set FLEET_CONFIG']);
+  return path;
+}
+
+/** Parses a JSON config file with a zod schema, listing every problem at once. */
+export function loadConfig<S extends z.ZodType>(schema: S, file: string): z.infer<S> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(file, [`cannot read JSON: ${(err as Error).message}`]);
+  }
+  return parseConfig(schema, raw, file);
+}
+
+export function parseConfig<S extends z.ZodType>(schema: S, raw: unknown, source = '(inline)'): z.infer<S> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(
+      source,
+      parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`),
+    );
+  }
+  return parsed.data;
+}

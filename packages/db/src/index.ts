@@ -1,0 +1,6 @@
+export * from './client.js';
+export * from './migrate.js';
+export * from './schema/index.js';
+export * from './repos/inventory.repo.js';
+export * from './repos/jobs.repo.js';
+export * from './repos/security.repo.js';

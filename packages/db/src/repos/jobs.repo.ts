@@ -1,0 +1,191 @@
+import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import type { JobError, JobProgress, JobState } from '@fleet/domain';
+import { intentChannel, type DbOrTx } from '../client.js';
+import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
+
+const openStates = ['queued', 'running', 'cancelling'] as const;
+
+/** Inserts a job and its start intent; the caller supplies the transaction. */
+export async function insertJobWithStartIntent(tx: DbOrTx, job: NewJob): Promise<Job> {
+  const [row] = await tx.insert(jobs).values(job).returning();
+  await tx.insert(intents).values({ jobId: row!.id, kind: 'start' });
+  return row!;
+}
+
+export async function insertIntent(tx: DbOrTx, jobId: string, kind: 'start' | 'cancel'): Promise<void> {
+  await tx.insert(intents).values({ jobId, kind });
+}
+
+export async function getJob(db: DbOrTx, id: string): Promise<Job | undefined> {
+  return db.query.jobs.findFirst({ where: eq(jobs.id, id) });
+}
+
+export async function findJobByIdempotencyKey(db: DbOrTx, createdBy: string, key: string): Promise<Job | undefined> {
+  return db.query.jobs.findFirst({ where: and(eq(jobs.createdBy, createdBy), eq(jobs.idempotencyKey, key)) });
+}
+
+export async function findActiveJobForDevice(db: DbOrTx, deviceId: string): Promise<Job | undefined> {
+  return db.query.jobs.findFirst({ where: and(eq(jobs.deviceId, deviceId), inArray(jobs.state, [...openStates])) });
+}
+
+export interface JobPageQuery {
+  limit: number;
+  after?: { createdAt: Date; id: string };
+  state?: string[];
+  kind?: string[];
+  deviceId?: string[];
+  siteId?: string[];
+}
+
+/** Newest first, keyset on (created_at, id). */
+export async function listJobs(db: DbOrTx, q: JobPageQuery): Promise<Job[]> {
+  const c = [];
+  if (q.state?.length) c.push(inArray(jobs.state, q.state));
+  if (q.kind?.length) c.push(inArray(jobs.kind, q.kind));
+  if (q.deviceId?.length) c.push(inArray(jobs.deviceId, q.deviceId));
+  if (q.siteId?.length) c.push(inArray(jobs.siteId, q.siteId));
+  if (q.after) {
+    c.push(or(lt(jobs.createdAt, q.after.createdAt), and(eq(jobs.createdAt, q.after.createdAt), lt(jobs.id, q.after.id))));
+  }
+  return db
+    .select()
+    .from(jobs)
+    .where(c.length ? and(...c) : undefined)
+    .orderBy(desc(jobs.createdAt), desc(jobs.id))
+    .limit(q.limit);
+}
+
+/**
+ * Leases up to `limit` due intents to one dispatcher. The lease (next_attempt_at moved
+ * forward) keeps a second agent off them; workflow ID = job ID makes a duplicate start
+ * harmless anyway.
+ */
+export async function leaseDueIntents(db: DbOrTx, limit: number, leaseS: number): Promise<(Intent & { job: Job })[]> {
+  const rows = await db.execute<{ id: number }>(sql`
+    update intents set next_attempt_at = now() + make_interval(secs => ${leaseS}), attempts = attempts + 1
+    where id in (
+      select id from intents where status = 'pending' and next_attempt_at <= now()
+      order by next_attempt_at, id limit ${limit} for update skip locked)
+    returning id`);
+  const ids = rows.rows.map((r) => Number(r.id));
+  if (ids.length === 0) return [];
+  const leased = await db.select().from(intents).innerJoin(jobs, eq(intents.jobId, jobs.id)).where(inArray(intents.id, ids));
+  return leased.map((r) => ({ ...r.intents, job: r.jobs })).sort((a, b) => a.id - b.id);
+}
+
+export async function markIntentDispatched(db: DbOrTx, id: number): Promise<void> {
+  await db.update(intents).set({ status: 'dispatched', dispatchedAt: new Date(), lastError: null }).where(eq(intents.id, id));
+}
+
+export async function markIntentRetry(db: DbOrTx, id: number, error: string, retryInS: number): Promise<void> {
+  await db
+    .update(intents)
+    .set({ lastError: error, nextAttemptAt: sql`now() + make_interval(secs => ${retryInS})` })
+    .where(eq(intents.id, id));
+}
+
+export async function markIntentFailed(db: DbOrTx, id: number, error: string): Promise<void> {
+  await db.update(intents).set({ status: 'failed', lastError: error }).where(eq(intents.id, id));
+}
+
+/** Open jobs whose workflow has been started, a page at a time by id. */
+export async function listOpenDispatchedJobs(db: DbOrTx, limit: number, afterId?: string): Promise<Job[]> {
+  return db
+    .select()
+    .from(jobs)
+    .where(
+      and(
+        inArray(jobs.state, [...openStates]),
+        afterId ? sql`${jobs.id} > ${afterId}` : undefined,
+        sql`exists (select 1 from intents i where i.job_id = ${jobs.id} and i.kind = 'start' and i.status = 'dispatched')`,
+      ),
+    )
+    .orderBy(jobs.id)
+    .limit(limit);
+}
+
+export interface JobProjection {
+  id: string;
+  state: JobState;
+  runId?: string | undefined;
+  startedAt?: Date | undefined;
+  finishedAt?: Date | undefined;
+  progress?: JobProgress | undefined;
+  result?: Record<string, unknown> | undefined;
+  error?: JobError | undefined;
+}
+
+/**
+ * Applies a page of projected workflow states in one statement. A terminal job is
+ * never rewritten, and a job being cancelled stays `cancelling` until it ends.
+ */
+export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promise<number> {
+  if (p.length === 0) return 0;
+  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  const res = await db.execute(sql`
+    update jobs j set
+      state = case when j.state = 'cancelling' and p.state = 'running' then 'cancelling' else p.state end,
+      run_id = coalesce(p.run_id, j.run_id),
+      started_at = coalesce(j.started_at, p.started_at),
+      finished_at = coalesce(p.finished_at, j.finished_at),
+      progress = coalesce(p.progress, j.progress),
+      result = coalesce(p.result, j.result),
+      error = coalesce(p.error, j.error),
+      updated_at = now()
+    from (select unnest(${p.map((x) => x.id)}::uuid[]) as id,
+                 unnest(${p.map((x) => x.state)}::text[]) as state,
+                 unnest(${p.map((x) => x.runId ?? null)}::text[]) as run_id,
+                 unnest(${p.map((x) => x.startedAt?.toISOString() ?? null)}::timestamptz[]) as started_at,
+                 unnest(${p.map((x) => x.finishedAt?.toISOString() ?? null)}::timestamptz[]) as finished_at,
+                 unnest(${p.map((x) => json(x.progress))}::jsonb[]) as progress,
+                 unnest(${p.map((x) => json(x.result))}::jsonb[]) as result,
+                 unnest(${p.map((x) => json(x.error))}::jsonb[]) as error) p
+    where j.id = p.id and j.state not in ('succeeded', 'failed', 'cancelled')
+      and (j.state <> p.state or p.progress is distinct from j.progress or j.run_id is distinct from p.run_id)`);
+  return res.rowCount ?? 0;
+}
+
+export async function setJobState(db: DbOrTx, id: string, state: JobState, error?: JobError): Promise<void> {
+  await db
+    .update(jobs)
+    .set({ state, updatedAt: new Date(), ...(error ? { error, finishedAt: new Date() } : {}) })
+    .where(and(eq(jobs.id, id), inArray(jobs.state, [...openStates])));
+}
+
+export type { Job };
+
+/**
+ * Cancels a job whose start intent has not reached Temporal yet; true if it did.
+ * Once the start is dispatched, cancellation goes through the workflow instead.
+ */
+export async function cancelIfNotStarted(db: DbOrTx, jobId: string): Promise<boolean> {
+  const claimed = await db
+    .update(intents)
+    .set({ status: 'failed', lastError: 'cancelled before the workflow started' })
+    .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
+    .returning({ id: intents.id });
+  if (claimed.length === 0) return false;
+  await db
+    .update(jobs)
+    .set({ state: 'cancelled', finishedAt: new Date(), updatedAt: new Date(), error: { code: 'CANCELLED', message: 'cancelled before the workflow started' } })
+    .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'cancelling'])));
+  return true;
+}
+
+/** Wakes the workflow agent (LISTEN fleet_intents); delivered when the transaction commits. */
+export async function notifyIntent(tx: DbOrTx, jobId: string): Promise<void> {
+  await tx.execute(sql`select pg_notify(${intentChannel}, ${jobId})`);
+}
+
+/** Marks an open job `cancelling` and records a cancel intent; undefined if it was not open. */
+export async function requestJobCancel(tx: DbOrTx, jobId: string): Promise<Job | undefined> {
+  const [row] = await tx
+    .update(jobs)
+    .set({ state: 'cancelling', updatedAt: new Date() })
+    .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'running'])))
+    .returning();
+  if (!row) return undefined;
+  await insertIntent(tx, jobId, 'cancel');
+  await notifyIntent(tx, jobId);
+  return row;
+}

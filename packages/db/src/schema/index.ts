@@ -1,0 +1,3 @@
+export * from './inventory.js';
+export * from './jobs.js';
+export * from './security.js';

@@ -1,0 +1,16 @@
+/** Task queue of a site's satellite workers. The only place this name is built. */
+export function siteTaskQueue(siteId: string): string {
+  return `site-${siteId}`;
+}
+
+/** Temporal workflow type per job kind; never rename one (it is stored in histories). */
+export const workflowTypeFor = {
+  'device.power': 'devicePower',
+} as const;
+
+/** Custom search attributes the project registers on its Temporal namespace. */
+export const searchAttributes = {
+  jobKind: { name: 'FleetJobKind', type: 'Keyword' },
+  siteId: { name: 'FleetSiteId', type: 'Keyword' },
+  deviceId: { name: 'FleetDeviceId', type: 'Keyword' },
+} as const;

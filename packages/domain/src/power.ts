@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+export const powerActions = [
+  'on',
+  'off',
+  'force-on',
+  'force-off',
+  'power-cycle',
+  'graceful-shutdown',
+  'graceful-restart',
+  'force-restart',
+] as const;
+export const PowerAction = z.enum(powerActions);
+export type PowerAction = z.infer<typeof PowerAction>;
+
+/** Redfish ComputerSystem.PowerState values, plus Unknown before the first read. */
+export const powerStates = ['On', 'Off', 'PoweringOn', 'PoweringOff', 'Paused', 'Unknown'] as const;
+export const PowerState = z.enum(powerStates);
+export type PowerState = z.infer<typeof PowerState>;
+
+export type RedfishResetType =
+  | 'On'
+  | 'ForceOn'
+  | 'ForceOff'
+  | 'GracefulShutdown'
+  | 'GracefulRestart'
+  | 'ForceRestart'
+  | 'PowerCycle'
+  | 'Nmi';
+
+/** RMS's PowerOperation → ResetType mapping (rms.md §4.1): "off" is a graceful shutdown. */
+export const resetTypeFor: Record<PowerAction, RedfishResetType> = {
+  on: 'On',
+  off: 'GracefulShutdown',
+  'force-on': 'ForceOn',
+  'force-off': 'ForceOff',
+  'power-cycle': 'PowerCycle',
+  'graceful-shutdown': 'GracefulShutdown',
+  'graceful-restart': 'GracefulRestart',
+  'force-restart': 'ForceRestart',
+};
+
+/** The state a device settles in once the action has completed. */
+export const settledStateFor: Record<PowerAction, 'On' | 'Off'> = {
+  on: 'On',
+  off: 'Off',
+  'force-on': 'On',
+  'force-off': 'Off',
+  'power-cycle': 'On',
+  'graceful-shutdown': 'Off',
+  'graceful-restart': 'On',
+  'force-restart': 'On',
+};
+
+/**
+ * Whether an action is already satisfied by the current state, so that a retried
+ * activity (or a repeated request) does not touch the device again. Restarts and
+ * cycles are never "already done": their effect is the transition itself.
+ */
+export function isPowerActionSatisfied(action: PowerAction, state: PowerState): boolean {
+  switch (action) {
+    case 'on':
+    case 'force-on':
+      return state === 'On';
+    case 'off':
+    case 'force-off':
+    case 'graceful-shutdown':
+      return state === 'Off';
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,21 @@
+import { getPowerState, RedfishClient, resetSystem } from '@fleet/redfish';
+import type { DriverContext, PowerDriver } from './types.js';
+
+/** NVIDIA GB200/GB300 compute trays: host power through Redfish System_0. */
+export function createRedfishComputeTray(nodeType: string) {
+  return (ctx: DriverContext): PowerDriver => {
+    const client = new RedfishClient({
+      baseUrl: ctx.target.bmcUrl,
+      credentials: ctx.credentials,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.connectTimeoutMs ? { connectTimeoutMs: ctx.connectTimeoutMs } : {}),
+      ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}),
+    });
+    return {
+      nodeType,
+      powerState: () => getPowerState(client),
+      reset: (type) => resetSystem(client, type),
+      close: () => client.close(),
+    };
+  };
+}

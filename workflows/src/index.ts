@@ -1,0 +1,2 @@
+// The entry the worker bundles: every workflow type the project runs.
+export { devicePower } from './device-power.js';
