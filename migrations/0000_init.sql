@@ -64,7 +64,7 @@ CREATE TABLE "api_tokens" (
 --> statement-breakpoint
 CREATE TABLE "audit_log" (
 	"id" bigserial PRIMARY KEY NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"at" timestamp with time zone DEFAULT now() NOT NULL,
 	"actor" text NOT NULL,
 	"role" text,
 	"action" text NOT NULL,
@@ -90,5 +90,5 @@ CREATE INDEX "jobs_site_id_idx" ON "jobs" USING btree ("site_id");--> statement-
 CREATE INDEX "jobs_parent_id_idx" ON "jobs" USING btree ("parent_id");--> statement-breakpoint
 CREATE INDEX "jobs_created_at_id_idx" ON "jobs" USING btree ("created_at","id");--> statement-breakpoint
 CREATE INDEX "jobs_open_idx" ON "jobs" USING btree ("id") WHERE "jobs"."state" in ('queued', 'running', 'cancelling');--> statement-breakpoint
-CREATE INDEX "audit_log_at_idx" ON "audit_log" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "audit_log_at_idx" ON "audit_log" USING btree ("at");--> statement-breakpoint
 CREATE INDEX "audit_log_job_id_idx" ON "audit_log" USING btree ("job_id");

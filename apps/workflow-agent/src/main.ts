@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from '@fleet/config';
+import { configPathFromArgs, createLogger, errorText, loadConfig, startMetricsServer } from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
 import { AgentConfig } from './config.js';
@@ -65,7 +65,7 @@ async function dispatchLoop(): Promise<void> {
     try {
       handled = await dispatchOnce({ db, client, config, log, metrics });
     } catch (err) {
-      log.error({ err: (err as Error).message }, 'dispatch cycle failed');
+      log.error({ err: errorText(err) }, 'dispatch cycle failed');
     }
     if (handled < config.dispatch.batchSize) await sleep(config.dispatch.idleIntervalMs);
   }
@@ -78,7 +78,7 @@ async function reconcileLoop(): Promise<void> {
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize: config.projection.pageSize });
       if (stats.changed > 0) log.debug(stats, 'reconciled');
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'reconcile cycle failed; will retry');
+      log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
     } finally {
       end();
     }

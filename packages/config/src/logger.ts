@@ -28,3 +28,12 @@ export function createLogger(name: string, level: string, destination?: pino.Des
   );
 }
 export type { Logger };
+
+/** An error's message with its causes (drizzle wraps the Postgres error as `cause`). */
+export function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e && parts.length < 5; e = (e as { cause?: unknown }).cause) {
+    parts.push(e instanceof Error ? e.message.split('\n')[0]! : String(e));
+  }
+  return parts.join(': ');
+}

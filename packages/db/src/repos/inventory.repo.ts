@@ -55,8 +55,7 @@ export async function recordPowerStates(
   if (readings.length === 0) return;
   await db.execute(sql`
     update devices d set power_state = r.power_state, power_state_at = r.at, updated_at = now()
-    from (select unnest(${readings.map((r) => r.deviceId)}::uuid[]) as id,
-                 unnest(${readings.map((r) => r.powerState)}::text[]) as power_state,
-                 unnest(${readings.map((r) => r.at.toISOString())}::timestamptz[]) as at) r
+    from jsonb_to_recordset(${JSON.stringify(readings.map((r) => ({ id: r.deviceId, power_state: r.powerState, at: r.at.toISOString() })))}::jsonb)
+      as r(id uuid, power_state text, at timestamptz)
     where d.id = r.id and (d.power_state_at is null or d.power_state_at <= r.at)`);
 }

@@ -121,7 +121,17 @@ export interface JobProjection {
  */
 export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promise<number> {
   if (p.length === 0) return 0;
-  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  // One JSON parameter for the whole page: drizzle would spread a JS array into a list.
+  const rows = p.map((x) => ({
+    id: x.id,
+    state: x.state,
+    run_id: x.runId ?? null,
+    started_at: x.startedAt?.toISOString() ?? null,
+    finished_at: x.finishedAt?.toISOString() ?? null,
+    progress: x.progress ?? null,
+    result: x.result ?? null,
+    error: x.error ?? null,
+  }));
   const res = await db.execute(sql`
     update jobs j set
       state = case when j.state = 'cancelling' and p.state = 'running' then 'cancelling' else p.state end,
@@ -132,14 +142,8 @@ export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promi
       result = coalesce(p.result, j.result),
       error = coalesce(p.error, j.error),
       updated_at = now()
-    from (select unnest(${p.map((x) => x.id)}::uuid[]) as id,
-                 unnest(${p.map((x) => x.state)}::text[]) as state,
-                 unnest(${p.map((x) => x.runId ?? null)}::text[]) as run_id,
-                 unnest(${p.map((x) => x.startedAt?.toISOString() ?? null)}::timestamptz[]) as started_at,
-                 unnest(${p.map((x) => x.finishedAt?.toISOString() ?? null)}::timestamptz[]) as finished_at,
-                 unnest(${p.map((x) => json(x.progress))}::jsonb[]) as progress,
-                 unnest(${p.map((x) => json(x.result))}::jsonb[]) as result,
-                 unnest(${p.map((x) => json(x.error))}::jsonb[]) as error) p
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as p(id uuid, state text, run_id text, started_at timestamptz, finished_at timestamptz, progress jsonb, result jsonb, error jsonb)
     where j.id = p.id and j.state not in ('succeeded', 'failed', 'cancelled')
       and (j.state <> p.state or p.progress is distinct from j.progress or j.run_id is distinct from p.run_id)`);
   return res.rowCount ?? 0;

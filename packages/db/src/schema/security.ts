@@ -1,4 +1,4 @@
-import { bigserial, index, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsz } from './_columns.js';
 
 export const apiTokens = pgTable('api_tokens', {
@@ -15,7 +15,7 @@ export const auditLog = pgTable(
   'audit_log',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    at: createdAt(),
+    at: timestamp('at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     actor: text('actor').notNull(),
     role: text('role'),
     action: text('action').notNull(),

@@ -1,0 +1,221 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
+import { ManagedProcess, repoRoot } from './processes.js';
+import { testEnv } from './env.js';
+
+export interface StackOptions {
+  bmcs?: number;
+  /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
+  timeScale?: number;
+  /** Keep Temporal's state in a file, so a test can stop and restart it. */
+  persistentTemporal?: boolean;
+  power?: { heartbeatTimeoutS?: number; settleTimeoutS?: number; maximumAttempts?: number };
+  projectionIntervalMs?: number;
+  pollIntervalMs?: number;
+}
+
+export interface SimBmc {
+  id: string;
+  url: string;
+}
+
+/**
+ * A whole Fleet stack as separate real processes: Temporal dev server, a fresh
+ * Postgres database, the hub, the workflow agent, one satellite and the Redfish
+ * simulator. Tests talk to it over HTTP like an operator would.
+ */
+export class Stack {
+  readonly siteId = `s${randomBytes(3).toString('hex')}`;
+  readonly bmcPassword = `pw-${randomBytes(12).toString('hex')}`;
+  readonly dir: string;
+  hubUrl = '';
+  simAdminUrl = '';
+  temporal!: DevServer;
+  database!: TestDatabase;
+  dbHandle!: DbHandle;
+  tokens!: Record<'admin' | 'operator' | 'viewer', string>;
+  hub!: ManagedProcess;
+  agent!: ManagedProcess;
+  satellite!: ManagedProcess;
+  simulator!: ManagedProcess;
+  bmcs: SimBmc[] = [];
+  private temporalPorts!: { port: number; uiPort: number };
+
+  constructor(readonly opts: StackOptions = {}) {
+    this.dir = join(repoRoot, '.run', 'tests', `${Date.now()}-${this.siteId}`);
+  }
+
+  get temporalDbFile(): string | undefined {
+    return this.opts.persistentTemporal ? join(this.dir, 'temporal.sqlite') : undefined;
+  }
+
+  async start(): Promise<this> {
+    mkdirSync(this.dir, { recursive: true });
+    const env = testEnv();
+    this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
+    await this.startTemporal();
+    this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
+    this.dbHandle = connectDb(this.database.url, 2);
+    this.tokens = {
+      admin: (await createApiToken(this.dbHandle.db, 'test-admin', 'admin')).token,
+      operator: (await createApiToken(this.dbHandle.db, 'test-operator', 'operator')).token,
+      viewer: (await createApiToken(this.dbHandle.db, 'test-viewer', 'viewer')).token,
+    };
+    await Promise.all([this.startSimulator(), this.startHub()]);
+    await this.startAgent();
+    await this.startSatellite();
+    await this.registerDevices();
+    return this;
+  }
+
+  async startTemporal(): Promise<void> {
+    this.temporal = await startTemporalDevServer({
+      ...this.temporalPorts,
+      ...(this.temporalDbFile ? { dbFile: this.temporalDbFile } : {}),
+    });
+  }
+
+  private writeConfig(name: string, config: unknown): string {
+    const file = join(this.dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(config, null, 2));
+    return file;
+  }
+
+  private async startSimulator(): Promise<void> {
+    const port = await freePort();
+    const adminPort = await freePort();
+    // A random 127.x.y.0/24 block per stack keeps parallel test files apart.
+    const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
+    const count = this.opts.bmcs ?? 2;
+    const file = this.writeConfig('simulator', {
+      log: { level: 'info' },
+      timeScale: this.opts.timeScale ?? 0.01,
+      admin: { port: adminPort },
+      generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }],
+    });
+    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
+    await this.simulator.start('redfish simulator ready');
+    this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
+    const list = (await (await fetch(`${this.simAdminUrl}/bmcs`)).json()) as { items: SimBmc[] };
+    this.bmcs = list.items;
+  }
+
+  private async startHub(): Promise<void> {
+    const port = await freePort();
+    const file = this.writeConfig('hub', {
+      log: { level: 'info' },
+      metrics: { port: 0 },
+      database: { url: this.database.url, poolSize: 5 },
+      http: { port, shutdownGraceS: 5 },
+      temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
+    });
+    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
+    await this.hub.start('hub listening');
+    this.hubUrl = `http://127.0.0.1:${port}`;
+  }
+
+  async startAgent(): Promise<void> {
+    const file = this.writeConfig('agent', {
+      log: { level: 'info' },
+      metrics: { port: 0 },
+      database: { url: this.database.url, poolSize: 5 },
+      temporal: { address: this.temporal.address },
+      dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
+      projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
+      power: {
+        heartbeatTimeoutS: this.opts.power?.heartbeatTimeoutS ?? 10,
+        settleTimeoutS: this.opts.power?.settleTimeoutS ?? 60,
+        maximumAttempts: this.opts.power?.maximumAttempts ?? 5,
+      },
+    });
+    this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
+    await this.agent.start('workflow agent started');
+  }
+
+  async startSatellite(): Promise<void> {
+    const secrets = join(this.dir, 'secrets.json');
+    writeFileSync(secrets, JSON.stringify({ 'bmc/default': { username: 'admin', password: this.bmcPassword } }), { mode: 0o600 });
+    const bundle = testEnv().workflowBundle;
+    const file = this.writeConfig('satellite', {
+      siteId: this.siteId,
+      log: { level: 'info' },
+      metrics: { port: 0 },
+      temporal: { address: this.temporal.address },
+      secrets: { provider: 'file', path: secrets },
+      worker: { shutdownGraceTimeS: 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
+      redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
+    });
+    this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
+    await this.satellite.start('satellite worker started');
+  }
+
+  private async registerDevices(): Promise<void> {
+    await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(expectStatus(201));
+    for (const bmc of this.bmcs) {
+      const res = await this.api(
+        'POST',
+        '/v1/devices',
+        { name: `${this.siteId}-${bmc.id}`, site_id: this.siteId, node_type: 'compute_gb200_nvidia', bmc_url: bmc.url, credential_ref: 'bmc/default' },
+        this.tokens.admin,
+      ).then(expectStatus(201));
+      this.deviceIds.set(bmc.id, (res.body as { id: string }).id);
+    }
+  }
+
+  readonly deviceIds = new Map<string, string>();
+
+  async api(method: string, path: string, body?: unknown, token?: string, headers: Record<string, string> = {}): Promise<ApiResponse> {
+    const res = await fetch(`${this.hubUrl}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Polls a job until it reaches a terminal state. */
+  async waitForJob(id: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await this.api('GET', `/v1/jobs/${id}`, undefined, this.tokens.viewer);
+      const job = res.body as { state: string };
+      if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job as Record<string, unknown>;
+      if (Date.now() > deadline) throw new Error(`job ${id} still ${job.state} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async simRequests(bmcId: string): Promise<{ method: string; path: string; status: number; body?: unknown }[]> {
+    return ((await (await fetch(`${this.simAdminUrl}/bmcs/${bmcId}/requests`)).json()) as { items: [] }).items;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled([this.satellite?.stop(), this.agent?.stop(), this.hub?.stop(), this.simulator?.stop()]);
+    await this.temporal?.stop();
+    await this.dbHandle?.close();
+    await this.database?.drop();
+    if (!process.env['FLEET_KEEP_TEST_RUNS']) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+export function expectStatus(status: number) {
+  return (res: ApiResponse): ApiResponse => {
+    if (res.status !== status) throw new Error(`expected HTTP ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+    return res;
+  };
+}

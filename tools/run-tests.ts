@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { prepareTemplate } from '@fleet/db/testing';
+import { buildWorkflowBundle } from '../apps/satellite/src/build-workflow-bundle.js';
+import pg from 'pg';
+
+// Runs every *.test.ts with node's test runner against the real Postgres and real
+// Temporal dev servers that the tests start. Usage: pnpm test [file-filter ...]
+const root = fileURLToPath(new URL('..', import.meta.url));
+const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const templateDb = `fleet_tpl_${process.pid}`;
+const workflowBundle = join(root, '.run', `workflow-bundle-${process.pid}.js`);
+
+function findTests(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) findTests(path, out);
+    else if (name.endsWith('.test.ts')) out.push(relative(root, path));
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = ['packages', 'apps', 'workflows', 'test']
+  .flatMap((d) => findTests(join(root, d)))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+
+await prepareTemplate(databaseUrl, templateDb);
+await buildWorkflowBundle(workflowBundle);
+const code = await new Promise<number>((resolve) => {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, FLEET_TEST_DATABASE_URL: databaseUrl, FLEET_TEST_TEMPLATE_DB: templateDb, FLEET_TEST_WORKFLOW_BUNDLE: workflowBundle },
+    },
+  );
+  child.once('exit', (c) => resolve(c ?? 1));
+});
+const admin = new pg.Client({ connectionString: databaseUrl });
+await admin.connect();
+await admin.query(`drop database if exists "${templateDb}" with (force)`);
+await admin.end();
+process.exit(code);
