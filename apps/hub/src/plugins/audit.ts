@@ -38,8 +38,9 @@ export async function auditAccepted(tx: DbOrTx, request: FastifyRequest, statusC
  * transaction as their change; rejected ones (401, 403, 400, 409, ...) are recorded here.
  */
 export function registerAudit(app: FastifyInstance, db: Db): void {
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!mutating.has(request.method) || request.audited) return;
+  // onSend, not onResponse: the row is written before the client sees the answer.
+  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload) => {
+    if (!mutating.has(request.method) || request.audited) return payload;
     try {
       await insertAudit(db, {
         actor: request.actor?.name ?? 'anonymous',
@@ -54,5 +55,6 @@ export function registerAudit(app: FastifyInstance, db: Db): void {
     } catch (err) {
       request.log.error({ err }, 'could not write audit row');
     }
+    return payload;
   });
 }

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { connectDb, createApiToken, insertDevice, insertSite, type DbHandle } from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { buildHub } from '../src/app.js';
+
+// The hub against a real Postgres, with no Temporal anywhere: everything here must
+// be answered from the projection alone.
+const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+
+describe('hub API', () => {
+  let database: TestDatabase;
+  let handle: DbHandle;
+  let app: FastifyInstance;
+  const tokens = { admin: '', operator: '', viewer: '' };
+  const devices: string[] = [];
+
+  before(async () => {
+    database = await cloneTestDatabase(baseUrl, template);
+    handle = connectDb(database.url, 4);
+    app = buildHub({ db: handle.db, log: pino({ level: 'silent' }), registry: new Registry(), views: { temporalNamespace: 'default' } });
+    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    await insertSite(handle.db, { id: 'lab', name: 'Lab' });
+    for (let i = 0; i < 4; i++) {
+      const d = await insertDevice(handle.db, { name: `tray-${i}`, siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9000 + i}`, credentialRef: 'bmc/default' });
+      devices.push(d.id);
+    }
+  });
+  after(async () => {
+    await app.close();
+    await handle.close();
+    await database.drop();
+  });
+
+  const call = (method: 'GET' | 'POST', url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
+    app.inject({
+      method,
+      url,
+      headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
+      ...(opts.body === undefined ? {} : { payload: opts.body as object }),
+    });
+
+  const auditFor = async (requestId: string) =>
+    (await handle.pool.query('select actor, outcome, status_code, action from audit_log where request_id = $1', [requestId])).rows;
+
+  it('401 without a token, 401 with an unknown one, each with a JSON error and an audit row', async () => {
+    const missing = await call('POST', `/v1/devices/${devices[0]}/power`, { body: { action: 'on' }, headers: { 'x-request-id': 'r-401a' } });
+    assert.equal(missing.statusCode, 401);
+    assert.equal(missing.json().error.code, 'UNAUTHENTICATED');
+    assert.match(missing.json().error.message, /bearer token/);
+    const wrong = await call('GET', '/v1/jobs', { token: 'fleet_not-a-real-token' });
+    assert.equal(wrong.statusCode, 401);
+    assert.equal(wrong.json().error.code, 'UNAUTHENTICATED');
+    assert.deepEqual(await auditFor('r-401a'), [{ actor: 'anonymous', outcome: 'rejected', status_code: 401, action: 'POST /v1/devices/:id/power' }]);
+  });
+
+  it('403 for a viewer token on a POST, naming the role it needs', async () => {
+    const res = await call('POST', `/v1/devices/${devices[0]}/power`, { token: tokens.viewer, body: { action: 'on' }, headers: { 'x-request-id': 'r-403' } });
+    assert.equal(res.statusCode, 403);
+    assert.equal(res.json().error.code, 'PERMISSION_DENIED');
+    assert.match(res.json().error.message, /operator role/);
+    assert.deepEqual(await auditFor('r-403'), [{ actor: 't-viewer', outcome: 'rejected', status_code: 403, action: 'POST /v1/devices/:id/power' }]);
+  });
+
+  it('404 with a JSON error for an unknown device; 400 naming path.id for a malformed one', async () => {
+    const unknown = await call('POST', '/v1/devices/00000000-0000-4000-8000-000000000000/power', { token: tokens.operator, body: { action: 'on' } });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.json().error.code, 'NOT_FOUND');
+    const malformed = await call('GET', '/v1/devices/tray-1', { token: tokens.viewer });
+    assert.equal(malformed.statusCode, 400);
+    assert.equal(malformed.json().error.details[0].field, 'path.id');
+  });
+
+  it('400 naming body.action for an invalid action, and nothing is written', async () => {
+    const before = (await handle.pool.query('select count(*)::int as n from jobs')).rows[0].n;
+    const res = await call('POST', `/v1/devices/${devices[0]}/power`, { token: tokens.operator, body: { action: 'explode' } });
+    assert.equal(res.statusCode, 400);
+    const body = res.json();
+    assert.equal(body.error.code, 'INVALID_ARGUMENT');
+    assert.equal(body.error.details[0].field, 'body.action');
+    const extra = await call('POST', `/v1/devices/${devices[0]}/power`, { token: tokens.operator, body: { action: 'on', force: true } });
+    assert.equal(extra.statusCode, 400);
+    assert.equal(extra.json().error.details[0].field, 'body');
+    const noBody = await call('POST', `/v1/devices/${devices[0]}/power`, { token: tokens.operator });
+    assert.equal(noBody.statusCode, 400);
+    assert.equal((await handle.pool.query('select count(*)::int as n from jobs')).rows[0].n, before);
+  });
+
+  it('the same Idempotency-Key returns the same job; with another body it is a 409', async () => {
+    const headers = { 'idempotency-key': 'k-1' };
+    const first = await call('POST', `/v1/devices/${devices[1]}/power`, { token: tokens.operator, body: { action: 'on' }, headers });
+    const again = await call('POST', `/v1/devices/${devices[1]}/power`, { token: tokens.operator, body: { action: 'on' }, headers });
+    assert.equal(first.statusCode, 202);
+    assert.equal(again.statusCode, 202);
+    assert.equal(again.json().id, first.json().id);
+    assert.equal(first.headers['location'], `/v1/jobs/${first.json().id}`);
+    const other = await call('POST', `/v1/devices/${devices[1]}/power`, { token: tokens.operator, body: { action: 'off' }, headers });
+    assert.equal(other.statusCode, 409);
+    assert.equal(other.json().error.code, 'CONFLICT');
+    const { rows } = await handle.pool.query('select count(*)::int as jobs, (select count(*)::int from intents i where i.job_id = $1) as intents from jobs where device_id = $2', [first.json().id, devices[1]]);
+    assert.deepEqual(rows[0], { jobs: 1, intents: 1 });
+  });
+
+  it('a second operation on a busy device is a 409 naming the active job', async () => {
+    const first = await call('POST', `/v1/devices/${devices[2]}/power`, { token: tokens.operator, body: { action: 'on' } });
+    assert.equal(first.statusCode, 202);
+    const second = await call('POST', `/v1/devices/${devices[2]}/power`, { token: tokens.operator, body: { action: 'off' } });
+    assert.equal(second.statusCode, 409);
+    assert.match(second.json().error.message, new RegExp(first.json().id));
+  });
+
+  it('cancelling a queued job records a cancel intent and answers 202 cancelling', async () => {
+    const job = (await call('POST', `/v1/devices/${devices[3]}/power`, { token: tokens.operator, body: { action: 'on' } })).json();
+    const res = await call('POST', `/v1/jobs/${job.id}/cancel`, { token: tokens.operator });
+    assert.equal(res.statusCode, 202);
+    assert.equal(res.json().state, 'cancelling');
+    const { rows } = await handle.pool.query('select kind, status from intents where job_id = $1 order by id', [job.id]);
+    assert.deepEqual(rows, [{ kind: 'start', status: 'pending' }, { kind: 'cancel', status: 'pending' }]);
+  });
+
+  it('lists jobs newest first with keyset pagination and validated filters', async () => {
+    const page1 = await call('GET', '/v1/jobs?limit=2', { token: tokens.viewer });
+    assert.equal(page1.statusCode, 200);
+    const b1 = page1.json();
+    assert.equal(b1.items.length, 2);
+    assert.ok(b1.next_cursor);
+    const page2 = (await call('GET', `/v1/jobs?limit=2&cursor=${b1.next_cursor}`, { token: tokens.viewer })).json();
+    const all = (await call('GET', '/v1/jobs?limit=1000', { token: tokens.viewer })).json();
+    assert.deepEqual([...b1.items, ...page2.items].map((j: { id: string }) => j.id), all.items.slice(0, 4).map((j: { id: string }) => j.id));
+    const queued = (await call('GET', '/v1/jobs?state=queued&state=cancelling', { token: tokens.viewer })).json();
+    assert.ok(queued.items.every((j: { state: string }) => ['queued', 'cancelling'].includes(j.state)));
+    for (const [query, field] of [
+      ['cursor=nonsense', 'query.cursor'],
+      ['limit=0', 'query.limit'],
+      ['limit=5000', 'query.limit'],
+      ['state=exploded', 'query.state.0'],
+      ['colour=red', 'query'],
+    ] as const) {
+      const res = await call('GET', `/v1/jobs?${query}`, { token: tokens.viewer });
+      assert.equal(res.statusCode, 400, query);
+      assert.equal(res.json().error.details[0].field, field, query);
+    }
+  });
+
+  it('registering a device validates every field and names each bad one', async () => {
+    const res = await call('POST', '/v1/devices', {
+      token: tokens.admin,
+      body: { name: '', site_id: 'lab', node_type: 'toaster', bmc_url: 'ftp://x', credential_ref: 'pass word' },
+    });
+    assert.equal(res.statusCode, 400);
+    const fields = res.json().error.details.map((d: { field: string }) => d.field).sort();
+    assert.deepEqual(fields, ['body.bmc_url', 'body.credential_ref', 'body.name', 'body.node_type']);
+    const operator = await call('POST', '/v1/devices', { token: tokens.operator, body: {} });
+    assert.equal(operator.statusCode, 403);
+  });
+
+  it('health needs no token; unknown routes are a JSON 404', async () => {
+    assert.equal((await call('GET', '/healthz')).statusCode, 200);
+    const res = await call('GET', '/v1/nothing', { token: tokens.viewer });
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.json().error.code, 'NOT_FOUND');
+  });
+});
