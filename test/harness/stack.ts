@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
-import { ManagedProcess, repoRoot } from './processes.js';
+import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
@@ -196,6 +196,13 @@ export class Stack {
 
   async simRequests(bmcId: string): Promise<{ method: string; path: string; status: number; body?: unknown }[]> {
     return ((await (await fetch(`${this.simAdminUrl}/bmcs/${bmcId}/requests`)).json()) as { items: [] }).items;
+  }
+
+  /** The metrics port a process picked (configs ask for port 0). */
+  metricsPort(p: ManagedProcess): number {
+    const m = p.output.match(/"metricsPort":(\d+)/);
+    if (!m) throw new Error(`${p.name} logged no metricsPort`);
+    return Number(m[1]);
   }
 
   async stop(): Promise<void> {

@@ -64,6 +64,8 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
     if (page.length < deps.pageSize) break;
   }
   deps.metrics.openJobs.set(stats.openJobs);
+  if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
+  deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
   return stats;
 }

@@ -71,7 +71,7 @@ export async function startTemporalDevServer(opts: DevServerOptions = {}): Promi
     } catch (err) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`temporal dev server did not answer on ${address}: ${(err as Error).message}\n${stderr}`);
+        throw new Error(`temporal dev server did not answer on ${address}: ${(err as Error).message}\n${stderr}`, { cause: err });
       }
       await new Promise((r) => setTimeout(r, 200));
     }

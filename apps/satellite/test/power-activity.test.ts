@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { pino } from 'pino';
+import type { BmcTarget } from '@fleet/domain';
+import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
+import { createPowerActivities } from '../src/activities/power.js';
+import type { SecretStore } from '../src/secrets/index.js';
+import { UnknownCredentialError } from '../src/secrets/index.js';
+
+const secrets: SecretStore = {
+  resolve: async (ref) => {
+    if (ref === 'bmc/good') return { username: 'admin', password: 'sekret' };
+    if (ref === 'bmc/wrong') return { username: 'admin', password: 'nope' };
+    throw new UnknownCredentialError(ref);
+  },
+};
+
+describe('setDevicePower activity', () => {
+  let sim: RedfishSimulator;
+  const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
+  const port = 20_000 + randomInt(0, 20_000);
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+  const activities = createPowerActivities({ secrets, log: pino({ level: 'silent' }), pollIntervalMs: 20, connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+  const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({ deviceId: `dev-${id}`, nodeType: 'compute_gb200_nvidia', bmcUrl: sim.bmcUrl(id), credentialRef });
+  const posts = (id: string) => sim.bmc(id).log.filter((r) => r.method === 'POST');
+
+  before(async () => {
+    sim = await startRedfishSimulator({
+      bmcs: ids.map((id, i) => ({ id, address: `${block}.${i + 1}`, port, username: 'admin', password: 'sekret', powerState: id === 'b' ? 'On' : 'Off' })),
+      timeScale: 0.01,
+    });
+  });
+  after(() => sim.close());
+
+  it('powers a tray on, heartbeating, and reports the settled state', async () => {
+    const env = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const result = await env.run(activities.setDevicePower, { target: target('a'), action: 'on', settleTimeoutS: 10 });
+    assert.deepEqual(result, { deviceId: 'dev-a', action: 'on', powerState: 'On', resetSent: true });
+    assert.deepEqual(posts('a').map((r) => r.body), [{ ResetType: 'On' }]);
+    assert.ok(beats.length >= 1);
+    assert.deepEqual((beats[0] as { resetSent: boolean }).resetSent, true);
+  });
+
+  it('sends nothing when the tray is already in the asked state', async () => {
+    const result = await new MockActivityEnvironment().run(activities.setDevicePower, { target: target('b'), action: 'on', settleTimeoutS: 10 });
+    assert.equal(result.resetSent, false);
+    assert.equal(posts('b').length, 0);
+  });
+
+  it('a retried attempt whose heartbeat says the reset went out does not send it again', async () => {
+    // "off" (graceful) on a tray that is Off already would be a no-op; use a power cycle,
+    // whose effect cannot be read from the state, on a tray that is On.
+    sim.bmc('c').reset('On');
+    await new Promise((r) => setTimeout(r, 400));
+    const env = new MockActivityEnvironment({ heartbeatDetails: { resetSent: true, leftOn: true }, attempt: 2 });
+    const result = await env.run(activities.setDevicePower, { target: target('c'), action: 'power-cycle', settleTimeoutS: 10 });
+    assert.equal(result.powerState, 'On');
+    assert.equal(posts('c').length, 0);
+  });
+
+  it('maps the RMS actions to ResetType on the wire: off is a graceful shutdown', async () => {
+    sim.bmc('d').reset('On');
+    await new Promise((r) => setTimeout(r, 400));
+    const result = await new MockActivityEnvironment().run(activities.setDevicePower, { target: target('d'), action: 'off', settleTimeoutS: 10 });
+    assert.equal(result.powerState, 'Off');
+    assert.deepEqual(posts('d').map((r) => r.body), [{ ResetType: 'GracefulShutdown' }]);
+  });
+
+  it('honours cancellation while waiting for the tray to settle', async () => {
+    const env = new MockActivityEnvironment();
+    env.on('heartbeat', () => env.cancel('test cancels'));
+    const slow = startRedfishSimulator({ bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }], timeScale: 1 });
+    const s = await slow;
+    try {
+      await assert.rejects(
+        env.run(activities.setDevicePower, { target: { ...target('a'), deviceId: 'dev-slow', bmcUrl: s.bmcUrl('slow') }, action: 'on', settleTimeoutS: 60 }),
+        (err: unknown) => err instanceof CancelledFailure,
+      );
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('unknown credential reference and wrong password are non-retryable, typed failures naming the device', async () => {
+    await assert.rejects(
+      new MockActivityEnvironment().run(activities.setDevicePower, { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
+      (err: unknown) => err instanceof ApplicationFailure && err.type === 'FAILED_PRECONDITION' && err.nonRetryable && /dev-e/.test(err.message),
+    );
+    await assert.rejects(
+      new MockActivityEnvironment().run(activities.setDevicePower, { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
+      (err: unknown) => err instanceof ApplicationFailure && err.type === 'UNAUTHENTICATED' && err.nonRetryable && !/nope|sekret/.test(JSON.stringify(err)),
+    );
+    assert.equal(posts('e').length + posts('f').length, 0);
+  });
+});

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { connectDb, createApiToken, insertDevice, insertJobWithStartIntent, insertSite, type DbHandle } from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
+import { AgentConfig } from '../src/config.js';
+import { dispatchOnce } from '../src/dispatcher.js';
+import { createAgentMetrics } from '../src/metrics.js';
+import { reconcileOnce } from '../src/projector.js';
+
+// The agent against a real Temporal dev server and a real Postgres. No worker polls
+// the site queue, so workflows stay Running unless the test ends them.
+const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+
+describe('workflow agent', () => {
+  let temporal: DevServer;
+  let database: TestDatabase;
+  let handle: DbHandle;
+  let connection: Connection;
+  let client: Client;
+  const metrics = createAgentMetrics(new Registry());
+  const log = pino({ level: 'silent' });
+  const jobIds: string[] = [];
+
+  before(async () => {
+    temporal = await startTemporalDevServer();
+    database = await cloneTestDatabase(baseUrl, template);
+    handle = connectDb(database.url, 4);
+    connection = await Connection.connect({ address: temporal.address });
+    client = new Client({ connection });
+    await createApiToken(handle.db, 'agent-test', 'operator');
+    await insertSite(handle.db, { id: 'lab', name: 'Lab' });
+    for (let i = 0; i < 25; i++) {
+      const d = await insertDevice(handle.db, { name: `tray-${i}`, siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9000 + i}`, credentialRef: 'bmc/default' });
+      const job = await insertJobWithStartIntent(handle.db, { kind: 'device.power', deviceId: d.id, siteId: 'lab', params: { action: 'on' }, createdBy: 'agent-test' });
+      jobIds.push(job.id);
+    }
+  }, { timeout: 120_000 });
+  after(async () => {
+    await connection?.close();
+    await handle?.close();
+    await database?.drop();
+    await temporal?.stop();
+  });
+
+  const config = AgentConfig.parse({
+    metrics: { port: 0 },
+    database: { url: baseUrl },
+    temporal: { address: '127.0.0.1:1' },
+    dispatch: { batchSize: 100 },
+  });
+
+  it('starts one workflow per job, with workflow ID = job ID, on the site task queue', async () => {
+    const handled = await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    assert.equal(handled, 25);
+    const wf = await client.workflow.getHandle(jobIds[0]!).describe();
+    assert.equal(wf.taskQueue, 'site-lab');
+    assert.equal(wf.type, 'devicePower');
+    const { rows } = await handle.pool.query(`select count(*)::int as n from intents where status = 'dispatched'`);
+    assert.equal(rows[0].n, 25);
+  });
+
+  it('a start dispatched twice (a lost answer, a crashed agent) runs one workflow', async () => {
+    await handle.pool.query(`update intents set status = 'pending', next_attempt_at = now() where job_id = $1`, [jobIds[1]]);
+    assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
+    const runs = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId = '${jobIds[1]}'` })) runs.push(wf.runId);
+    assert.equal(runs.length, 1);
+  });
+
+  it('projects a page of jobs with one visibility call, never one call per job', async () => {
+    // Visibility is eventually consistent: wait until all 25 are listed.
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowType = 'devicePower'`)).count;
+      if (n === 25) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
+    assert.deepEqual({ calls: stats.temporalCalls, workflows: stats.workflows, open: stats.openJobs }, { calls: 3, workflows: 25, open: 25 });
+    const { rows } = await handle.pool.query(`select count(*)::int as n from jobs where state = 'running' and started_at is not null and run_id is not null`);
+    assert.equal(rows[0].n, 25);
+  });
+
+  it('a terminated workflow is projected as failed with its finish time, and leaves the open set', async () => {
+    await client.workflow.getHandle(jobIds[2]!).terminate('operator pulled the plug');
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowId = '${jobIds[2]}' AND ExecutionStatus = 'Terminated'`)).count;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
+    const { rows } = await handle.pool.query(`select state, finished_at is not null as finished, error->>'code' as code from jobs where id = $1`, [jobIds[2]]);
+    assert.deepEqual(rows[0], { state: 'failed', finished: true, code: 'TERMINATED' });
+    const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
+    assert.equal(stats.openJobs, 24);
+  });
+
+  it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
+    assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
+    // Without a worker the workflow cannot act on it yet, but the request is in its history.
+    const history = await client.workflow.getHandle(jobIds[3]!).fetchHistory();
+    assert.ok(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes), 'cancel requested');
+    await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
+    const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [jobIds[3]]);
+    assert.equal(rows[0].state, 'cancelling', 'a running workflow does not pull a cancelling job back to running');
+  });
+
+  it('a job cancelled before its start was dispatched never reaches Temporal', async () => {
+    const d = await insertDevice(handle.db, { name: 'tray-late', siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9999', credentialRef: 'bmc/default' });
+    const job = await insertJobWithStartIntent(handle.db, { kind: 'device.power', deviceId: d.id, siteId: 'lab', params: { action: 'on' }, createdBy: 'agent-test' });
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
+    // The cancel is leased first, as if the start had been delayed by a retry backoff.
+    await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [job.id]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    const { rows } = await handle.pool.query(`select state, error->>'code' as code from jobs where id = $1`, [job.id]);
+    assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
+    await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
+  });
+});

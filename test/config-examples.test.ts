@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig } from '@fleet/config';
+import { SimulatorConfig } from '@fleet/simulators';
+import { HubConfig } from '../apps/hub/src/config.js';
+import { SatelliteConfig } from '../apps/satellite/src/config.js';
+import { AgentConfig } from '../apps/workflow-agent/src/config.js';
+import { repoRoot } from '../tools/lib/processes.js';
+
+// Every config file we ship must load: a broken example is a broken deployment.
+describe('shipped config files', () => {
+  const cases = [
+    ['deploy/config/hub.example.json', HubConfig],
+    ['deploy/config/workflow-agent.example.json', AgentConfig],
+    ['deploy/config/satellite.example.json', SatelliteConfig],
+    ['deploy/config/simulator.example.json', SimulatorConfig],
+    ['deploy/compose/hub.json', HubConfig],
+    ['deploy/compose/workflow-agent.json', AgentConfig],
+    ['deploy/compose/satellite.json', SatelliteConfig],
+    ['deploy/compose/simulator.json', SimulatorConfig],
+  ] as const;
+  for (const [file, schema] of cases) {
+    it(`${file} is valid`, () => {
+      assert.doesNotThrow(() => loadConfig(schema, join(repoRoot, file)));
+    });
+  }
+});

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs everything, then type-checks, lints and runs the whole test suite
+# (unit, Postgres, Temporal dev server and end-to-end across real processes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install.sh
+export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
+pnpm typecheck
+pnpm lint
+pnpm test
