@@ -18,7 +18,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   await buildWorkflowBundle(process.env['FLEET_TEST_WORKFLOW_BUNDLE']);
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
-  const stack = new Stack({ bmcs: jobs, timeScale: 0.01, projectionIntervalMs: 200, pollIntervalMs: 100 });
+  const baselineJobs = 5;
+  const stack = new Stack({ bmcs: jobs + baselineJobs, timeScale: 0.01, projectionIntervalMs: 200, pollIntervalMs: 100 });
   await stack.start();
   try {
     const metrics = async () => {
@@ -30,8 +31,23 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         workflows: read(/fleet_agent_reconciled_workflows_total (\d+)/),
       };
     };
+    const allIds = [...stack.deviceIds.values()];
+    // Baseline in the same run: one job at a time on an idle stack.
+    const baseline: number[] = [];
+    for (const id of allIds.slice(0, baselineJobs)) {
+      const res = expectStatus(202)(await stack.api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator));
+      await stack.waitForJob((res.body as { id: string }).id);
+      const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
+        `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where id = $1`,
+        [(res.body as { id: string }).id],
+      );
+      baseline.push(Number(rows[0]!.ms));
+    }
+    baseline.sort((a, b) => a - b);
+    const baselineIds = new Set<string>();
+    for (const id of allIds.slice(0, baselineJobs)) baselineIds.add(id);
     const before = await metrics();
-    const ids = [...stack.deviceIds.values()];
+    const ids = allIds.slice(baselineJobs);
     const started = Date.now();
     const jobIds: string[] = [];
     for (let i = 0; i < ids.length; i += 20) {
@@ -56,13 +72,15 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const wall = (Date.now() - started) / 1000;
     const after = await metrics();
     const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
-      `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where state = 'succeeded' order by 1`,
+      `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where state = 'succeeded' and not (device_id = any($1::uuid[])) order by 1`,
+      [[...baselineIds]],
     );
     const ms = rows.map((r) => Number(r.ms));
     const pct = (p: number) => Math.round(ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))]!);
     const cycles = after.busyCycles - before.busyCycles;
     return {
       jobs: ms.length,
+      single_job_p50_ms: Math.round(baseline[Math.floor(baseline.length / 2)]!),
       p50_ms: pct(50),
       p95_ms: pct(95),
       max_ms: Math.round(ms[ms.length - 1]!),
