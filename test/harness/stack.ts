@@ -16,6 +16,8 @@ export interface StackOptions {
   power?: { heartbeatTimeoutS?: number; settleTimeoutS?: number; maximumAttempts?: number };
   projectionIntervalMs?: number;
   pollIntervalMs?: number;
+  /** Seconds the satellite lets running activities finish on SIGTERM. */
+  shutdownGraceTimeS?: number;
 }
 
 export interface SimBmc {
@@ -146,7 +148,7 @@ export class Stack {
       metrics: { port: 0 },
       temporal: { address: this.temporal.address },
       secrets: { provider: 'file', path: secrets },
-      worker: { shutdownGraceTimeS: 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
+      worker: { shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
       redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
     });
     this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
