@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
-import type { BmcTarget } from '@fleet/domain';
+import type { BmcTarget, DevicePowerResult } from '@fleet/domain';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createPowerActivities } from '../src/activities/power.js';
 import type { SecretStore } from '../src/secrets/index.js';
@@ -25,6 +25,9 @@ describe('setDevicePower activity', () => {
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
   const activities = createPowerActivities({ secrets, log: pino({ level: 'silent' }), pollIntervalMs: 20, connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
   const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({ deviceId: `dev-${id}`, nodeType: 'compute_gb200_nvidia', bmcUrl: sim.bmcUrl(id), credentialRef });
+  type PowerInput = Parameters<typeof activities.setDevicePower>[0];
+  const run = (env: MockActivityEnvironment, input: PowerInput) =>
+    env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, input);
   const posts = (id: string) => sim.bmc(id).log.filter((r) => r.method === 'POST');
 
   before(async () => {
@@ -39,7 +42,7 @@ describe('setDevicePower activity', () => {
     const env = new MockActivityEnvironment();
     const beats: unknown[] = [];
     env.on('heartbeat', (d: unknown) => beats.push(d));
-    const result = await env.run(activities.setDevicePower, { target: target('a'), action: 'on', settleTimeoutS: 10 });
+    const result = await run(env, { target: target('a'), action: 'on', settleTimeoutS: 10 });
     assert.deepEqual(result, { deviceId: 'dev-a', action: 'on', powerState: 'On', resetSent: true });
     assert.deepEqual(posts('a').map((r) => r.body), [{ ResetType: 'On' }]);
     assert.ok(beats.length >= 1);
@@ -47,7 +50,7 @@ describe('setDevicePower activity', () => {
   });
 
   it('sends nothing when the tray is already in the asked state', async () => {
-    const result = await new MockActivityEnvironment().run(activities.setDevicePower, { target: target('b'), action: 'on', settleTimeoutS: 10 });
+    const result = await run(new MockActivityEnvironment(), { target: target('b'), action: 'on', settleTimeoutS: 10 });
     assert.equal(result.resetSent, false);
     assert.equal(posts('b').length, 0);
   });
@@ -58,7 +61,7 @@ describe('setDevicePower activity', () => {
     sim.bmc('c').reset('On');
     await new Promise((r) => setTimeout(r, 400));
     const env = new MockActivityEnvironment({ heartbeatDetails: { resetSent: true, leftOn: true }, attempt: 2 });
-    const result = await env.run(activities.setDevicePower, { target: target('c'), action: 'power-cycle', settleTimeoutS: 10 });
+    const result = await run(env, { target: target('c'), action: 'power-cycle', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'On');
     assert.equal(posts('c').length, 0);
   });
@@ -66,19 +69,19 @@ describe('setDevicePower activity', () => {
   it('maps the RMS actions to ResetType on the wire: off is a graceful shutdown', async () => {
     sim.bmc('d').reset('On');
     await new Promise((r) => setTimeout(r, 400));
-    const result = await new MockActivityEnvironment().run(activities.setDevicePower, { target: target('d'), action: 'off', settleTimeoutS: 10 });
+    const result = await run(new MockActivityEnvironment(), { target: target('d'), action: 'off', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'Off');
     assert.deepEqual(posts('d').map((r) => r.body), [{ ResetType: 'GracefulShutdown' }]);
   });
 
   it('honours cancellation while waiting for the tray to settle', async () => {
     const env = new MockActivityEnvironment();
-    env.on('heartbeat', () => env.cancel('test cancels'));
+    env.on('heartbeat', () => env.cancel());
     const slow = startRedfishSimulator({ bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }], timeScale: 1 });
     const s = await slow;
     try {
       await assert.rejects(
-        env.run(activities.setDevicePower, { target: { ...target('a'), deviceId: 'dev-slow', bmcUrl: s.bmcUrl('slow') }, action: 'on', settleTimeoutS: 60 }),
+        run(env, { target: { ...target('a'), deviceId: 'dev-slow', bmcUrl: s.bmcUrl('slow') }, action: 'on', settleTimeoutS: 60 }),
         (err: unknown) => err instanceof CancelledFailure,
       );
     } finally {
@@ -88,11 +91,11 @@ describe('setDevicePower activity', () => {
 
   it('unknown credential reference and wrong password are non-retryable, typed failures naming the device', async () => {
     await assert.rejects(
-      new MockActivityEnvironment().run(activities.setDevicePower, { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
+      run(new MockActivityEnvironment(), { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
       (err: unknown) => err instanceof ApplicationFailure && err.type === 'FAILED_PRECONDITION' && err.nonRetryable && /dev-e/.test(err.message),
     );
     await assert.rejects(
-      new MockActivityEnvironment().run(activities.setDevicePower, { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
+      run(new MockActivityEnvironment(), { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
       (err: unknown) => err instanceof ApplicationFailure && err.type === 'UNAUTHENTICATED' && err.nonRetryable && !/nope|sekret/.test(JSON.stringify(err)),
     );
     assert.equal(posts('e').length + posts('f').length, 0);

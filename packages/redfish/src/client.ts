@@ -1,150 +1,273 @@
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { codeForStatus, messageFromBody, RedfishError } from './errors.js';
+import { Agent, type Dispatcher } from 'undici';
+import { backoffMs, sleep } from './backoff.js';
+import { RedfishError } from './errors.js';
+import { defaults, type RedfishClientOptions } from './options.js';
+import { SessionAuth } from './session.js';
+import { bmcConnector } from './tls.js';
+import { exchange, ExchangeFailure, headerValue, type BodySource, type HttpMethod, type RedfishResponse } from './transport.js';
 
-export interface RedfishCredentials {
-  username: string;
-  password: string;
+export type { RedfishResponse, BodySource, HttpMethod } from './transport.js';
+
+export interface Link {
+  '@odata.id': string;
 }
 
-export interface RedfishClientOptions {
-  /** e.g. https://10.0.0.5 or http://127.1.0.7:8000 */
-  baseUrl: string;
-  credentials: RedfishCredentials;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  /** Attempts on connection errors and 503 before giving up. */
-  maxAttempts?: number;
-  dispatcher?: Dispatcher;
-  signal?: AbortSignal;
+/** The service root, the only resource whose path the client knows in advance. */
+export interface ServiceRoot {
+  '@odata.id'?: string;
+  Systems?: Link;
+  Chassis?: Link;
+  Managers?: Link;
+  UpdateService?: Link;
+  SessionService?: Link;
+  Tasks?: Link;
+  Links?: { Sessions?: Link };
+  [key: string]: unknown;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
-  });
+export const serviceRootUri = '/redfish/v1';
+
+interface RequestSpec {
+  method: HttpMethod;
+  uri: string;
+  json?: unknown;
+  body?: BodySource;
+  headers?: Record<string, string>;
+  /** false for the login itself, the unauthenticated service root and logout. */
+  authenticate?: boolean;
+  timeoutMs?: number;
+}
 
 /**
- * Redfish over undici. One request at a time per BMC (BMCs serve requests serially
- * and fall over when flooded); retries with jittered backoff on connection errors and
- * 503 (honouring Retry-After), never on other 4xx.
+ * Redfish over undici for one BMC.
+ *
+ * - One request at a time per BMC (a promise chain): BMCs serve requests serially and
+ *   fall over when flooded (rms.md §3.3). An optional SiteLimiter caps a whole site.
+ * - Retries with jittered exponential backoff on connection errors and 503 (honouring
+ *   Retry-After), never on other 4xx. A request that may have reached the BMC (reset or
+ *   timeout after sending) is resent only if it is idempotent (GET, PUT, PATCH, DELETE):
+ *   a POST action or upload that might have been applied is reported, never sent twice.
+ * - Discovery starts at /redfish/v1 and follows @odata.id links; links are cached (not
+ *   resource bodies), and a 404 or 503 on a cached link triggers one re-discovery.
  */
 export class RedfishClient {
-  private readonly auth: string;
+  readonly bmc: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
+  private readonly session: SessionAuth | undefined;
+  private readonly basicAuth: string;
   private tail: Promise<unknown> = Promise.resolve();
+  private rootDoc: Promise<ServiceRoot> | undefined;
+  private readonly links = new Map<string, Promise<string>>();
+  private closed = false;
 
   constructor(private readonly opts: RedfishClientOptions) {
-    this.auth = `Basic ${Buffer.from(`${opts.credentials.username}:${opts.credentials.password}`).toString('base64')}`;
+    this.bmc = opts.baseUrl;
+    this.basicAuth = `Basic ${Buffer.from(`${opts.credentials.username}:${opts.credentials.password}`).toString('base64')}`;
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
       opts.dispatcher ??
       new Agent({
-        connect: { timeout: opts.connectTimeoutMs ?? 10_000 },
-        headersTimeout: opts.requestTimeoutMs ?? 30_000,
-        bodyTimeout: opts.requestTimeoutMs ?? 30_000,
+        connect: bmcConnector(opts.baseUrl, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger),
         connections: 1,
       });
-  }
-
-  get bmc(): string {
-    return this.opts.baseUrl;
+    if (opts.auth === 'session') {
+      this.session = new SessionAuth(
+        {
+          bmc: this.bmc,
+          perform: (spec) => this.perform(spec),
+          sessionsUri: () => this.sessionsUri(),
+        },
+        opts.credentials,
+        opts.logger,
+      );
+    }
   }
 
   async get<T>(uri: string): Promise<T> {
-    return (await this.call('GET', uri)) as T;
+    return (await this.request({ method: 'GET', uri })).body as T;
+  }
+
+  /** A resource with its ETag (header, else @odata.etag), for a later conditional PATCH. */
+  async getWithEtag<T>(uri: string): Promise<{ body: T; etag: string | undefined }> {
+    const res = await this.request({ method: 'GET', uri });
+    return { body: res.body as T, etag: etagOf(res) };
   }
 
   async post(uri: string, body: unknown): Promise<unknown> {
-    return this.call('POST', uri, body);
+    return (await this.request({ method: 'POST', uri, json: body })).body;
   }
 
+  /** POST returning status and headers too (Location of a created resource or task monitor). */
+  async postForResponse(uri: string, body: unknown): Promise<RedfishResponse> {
+    return this.request({ method: 'POST', uri, json: body });
+  }
+
+  /**
+   * PATCH guarded by If-Match, so a concurrent change by someone else fails with 412
+   * (FailedPrecondition) instead of being overwritten. Without an explicit etag the
+   * current one is read first, in the same turn of this BMC's queue.
+   */
+  async patch(uri: string, body: unknown, opts: { etag?: string } = {}): Promise<unknown> {
+    return this.enqueue(async () => {
+      const etag = opts.etag ?? etagOf(await this.perform({ method: 'GET', uri }));
+      const res = await this.perform({ method: 'PATCH', uri, json: body, ...(etag ? { headers: { 'if-match': etag } } : {}) });
+      return res.body;
+    });
+  }
+
+  async delete(uri: string): Promise<void> {
+    await this.request({ method: 'DELETE', uri });
+  }
+
+  /** Streams a request body (firmware) under the upload timeout rather than the request timeout. */
+  async upload(uri: string, body: BodySource): Promise<RedfishResponse> {
+    return this.request({ method: 'POST', uri, body, timeoutMs: this.opts.uploadTimeoutMs ?? defaults.uploadTimeoutMs });
+  }
+
+  /** The service root, fetched once and kept until invalidate(). */
+  async root(): Promise<ServiceRoot> {
+    return this.enqueue(() => this.loadRoot());
+  }
+
+  /**
+   * A URI found by discovery, kept under `key` until invalidate(). Only links are cached:
+   * resource bodies (power state, task state) are always read fresh.
+   */
+  async link(key: string, resolve: () => Promise<string>): Promise<string> {
+    let p = this.links.get(key);
+    if (!p) {
+      p = resolve();
+      this.links.set(key, p);
+      p.catch(() => this.links.delete(key));
+    }
+    return p;
+  }
+
+  /** Forgets discovered links; call after a BMC reset or firmware activation. */
+  invalidate(): void {
+    this.rootDoc = undefined;
+    this.links.clear();
+  }
+
+  /**
+   * Runs an operation that follows discovered links. If it fails with 404 or 503 while
+   * using cached links (the BMC was reset or re-enumerated since), discovery restarts
+   * from the service root and the operation runs once more.
+   */
+  async discovered<T>(op: () => Promise<T>): Promise<T> {
+    const warm = this.rootDoc !== undefined || this.links.size > 0;
+    try {
+      return await op();
+    } catch (err) {
+      if (!warm || !(err instanceof RedfishError) || (err.status !== 404 && err.status !== 503)) throw err;
+      this.invalidate();
+      return op();
+    }
+  }
+
+  /** Waits for queued calls, logs out of the session (if any) and releases connections. */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.tail;
+    await this.session?.close();
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
-  private call(method: 'GET' | 'POST', uri: string, body?: unknown): Promise<unknown> {
-    const run = this.tail.then(() => this.withRetry(method, uri, body));
+  private request(spec: RequestSpec): Promise<RedfishResponse> {
+    return this.enqueue(() => this.perform(spec));
+  }
+
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new RedfishError('FailedPrecondition', this.bmc, '', 'client is closed'));
+    const run = this.tail.then(job);
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private async withRetry(method: 'GET' | 'POST', uri: string, body?: unknown): Promise<unknown> {
-    const attempts = this.opts.maxAttempts ?? 3;
+  private loadRoot(): Promise<ServiceRoot> {
+    if (!this.rootDoc) {
+      // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it.
+      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) => r.body as ServiceRoot);
+      this.rootDoc = p;
+      p.catch(() => {
+        if (this.rootDoc === p) this.rootDoc = undefined;
+      });
+    }
+    return this.rootDoc;
+  }
+
+  private async sessionsUri(): Promise<string> {
+    const uri = (await this.loadRoot()).Links?.Sessions?.['@odata.id'];
+    if (!uri) throw new RedfishError('FailedPrecondition', this.bmc, serviceRootUri, 'service root advertises no Links.Sessions');
+    return uri;
+  }
+
+  /** One logical request: authentication, site slot, retries. Not serialised; callers go through enqueue(). */
+  private async perform(spec: RequestSpec): Promise<RedfishResponse> {
+    const maxAttempts = this.opts.maxAttempts ?? defaults.maxAttempts;
+    const maxDelay = this.opts.maxRetryDelayMs ?? defaults.maxRetryDelayMs;
+    const idempotent = spec.method !== 'POST';
+    let reauthenticated = false;
     for (let attempt = 1; ; attempt++) {
+      const token = spec.authenticate !== false && this.session ? await this.session.token() : undefined;
+      const auth: Record<string, string> =
+        spec.authenticate === false ? {} : token ? { 'x-auth-token': token } : { authorization: this.basicAuth };
       try {
-        return await this.once(method, uri, body);
+        return await this.once(spec, auth);
       } catch (err) {
-        if (!(err instanceof RetryableFailure) || attempt >= attempts) throw err instanceof RetryableFailure ? err.error : err;
-        const backoff = err.retryAfterMs ?? Math.min(8_000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random());
-        await sleep(backoff, this.opts.signal);
+        if (!(err instanceof ExchangeFailure)) throw err;
+        // A 401 on a session token means the BMC dropped the session (timeout, reboot): the
+        // request was not processed, so log in again and resend it, once.
+        if (token && err.error.status === 401 && !reauthenticated) {
+          reauthenticated = true;
+          this.session?.invalidate(token);
+          attempt--;
+          continue;
+        }
+        const mayRetry = err.retry === 'safe' || (err.retry === 'idempotent' && idempotent);
+        if (!mayRetry || attempt >= maxAttempts) {
+          if (err.retry === 'idempotent' && !idempotent) {
+            throw annotate(err.error, 'may have reached the BMC; not resent because the request is not idempotent');
+          }
+          throw err.error;
+        }
+        const base = this.opts.retryBaseDelayMs ?? defaults.retryBaseDelayMs;
+        await sleep(err.retryAfterMs ?? backoffMs(attempt, base, maxDelay), this.opts.signal);
       }
     }
   }
 
-  private async once(method: 'GET' | 'POST', uri: string, body?: unknown): Promise<unknown> {
-    const url = new URL(uri, this.opts.baseUrl);
-    let res: Dispatcher.ResponseData;
+  private async once(spec: RequestSpec, auth: Record<string, string>): Promise<RedfishResponse> {
+    const json = spec.json === undefined ? undefined : JSON.stringify(spec.json);
+    const body: BodySource | undefined =
+      spec.body ?? (json === undefined ? undefined : { contentType: 'application/json', length: Buffer.byteLength(json), open: () => json });
+    const release = await this.opts.siteLimiter?.acquire(this.opts.signal);
     try {
-      res = await request(url, {
-        method,
-        dispatcher: this.dispatcher,
-        headers: {
-          authorization: this.auth,
-          accept: 'application/json',
-          'odata-version': '4.0',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      return await exchange(
+        this.dispatcher,
+        this.bmc,
+        {
+          method: spec.method,
+          url: new URL(spec.uri, this.opts.baseUrl),
+          headers: { ...auth, ...spec.headers },
+          ...(body ? { body } : {}),
+          timeoutMs: spec.timeoutMs ?? this.opts.requestTimeoutMs ?? defaults.requestTimeoutMs,
+          ...(this.opts.signal ? { signal: this.opts.signal } : {}),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
-      });
-    } catch (err) {
-      if (this.opts.signal?.aborted) throw err;
-      const timeout =
-        err instanceof undiciErrors.ConnectTimeoutError ||
-        err instanceof undiciErrors.HeadersTimeoutError ||
-        err instanceof undiciErrors.BodyTimeoutError;
-      const e = new RedfishError(timeout ? 'Timeout' : 'Unavailable', this.bmc, url.pathname, (err as Error).message);
-      // A POST that timed out may have reached the BMC: do not send it twice.
-      if (method === 'POST' && timeout) throw e;
-      throw new RetryableFailure(e);
+        this.opts.maxRetryDelayMs ?? defaults.maxRetryDelayMs,
+      );
+    } finally {
+      release?.();
     }
-    const text = await res.body.text();
-    const parsed = text ? safeJson(text) : undefined;
-    if (res.statusCode >= 200 && res.statusCode < 300) return parsed;
-    const error = new RedfishError(
-      codeForStatus(res.statusCode),
-      this.bmc,
-      url.pathname,
-      messageFromBody(parsed) ?? `HTTP ${res.statusCode}`,
-      res.statusCode,
-    );
-    if (res.statusCode === 503) throw new RetryableFailure(error, retryAfterMs(res.headers['retry-after']));
-    throw error;
   }
 }
 
-class RetryableFailure {
-  constructor(
-    readonly error: RedfishError,
-    readonly retryAfterMs?: number,
-  ) {}
+function etagOf(res: RedfishResponse): string | undefined {
+  return headerValue(res.headers, 'etag') ?? (res.body as { '@odata.etag'?: string } | undefined)?.['@odata.etag'];
 }
 
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-  const v = Array.isArray(header) ? header[0] : header;
-  if (!v) return undefined;
-  const s = Number(v);
-  if (Number.isFinite(s)) return Math.min(s, 60) * 1000;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.min(at - Date.now(), 60_000));
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+function annotate(error: RedfishError, note: string): RedfishError {
+  return new RedfishError(error.code, error.bmc, error.uri, `${error.causeText} (${note})`, error.status);
 }

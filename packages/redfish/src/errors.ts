@@ -27,10 +27,11 @@ export class RedfishError extends Error {
 }
 
 export function codeForStatus(status: number): RedfishErrorCode {
-  if (status === 400 || status === 405 || status === 412 || status === 413 || status === 415) return 'InvalidArgument';
+  if (status === 400 || status === 405 || status === 413 || status === 415) return 'InvalidArgument';
   if (status === 401 || status === 403) return 'Unauthenticated';
   if (status === 404 || status === 410) return 'NotFound';
-  if (status === 409) return 'FailedPrecondition';
+  // 412: the If-Match ETag no longer matches; the caller must re-read before writing.
+  if (status === 409 || status === 412) return 'FailedPrecondition';
   if (status === 408 || status === 504) return 'Timeout';
   if (status === 503 || status === 502 || status === 429) return 'Unavailable';
   return 'Internal';

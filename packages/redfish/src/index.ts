@@ -1,3 +1,14 @@
 export * from './client.js';
 export * from './errors.js';
+export * from './options.js';
+export { SiteLimiter } from './limiter.js';
+export { CertificatePinError } from './tls.js';
+export { readCollection, findMember, type CollectionMembers } from './discovery.js';
 export * from './systems.js';
+export * from './managers.js';
+export { listChassis, getPowerSubsystem, type ChassisSummary, type PowerSubsystem, type PowerSupply, type ResourceStatus } from './chassis.js';
+export * from './firmware.js';
+export { multipartFirmwareBody, type UpdateParameters, type FirmwareFile } from './multipart.js';
+export * from './update.js';
+export * from './tasks.js';
+export * from './nvidia.js';

@@ -1,0 +1,153 @@
+import type { RedfishClient } from './client.js';
+import { compact } from './compact.js';
+import { findMember, linkOf, readCollection, rootLink } from './discovery.js';
+import { RedfishError } from './errors.js';
+
+export interface ResourceStatus {
+  State?: string;
+  Health?: string;
+  HealthRollup?: string;
+}
+
+export interface ChassisSummary {
+  uri: string;
+  id: string;
+  name?: string;
+  chassisType?: string;
+  manufacturer?: string;
+  model?: string;
+  partNumber?: string;
+  serialNumber?: string;
+  powerState?: string;
+  status?: ResourceStatus;
+  powerSubsystemUri?: string;
+}
+
+export interface PowerSupply {
+  uri: string;
+  id: string;
+  name?: string;
+  manufacturer?: string;
+  model?: string;
+  serialNumber?: string;
+  partNumber?: string;
+  firmwareVersion?: string;
+  powerCapacityWatts?: number;
+  lineInputStatus?: string;
+  status?: ResourceStatus;
+}
+
+export interface PowerSubsystem {
+  uri: string;
+  capacityWatts?: number;
+  status?: ResourceStatus;
+  powerSupplies: PowerSupply[];
+  /** Inconsistencies in the BMC's collections (e.g. a PSU listed twice). */
+  warnings: string[];
+}
+
+interface RawChassis {
+  Id?: string;
+  Name?: string;
+  ChassisType?: string;
+  Manufacturer?: string;
+  Model?: string;
+  PartNumber?: string;
+  SerialNumber?: string;
+  PowerState?: string;
+  Status?: ResourceStatus;
+}
+
+/** Every chassis the BMC lists, each read once. */
+export async function listChassis(client: RedfishClient): Promise<{ chassis: ChassisSummary[]; warnings: string[] }> {
+  return client.discovered(async () => {
+    const { members, warnings } = await readCollection(client, await rootLink(client, 'Chassis'));
+    const chassis: ChassisSummary[] = [];
+    for (const uri of members) chassis.push(summarise(uri, await client.get<RawChassis>(uri)));
+    return { chassis, warnings };
+  });
+}
+
+/** The PowerSubsystem of one chassis (by Id) with its power supplies. */
+export async function getPowerSubsystem(client: RedfishClient, chassisId: string): Promise<PowerSubsystem> {
+  return client.discovered(async () => {
+    const chassisCollection = await rootLink(client, 'Chassis');
+    const uri = await findMember(client, chassisCollection, chassisId);
+    if (!uri) throw new RedfishError('NotFound', client.bmc, chassisCollection, `no chassis ${chassisId}`);
+    const chassis = await client.get<unknown>(uri);
+    const linked = linkOf(chassis, 'PowerSubsystem');
+    if (!linked) throw new RedfishError('NotFound', client.bmc, uri, 'chassis has no PowerSubsystem');
+    const warnings: string[] = [];
+    let raw = await client.get<RawPowerSubsystem>(linked);
+    let subsystemUri = linked;
+    if (!isPowerSubsystem(raw)) {
+      // The link points elsewhere (the DMTF power-shelf mockup links its Sensors). The
+      // PowerSubsystem schema fixes the URI as <chassis>/PowerSubsystem, so try that.
+      warnings.push(`${uri}: PowerSubsystem link ${linked} is a ${raw['@odata.type'] ?? 'resource of unknown type'}`);
+      subsystemUri = `${uri}/PowerSubsystem`;
+      raw = await client.get<RawPowerSubsystem>(subsystemUri);
+      if (!isPowerSubsystem(raw)) throw new RedfishError('NotFound', client.bmc, subsystemUri, 'no PowerSubsystem resource for this chassis');
+    }
+    return readPowerSubsystem(client, subsystemUri, raw, warnings);
+  });
+}
+
+interface RawPowerSubsystem {
+  '@odata.type'?: string;
+  CapacityWatts?: number;
+  Status?: ResourceStatus;
+}
+
+function isPowerSubsystem(raw: RawPowerSubsystem): boolean {
+  return raw['@odata.type'] === undefined || raw['@odata.type'].startsWith('#PowerSubsystem.');
+}
+
+async function readPowerSubsystem(client: RedfishClient, uri: string, raw: RawPowerSubsystem, found: string[]): Promise<PowerSubsystem> {
+  const suppliesUri = linkOf(raw, 'PowerSupplies');
+  const collection = suppliesUri ? await readCollection(client, suppliesUri) : { members: [], warnings: [] };
+  const members = collection.members;
+  const warnings = [...found, ...collection.warnings];
+  const powerSupplies: PowerSupply[] = [];
+  for (const m of members) powerSupplies.push(toPowerSupply(m, await client.get<Record<string, unknown>>(m)));
+  return {
+    uri,
+    ...(raw.CapacityWatts !== undefined ? { capacityWatts: raw.CapacityWatts } : {}),
+    ...(raw.Status ? { status: raw.Status } : {}),
+    powerSupplies,
+    warnings,
+  };
+}
+
+function summarise(uri: string, c: RawChassis): ChassisSummary {
+  const powerSubsystemUri = linkOf(c, 'PowerSubsystem');
+  return compact({
+    uri,
+    id: c.Id ?? uri.slice(uri.lastIndexOf('/') + 1),
+    name: c.Name,
+    chassisType: c.ChassisType,
+    manufacturer: c.Manufacturer,
+    model: c.Model,
+    partNumber: c.PartNumber,
+    serialNumber: c.SerialNumber,
+    powerState: c.PowerState,
+    status: c.Status,
+    powerSubsystemUri,
+  });
+}
+
+function toPowerSupply(uri: string, p: Record<string, unknown>): PowerSupply {
+  const str = (k: string) => (typeof p[k] === 'string' ? (p[k] as string) : undefined);
+  return compact({
+    uri,
+    id: str('Id') ?? uri.slice(uri.lastIndexOf('/') + 1),
+    name: str('Name'),
+    manufacturer: str('Manufacturer'),
+    model: str('Model'),
+    serialNumber: str('SerialNumber'),
+    partNumber: str('PartNumber'),
+    firmwareVersion: str('FirmwareVersion'),
+    powerCapacityWatts: typeof p['PowerCapacityWatts'] === 'number' ? p['PowerCapacityWatts'] : undefined,
+    lineInputStatus: str('LineInputStatus'),
+    status: p['Status'] as ResourceStatus | undefined,
+  });
+}

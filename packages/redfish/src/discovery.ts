@@ -1,0 +1,80 @@
+import type { Link, RedfishClient, ServiceRoot } from './client.js';
+import { serviceRootUri } from './client.js';
+import { RedfishError } from './errors.js';
+
+interface CollectionPage {
+  Members?: Link[];
+  'Members@odata.count'?: number;
+  'Members@odata.nextLink'?: string;
+}
+
+export interface CollectionMembers {
+  /** Member URIs in BMC order, each once. */
+  members: string[];
+  /** Inconsistencies in what the BMC listed (duplicates, a count that does not match). */
+  warnings: string[];
+}
+
+/**
+ * The members of a collection, following nextLink pages. BMCs do list members twice
+ * (GH200 FirmwareInventory lists HGX_FW_FPGA_0 twice; the DMTF power shelf lists Bay3
+ * twice and omits Bay2): duplicates are dropped and reported, never fatal.
+ */
+export async function readCollection(client: RedfishClient, uri: string): Promise<CollectionMembers> {
+  const seen = new Set<string>();
+  const warnings: string[] = [];
+  let listed = 0;
+  let declared: number | undefined;
+  const visited = new Set<string>();
+  for (let page: string | undefined = uri; page && !visited.has(page); ) {
+    visited.add(page);
+    const body: CollectionPage = await client.get<CollectionPage>(page);
+    declared ??= body['Members@odata.count'];
+    for (const m of body.Members ?? []) {
+      const id = m?.['@odata.id'];
+      if (typeof id !== 'string') continue;
+      listed++;
+      const key = trimSlash(id);
+      if (seen.has(key)) warnings.push(`${uri}: member ${key} listed more than once`);
+      seen.add(key);
+    }
+    page = body['Members@odata.nextLink'];
+  }
+  if (declared !== undefined && declared !== seen.size) {
+    warnings.push(`${uri}: Members@odata.count is ${declared} but ${seen.size} distinct members are listed (${listed} entries)`);
+  }
+  return { members: [...seen], warnings };
+}
+
+/** A link named in the service root, or FailedPrecondition if this BMC does not offer it. */
+export async function rootLink(client: RedfishClient, name: keyof ServiceRoot & string): Promise<string> {
+  const link = (await client.root())[name] as Link | undefined;
+  const uri = link?.['@odata.id'];
+  if (!uri) throw new RedfishError('FailedPrecondition', client.bmc, serviceRootUri, `service root has no ${name} link`);
+  return trimSlash(uri);
+}
+
+/** The @odata.id of a navigation property, if present. */
+export function linkOf(resource: unknown, name: string): string | undefined {
+  const v = (resource as Record<string, Link | undefined> | undefined)?.[name]?.['@odata.id'];
+  return typeof v === 'string' ? trimSlash(v) : undefined;
+}
+
+/**
+ * The member of a collection whose Id is `id`. Member URIs usually end in the Id, which
+ * saves reading every member; otherwise each member is read and its Id compared.
+ */
+export async function findMember(client: RedfishClient, collectionUri: string, id: string): Promise<string | undefined> {
+  const { members } = await readCollection(client, collectionUri);
+  const byPath = members.find((m) => m.endsWith(`/${id}`));
+  if (byPath) return byPath;
+  for (const m of members) {
+    if ((await client.get<{ Id?: string }>(m)).Id === id) return m;
+  }
+  return undefined;
+}
+
+/** Some services write links with a trailing slash (`/redfish/v1/`); compare and cache without it. */
+export function trimSlash(uri: string): string {
+  return uri.length > 1 && uri.endsWith('/') ? uri.slice(0, -1) : uri;
+}

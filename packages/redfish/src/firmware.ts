@@ -1,0 +1,93 @@
+import type { ResourceStatus } from './chassis.js';
+import { compact } from './compact.js';
+import type { Link, RedfishClient } from './client.js';
+import { linkOf, readCollection, rootLink, trimSlash } from './discovery.js';
+import { RedfishError } from './errors.js';
+
+export interface FirmwareComponent {
+  uri: string;
+  id: string;
+  name?: string;
+  description?: string;
+  version?: string;
+  softwareId?: string;
+  manufacturer?: string;
+  updateable?: boolean;
+  status?: ResourceStatus;
+  /** The hardware this image runs on (e.g. FW_BMC_0 → /redfish/v1/Chassis/BMC_0). */
+  relatedItems: string[];
+}
+
+export interface FirmwareInventory {
+  components: FirmwareComponent[];
+  warnings: string[];
+}
+
+export interface UpdateServiceInfo {
+  uri: string;
+  /** Where multipart pushes go (UpdateParameters + UpdateFile). */
+  multipartHttpPushUri?: string;
+  httpPushUri?: string;
+  simpleUpdateTarget?: string;
+  maxImageSizeBytes?: number;
+  firmwareInventoryUri?: string;
+  serviceEnabled?: boolean;
+}
+
+interface RawUpdateService {
+  MultipartHttpPushUri?: string;
+  HttpPushUri?: string;
+  MaxImageSizeBytes?: number;
+  ServiceEnabled?: boolean;
+  FirmwareInventory?: Link;
+  Actions?: { '#UpdateService.SimpleUpdate'?: { target?: string } };
+}
+
+export async function getUpdateService(client: RedfishClient): Promise<UpdateServiceInfo> {
+  return client.discovered(async () => {
+    const uri = await rootLink(client, 'UpdateService');
+    const raw = await client.get<RawUpdateService>(uri);
+    return compact<UpdateServiceInfo>({
+      uri,
+      multipartHttpPushUri: raw.MultipartHttpPushUri,
+      httpPushUri: raw.HttpPushUri,
+      simpleUpdateTarget: raw.Actions?.['#UpdateService.SimpleUpdate']?.target,
+      maxImageSizeBytes: raw.MaxImageSizeBytes,
+      firmwareInventoryUri: linkOf(raw, 'FirmwareInventory'),
+      serviceEnabled: raw.ServiceEnabled,
+    });
+  });
+}
+
+/** Every firmware component once, with the hardware it belongs to. */
+export async function getFirmwareInventory(client: RedfishClient): Promise<FirmwareInventory> {
+  return client.discovered(async () => {
+    const service = await getUpdateService(client);
+    if (!service.firmwareInventoryUri) {
+      throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no FirmwareInventory');
+    }
+    const { members, warnings } = await readCollection(client, service.firmwareInventoryUri);
+    const components: FirmwareComponent[] = [];
+    for (const uri of members) components.push(toComponent(uri, await client.get<Record<string, unknown>>(uri)));
+    return { components, warnings };
+  });
+}
+
+function toComponent(uri: string, c: Record<string, unknown>): FirmwareComponent {
+  const str = (k: string) => (typeof c[k] === 'string' ? (c[k] as string) : undefined);
+  const related = Array.isArray(c['RelatedItem']) ? (c['RelatedItem'] as Link[]) : [];
+  return {
+    ...compact<Omit<FirmwareComponent, 'relatedItems'>>({
+      uri,
+      id: str('Id') ?? uri.slice(uri.lastIndexOf('/') + 1),
+      name: str('Name'),
+      description: str('Description'),
+      version: str('Version'),
+      softwareId: str('SoftwareId'),
+      manufacturer: str('Manufacturer'),
+      updateable: typeof c['Updateable'] === 'boolean' ? c['Updateable'] : undefined,
+      status: c['Status'] as ResourceStatus | undefined,
+    }),
+    relatedItems: related.map((r) => r?.['@odata.id']).filter((u): u is string => typeof u === 'string').map(trimSlash),
+  };
+}

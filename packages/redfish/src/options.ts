@@ -1,0 +1,66 @@
+import type { Dispatcher } from 'undici';
+import type { SiteLimiter } from './limiter.js';
+
+export interface RedfishCredentials {
+  username: string;
+  password: string;
+}
+
+/** The one logging call the client makes; pino and console-like loggers both fit. */
+export interface RedfishLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * How the BMC's certificate is checked. Verified against the system store by default;
+ * a site CA bundle and/or a pinned leaf fingerprint narrow that, `insecure` turns it off.
+ */
+export interface RedfishTlsOptions {
+  /** PEM CA bundle content for the site. */
+  caPem?: string;
+  /** Path to a PEM CA bundle file (read once when the client is built). */
+  caFile?: string;
+  /** SHA-256 fingerprint of the BMC's leaf certificate, hex with or without colons. */
+  pinnedSha256?: string;
+  /** Skip verification entirely. Logged once per BMC as a warning. */
+  insecure?: boolean;
+}
+
+export type RedfishAuthMode = 'basic' | 'session';
+
+export interface RedfishClientOptions {
+  /** e.g. https://10.0.0.5 or http://127.1.0.7:8000 */
+  baseUrl: string;
+  credentials: RedfishCredentials;
+  /** `basic` (default) sends credentials on every call; `session` uses one SessionService session per client. */
+  auth?: RedfishAuthMode;
+  /** TCP + TLS handshake budget. Default 10 s. */
+  connectTimeoutMs?: number;
+  /** Whole-request budget for ordinary calls (headers and body). Default 30 s. */
+  requestTimeoutMs?: number;
+  /** Whole-request budget for firmware uploads. Default 600 s. */
+  uploadTimeoutMs?: number;
+  /** Attempts on retryable failures (connection errors, 503, idempotent timeouts). Default 3. */
+  maxAttempts?: number;
+  /** First backoff step; doubles per attempt with ±50% jitter. Default 250 ms. */
+  retryBaseDelayMs?: number;
+  /** Ceiling for one backoff wait, including a BMC's Retry-After. Default 30 s. */
+  maxRetryDelayMs?: number;
+  /** Shared cap on in-flight requests across all BMCs of a site. */
+  siteLimiter?: SiteLimiter;
+  tls?: RedfishTlsOptions;
+  logger?: RedfishLogger;
+  /** Bring your own dispatcher (tests, proxies); the client then does not own or close it. */
+  dispatcher?: Dispatcher;
+  /** Cancels waits and in-flight requests of this client. */
+  signal?: AbortSignal;
+}
+
+export const defaults = {
+  connectTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  uploadTimeoutMs: 600_000,
+  maxAttempts: 3,
+  retryBaseDelayMs: 250,
+  maxRetryDelayMs: 30_000,
+} as const;

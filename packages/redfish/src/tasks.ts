@@ -1,0 +1,142 @@
+import type { RedfishClient, RedfishResponse } from './client.js';
+import { sleep } from './backoff.js';
+import { RedfishError } from './errors.js';
+import { headerValue } from './transport.js';
+
+export interface TaskMessage {
+  MessageId?: string;
+  Message?: string;
+  Severity?: string;
+  MessageSeverity?: string;
+  MessageArgs?: unknown[];
+}
+
+export interface RedfishTask {
+  '@odata.id'?: string;
+  Id?: string;
+  TaskState?: string;
+  TaskStatus?: string;
+  PercentComplete?: number;
+  StartTime?: string;
+  EndTime?: string;
+  Messages?: TaskMessage[];
+}
+
+export type TaskOutcome = 'pending' | 'succeeded' | 'failed';
+
+export interface TaskResult {
+  outcome: 'succeeded' | 'failed';
+  taskUri: string;
+  taskState: string | undefined;
+  taskStatus: string | undefined;
+  percentComplete: number | undefined;
+  /** Why the task counts as failed: the failing message, else the state or status. */
+  failureReason?: string;
+  messages: TaskMessage[];
+}
+
+// rms.md §4.2: the TaskState sets RMS uses (compared case-insensitively).
+const pendingStates = new Set(['new', 'pending', 'running', 'service', 'starting']);
+const failedStates = new Set(['cancelled', 'cancelling', 'exception', 'interrupted', 'killed', 'stopping', 'suspended']);
+const failedStatuses = new Set(['critical', 'error', 'failed', 'failure', 'exception']);
+const failureWords = /failed|failure|error|exception|aborted|violation/;
+
+/**
+ * Where a task stands. A failed TaskState wins; a pending one means keep polling;
+ * a finished task (Completed, or a state outside both sets) still counts as failed
+ * when its TaskStatus or any message says so, since BMCs report a flash that
+ * "completed with errors" as Completed.
+ */
+export function classifyTask(task: RedfishTask): TaskOutcome {
+  const state = task.TaskState?.toLowerCase() ?? '';
+  if (failedStates.has(state)) return 'failed';
+  if (pendingStates.has(state)) return 'pending';
+  return failureOf(task) ? 'failed' : 'succeeded';
+}
+
+function failureOf(task: RedfishTask): string | undefined {
+  const status = task.TaskStatus?.toLowerCase();
+  for (const m of task.Messages ?? []) {
+    if (messageSaysFailure(m)) return m.Message ?? m.MessageId ?? 'task message reports a failure';
+  }
+  if (status && failedStatuses.has(status)) return `TaskStatus ${task.TaskStatus}`;
+  return undefined;
+}
+
+function messageSaysFailure(m: TaskMessage): boolean {
+  const severity = (m.Severity ?? m.MessageSeverity ?? '').toLowerCase();
+  const lastIdSegment = (m.MessageId ?? '').split('.').pop()?.toLowerCase() ?? '';
+  // "NoError" names the absence of one.
+  return [severity, lastIdSegment].some((s) => failureWords.test(s.replaceAll('noerror', '')));
+}
+
+const taskPath = /\/TaskService\/(?:Tasks|TaskMonitors)\/[^/?#]+/;
+
+/**
+ * The task a POST (firmware push, long action) started, as a URI to poll. Looked for in
+ * the body's @odata.id, the Location header (202 Accepted), then Message arguments
+ * (rms.md §4.2); a `/Tasks/{id}/Monitor` URI is polled as its task.
+ */
+export function taskUriFrom(res: Pick<RedfishResponse, 'headers' | 'body'>): string | undefined {
+  const body = (res.body ?? {}) as RedfishTask;
+  const candidates = [
+    body['@odata.id'],
+    headerValue(res.headers, 'location'),
+    ...(body.Messages ?? []).flatMap((m) => m.MessageArgs ?? []),
+  ];
+  for (const c of candidates) {
+    if (typeof c !== 'string') continue;
+    const path = new URL(c, 'http://x').pathname;
+    const match = taskPath.exec(path);
+    if (match) return path.slice(0, match.index + match[0].length);
+  }
+  return undefined;
+}
+
+export interface WaitForTaskOptions {
+  /** rms.md: compute firmware updates poll every 5 s. */
+  pollIntervalMs?: number;
+  /** Give up (RedfishError Timeout) after this long; nvfwupd's default is 900 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (task: RedfishTask) => void;
+}
+
+/**
+ * Polls a task until it leaves the pending states. Unavailable/Timeout while polling are
+ * expected (the BMC restarts services during a flash) and only end the wait at the deadline.
+ */
+export async function waitForTask(client: RedfishClient, taskUri: string, opts: WaitForTaskOptions = {}): Promise<TaskResult> {
+  const interval = opts.pollIntervalMs ?? 5_000;
+  const deadline = Date.now() + (opts.timeoutMs ?? 900_000);
+  let lastError: RedfishError | undefined;
+  for (;;) {
+    try {
+      const task = await client.get<RedfishTask>(taskUri);
+      lastError = undefined;
+      opts.onProgress?.(task);
+      const outcome = classifyTask(task);
+      if (outcome !== 'pending') return resultOf(taskUri, task, outcome);
+    } catch (err) {
+      if (!(err instanceof RedfishError) || !err.retryable) throw err;
+      lastError = err;
+    }
+    if (Date.now() + interval > deadline) {
+      throw new RedfishError('Timeout', client.bmc, taskUri, `task still pending at the deadline${lastError ? ` (last error: ${lastError.causeText})` : ''}`);
+    }
+    await sleep(interval, opts.signal);
+  }
+}
+
+function resultOf(taskUri: string, task: RedfishTask, outcome: 'succeeded' | 'failed'): TaskResult {
+  const failureReason = outcome === 'failed' ? (failureOf(task) ?? `TaskState ${task.TaskState}`) : undefined;
+  return {
+    outcome,
+    taskUri,
+    taskState: task.TaskState,
+    taskStatus: task.TaskStatus,
+    percentComplete: task.PercentComplete,
+    ...(failureReason ? { failureReason } : {}),
+    messages: task.Messages ?? [],
+  };
+}

@@ -1,0 +1,55 @@
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import type { RedfishClient } from './client.js';
+import { RedfishError } from './errors.js';
+import { getUpdateService } from './firmware.js';
+import { multipartFirmwareBody } from './multipart.js';
+import { taskUriFrom } from './tasks.js';
+
+export interface PushFirmwareOptions {
+  filePath: string;
+  /** Component URIs (e.g. /redfish/v1/Chassis/HGX_Chassis_0); empty or absent = the whole package. */
+  targets?: string[];
+  /** Needed to downgrade. */
+  forceUpdate?: boolean;
+  /** Name sent to the BMC; defaults to the file's base name. */
+  fileName?: string;
+}
+
+export interface PushFirmwareResult {
+  /** The task to pass to waitForTask. */
+  taskUri: string;
+  status: number;
+}
+
+/**
+ * Multipart firmware push to the UpdateService's MultipartHttpPushUri, streamed from
+ * disk. The upload is a non-idempotent POST: it is resent only when the BMC certainly
+ * did not take it (no connection, or 503); after a reset or timeout mid-upload the
+ * error is returned, and the caller checks the task list or installed version before
+ * pushing again.
+ */
+export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
+  const service = await getUpdateService(client);
+  const pushUri = service.multipartHttpPushUri;
+  if (!pushUri) throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no MultipartHttpPushUri');
+  let size: number;
+  try {
+    const st = await stat(opts.filePath);
+    if (!st.isFile()) throw new Error('not a regular file');
+    size = st.size;
+  } catch (err) {
+    throw new RedfishError('InvalidArgument', client.bmc, pushUri, `firmware file ${opts.filePath}: ${(err as Error).message}`);
+  }
+  if (service.maxImageSizeBytes !== undefined && size > service.maxImageSizeBytes) {
+    throw new RedfishError('InvalidArgument', client.bmc, pushUri, `image is ${size} bytes, the BMC accepts at most ${service.maxImageSizeBytes}`);
+  }
+  const body = multipartFirmwareBody(
+    { Targets: opts.targets ?? [], ForceUpdate: opts.forceUpdate ?? false },
+    { path: opts.filePath, size, name: opts.fileName ?? basename(opts.filePath) },
+  );
+  const res = await client.upload(pushUri, body);
+  const taskUri = taskUriFrom(res);
+  if (!taskUri) throw new RedfishError('Internal', client.bmc, pushUri, 'no task in the UpdateService multipart response');
+  return { taskUri, status: res.status };
+}

@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const peers = '/work/shared/peers';
+export const mockups = join(peers, 'dmtf-redfish-mockups');
+
+export interface Logged {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+}
+
+export interface TestServer {
+  url: string;
+  requests: Logged[];
+  close(): Promise<void>;
+}
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, path: string) => void | Promise<void>;
+
+/** A loopback HTTP(S) server that logs every request and hands it to `handler`. */
+export async function serve(handler: Handler, tls?: { key: string; cert: string }): Promise<TestServer> {
+  const requests: Logged[] = [];
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    requests.push({ method: req.method ?? 'GET', path, headers: req.headers });
+    Promise.resolve(handler(req, res, path)).catch((err: unknown) => {
+      if (!res.headersSent) json(res, 500, { error: { message: String(err) } });
+    });
+  };
+  const server: Server = tls ? createHttps({ key: tls.key, cert: tls.cert }, listener) : createHttp(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export function json(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/**
+ * Serves a Redfish capture read-only. `root` is the folder that holds /redfish/v1's
+ * index.json: the mockup folder itself (short form) or <extract>/redfish/v1 (long form).
+ */
+export function staticRedfish(root: string): Handler {
+  return (req, res, path) => {
+    const trimmed = path.replace(/\/+$/, '');
+    if (req.method !== 'GET' || !(trimmed === '/redfish/v1' || trimmed.startsWith('/redfish/v1/'))) return json(res, 405, { error: { message: 'read-only' } });
+    const rel = decodeURIComponent(trimmed.slice('/redfish/v1'.length));
+    if (rel.split('/').includes('..')) return json(res, 400);
+    const file = join(root, rel, 'index.json');
+    if (!existsSync(file)) return json(res, 404, { error: { message: `no ${trimmed}` } });
+    const text = readFileSync(file);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': text.length });
+    res.end(text);
+  };
+}
+
+/** Extracts the GH200 capture (long form) into a temp dir; returns its /redfish/v1 folder and a cleanup. */
+export function extractGh200(): { root: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-gh200-'));
+  execFileSync('tar', ['-xzf', join(peers, 'nvidia-bmc-mock-captures', 'gh200.tar.gz'), '-C', dir]);
+  return { root: join(dir, 'redfish', 'v1'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const credentials = { username: 'admin', password: 'secret-pw' };
