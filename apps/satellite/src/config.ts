@@ -27,11 +27,24 @@ export const SatelliteConfig = z
       .object({
         connectTimeoutMs: z.number().int().min(100).default(10_000),
         requestTimeoutMs: z.number().int().min(100).default(30_000),
+        uploadTimeoutMs: z.number().int().min(1000).default(600_000),
         /** How often a settling device is polled. */
         pollIntervalMs: z.number().int().min(10).default(2_000),
+        /**
+         * basic: credentials on each call (one client per activity, so no session to
+         * manage); session: one SessionService session per client.
+         */
+        auth: z.enum(['basic', 'session']).default('basic'),
+        /** In-flight Redfish requests across all of this site's BMCs. */
+        siteConcurrency: z.number().int().min(1).max(10_000).default(256),
+        /** Verified against the system store unless a site CA, a pin or `insecure` says otherwise. */
+        tls: z
+          .object({ caFile: z.string().min(1).optional(), pinnedSha256: z.string().regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint').optional(), insecure: z.boolean().default(false) })
+          .strict()
+          .default({ insecure: false }),
       })
       .strict()
-      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, pollIntervalMs: 2_000 }),
+      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, uploadTimeoutMs: 600_000, pollIntervalMs: 2_000, auth: 'basic', siteConcurrency: 256, tls: { insecure: false } }),
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

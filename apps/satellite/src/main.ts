@@ -4,6 +4,7 @@ import { Counter } from 'prom-client';
 import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
+import { SiteLimiter } from '@fleet/redfish';
 import { createPowerActivities } from './activities/power.js';
 import { SatelliteConfig } from './config.js';
 import { createSecretStore } from './secrets/index.js';
@@ -34,8 +35,15 @@ const worker = await Worker.create({
       secrets: createSecretStore(config.secrets, process.env),
       log,
       pollIntervalMs: config.redfish.pollIntervalMs,
-      connectTimeoutMs: config.redfish.connectTimeoutMs,
-      requestTimeoutMs: config.redfish.requestTimeoutMs,
+      redfish: {
+        auth: config.redfish.auth,
+        connectTimeoutMs: config.redfish.connectTimeoutMs,
+        requestTimeoutMs: config.redfish.requestTimeoutMs,
+        uploadTimeoutMs: config.redfish.uploadTimeoutMs,
+        siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
+        tls: config.redfish.tls,
+        logger: log,
+      },
       onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
     }),
   },

@@ -23,7 +23,7 @@ describe('setDevicePower activity', () => {
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
-  const activities = createPowerActivities({ secrets, log: pino({ level: 'silent' }), pollIntervalMs: 20, connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+  const activities = createPowerActivities({ secrets, log: pino({ level: 'silent' }), pollIntervalMs: 20, redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 } });
   const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({ deviceId: `dev-${id}`, nodeType: 'compute_gb200_nvidia', bmcUrl: sim.bmcUrl(id), credentialRef });
   type PowerInput = Parameters<typeof activities.setDevicePower>[0];
   const run = (env: MockActivityEnvironment, input: PowerInput) =>

@@ -7,9 +7,8 @@ export function createRedfishComputeTray(nodeType: string) {
     const client = new RedfishClient({
       baseUrl: ctx.target.bmcUrl,
       credentials: ctx.credentials,
+      ...ctx.redfish,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(ctx.connectTimeoutMs ? { connectTimeoutMs: ctx.connectTimeoutMs } : {}),
-      ...(ctx.requestTimeoutMs ? { requestTimeoutMs: ctx.requestTimeoutMs } : {}),
     });
     return {
       nodeType,

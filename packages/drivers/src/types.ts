@@ -1,16 +1,22 @@
 import type { BmcTarget, PowerState, RedfishResetType } from '@fleet/domain';
+import type { RedfishClientOptions } from '@fleet/redfish';
 
 export interface BmcCredentials {
   username: string;
   password: string;
 }
 
+/** How a site reaches its BMCs: auth mode, TLS policy, timeouts and the site-wide cap. */
+export type RedfishTransport = Pick<
+  RedfishClientOptions,
+  'auth' | 'tls' | 'siteLimiter' | 'logger' | 'connectTimeoutMs' | 'requestTimeoutMs' | 'uploadTimeoutMs' | 'maxAttempts'
+>;
+
 export interface DriverContext {
   target: BmcTarget;
   credentials: BmcCredentials;
   signal?: AbortSignal;
-  connectTimeoutMs?: number;
-  requestTimeoutMs?: number;
+  redfish?: RedfishTransport;
 }
 
 /** What every node kind with a host power domain offers. */

@@ -9,7 +9,7 @@ import {
   type PowerAction,
   type PowerState,
 } from '@fleet/domain';
-import { powerDriverFor } from '@fleet/drivers';
+import { powerDriverFor, type RedfishTransport } from '@fleet/drivers';
 import type { SecretStore } from '../secrets/index.js';
 import { toActivityFailure } from './failures.js';
 
@@ -17,8 +17,7 @@ export interface PowerActivityDeps {
   secrets: SecretStore;
   log: Logger;
   pollIntervalMs: number;
-  connectTimeoutMs: number;
-  requestTimeoutMs: number;
+  redfish: RedfishTransport;
   onReset?: (nodeType: string, action: PowerAction) => void;
 }
 
@@ -48,8 +47,7 @@ export function createPowerActivities(deps: PowerActivityDeps): PowerActivities 
           throw toActivityFailure(err, target.deviceId);
         }),
         signal: ctx.cancellationSignal,
-        connectTimeoutMs: deps.connectTimeoutMs,
-        requestTimeoutMs: deps.requestTimeoutMs,
+        redfish: deps.redfish,
       });
       try {
         let state = await driver.powerState();
