@@ -24,7 +24,7 @@ function findTests(dir: string, out: string[] = []): string[] {
 }
 
 const filters = process.argv.slice(2);
-const files = ['packages', 'apps', 'workflows', 'test']
+const files = ['packages', 'apps', 'workflows', 'tools', 'test']
   .flatMap((d) => findTests(join(root, d)))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();

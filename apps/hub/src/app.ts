@@ -7,8 +7,11 @@ import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { deviceRoutes } from './routes/devices.routes.js';
+import { issueRoutes } from './routes/issues.routes.js';
 import { jobRoutes } from './routes/jobs.routes.js';
+import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
+import { ApiDoc } from './route.js';
 import type { ViewContext } from './views.js';
 
 export interface HubDeps {
@@ -52,8 +55,13 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   registerAuth(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));
-  siteRoutes(app, deps.db);
-  deviceRoutes(app, deps.db, deps.views);
-  jobRoutes(app, deps.db, deps.views);
+  const doc = new ApiDoc();
+  siteRoutes(app, doc, deps.db);
+  rackRoutes(app, doc, deps.db);
+  deviceRoutes(app, doc, deps.db, deps.views);
+  issueRoutes(app, doc, deps.db);
+  jobRoutes(app, doc, deps.db, deps.views);
+  const openapi = doc.document();
+  app.get('/openapi.json', async () => openapi);
   return app;
 }

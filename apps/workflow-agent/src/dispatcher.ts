@@ -89,12 +89,14 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
   if (!job.deviceId || !job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'device job without device or site');
   const device = await getDevice(db, job.deviceId);
   if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+  const input = devicePowerInput(job, device, config.power);
+  if (Array.isArray(input)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${input.join(', ')} in the inventory`);
   try {
     metrics.temporalCalls.inc({ op: 'start' });
     await client.workflow.start<typeof devicePower>(workflowTypeFor['device.power'], {
       workflowId: job.id,
       taskQueue: siteTaskQueue(job.siteId),
-      args: [devicePowerInput(job, device, config.power)],
+      args: [input],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       typedSearchAttributes: [
         { key: saJobKind, value: job.kind },

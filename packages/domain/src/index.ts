@@ -6,3 +6,4 @@ export * from './naming.js';
 export * from './contracts.js';
 export { jobMemoKey } from './workflow-safe.js';
 export * from './node-types.js';
+export * from './operability.js';

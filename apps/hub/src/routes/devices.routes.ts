@@ -1,15 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getDevice, getSite, insertDevice, listDevices, type Db } from '@fleet/db';
-import { NodeType, PowerAction } from '@fleet/domain';
+import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDevices, listInventoryIssues, type Db } from '@fleet/db';
+import { lifecycleStates, missingForOperation, NodeType, PowerAction, PowerState } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
+import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
-import { parse } from '../validation.js';
-import { deviceView, jobView, type ViewContext } from '../views.js';
+import { deviceDetailView, deviceView, jobView, type ViewContext } from '../views.js';
 
 const uuid = z.string().uuid('must be a UUID');
+const IdParam = z.object({ id: uuid }).strict();
 
 const NewDevice = z
   .object({
@@ -23,59 +24,134 @@ const NewDevice = z
 
 const PowerBody = z.object({ action: PowerAction }).strict();
 
+const sorts = ['name', '-name', 'created_at', '-created_at'] as const;
+
 const DeviceQuery = z
-  .object({ limit: limitSchema, cursor: z.string().optional(), site_id: repeated(z.string().min(1)) })
+  .object({
+    limit: limitSchema,
+    cursor: z.string().optional(),
+    sort: z.enum(sorts).default('name'),
+    site_id: repeated(z.string().min(1)),
+    rack_id: repeated(uuid),
+    role: repeated(z.string().min(1)),
+    vendor: repeated(z.string().min(1)),
+    model: repeated(z.string().min(1)),
+    node_type: repeated(NodeType),
+    lifecycle_state: repeated(z.enum(lifecycleStates)),
+    power_state: repeated(PowerState),
+    firmware_version: repeated(z.string().min(1)),
+  })
   .strict();
 
-export function deviceRoutes(app: FastifyInstance, db: Db, views: ViewContext): void {
-  app.get('/v1/devices', { config: { role: 'viewer' } }, async (request) => {
-    const q = parse(DeviceQuery, request.query, 'query');
-    const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid]));
-    const rows = await listDevices(db, { limit: q.limit + 1, ...(after ? { after: { name: after[0], id: after[1] } } : {}), ...(q.site_id ? { siteId: q.site_id } : {}) });
-    const page = rows.slice(0, q.limit);
-    const last = page[page.length - 1];
-    return { items: page.map(deviceView), next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.id]) : null };
-  });
-
-  app.get('/v1/devices/:id', { config: { role: 'viewer' } }, async (request) => {
-    const id = parse(uuid, (request.params as { id: string }).id, 'path.id');
-    const device = await getDevice(db, id);
-    if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
-    return deviceView(device);
-  });
-
-  app.post('/v1/devices', { config: { role: 'admin' } }, async (request, reply) => {
-    const body = parse(NewDevice, request.body, 'body');
-    if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
-    const device = await db
-      .transaction(async (tx) => {
-        const row = await insertDevice(tx, {
-          name: body.name,
-          siteId: body.site_id,
-          nodeType: body.node_type,
-          bmcUrl: body.bmc_url,
-          credentialRef: body.credential_ref,
-        });
-        await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
-        return row;
-      })
-      .catch((err: { cause?: { code?: string } }) => {
-        if (err.cause?.code === '23505') throw new ApiError('ALREADY_EXISTS', `a device named ${body.name} already exists`, [{ field: 'body.name', issue: 'taken' }]);
-        throw err;
+export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'GET',
+      url: '/v1/devices',
+      tag: 'inventory',
+      summary: 'List devices: filters (repeat a parameter for OR), keyset pagination, sort on indexed fields',
+      role: 'viewer',
+      query: DeviceQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400],
+    },
+    async ({ query: q }) => {
+      const byName = q.sort.endsWith('name');
+      const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
+      if (after && after[2] !== q.sort) throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
+      const rows = await listDevices(db, {
+        limit: q.limit + 1,
+        sort: byName ? 'name' : 'created_at',
+        descending: q.sort.startsWith('-'),
+        filters: {
+          siteId: q.site_id,
+          rackId: q.rack_id,
+          role: q.role,
+          vendor: q.vendor,
+          model: q.model,
+          nodeType: q.node_type,
+          lifecycleState: q.lifecycle_state,
+          powerState: q.power_state,
+          firmwareVersion: q.firmware_version,
+        },
+        ...(after ? { after: { value: byName ? after[0] : new Date(after[0]), id: after[1] } } : {}),
       });
-    return reply.status(201).header('location', `/v1/devices/${device.id}`).send(deviceView(device));
-  });
+      const page = rows.slice(0, q.limit);
+      const last = page[page.length - 1];
+      const sync = await getSyncState(db, 'netbox');
+      return {
+        items: page.map((d) => deviceView(d, sync)),
+        next_cursor: rows.length > q.limit && last ? encodeCursor([byName ? last.name : last.createdAt.toISOString(), last.id, q.sort]) : null,
+      };
+    },
+  );
 
-  app.post('/v1/devices/:id/power', { config: { role: 'operator' } }, async (request, reply) => {
-    const id = parse(uuid, (request.params as { id: string }).id, 'path.id');
-    const body = parse(PowerBody, request.body, 'body');
-    const device = await getDevice(db, id);
-    if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
-    const { job } = await createJob(db, request, {
-      job: { kind: 'device.power', deviceId: device.id, siteId: device.siteId, params: { action: body.action } },
-      action: 'device.power',
-      target: `device/${device.id}`,
-    });
-    return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
-  });
+  defineRoute(
+    app,
+    doc,
+    { method: 'GET', url: '/v1/devices/:id', tag: 'inventory', summary: 'A device with interfaces, addresses, sync provenance and inventory issues', role: 'viewer', params: IdParam, success: [200, 'The device'], errors: [400, 404] },
+    async ({ params }) => {
+      const device = await getDevice(db, params.id);
+      if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
+      const [net, issues, sync] = await Promise.all([
+        deviceNetwork(db, device.id),
+        listInventoryIssues(db, { deviceId: [device.id], limit: 100 }),
+        getSyncState(db, 'netbox'),
+      ]);
+      return deviceDetailView(device, net, issues, sync);
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    { method: 'POST', url: '/v1/devices', tag: 'inventory', summary: 'Register a device by hand (NetBox-synced devices appear on their own)', role: 'admin', body: NewDevice, success: [201, 'The device'], errors: [400, 409] },
+    async ({ request, reply, body }) => {
+      if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
+      const device = await db
+        .transaction(async (tx) => {
+          const row = await insertDevice(tx, { name: body.name, siteId: body.site_id, nodeType: body.node_type, bmcUrl: body.bmc_url, credentialRef: body.credential_ref });
+          await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
+          return row;
+        })
+        .catch((err: { cause?: { code?: string } }) => {
+          if (err.cause?.code === '23505') throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [{ field: 'body.name', issue: 'taken' }]);
+          throw err;
+        });
+      return reply.status(201).header('location', `/v1/devices/${device.id}`).send(deviceView(device));
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/power',
+      tag: 'power',
+      summary: 'Power action on one device (intent): 202 with the job; Idempotency-Key honoured',
+      role: 'operator',
+      params: IdParam,
+      body: PowerBody,
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const device = await getDevice(db, params.id);
+      if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
+      if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+      const missing = missingForOperation(device);
+      if (missing.length) {
+        throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`);
+      }
+      const { job } = await createJob(db, request, {
+        job: { kind: 'device.power', deviceId: device.id, siteId: device.siteId, params: { action: body.action } },
+        action: 'device.power',
+        target: `device/${device.id}`,
+      });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
 }

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getSite, insertSite, listSites, type Db } from '@fleet/db';
+import { getSite, getSyncState, insertSite, listRacks, listSites, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
-import { parse } from '../validation.js';
-import { siteView } from '../views.js';
+import { repeated } from '../pagination.js';
+import { defineRoute, type ApiDoc } from '../route.js';
+import { rackView, siteView, syncView } from '../views.js';
 
 const NewSite = z
   .object({
@@ -12,25 +13,42 @@ const NewSite = z
     name: z.string().min(1).max(200),
   })
   .strict();
+const IdParam = z.object({ id: z.string().min(1) }).strict();
 
-export function siteRoutes(app: FastifyInstance, db: Db): void {
-  app.get('/v1/sites', { config: { role: 'viewer' } }, async () => ({ items: (await listSites(db)).map(siteView), next_cursor: null }));
-
-  app.get('/v1/sites/:id', { config: { role: 'viewer' } }, async (request) => {
-    const { id } = request.params as { id: string };
-    const site = await getSite(db, id);
-    if (!site) throw new ApiError('NOT_FOUND', `site ${id} does not exist`);
-    return siteView(site);
+export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
+  defineRoute(app, doc, { method: 'GET', url: '/v1/sites', tag: 'inventory', summary: 'List sites, with the freshness of the NetBox mirror', role: 'viewer', success: [200, 'Sites'] }, async () => {
+    const sync = await getSyncState(db, 'netbox');
+    return { items: (await listSites(db)).map((s) => siteView(s, sync)), next_cursor: null, sync: syncView(sync) };
   });
 
-  app.post('/v1/sites', { config: { role: 'admin' } }, async (request, reply) => {
-    const body = parse(NewSite, request.body, 'body');
-    if (await getSite(db, body.id)) throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [{ field: 'body.id', issue: 'taken' }]);
-    const site = await db.transaction(async (tx) => {
-      const row = await insertSite(tx, body);
-      await auditAccepted(tx, request, 201, { action: 'site.create', target: `site/${row.id}` });
-      return row;
-    });
-    return reply.status(201).header('location', `/v1/sites/${site.id}`).send(siteView(site));
+  defineRoute(app, doc, { method: 'GET', url: '/v1/sites/:id', tag: 'inventory', summary: 'One site', role: 'viewer', params: IdParam, success: [200, 'The site'], errors: [404] }, async ({ params }) => {
+    const site = await getSite(db, params.id);
+    if (!site) throw new ApiError('NOT_FOUND', `site ${params.id} does not exist`);
+    return siteView(site, await getSyncState(db, 'netbox'));
   });
+
+  defineRoute(
+    app,
+    doc,
+    { method: 'POST', url: '/v1/sites', tag: 'inventory', summary: 'Register a site by hand (NetBox-synced sites appear on their own)', role: 'admin', body: NewSite, success: [201, 'The site'], errors: [400, 409] },
+    async ({ request, reply, body }) => {
+      if (await getSite(db, body.id)) throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [{ field: 'body.id', issue: 'taken' }]);
+      const site = await db.transaction(async (tx) => {
+        const row = await insertSite(tx, body);
+        await auditAccepted(tx, request, 201, { action: 'site.create', target: `site/${row.id}` });
+        return row;
+      });
+      return reply.status(201).header('location', `/v1/sites/${site.id}`).send(siteView(site));
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    { method: 'GET', url: '/v1/racks', tag: 'inventory', summary: 'List racks', role: 'viewer', query: z.object({ site_id: repeated(z.string().min(1)) }).strict(), success: [200, 'Racks'], errors: [400] },
+    async ({ query }) => {
+      const sync = await getSyncState(db, 'netbox');
+      return { items: (await listRacks(db, query.site_id)).map((r) => rackView(r, sync)), next_cursor: null };
+    },
+  );
 }

@@ -1,33 +1,181 @@
-import { index, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigserial, boolean, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsz, updatedAt } from './_columns.js';
 
+/**
+ * Inventory mirrors NetBox (the source of truth): every synced row keeps its NetBox id
+ * (upsert key), NetBox's last_updated, and when we last saw it. Devices registered
+ * through the API (no NetBox id) live beside synced ones.
+ */
+const provenance = () => ({
+  netboxId: integer('netbox_id').unique(),
+  netboxLastUpdated: tsz('netbox_last_updated'),
+  lastSyncedAt: tsz('last_synced_at'),
+});
+
 export const sites = pgTable('sites', {
-  /** Short stable slug; the satellite task queue is `site-<id>`. */
+  /** Short stable slug (NetBox's site slug); the satellite task queue is `site-<id>`. */
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  status: text('status'),
+  ...provenance(),
+  /** Set when the site disappeared from NetBox; kept because jobs and audit refer to it. */
+  deletedAt: tsz('deleted_at'),
   createdAt: createdAt(),
 });
+
+export const racks = pgTable(
+  'racks',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    siteId: text('site_id')
+      .notNull()
+      .references(() => sites.id),
+    name: text('name').notNull(),
+    /** gb200_nvl72 | gb300_nvl72 | vr_nvl72, from the NetBox rack type; null if unknown. */
+    rackType: text('rack_type'),
+    status: text('status'),
+    uHeight: integer('u_height').notNull().default(48),
+    serial: text('serial'),
+    ...provenance(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('racks_site_id_idx').on(t.siteId), uniqueIndex('racks_site_id_name_unique').on(t.siteId, t.name)],
+);
 
 export const devices = pgTable(
   'devices',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    name: text('name').notNull().unique(),
+    /** Unique within a site, as in NetBox. */
+    name: text('name').notNull(),
     siteId: text('site_id')
       .notNull()
       .references(() => sites.id),
-    nodeType: text('node_type').notNull(),
-    bmcUrl: text('bmc_url').notNull(),
+    rackId: uuid('rack_id').references(() => racks.id, { onDelete: 'set null' }),
+    /** Lowest U the device occupies; null when not racked. */
+    position: numeric('position', { mode: 'number' }),
+    face: text('face'),
+    uHeight: numeric('u_height', { mode: 'number' }),
+    role: text('role'),
+    vendor: text('vendor'),
+    model: text('model'),
+    platform: text('platform'),
+    serial: text('serial'),
+    /** NetBox device status (active, planned, staged, failed, offline, ...); unknown values kept as-is. */
+    lifecycleState: text('lifecycle_state').notNull().default('active'),
+    /** RMS node type; null when the inventory descriptor matches no driver. */
+    nodeType: text('node_type'),
+    managementProfile: text('management_profile'),
+    /** Null when the inventory gives no BMC address: such a device cannot be operated. */
+    bmcUrl: text('bmc_url'),
     /** A reference the site's satellite resolves in its own secret store; never a secret. */
-    credentialRef: text('credential_ref').notNull(),
+    credentialRef: text('credential_ref'),
+    firmwareVersion: text('firmware_version'),
     powerState: text('power_state').notNull().default('Unknown'),
     powerStateAt: tsz('power_state_at'),
+    /** NetBox id of the device's out-of-band (BMC) IP address, when NetBox names one. */
+    oobIpNetboxId: integer('oob_ip_netbox_id'),
+    ...provenance(),
+    /** Set when the device disappeared from NetBox; kept because jobs and audit refer to it. */
+    deletedAt: tsz('deleted_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('devices_site_id_idx').on(t.siteId)],
+  (t) => [
+    uniqueIndex('devices_site_id_name_unique').on(t.siteId, t.name),
+    index('devices_site_id_idx').on(t.siteId),
+    index('devices_rack_id_idx').on(t.rackId),
+    index('devices_role_idx').on(t.role),
+    index('devices_vendor_idx').on(t.vendor),
+    index('devices_model_idx').on(t.model),
+    index('devices_node_type_idx').on(t.nodeType),
+    index('devices_lifecycle_state_idx').on(t.lifecycleState),
+    index('devices_power_state_idx').on(t.powerState),
+    index('devices_firmware_version_idx').on(t.firmwareVersion),
+    index('devices_created_at_id_idx').on(t.createdAt, t.id),
+    index('devices_name_id_idx').on(t.name, t.id),
+  ],
 );
 
+export const interfaces = pgTable(
+  'interfaces',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    deviceId: uuid('device_id')
+      .notNull()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    type: text('type'),
+    macAddress: text('mac_address'),
+    mgmtOnly: boolean('mgmt_only').notNull().default(false),
+    enabled: boolean('enabled').notNull().default(true),
+    ...provenance(),
+  },
+  (t) => [index('interfaces_device_id_idx').on(t.deviceId)],
+);
+
+export const ipAddresses = pgTable(
+  'ip_addresses',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** CIDR as NetBox writes it, e.g. 10.1.2.3/24. */
+    address: text('address').notNull(),
+    status: text('status'),
+    dnsName: text('dns_name'),
+    interfaceId: uuid('interface_id').references(() => interfaces.id, { onDelete: 'set null' }),
+    deviceId: uuid('device_id').references(() => devices.id, { onDelete: 'set null' }),
+    ...provenance(),
+  },
+  (t) => [index('ip_addresses_interface_id_idx').on(t.interfaceId), index('ip_addresses_device_id_idx').on(t.deviceId), index('ip_addresses_address_idx').on(t.address)],
+);
+
+/**
+ * Real-world data that a sync could not use as-is (no BMC address, unknown type, an
+ * IP on two devices...). The sync goes on; the API shows these until they are fixed.
+ */
+export const inventoryIssues = pgTable(
+  'inventory_issues',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** e.g. dcim.device */
+    objectType: text('object_type').notNull(),
+    netboxId: integer('netbox_id').notNull(),
+    deviceId: uuid('device_id').references(() => devices.id, { onDelete: 'cascade' }),
+    code: text('code').notNull(),
+    message: text('message').notNull(),
+    firstSeenAt: timestamp('first_seen_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    resolvedAt: tsz('resolved_at'),
+  },
+  (t) => [
+    uniqueIndex('inventory_issues_open_unique').on(t.objectType, t.netboxId, t.code).where(sql`${t.resolvedAt} is null`),
+    index('inventory_issues_device_id_idx').on(t.deviceId),
+  ],
+);
+
+/** One row per sync scope (e.g. `netbox`): watermarks, health and staleness. */
+export const syncState = pgTable('sync_state', {
+  scope: text('scope').primaryKey(),
+  /** Highest NetBox last_updated applied; incremental syncs start a little before it. */
+  watermark: tsz('watermark'),
+  /** Time up to which the NetBox change log (deletions) has been applied. */
+  changeWatermark: tsz('change_watermark'),
+  lastFullSyncAt: tsz('last_full_sync_at'),
+  lastSuccessAt: tsz('last_success_at'),
+  lastAttemptAt: tsz('last_attempt_at'),
+  lastError: text('last_error'),
+  stale: boolean('stale').notNull().default(true),
+  sourceUrl: text('source_url'),
+  counts: jsonb('counts').$type<Record<string, number>>(),
+});
+
 export type Site = typeof sites.$inferSelect;
+export type Rack = typeof racks.$inferSelect;
 export type Device = typeof devices.$inferSelect;
 export type NewDevice = typeof devices.$inferInsert;
+export type Interface = typeof interfaces.$inferSelect;
+export type IpAddress = typeof ipAddresses.$inferSelect;
+export type InventoryIssue = typeof inventoryIssues.$inferSelect;
+export type SyncState = typeof syncState.$inferSelect;

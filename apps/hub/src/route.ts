@@ -1,0 +1,116 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Role } from '@fleet/domain';
+import { parse } from './validation.js';
+
+type Schema = z.ZodType | undefined;
+type Infer<S extends Schema> = S extends z.ZodType ? z.infer<S> : undefined;
+
+export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  summary: string;
+  tag: string;
+  /** Least role needed; absent means public. */
+  role?: Role;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status and what it carries. */
+  success: [number, string];
+  errors?: number[];
+}
+
+export interface RouteContext<Q extends Schema, B extends Schema, P extends Schema> {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  params: Infer<P>;
+  query: Infer<Q>;
+  body: Infer<B>;
+}
+
+const errorBody = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } } },
+      },
+    },
+  },
+};
+
+const statusText: Record<number, string> = {
+  400: 'Invalid argument (details name the fields)',
+  401: 'Missing or unknown bearer token',
+  403: 'Role too low for this action',
+  404: 'Not found',
+  409: 'Conflict or failed precondition',
+};
+
+const jsonSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
+
+/** Collects the OpenAPI document from the same zod schemas that validate requests. */
+export class ApiDoc {
+  readonly paths: Record<string, Record<string, unknown>> = {};
+
+  add(def: RouteDef<Schema, Schema, Schema>): void {
+    const path = def.url.replace(/:(\w+)/g, '{$1}');
+    const parameters: unknown[] = [];
+    for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
+      if (!(schema instanceof z.ZodObject)) continue;
+      for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: jsonSchema(field) });
+      }
+    }
+    const responses: Record<string, unknown> = { [def.success[0]]: { description: def.success[1] } };
+    for (const code of [...(def.role ? [401, 403] : []), ...(def.errors ?? [])]) {
+      responses[code] = { description: statusText[code] ?? 'Error', content: { 'application/json': { schema: errorBody } } };
+    }
+    (this.paths[path] ??= {})[def.method.toLowerCase()] = {
+      summary: def.summary,
+      tags: [def.tag],
+      operationId: `${def.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/\/(\w)/g, (_, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '')}`,
+      ...(def.role ? { security: [{ bearer: [] }], 'x-fleet-role': def.role } : {}),
+      ...(parameters.length ? { parameters } : {}),
+      ...(def.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } } } : {}),
+      responses,
+    };
+  }
+
+  document(): unknown {
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Fleet hub API', version: '1', description: 'Reads the hub projection; mutations record intents and answer 202 with a job.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      paths: this.paths,
+    };
+  }
+}
+
+/** Registers a route whose params, query and body are parsed (400 naming each bad field) and documented. */
+export function defineRoute<Q extends Schema = undefined, B extends Schema = undefined, P extends Schema = undefined>(
+  app: FastifyInstance,
+  doc: ApiDoc,
+  def: RouteDef<Q, B, P>,
+  handler: (ctx: RouteContext<Q, B, P>) => Promise<unknown>,
+): void {
+  doc.add(def as RouteDef<Schema, Schema, Schema>);
+  app.route({
+    method: def.method,
+    url: def.url,
+    ...(def.role ? { config: { role: def.role } } : {}),
+    handler: async (request, reply) =>
+      handler({
+        request,
+        reply,
+        params: (def.params ? parse(def.params, request.params, 'path') : undefined) as Infer<P>,
+        query: (def.query ? parse(def.query, request.query ?? {}, 'query') : undefined) as Infer<Q>,
+        body: (def.body ? parse(def.body, request.body, 'body') : undefined) as Infer<B>,
+      }),
+  });
+}

@@ -1,0 +1,103 @@
+import type { DeviceRow, InterfaceRow, IpRow, RackRow, SiteRow } from '@fleet/db';
+import { nodeTypeFor, type NodeRole, type ProductFamily, type RackType } from '@fleet/domain';
+import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbRack, NbSite } from './netbox-types.js';
+
+/** NetBox objects → mirror rows. Pure, so odd real-world data is easy to test. */
+export function siteRow(s: NbSite): SiteRow {
+  return { netboxId: s.id, slug: s.slug, name: s.name, status: s.status?.value ?? null, netboxLastUpdated: s.last_updated };
+}
+
+export function rackTypeFrom(text: string | undefined | null): RackType | null {
+  const t = (text ?? '').toLowerCase();
+  if (/gb300/.test(t)) return 'gb300_nvl72';
+  if (/gb200/.test(t)) return 'gb200_nvl72';
+  if (/vr[-_ ]?nvl72|vera ?rubin/.test(t)) return 'vr_nvl72';
+  return null;
+}
+
+export function rackRow(r: NbRack): RackRow {
+  return {
+    netboxId: r.id,
+    siteSlug: r.site.slug ?? '',
+    name: r.name,
+    rackType: rackTypeFrom(r.rack_type?.slug ?? r.rack_type?.model),
+    status: r.status?.value ?? null,
+    uHeight: r.u_height,
+    serial: r.serial || null,
+    netboxLastUpdated: r.last_updated,
+  };
+}
+
+function roleOf(slug: string | undefined): NodeRole | null {
+  if (!slug) return null;
+  if (/power/.test(slug)) return 'power_shelf';
+  if (/switch/.test(slug)) return 'switch';
+  if (/compute/.test(slug)) return 'compute';
+  return null;
+}
+
+function familyOf(text: string): ProductFamily | null {
+  const t = text.toLowerCase();
+  if (/gb300/.test(t)) return 'gb300';
+  if (/gb200/.test(t)) return 'gb200';
+  if (/vr[-_ ]?nvl72|vrnvl72/.test(t)) return 'vrnvl72';
+  return null;
+}
+
+const vendorAliases: Record<string, string> = { 'lite-on': 'liteon', liteon: 'liteon', nvidia: 'nvidia', delta: 'delta', 'delta-electronics': 'delta' };
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
+
+export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): DeviceRow {
+  const type = types.get(d.device_type.id);
+  const vendorSlug = type?.manufacturer.slug ?? d.device_type.manufacturer?.slug ?? null;
+  const vendor = vendorSlug ? (vendorAliases[vendorSlug] ?? vendorSlug) : null;
+  const model = type?.model ?? d.device_type.model ?? null;
+  const role = roleOf(d.role?.slug);
+  const family = familyOf(`${model ?? ''} ${type?.slug ?? ''}`);
+  return {
+    netboxId: d.id,
+    siteSlug: d.site.slug ?? '',
+    rackNetboxId: d.rack?.id ?? null,
+    // NetBox allows unnamed devices; the mirror needs a name unique within the site.
+    name: d.name ?? `netbox-device-${d.id}`,
+    position: d.position,
+    face: d.face?.value ?? null,
+    uHeight: type?.u_height ?? null,
+    role: d.role?.slug ?? null,
+    vendor,
+    model,
+    platform: d.platform?.slug ?? null,
+    serial: d.serial || null,
+    lifecycleState: d.status?.value ?? 'active',
+    nodeType: role && vendor && family ? nodeTypeFor({ role, vendor, productFamily: family }) : null,
+    managementProfile: text(d.custom_fields['fleet_management_profile']),
+    credentialRef: text(d.custom_fields['fleet_credential_ref']),
+    oobIpNetboxId: d.oob_ip?.id ?? null,
+    netboxLastUpdated: d.last_updated,
+  };
+}
+
+export function interfaceRow(i: NbInterface): InterfaceRow {
+  return {
+    netboxId: i.id,
+    deviceNetboxId: i.device.id,
+    name: i.name,
+    type: i.type?.value ?? null,
+    macAddress: i.primary_mac_address?.mac_address ?? i.mac_address ?? null,
+    mgmtOnly: i.mgmt_only,
+    enabled: i.enabled,
+    netboxLastUpdated: i.last_updated,
+  };
+}
+
+export function ipRow(a: NbIpAddress): IpRow {
+  return {
+    netboxId: a.id,
+    address: a.address,
+    status: a.status?.value ?? null,
+    dnsName: a.dns_name || null,
+    interfaceNetboxId: a.assigned_object_type === 'dcim.interface' ? a.assigned_object_id : null,
+    netboxLastUpdated: a.last_updated,
+  };
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bmcUrlFor } from '@fleet/domain';
+import { deviceRow, rackTypeFrom } from '../src/mapping.js';
+import type { NbDevice, NbDeviceType } from '../src/netbox-types.js';
+
+const types = new Map<number, NbDeviceType>([
+  [1, { id: 1, model: 'GB200 NVL72 Compute Tray', slug: 'compute-gb200-nvidia', u_height: 1, manufacturer: { id: 1, slug: 'nvidia' }, last_updated: '' }],
+  [2, { id: 2, model: 'GB300 NVL72 Power Shelf (LITE-ON)', slug: 'powershelf-gb300-liteon', u_height: 1, manufacturer: { id: 2, slug: 'lite-on' }, last_updated: '' }],
+  [3, { id: 3, model: 'Toaster 3000', slug: 'toaster', u_height: 2, manufacturer: { id: 3, slug: 'acme' }, last_updated: '' }],
+]);
+
+const device = (over: Partial<NbDevice>): NbDevice => ({
+  id: 7,
+  name: 'ct01',
+  device_type: { id: 1 },
+  role: { id: 1, slug: 'compute-tray' },
+  platform: null,
+  serial: 'SN1',
+  site: { id: 1, slug: 'ams1' },
+  rack: { id: 3 },
+  position: 43,
+  face: { value: 'front' },
+  status: { value: 'active' },
+  oob_ip: { id: 99 },
+  custom_fields: { fleet_management_profile: 'redfish-http:8443', fleet_credential_ref: 'bmc/default' },
+  last_updated: '2026-12-01T10:00:00.123456Z',
+  ...over,
+});
+
+describe('NetBox → mirror mapping', () => {
+  it('derives the RMS node type from role, vendor and product family', () => {
+    assert.equal(deviceRow(device({}), types).nodeType, 'compute_gb200_nvidia');
+    const shelf = deviceRow(device({ device_type: { id: 2 }, role: { id: 2, slug: 'power-shelf' } }), types);
+    assert.equal(shelf.nodeType, 'powershelf_gb300_liteon');
+    assert.equal(shelf.vendor, 'liteon', 'manufacturer slug aliases are normalised');
+  });
+
+  it('keeps what it cannot classify, with a null node type (an inventory issue), instead of failing', () => {
+    const odd = deviceRow(device({ device_type: { id: 3 }, role: { id: 9, slug: 'toaster' }, name: null, status: { value: 'burn-in' }, custom_fields: {} }), types);
+    assert.equal(odd.nodeType, null);
+    assert.equal(odd.name, 'netbox-device-7');
+    assert.equal(odd.lifecycleState, 'burn-in', 'unknown NetBox status values are kept');
+    assert.equal(odd.credentialRef, null);
+    assert.equal(odd.uHeight, 2);
+  });
+
+  it('reads rack families from rack types', () => {
+    assert.equal(rackTypeFrom('gb300-nvl72'), 'gb300_nvl72');
+    assert.equal(rackTypeFrom('GB200 NVL72'), 'gb200_nvl72');
+    assert.equal(rackTypeFrom('vr-nvl72'), 'vr_nvl72');
+    assert.equal(rackTypeFrom(null), null);
+  });
+
+  it('builds BMC URLs from management profiles, and refuses unreadable ones', () => {
+    assert.equal(bmcUrlFor(null, '10.0.0.5'), 'https://10.0.0.5');
+    assert.equal(bmcUrlFor('redfish', '10.0.0.5'), 'https://10.0.0.5');
+    assert.equal(bmcUrlFor('redfish-http:8443', '127.20.0.1'), 'http://127.20.0.1:8443');
+    assert.equal(bmcUrlFor('redfish-https:9443', 'fd00::5'), 'https://[fd00::5]:9443');
+    assert.equal(bmcUrlFor('ipmi', '10.0.0.5'), null);
+  });
+});

@@ -1,0 +1,253 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../client.js';
+import { syncState, type SyncState } from '../schema/index.js';
+
+/**
+ * Writes for the NetBox agent: batched upserts keyed by NetBox id (one statement per
+ * page, rows passed as one JSON parameter), deletions, BMC endpoints and the
+ * inventory-issue reconciliation.
+ */
+export interface SiteRow {
+  netboxId: number;
+  slug: string;
+  name: string;
+  status: string | null;
+  netboxLastUpdated: string;
+}
+export interface RackRow {
+  netboxId: number;
+  siteSlug: string;
+  name: string;
+  rackType: string | null;
+  status: string | null;
+  uHeight: number;
+  serial: string | null;
+  netboxLastUpdated: string;
+}
+export interface DeviceRow {
+  netboxId: number;
+  siteSlug: string;
+  rackNetboxId: number | null;
+  name: string;
+  position: number | null;
+  face: string | null;
+  uHeight: number | null;
+  role: string | null;
+  vendor: string | null;
+  model: string | null;
+  platform: string | null;
+  serial: string | null;
+  lifecycleState: string;
+  nodeType: string | null;
+  managementProfile: string | null;
+  credentialRef: string | null;
+  oobIpNetboxId: number | null;
+  netboxLastUpdated: string;
+}
+export interface InterfaceRow {
+  netboxId: number;
+  deviceNetboxId: number;
+  name: string;
+  type: string | null;
+  macAddress: string | null;
+  mgmtOnly: boolean;
+  enabled: boolean;
+  netboxLastUpdated: string;
+}
+export interface IpRow {
+  netboxId: number;
+  address: string;
+  status: string | null;
+  dnsName: string | null;
+  interfaceNetboxId: number | null;
+  netboxLastUpdated: string;
+}
+
+const json = (rows: unknown[]) => JSON.stringify(rows);
+
+export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<void> {
+  if (!rows.length) return;
+  await db.execute(sql`
+    insert into sites (id, name, status, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+    select r."slug", r."name", r."status", r."netboxId", r."netboxLastUpdated", now(), null
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("slug" text, "name" text, "status" text, "netboxId" int, "netboxLastUpdated" timestamptz)
+    on conflict (id) do update set name = excluded.name, status = excluded.status, netbox_id = excluded.netbox_id,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null`);
+}
+
+export async function upsertRacks(db: DbOrTx, rows: RackRow[]): Promise<void> {
+  if (!rows.length) return;
+  await db.execute(sql`
+    insert into racks (site_id, name, rack_type, status, u_height, serial, netbox_id, netbox_last_updated, last_synced_at)
+    select r."siteSlug", r."name", r."rackType", r."status", r."uHeight", r."serial", r."netboxId", r."netboxLastUpdated", now()
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("siteSlug" text, "name" text, "rackType" text, "status" text, "uHeight" int, "serial" text, "netboxId" int, "netboxLastUpdated" timestamptz)
+    join sites s on s.id = r."siteSlug"
+    on conflict (netbox_id) do update set site_id = excluded.site_id, name = excluded.name, rack_type = excluded.rack_type,
+      status = excluded.status, u_height = excluded.u_height, serial = excluded.serial,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), updated_at = now()`);
+}
+
+/** Returns the NetBox ids that were written (a device whose site is unknown is skipped). */
+export async function upsertDevices(db: DbOrTx, rows: DeviceRow[]): Promise<number[]> {
+  if (!rows.length) return [];
+  const res = await db.execute<{ netbox_id: number }>(sql`
+    insert into devices (name, site_id, rack_id, position, face, u_height, role, vendor, model, platform, serial,
+      lifecycle_state, node_type, management_profile, credential_ref, oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+    select r."name", r."siteSlug", rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform", r."serial",
+      r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteSlug" text, "rackNetboxId" int, "position" numeric, "face" text,
+      "uHeight" numeric, "role" text, "vendor" text, "model" text, "platform" text, "serial" text, "lifecycleState" text,
+      "nodeType" text, "managementProfile" text, "credentialRef" text, "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
+    join sites s on s.id = r."siteSlug"
+    left join racks rk on rk.netbox_id = r."rackNetboxId"
+    on conflict (netbox_id) do update set name = excluded.name, site_id = excluded.site_id, rack_id = excluded.rack_id,
+      position = excluded.position, face = excluded.face, u_height = excluded.u_height, role = excluded.role,
+      vendor = excluded.vendor, model = excluded.model, platform = excluded.platform, serial = excluded.serial,
+      lifecycle_state = excluded.lifecycle_state, node_type = excluded.node_type, management_profile = excluded.management_profile,
+      credential_ref = excluded.credential_ref, oob_ip_netbox_id = excluded.oob_ip_netbox_id,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null, updated_at = now()
+    returning netbox_id`);
+  return res.rows.map((r) => Number(r.netbox_id));
+}
+
+export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promise<void> {
+  if (!rows.length) return;
+  await db.execute(sql`
+    insert into interfaces (device_id, name, type, mac_address, mgmt_only, enabled, netbox_id, netbox_last_updated, last_synced_at)
+    select d.id, r."name", r."type", r."macAddress", r."mgmtOnly", r."enabled", r."netboxId", r."netboxLastUpdated", now()
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("deviceNetboxId" int, "name" text, "type" text, "macAddress" text,
+      "mgmtOnly" boolean, "enabled" boolean, "netboxId" int, "netboxLastUpdated" timestamptz)
+    join devices d on d.netbox_id = r."deviceNetboxId"
+    on conflict (netbox_id) do update set device_id = excluded.device_id, name = excluded.name, type = excluded.type,
+      mac_address = excluded.mac_address, mgmt_only = excluded.mgmt_only, enabled = excluded.enabled,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()`);
+}
+
+/** Only addresses on an interface of a device we mirror are kept; others are out of scope. */
+export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<void> {
+  if (!rows.length) return;
+  await db.execute(sql`
+    insert into ip_addresses (address, status, dns_name, interface_id, device_id, netbox_id, netbox_last_updated, last_synced_at)
+    select r."address", r."status", r."dnsName", i.id, i.device_id, r."netboxId", r."netboxLastUpdated", now()
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("address" text, "status" text, "dnsName" text, "interfaceNetboxId" int,
+      "netboxId" int, "netboxLastUpdated" timestamptz)
+    join interfaces i on i.netbox_id = r."interfaceNetboxId"
+    on conflict (netbox_id) do update set address = excluded.address, status = excluded.status, dns_name = excluded.dns_name,
+      interface_id = excluded.interface_id, device_id = excluded.device_id,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()`);
+}
+
+export type NetboxKind = 'site' | 'rack' | 'device' | 'interface' | 'ip';
+const tables: Record<NetboxKind, string> = { site: 'sites', rack: 'racks', device: 'devices', interface: 'interfaces', ip: 'ip_addresses' };
+const softDeleted = new Set<NetboxKind>(['site', 'device']);
+
+/**
+ * Removes objects NetBox deleted. Sites and devices are kept, marked deleted (jobs and
+ * audit rows refer to them); racks, interfaces and addresses go.
+ */
+export async function deleteByNetboxIds(db: DbOrTx, kind: NetboxKind, ids: number[]): Promise<number> {
+  if (!ids.length) return 0;
+  const table = sql.raw(tables[kind]);
+  const res = softDeleted.has(kind)
+    ? await db.execute(sql`update ${table} set deleted_at = now() where netbox_id = any(${`{${ids.join(',')}}`}::int[]) and deleted_at is null`)
+    : await db.execute(sql`delete from ${table} where netbox_id = any(${`{${ids.join(',')}}`}::int[])`);
+  return res.rowCount ?? 0;
+}
+
+/**
+ * Full reconcile: everything synced from NetBox that NetBox no longer has, within the
+ * configured sites when the mirror is limited to some.
+ */
+export async function deleteMissing(db: DbOrTx, kind: NetboxKind, present: number[], siteIds?: string[]): Promise<number> {
+  const table = sql.raw(tables[kind]);
+  const keep = `{${present.join(',')}}`;
+  let inScope = sql``;
+  if (siteIds?.length) {
+    const sites = `{${siteIds.join(',')}}`;
+    inScope =
+      kind === 'site'
+        ? sql` and id = any(${sites}::text[])`
+        : kind === 'rack' || kind === 'device'
+          ? sql` and site_id = any(${sites}::text[])`
+          : sql` and device_id in (select id from devices where site_id = any(${sites}::text[]))`;
+  }
+  const res = softDeleted.has(kind)
+    ? await db.execute(sql`update ${table} set deleted_at = now() where netbox_id is not null and deleted_at is null and not (netbox_id = any(${keep}::int[]))${inScope}`)
+    : await db.execute(sql`delete from ${table} where netbox_id is not null and not (netbox_id = any(${keep}::int[]))${inScope}`);
+  return res.rowCount ?? 0;
+}
+
+/** Each synced device's candidate BMC addresses: its OOB IP, else IPs on management interfaces. */
+export async function bmcCandidates(db: DbOrTx): Promise<{ deviceId: string; profile: string | null; addresses: string[]; duplicated: boolean }[]> {
+  const res = await db.execute<{ device_id: string; profile: string | null; addresses: string[] | null; duplicated: boolean }>(sql`
+    with host as (select id, device_id, interface_id, netbox_id, split_part(address, '/', 1) as ip from ip_addresses),
+    dup as (select ip from host where device_id is not null group by ip having count(distinct device_id) > 1)
+    select d.id as device_id, d.management_profile as profile,
+      coalesce(
+        (select array_agg(h.ip) from host h where h.netbox_id = d.oob_ip_netbox_id),
+        (select array_agg(h.ip order by h.ip) from host h join interfaces i on i.id = h.interface_id where i.device_id = d.id and i.mgmt_only)
+      ) as addresses,
+      exists (select 1 from host h join dup on dup.ip = h.ip where h.device_id = d.id) as duplicated
+    from devices d where d.netbox_id is not null and d.deleted_at is null`);
+  return res.rows.map((r) => ({ deviceId: r.device_id, profile: r.profile, addresses: r.addresses ?? [], duplicated: r.duplicated }));
+}
+
+export async function setBmcUrls(db: DbOrTx, rows: { deviceId: string; bmcUrl: string | null }[]): Promise<void> {
+  if (!rows.length) return;
+  await db.execute(sql`
+    update devices d set bmc_url = r."bmcUrl", updated_at = now()
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("deviceId" uuid, "bmcUrl" text)
+    where d.id = r."deviceId" and d.bmc_url is distinct from r."bmcUrl"`);
+}
+
+/**
+ * Recomputes open inventory issues from the mirror as it now is: new problems are
+ * opened, problems still there are touched, fixed ones are resolved.
+ */
+export async function refreshInventoryIssues(db: DbOrTx): Promise<{ open: number }> {
+  await db.execute(sql`
+    with found as (
+      select 'dcim.device' as object_type, d.netbox_id, d.id as device_id, 'missing_bmc_address' as code,
+             'no BMC address: NetBox gives the device no OOB IP and no IP on a management-only interface' as message
+        from devices d where d.netbox_id is not null and d.deleted_at is null and d.bmc_url is null
+          and not exists (select 1 from ip_addresses a where a.device_id = d.id)
+      union all
+      select 'dcim.device', d.netbox_id, d.id, 'duplicate_ip',
+             'BMC address ' || split_part(a.address, '/', 1) || ' is also assigned to another device; the device is not operated until NetBox is fixed'
+        from devices d join ip_addresses a on a.device_id = d.id
+        where d.netbox_id is not null and d.deleted_at is null
+          and exists (select 1 from ip_addresses b where split_part(b.address, '/', 1) = split_part(a.address, '/', 1) and b.device_id is not null and b.device_id <> d.id)
+      union all
+      select 'dcim.device', d.netbox_id, d.id, 'unknown_node_type',
+             'no driver for role ' || coalesce(d.role, '?') || ', vendor ' || coalesce(d.vendor, '?') || ', model ' || coalesce(d.model, '?')
+        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is null
+      union all
+      select 'dcim.device', d.netbox_id, d.id, 'missing_credential_ref', 'custom field fleet_credential_ref is empty'
+        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is not null and d.credential_ref is null
+      union all
+      select 'dcim.device', d.netbox_id, d.id, 'invalid_management_profile',
+             'custom field fleet_management_profile is ' || d.management_profile || '; expected redfish, redfish-https:<port> or redfish-http:<port>'
+        from devices d where d.netbox_id is not null and d.deleted_at is null
+          and d.management_profile is not null and d.management_profile !~ '^redfish(-https?(:[0-9]{1,5})?)?$'
+    ),
+    distinct_found as (select distinct on (object_type, netbox_id, code) * from found),
+    opened as (
+      insert into inventory_issues (object_type, netbox_id, device_id, code, message)
+      select object_type, netbox_id, device_id, code, message from distinct_found
+      on conflict (object_type, netbox_id, code) where resolved_at is null
+      do update set last_seen_at = now(), message = excluded.message, device_id = excluded.device_id
+      returning id)
+    update inventory_issues i set resolved_at = now()
+    where i.resolved_at is null and i.id not in (select id from opened)`);
+  const open = await db.execute<{ n: number }>(sql`select count(*)::int as n from inventory_issues where resolved_at is null`);
+  return { open: Number(open.rows[0]?.n ?? 0) };
+}
+
+export async function getOrCreateSyncState(db: DbOrTx, scope: string): Promise<SyncState> {
+  await db.insert(syncState).values({ scope }).onConflictDoNothing();
+  return (await db.query.syncState.findFirst({ where: sql`${syncState.scope} = ${scope}` }))!;
+}
+
+export async function updateSyncState(db: DbOrTx, scope: string, patch: Partial<Omit<SyncState, 'scope'>>): Promise<void> {
+  await db.update(syncState).set(patch).where(sql`${syncState.scope} = ${scope}`);
+}

@@ -1,0 +1,47 @@
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { planFleet, simulatorProfile } from './layout.js';
+import { NetboxWriter, writeFleet } from './netbox-writer.js';
+
+// Creates NVL72 sites in NetBox and writes the matching simulator config.
+// Usage: tsx tools/fleetgen/main.ts --netbox URL --token-file F --sites 1 --racks 2
+//        --first-address 127.20.0.1 --bmc-port 8443 --bmc-password-file P --simulator-config out.json
+const { values } = parseArgs({
+  options: {
+    netbox: { type: 'string' },
+    'token-file': { type: 'string' },
+    sites: { type: 'string', default: '1' },
+    racks: { type: 'string', default: '1' },
+    'rack-types': { type: 'string', default: 'gb200_nvl72,gb300_nvl72' },
+    'first-address': { type: 'string', default: '127.20.0.1' },
+    'bmc-port': { type: 'string', default: '8443' },
+    'bmc-password-file': { type: 'string' },
+    'credential-ref': { type: 'string', default: 'bmc/default' },
+    'simulator-config': { type: 'string' },
+    'site-prefix': { type: 'string', default: 'site' },
+  },
+});
+if (!values.netbox || !values['token-file']) {
+  console.error('usage: main.ts --netbox URL --token-file FILE [--sites N --racks N --simulator-config out.json ...]');
+  process.exit(2);
+}
+const { readFileSync } = await import('node:fs');
+const fleet = planFleet({
+  sites: Number(values.sites),
+  racksPerSite: Number(values.racks),
+  rackTypes: values['rack-types']!.split(',') as ('gb200_nvl72' | 'gb300_nvl72')[],
+  firstAddress: values['first-address']!,
+  sitePrefix: values['site-prefix']!,
+});
+const port = Number(values['bmc-port']);
+const writer = new NetboxWriter(values.netbox, readFileSync(values['token-file'], 'utf8').trim());
+const started = Date.now();
+const written = await writeFleet(writer, fleet, { managementProfile: `redfish-http:${port}`, credentialRef: values['credential-ref']! });
+if (values['simulator-config']) {
+  const password = values['bmc-password-file'] ? readFileSync(values['bmc-password-file'], 'utf8').trim() : 'change-me';
+  writeFileSync(
+    values['simulator-config'],
+    JSON.stringify({ timeScale: 0.1, admin: { port: 0 }, bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port, username: 'admin', password, profile: simulatorProfile(d) })) }, null, 2),
+  );
+}
+console.log(JSON.stringify({ sites: fleet.sites.length, racks: fleet.racks.length, devices: written.deviceIds.size, netbox_requests: written.requests, seconds: (Date.now() - started) / 1000 }));

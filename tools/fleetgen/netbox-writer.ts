@@ -1,0 +1,138 @@
+import type { Fleet, PlannedDevice } from './layout.js';
+
+/**
+ * Writes a planned fleet into NetBox through its REST API, in bulk (a list body
+ * creates many objects in one request). Reference objects (manufacturers, roles,
+ * device and rack types, custom fields) are created only when missing.
+ */
+export class NetboxWriter {
+  requests = 0;
+  private readonly auth: string;
+
+  constructor(
+    private readonly baseUrl: string,
+    token: string,
+    private readonly batch = 250,
+  ) {
+    this.auth = token.startsWith('nbt_') ? `Bearer ${token}` : `Token ${token}`;
+  }
+
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    this.requests++;
+    const res = await fetch(new URL(path, this.baseUrl), {
+      method,
+      headers: { authorization: this.auth, 'content-type': 'application/json', accept: 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`NetBox ${method} ${path}: ${res.status} ${text.slice(0, 500)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async bulk<T extends { id: number }>(method: 'POST' | 'PATCH', path: string, items: unknown[]): Promise<T[]> {
+    const out: T[] = [];
+    for (let i = 0; i < items.length; i += this.batch) out.push(...(await this.call<T[]>(method, path, items.slice(i, i + this.batch))));
+    return out;
+  }
+
+  /** Finds an object by a filter, or creates it. */
+  async ensure(path: string, filter: Record<string, string>, create: Record<string, unknown>): Promise<{ id: number }> {
+    const found = await this.call<{ results: { id: number }[] }>('GET', `${path}?${new URLSearchParams(filter)}`);
+    if (found.results[0]) return found.results[0];
+    return this.call<{ id: number }>('POST', path, create);
+  }
+}
+
+const deviceTypeSpecs = [
+  { key: 'compute-gb200-nvidia', model: 'GB200 NVL72 Compute Tray', manufacturer: 'nvidia' },
+  { key: 'compute-gb300-nvidia', model: 'GB300 NVL72 Compute Tray', manufacturer: 'nvidia' },
+  { key: 'switch-gb200-nvidia', model: 'GB200 NVL72 NVLink Switch Tray', manufacturer: 'nvidia' },
+  { key: 'switch-gb300-nvidia', model: 'GB300 NVL72 NVLink Switch Tray', manufacturer: 'nvidia' },
+  { key: 'powershelf-gb200-liteon', model: 'GB200 NVL72 Power Shelf (LITE-ON)', manufacturer: 'liteon' },
+  { key: 'powershelf-gb200-delta', model: 'GB200 NVL72 Power Shelf (Delta)', manufacturer: 'delta' },
+  { key: 'powershelf-gb300-liteon', model: 'GB300 NVL72 Power Shelf (LITE-ON)', manufacturer: 'liteon' },
+  { key: 'powershelf-gb300-delta', model: 'GB300 NVL72 Power Shelf (Delta)', manufacturer: 'delta' },
+];
+const roleFor = { compute: 'compute-tray', switch: 'nvlink-switch-tray', powershelf: 'power-shelf' } as const;
+
+export interface WriteOptions {
+  /** fleet_management_profile of every device, e.g. redfish-http:8443 for simulated BMCs. */
+  managementProfile: string;
+  credentialRef: string;
+}
+
+export interface WrittenFleet {
+  deviceIds: Map<string, number>;
+  requests: number;
+}
+
+export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptions): Promise<WrittenFleet> {
+  const manufacturers = new Map<string, number>();
+  for (const [slug, name] of [['nvidia', 'NVIDIA'], ['liteon', 'LITE-ON'], ['delta', 'Delta Electronics']] as const) {
+    manufacturers.set(slug, (await w.ensure('/api/dcim/manufacturers/', { slug }, { name, slug })).id);
+  }
+  const roles = new Map<string, number>();
+  for (const [slug, name, color] of [['compute-tray', 'Compute tray', '4caf50'], ['nvlink-switch-tray', 'NVLink switch tray', '2196f3'], ['power-shelf', 'Power shelf', 'ff9800']] as const) {
+    roles.set(slug, (await w.ensure('/api/dcim/device-roles/', { slug }, { name, slug, color })).id);
+  }
+  const types = new Map<string, number>();
+  for (const t of deviceTypeSpecs) {
+    types.set(t.key, (await w.ensure('/api/dcim/device-types/', { slug: t.key }, { model: t.model, slug: t.key, manufacturer: manufacturers.get(t.manufacturer), u_height: 1, is_full_depth: true })).id);
+  }
+  const rackTypes = new Map<string, number>();
+  for (const [key, model] of [['gb200_nvl72', 'GB200 NVL72'], ['gb300_nvl72', 'GB300 NVL72']] as const) {
+    const slug = key.replace('_', '-');
+    rackTypes.set(key, (await w.ensure('/api/dcim/rack-types/', { slug }, { manufacturer: manufacturers.get('nvidia'), model, slug, form_factor: '4-post-cabinet', width: 19, u_height: 48 })).id);
+  }
+  for (const [name, label] of [['fleet_management_profile', 'Fleet management profile'], ['fleet_credential_ref', 'Fleet credential reference']] as const) {
+    await w.ensure('/api/extras/custom-fields/', { name }, { name, label, type: 'text', object_types: ['dcim.device'] });
+  }
+
+  const existingSites = new Map((await w.call<{ results: { id: number; slug: string }[] }>('GET', '/api/dcim/sites/?limit=1000')).results.map((s) => [s.slug, s.id]));
+  const newSites = fleet.sites.filter((s) => !existingSites.has(s.slug));
+  for (const s of await w.bulk<{ id: number; slug: string }>('POST', '/api/dcim/sites/', newSites.map((s) => ({ name: s.name, slug: s.slug, status: 'active' })))) existingSites.set(s.slug, s.id);
+
+  const rackIds = new Map<string, number>();
+  const racks = await w.bulk<{ id: number; name: string; site: { id: number } }>(
+    'POST',
+    '/api/dcim/racks/',
+    fleet.racks.map((r) => ({ name: r.name, site: existingSites.get(r.site), status: 'active', rack_type: rackTypes.get(r.type), u_height: 48, width: 19 })),
+  );
+  racks.forEach((r, i) => rackIds.set(`${fleet.racks[i]!.site}/${fleet.racks[i]!.name}`, r.id));
+
+  const devices = await w.bulk<{ id: number; name: string }>(
+    'POST',
+    '/api/dcim/devices/',
+    fleet.devices.map((d: PlannedDevice) => ({
+      name: d.name,
+      site: existingSites.get(d.site),
+      rack: rackIds.get(`${d.site}/${d.rack}`),
+      position: d.position,
+      face: 'front',
+      role: roles.get(roleFor[d.kind]),
+      device_type: types.get(`${d.kind}-${d.family}-${d.vendor}`),
+      serial: d.serial,
+      status: 'active',
+      custom_fields: { fleet_management_profile: opts.managementProfile, fleet_credential_ref: opts.credentialRef },
+    })),
+  );
+  const deviceIds = new Map(devices.map((d) => [d.name, d.id]));
+  const ifaces = await w.bulk<{ id: number }>(
+    'POST',
+    '/api/dcim/interfaces/',
+    fleet.devices.map((d) => ({ device: deviceIds.get(d.name), name: 'bmc', type: '1000base-t', mgmt_only: true })),
+  );
+  const macs = await w.bulk<{ id: number }>(
+    'POST',
+    '/api/dcim/mac-addresses/',
+    fleet.devices.map((d, i) => ({ mac_address: d.mac, assigned_object_type: 'dcim.interface', assigned_object_id: ifaces[i]!.id })),
+  );
+  await w.bulk('PATCH', '/api/dcim/interfaces/', ifaces.map((iface, i) => ({ id: iface.id, primary_mac_address: macs[i]!.id })));
+  const ips = await w.bulk<{ id: number }>(
+    'POST',
+    '/api/ipam/ip-addresses/',
+    fleet.devices.map((d, i) => ({ address: `${d.ip}/32`, status: 'active', assigned_object_type: 'dcim.interface', assigned_object_id: ifaces[i]!.id })),
+  );
+  await w.bulk('PATCH', '/api/dcim/devices/', fleet.devices.map((d, i) => ({ id: deviceIds.get(d.name), oob_ip: ips[i]!.id })));
+  return { deviceIds, requests: w.requests };
+}
