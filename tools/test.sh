@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything, then type-checks, lints and runs the whole test suite
-# (unit, Postgres, Temporal dev server and end-to-end across real processes).
+# (unit, Postgres, Temporal dev server and end-to-end across real processes),
+# and the Redfish conformance run against the simulator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install.sh
 export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
 pnpm typecheck
 pnpm lint
+# Third-party Redfish tools (DMTF validators, sushy) judge the simulator.
+bash tools/redfish-conformance.sh
 pnpm test

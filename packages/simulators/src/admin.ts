@@ -1,10 +1,21 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Faults } from './redfish/faults.js';
 import type { RedfishSimulator } from './redfish/server.js';
 
 /**
- * The simulator's own control API (not Redfish): tests and the demo read request
- * logs and power states here, to assert what the control plane did to the hardware.
+ * The simulator's own control API (not Redfish): tests and the demo read request logs and
+ * power states here, and switch faults on and off, to assert what the control plane did to
+ * the hardware and how it copes when the hardware misbehaves.
+ *
+ *   GET    /bmcs                      {items:[{id,url,powerState}]}
+ *   GET    /bmcs/:id                  {id,url,powerState,profile,rebooting,faults}
+ *   GET    /bmcs/:id/requests         {items:[{at,method,path,status,body?}]} (last 1,000)
+ *   DELETE /bmcs/:id/requests         clear the log
+ *   GET    /bmcs/:id/faults           current faults
+ *   PUT    /bmcs/:id/faults           replace faults (body: Faults, {} clears)
+ *   DELETE /bmcs/:id/faults           clear faults
+ *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}]}
  */
 export async function startAdminServer(
   sim: RedfishSimulator,
@@ -12,27 +23,73 @@ export async function startAdminServer(
   host: string,
   port: number,
 ): Promise<{ port: number; close(): Promise<void> }> {
+  const known = new Set(ids);
   const server: Server = createServer((req, res) => {
-    const send = (status: number, body: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
-    try {
-      if (req.method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
-        return send(200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState })) });
-      }
-      if (parts[0] === 'bmcs' && parts[1] && ids.includes(parts[1])) {
-        const bmc = sim.bmc(parts[1]);
-        if (req.method === 'GET' && parts.length === 2) return send(200, { id: parts[1], url: sim.bmcUrl(parts[1]), powerState: bmc.powerState });
-        if (req.method === 'GET' && parts[2] === 'requests') return send(200, { items: bmc.log });
-      }
-      send(404, { error: `no route ${req.method} ${req.url}` });
-    } catch (err) {
-      send(500, { error: (err as Error).message });
-    }
+    const send = (status: number, body?: unknown) => {
+      if (body === undefined) return res.writeHead(status).end();
+      return res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    handle(req)
+      .then(([status, body]) => send(status, body))
+      .catch((err: unknown) => send(500, { error: (err as Error).message }));
   });
+
+  async function handle(req: IncomingMessage): Promise<[number, unknown?]> {
+    const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
+      return [200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState })) }];
+    }
+    const id = parts[1];
+    if (parts[0] !== 'bmcs' || !id || !known.has(id)) return [404, { error: `no route ${method} ${req.url}` }];
+    const bmc = sim.bmc(id);
+    const sub = parts.length === 3 ? parts[2] : parts.length === 2 ? '' : undefined;
+    if (sub === '' && method === 'GET') {
+      return [200, { id, url: sim.bmcUrl(id), powerState: bmc.powerState, profile: bmc.profile.id, rebooting: bmc.rebooting, faults: bmc.faults }];
+    }
+    if (sub === 'requests' && method === 'GET') return [200, { items: bmc.log }];
+    if (sub === 'requests' && method === 'DELETE') {
+      bmc.clearLog();
+      return [204];
+    }
+    if (sub === 'faults' && method === 'GET') return [200, bmc.faults];
+    if (sub === 'faults' && method === 'DELETE') {
+      bmc.setFaults({});
+      return [204];
+    }
+    if (sub === 'faults' && method === 'PUT') {
+      const parsed = Faults.safeParse(await readBody(req));
+      if (!parsed.success) return [400, { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }];
+      bmc.setFaults(parsed.data);
+      return [200, bmc.faults];
+    }
+    if (sub === 'firmware' && method === 'GET') {
+      return [200, { items: bmc.profile.firmware.map((f) => ({ id: f.id, version: bmc.firmware(f).version, ...(bmc.staged(f.id) ? { staged: bmc.staged(f.id)!.version } : {}) })) }];
+    }
+    return [404, { error: `no route ${method} ${req.url}` }];
+  }
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
   });
-  return { port: (server.address() as AddressInfo).port, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return text ? JSON.parse(text) : {};
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { LogConfig } from '@fleet/config';
+import { profileIds } from './redfish/profiles/index.js';
 
 const ipv4 = z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'must be a loopback IPv4 address (127.x.y.z)');
+
+/** What each simulated BMC pretends to be; `gb200-compute` when absent. */
+const Profile = z.enum(profileIds).optional();
+const SessionLimit = z.number().int().min(1).max(1024).optional();
 
 const Bmc = z
   .object({
@@ -11,6 +16,8 @@ const Bmc = z
     username: z.string().min(1),
     password: z.string().min(1),
     powerState: z.enum(['On', 'Off']).optional(),
+    profile: Profile,
+    sessionLimit: SessionLimit,
   })
   .strict();
 
@@ -23,13 +30,28 @@ const Generated = z
     port: z.number().int().min(1).max(65535),
     username: z.string().min(1),
     password: z.string().min(1),
+    profile: Profile,
+    sessionLimit: SessionLimit,
   })
+  .strict();
+
+/** Simulated durations in seconds (before timeScale); see Timings in redfish/bmc.ts. */
+const Timings = z
+  .object({
+    powerOnS: z.number().positive(),
+    gracefulShutdownS: z.number().positive(),
+    cycleOffS: z.number().positive(),
+    firmwareUpdateS: z.number().positive(),
+    bmcRebootS: z.number().positive(),
+  })
+  .partial()
   .strict();
 
 export const SimulatorConfig = z
   .object({
     log: LogConfig,
     timeScale: z.number().positive().max(100).default(1),
+    timings: Timings.optional(),
     admin: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535) }).strict(),
     bmcs: z.array(Bmc).default([]),
     generate: z.array(Generated).default([]),
@@ -46,7 +68,15 @@ export function expandBmcs(c: SimulatorConfig): z.infer<typeof Bmc>[] {
     for (let i = 0; i < g.count; i++) {
       const n = base + i;
       const address = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-      out.push({ id: `${g.idPrefix}${String(i + 1).padStart(4, '0')}`, address, port: g.port, username: g.username, password: g.password });
+      out.push({
+        id: `${g.idPrefix}${String(i + 1).padStart(4, '0')}`,
+        address,
+        port: g.port,
+        username: g.username,
+        password: g.password,
+        ...(g.profile ? { profile: g.profile } : {}),
+        ...(g.sessionLimit ? { sessionLimit: g.sessionLimit } : {}),
+      });
     }
   }
   return out;

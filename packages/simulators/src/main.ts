@@ -6,7 +6,7 @@ import { startRedfishSimulator } from './redfish/server.js';
 const config = loadConfig(SimulatorConfig, configPathFromArgs());
 const log = createLogger('redfish-simulator', config.log.level);
 const bmcs = expandBmcs(config);
-const sim = await startRedfishSimulator({ bmcs, timeScale: config.timeScale });
+const sim = await startRedfishSimulator({ bmcs, timeScale: config.timeScale, ...(config.timings ? { timings: config.timings } : {}) });
 const admin = await startAdminServer(sim, bmcs.map((b) => b.id), config.admin.host, config.admin.port);
 log.info({ bmcs: bmcs.length, adminPort: admin.port, timeScale: config.timeScale }, 'redfish simulator ready');
 

@@ -85,7 +85,7 @@ export async function listDevices(db: DbOrTx, q: DevicePageQuery): Promise<Devic
 
 export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack & { deviceCount: number })[]> {
   const rows = await db
-    .select({ rack: racks, deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = ${racks.id} and d.deleted_at is null)` })
+    .select({ rack: racks, deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = "racks"."id" and d.deleted_at is null)` })
     .from(racks)
     .where(siteIds?.length ? inArray(racks.siteId, siteIds) : undefined)
     .orderBy(asc(racks.siteId), asc(racks.name));

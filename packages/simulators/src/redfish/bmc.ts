@@ -1,4 +1,12 @@
 import type { PowerState } from '@fleet/domain';
+import type { Faults } from './faults.js';
+import { RequestLog, type LoggedRequest } from './request-log.js';
+import { SessionStore } from './sessions.js';
+import { TaskStore } from './tasks.js';
+import { profiles, type ProfileId } from './profiles/index.js';
+import type { FirmwareSpec, Profile } from './profiles/types.js';
+
+export type { LoggedRequest } from './request-log.js';
 
 export interface BmcSpec {
   id: string;
@@ -9,6 +17,12 @@ export interface BmcSpec {
   password: string;
   powerState?: 'On' | 'Off';
   serialNumber?: string;
+  /** What this BMC pretends to be; default `gb200-compute`. */
+  profile?: ProfileId;
+  /** Simultaneous Redfish sessions this BMC allows (real BMCs: 8 to 64). */
+  sessionLimit?: number;
+  /** Position of a compute tray in its rack (Oem.Nvidia.MNNVLinkTopology); derived from the id when absent. */
+  topology?: { chassisSerialNumber: string; traySlotNumber: number; traySlotIndex: number };
 }
 
 export interface Timings {
@@ -18,40 +32,123 @@ export interface Timings {
   gracefulShutdownS: number;
   /** Seconds the BMC keeps the tray off during a power cycle. */
   cycleOffS: number;
+  /** Seconds a firmware update task runs (nvfwupd examples: about ten minutes per tray bundle). */
+  firmwareUpdateS: number;
+  /** Seconds the BMC is unavailable (503) after Manager.Reset ("up to five minutes" on GB200). */
+  bmcRebootS: number;
 }
 
-export const defaultTimings: Timings = { powerOnS: 30, gracefulShutdownS: 20, cycleOffS: 5 };
+export const defaultTimings: Timings = { powerOnS: 30, gracefulShutdownS: 20, cycleOffS: 5, firmwareUpdateS: 600, bmcRebootS: 120 };
 
-export interface LoggedRequest {
-  at: string;
-  method: string;
-  path: string;
-  status: number;
-  body?: unknown;
-}
+export const DEFAULT_SESSION_LIMIT = 16;
 
 const resetTypes = ['On', 'ForceOn', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'] as const;
 export type ResetType = (typeof resetTypes)[number];
 export const isResetType = (v: unknown): v is ResetType => resetTypes.includes(v as ResetType);
 
+export interface FirmwareVersion {
+  version: string;
+  stamp: number;
+}
+
+const NO_FAULTS: Faults = Object.freeze({});
+const LOG_CAPACITY = 1000;
+
 /**
- * One simulated BMC: the host power state machine and the request log that
- * tests read to assert what was sent to the hardware.
+ * One simulated BMC: the host power state machine, BMC reboots, sessions, tasks, firmware
+ * state and the request log. Everything beyond the power state is allocated on first use so
+ * ten thousand idle BMCs stay small; resource bodies are built per request by the profile.
  */
 export class SimulatedBmc {
   powerState: PowerState;
-  readonly log: LoggedRequest[] = [];
   /** Tail of the per-BMC request chain: a BMC serves one request at a time. */
   queue: Promise<void> = Promise.resolve();
+  faults: Faults = NO_FAULTS;
+  readonly profile: Profile;
   private timer: NodeJS.Timeout | undefined;
+  private rebootTimer: NodeJS.Timeout | undefined;
+  private rebootUntilMs = 0;
+  private requestLog: RequestLog | undefined;
+  private sessionStore: SessionStore | undefined;
+  private taskStore: TaskStore | undefined;
+  private installed: Map<string, FirmwareVersion> | undefined;
+  private stagedVersions: Map<string, FirmwareVersion> | undefined;
+  private patched: Map<string, Record<string, unknown>> | undefined;
+  private hangWaiters: Set<() => void> | undefined;
+  private staleCleared = false;
 
   constructor(
     readonly spec: BmcSpec,
-    private readonly timings: Timings,
-    private readonly timeScale: number,
+    readonly timings: Timings,
+    readonly timeScale: number,
   ) {
-    this.powerState = spec.powerState ?? 'Off';
+    this.profile = profiles[spec.profile ?? 'gb200-compute'];
+    this.powerState = spec.powerState ?? this.profile.initialPower;
   }
+
+  get log(): LoggedRequest[] {
+    return this.requestLog?.toArray() ?? [];
+  }
+
+  record(entry: LoggedRequest): void {
+    (this.requestLog ??= new RequestLog(LOG_CAPACITY)).push(entry);
+  }
+
+  clearLog(): void {
+    this.requestLog = undefined;
+  }
+
+  get serialNumber(): string {
+    return this.spec.serialNumber ?? `SIM${this.spec.id.toUpperCase().replace(/[^A-Z0-9]/g, '')}`;
+  }
+
+  sessions(): SessionStore {
+    return (this.sessionStore ??= new SessionStore(this.spec.sessionLimit ?? DEFAULT_SESSION_LIMIT));
+  }
+
+  tasks(): TaskStore {
+    return (this.taskStore ??= new TaskStore());
+  }
+
+  /** Scales a simulated duration in seconds to timer milliseconds. */
+  ms(seconds: number): number {
+    return seconds * 1000 * this.timeScale;
+  }
+
+  // ---- firmware -------------------------------------------------------------------------
+
+  firmware(spec: FirmwareSpec): FirmwareVersion {
+    return this.installed?.get(spec.id) ?? { version: spec.version, stamp: spec.stamp };
+  }
+
+  staged(id: string): FirmwareVersion | undefined {
+    return this.stagedVersions?.get(id);
+  }
+
+  stage(id: string, v: FirmwareVersion): void {
+    (this.stagedVersions ??= new Map()).set(id, v);
+  }
+
+  /** Staged images become the running ones: called when the BMC or the host comes back from a reset. */
+  private activateStaged(): void {
+    if (!this.stagedVersions) return;
+    this.installed ??= new Map();
+    for (const [id, v] of this.stagedVersions) this.installed.set(id, v);
+    this.stagedVersions = undefined;
+  }
+
+  // ---- PATCHed properties ---------------------------------------------------------------
+
+  patches(path: string): Record<string, unknown> | undefined {
+    return this.patched?.get(path);
+  }
+
+  applyPatch(path: string, values: Record<string, unknown>): void {
+    this.patched ??= new Map();
+    this.patched.set(path, { ...this.patched.get(path), ...values });
+  }
+
+  // ---- host power -------------------------------------------------------------------------
 
   reset(type: ResetType): void {
     switch (type) {
@@ -82,8 +179,10 @@ export class SimulatedBmc {
     this.powerState = via;
     this.timer = setTimeout(() => {
       this.powerState = to;
+      // A host that comes up again runs whatever firmware was staged while it was down.
+      if (to === 'On') this.activateStaged();
       then?.();
-    }, seconds * 1000 * this.timeScale);
+    }, this.ms(seconds));
     this.timer.unref();
   }
 
@@ -92,7 +191,67 @@ export class SimulatedBmc {
     this.powerState = state;
   }
 
+  // ---- BMC reboot -------------------------------------------------------------------------
+
+  get rebooting(): boolean {
+    return this.rebootUntilMs > Date.now();
+  }
+
+  /** Seconds (simulated clock) until the BMC answers again, for Retry-After. */
+  get rebootRetryAfterS(): number {
+    return Math.max(1, Math.ceil((this.rebootUntilMs - Date.now()) / 1000 / this.timeScale));
+  }
+
+  /** Manager.Reset: sessions and running tasks are lost, staged firmware activates when it is back. */
+  rebootManager(): void {
+    this.rebootUntilMs = Date.now() + this.ms(this.timings.bmcRebootS);
+    this.sessionStore = undefined;
+    this.taskStore?.interruptAll();
+    clearTimeout(this.rebootTimer);
+    this.rebootTimer = setTimeout(() => {
+      this.rebootUntilMs = 0;
+      this.activateStaged();
+    }, this.ms(this.timings.bmcRebootS));
+    this.rebootTimer.unref();
+  }
+
+  // ---- faults -----------------------------------------------------------------------------
+
+  setFaults(faults: Faults): void {
+    this.faults = Object.keys(faults).length === 0 ? NO_FAULTS : faults;
+    this.staleCleared = false;
+    if (!faults.hang) this.releaseHung();
+  }
+
+  /** True while `path` is a stale link the client has not re-discovered yet. */
+  isStale(path: string): boolean {
+    return !this.staleCleared && (this.faults.staleLinks?.includes(path) ?? false);
+  }
+
+  /** Re-reading the service root is what re-discovery means; stale links work again afterwards. */
+  rediscovered(): void {
+    if (this.faults.staleLinks) this.staleCleared = true;
+  }
+
+  /** Resolves when the hang fault is cleared or the client gives up (`abandon`). */
+  async waitWhileHung(abandon: Promise<void>): Promise<void> {
+    let wake: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (wake = resolve));
+    (this.hangWaiters ??= new Set()).add(wake);
+    await Promise.race([abandon, released]);
+    this.hangWaiters?.delete(wake);
+  }
+
+  private releaseHung(): void {
+    if (!this.hangWaiters) return;
+    for (const wake of this.hangWaiters) wake();
+    this.hangWaiters = undefined;
+  }
+
   stop(): void {
     clearTimeout(this.timer);
+    clearTimeout(this.rebootTimer);
+    this.taskStore?.stop();
+    this.releaseHung();
   }
 }

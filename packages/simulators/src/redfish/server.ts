@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
-import { defaultTimings, isResetType, SimulatedBmc, type BmcSpec, type Timings } from './bmc.js';
-import { redfishError, type RedfishErrorReply } from './errors.js';
-import { serviceRoot, system, systemsCollection } from './resources.js';
+import { defaultTimings, SimulatedBmc, type BmcSpec, type Timings } from './bmc.js';
+import { isErrorReply, redfishError } from './errors.js';
+import { chance } from './faults.js';
+import { sleep, type Reply } from './http-util.js';
+import { route, type Exchange } from './router.js';
 
 export interface RedfishSimulatorOptions {
   bmcs: BmcSpec[];
@@ -15,16 +16,10 @@ export interface RedfishSimulatorOptions {
 export interface RedfishSimulator {
   bmc(id: string): SimulatedBmc;
   bmcUrl(id: string): string;
+  /** Every BMC id, in configuration order. */
+  ids(): string[];
   close(): Promise<void>;
 }
-
-interface Reply {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-const MAX_BODY = 1 << 20;
 
 /**
  * Many BMCs in one process. Each BMC listens on its own loopback address and port;
@@ -36,6 +31,7 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
   const byEndpoint = new Map<string, SimulatedBmc>();
   const byId = new Map<string, SimulatedBmc>();
   for (const spec of opts.bmcs) {
+    if (!/^127\./.test(spec.address)) throw new Error(`BMC ${spec.id}: ${spec.address} is not a loopback address`);
     const bmc = new SimulatedBmc(spec, timings, opts.timeScale ?? 1);
     byId.set(spec.id, bmc);
     byEndpoint.set(`${spec.address}:${spec.port}`, bmc);
@@ -54,32 +50,43 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
   http.keepAliveTimeout = 5_000;
 
   const listeners: NetServer[] = [];
-  const endpoints = [...new Set(opts.bmcs.map((b) => `${b.address}:${b.port}`))];
-  for (const ep of endpoints) {
-    const [address, port] = [ep.slice(0, ep.lastIndexOf(':')), Number(ep.slice(ep.lastIndexOf(':') + 1))];
-    const l = createNetServer((socket: Socket) => http.emit('connection', socket));
-    await new Promise<void>((resolve, reject) => {
-      l.once('error', reject);
-      l.listen({ host: address, port, backlog: 64 }, resolve);
-    });
-    listeners.push(l);
+  // Tracked here because sockets handed over with emit('connection') are not always known to http.
+  const sockets = new Set<Socket>();
+  const endpoints = [...byEndpoint.keys()];
+  try {
+    for (const ep of endpoints) {
+      const at = ep.lastIndexOf(':');
+      const l = createNetServer((socket: Socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+        http.emit('connection', socket);
+      });
+      await new Promise<void>((resolve, reject) => {
+        l.once('error', reject);
+        l.listen({ host: ep.slice(0, at), port: Number(ep.slice(at + 1)), backlog: 64 }, resolve);
+      });
+      listeners.push(l);
+    }
+  } catch (err) {
+    await Promise.all(listeners.map((l) => new Promise((r) => l.close(r))));
+    throw err;
   }
 
+  const get = (id: string) => {
+    const b = byId.get(id);
+    if (!b) throw new Error(`no simulated BMC ${id}`);
+    return b;
+  };
   return {
-    bmc: (id) => {
-      const b = byId.get(id);
-      if (!b) throw new Error(`no simulated BMC ${id}`);
-      return b;
-    },
-    bmcUrl: (id) => {
-      const b = byId.get(id);
-      if (!b) throw new Error(`no simulated BMC ${id}`);
-      return `http://${b.spec.address}:${b.spec.port}`;
-    },
+    bmc: get,
+    bmcUrl: (id) => `http://${get(id).spec.address}:${get(id).spec.port}`,
+    ids: () => [...byId.keys()],
     close: async () => {
       for (const b of byId.values()) b.stop();
-      await Promise.all(listeners.map((l) => new Promise((r) => l.close(r))));
-      http.closeAllConnections();
+      // Stop accepting first, then drop kept-alive sockets: a listener's close waits for them.
+      const closed = listeners.map((l) => new Promise((r) => l.close(r)));
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(closed);
       await new Promise((r) => http.close(r));
     },
   };
@@ -87,70 +94,83 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
 
 async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
-  let body: unknown;
-  let reply: Reply;
-  try {
-    body = await readJson(req);
-    reply = route(bmc, req, path, body);
-  } catch (err) {
-    reply = err as RedfishErrorReply;
-    if (typeof reply.status !== 'number') reply = redfishError(500, 'InternalError', String(err));
+  const method = req.method ?? 'GET';
+  const log = (status: number, logged?: unknown) =>
+    bmc.record({ at: new Date().toISOString(), method, path, status, ...(logged === undefined ? {} : { body: logged }) });
+
+  const f = bmc.faults;
+  if (f.latencyMs) await sleep(f.latencyMs);
+  if (f.hang) {
+    await bmc.waitWhileHung(new Promise((resolve) => req.socket.once('close', () => resolve())));
+    if (req.socket.destroyed) return log(0);
   }
-  bmc.log.push({ at: new Date().toISOString(), method: req.method ?? 'GET', path, status: reply.status, ...(body === undefined ? {} : { body }) });
-  const headers: Record<string, string> = { 'OData-Version': '4.0', ...reply.headers };
+  if (chance(f.resetRate)) {
+    req.socket.resetAndDestroy();
+    return log(0);
+  }
+
+  const x: Exchange = { bmc, req, path, method };
+  let reply: Reply;
+  const odataVersion = req.headers['odata-version'];
+  const unknownQuery = unsupportedQuery(req.url ?? '');
+  if (bmc.rebooting) {
+    const retry = String(bmc.rebootRetryAfterS);
+    reply = redfishError(503, 'ServiceTemporarilyUnavailable', [retry], { 'Retry-After': retry });
+  } else if (odataVersion !== undefined && odataVersion !== '4.0') {
+    // DSP0266 §8.1: an OData-Version the service does not support fails the request.
+    reply = redfishError(412, 'HeaderInvalid', ['OData-Version']);
+  } else if (unknownQuery) {
+    reply = redfishError(501, 'QueryParameterUnsupported', [unknownQuery]);
+  } else if (chance(f.errorRate)) {
+    const status = f.errorStatus ?? 500;
+    reply = status === 503 ? redfishError(503, 'ServiceTemporarilyUnavailable', ['5'], { 'Retry-After': '5' }) : redfishError(status, 'InternalError');
+  } else {
+    try {
+      reply = await route(x);
+    } catch (err) {
+      reply = isErrorReply(err) ? err : redfishError(500, 'InternalError');
+    }
+  }
+  log(reply.status, x.logged);
+  write(req, res, reply);
+}
+
+/** OData system query options the simulator accepts and ignores; any other $-parameter gets 501. */
+const KNOWN_QUERY = new Set(['$expand', '$select', '$filter', '$top', '$skip', '$levels', 'only', 'excerpt']);
+
+function unsupportedQuery(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  for (const key of new URLSearchParams(url.slice(q + 1)).keys()) if (key.startsWith('$') && !KNOWN_QUERY.has(key)) return key;
+  return undefined;
+}
+
+/** Link rel=describedby (DSP0266 §8.6.2) names the JSON schema of the resource's @odata.type. */
+function describedBy(body: unknown): string | undefined {
+  const type = (body as { '@odata.type'?: unknown } | undefined)?.['@odata.type'];
+  const m = typeof type === 'string' ? /^#(\w+)\.(v\d+_\d+_\d+\.)?\w+$/.exec(type) : null;
+  return m ? `<http://redfish.dmtf.org/schemas/v1/${m[1]}.${m[2] ?? ''}json>; rel=describedby` : undefined;
+}
+
+function write(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  // Whatever the handler did not read is discarded so the connection stays usable.
+  req.resume();
+  const headers: Record<string, string | number> = {
+    'OData-Version': '4.0',
+    'Cache-Control': 'no-cache',
+    ...reply.headers,
+  };
   if (reply.body === undefined) {
     res.writeHead(reply.status, headers).end();
     return;
   }
-  const text = JSON.stringify(reply.body);
-  res.writeHead(reply.status, { ...headers, 'Content-Type': 'application/json;charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function route(bmc: SimulatedBmc, req: IncomingMessage, path: string, body: unknown): Reply {
-  const method = req.method ?? 'GET';
-  if (path === '/redfish') return { status: 200, body: { v1: '/redfish/v1/' } };
-  if (path === '/redfish/v1' && method === 'GET') return { status: 200, body: serviceRoot(bmc) };
-  authenticate(bmc, req);
-  if (method === 'GET' && path === '/redfish/v1/Systems') return { status: 200, body: systemsCollection() };
-  if (method === 'GET' && path === '/redfish/v1/Systems/System_0') return { status: 200, body: system(bmc) };
-  if (path === '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset') {
-    if (method !== 'POST') throw redfishError(405, 'OperationNotAllowed', 'Use POST to invoke an action.', [], { Allow: 'POST' });
-    const resetType = (body as { ResetType?: unknown } | undefined)?.ResetType;
-    if (resetType === undefined) throw redfishError(400, 'ActionParameterMissing', 'The action ComputerSystem.Reset requires the parameter ResetType to be present in the request body.', ['ComputerSystem.Reset', 'ResetType']);
-    if (!isResetType(resetType)) throw redfishError(400, 'ActionParameterValueNotInList', `The value '${String(resetType)}' for the parameter ResetType in the action ComputerSystem.Reset is not in the list of acceptable values.`, [String(resetType), 'ResetType', 'ComputerSystem.Reset']);
-    bmc.reset(resetType);
-    return { status: 204 };
-  }
-  throw redfishError(404, 'ResourceNotFound', `The requested resource of type unknown named '${path}' was not found.`, ['unknown', path]);
-}
-
-function authenticate(bmc: SimulatedBmc, req: IncomingMessage): void {
-  const header = req.headers.authorization ?? '';
-  const expected = `Basic ${Buffer.from(`${bmc.spec.username}:${bmc.spec.password}`).toString('base64')}`;
-  const a = Buffer.from(header);
-  const b = Buffer.from(expected);
-  if (a.length !== b.length || !timingSafeEqual(a, b)) {
-    throw redfishError(401, 'NoValidSession', 'There is no valid session established with the implementation.', [], { 'WWW-Authenticate': 'Basic realm="simulated BMC"' });
-  }
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  if (req.method === 'GET' || req.method === 'HEAD') {
-    req.resume();
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw redfishError(413, 'PayloadTooLarge', 'The request payload is too large.');
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw redfishError(400, 'MalformedJSON', 'The request body submitted was malformed JSON and could not be parsed by the receiving service.');
-  }
+  const text = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+  const link = reply.status === 200 ? describedBy(reply.body) : undefined;
+  res.writeHead(reply.status, {
+    'Content-Type': 'application/json;charset=utf-8',
+    ...headers,
+    ...(link ? { Link: link } : {}),
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(req.method === 'HEAD' ? undefined : text);
 }

@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import {
+  bmcCandidates,
+  connectDb,
+  createApiToken,
+  getOrCreateSyncState,
+  refreshInventoryIssues,
+  setBmcUrls,
+  updateSyncState,
+  upsertDevices,
+  upsertInterfaces,
+  upsertIpAddresses,
+  upsertRacks,
+  upsertSites,
+  type DbHandle,
+  type DeviceRow,
+} from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { bmcUrlFor } from '@fleet/domain';
+import { buildHub } from '../src/app.js';
+
+const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+const ts = '2026-12-01T10:00:00Z';
+
+describe('hub inventory API over a synced mirror', () => {
+  let database: TestDatabase;
+  let handle: DbHandle;
+  let app: FastifyInstance;
+  let token = '';
+
+  before(async () => {
+    database = await cloneTestDatabase(baseUrl, template);
+    handle = connectDb(database.url, 4);
+    app = buildHub({ db: handle.db, log: pino({ level: 'silent' }), registry: new Registry(), views: { temporalNamespace: 'default' } });
+    token = (await createApiToken(handle.db, 'inv-viewer', 'viewer')).token;
+    const db = handle.db;
+    await upsertSites(db, [{ netboxId: 1, slug: 'ams1', name: 'Amsterdam 1', status: 'active', netboxLastUpdated: ts }, { netboxId: 2, slug: 'osl1', name: 'Oslo 1', status: 'active', netboxLastUpdated: ts }]);
+    await upsertRacks(db, [{ netboxId: 10, siteSlug: 'ams1', name: 'r001', rackType: 'gb200_nvl72', status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts }]);
+    const base: Omit<DeviceRow, 'netboxId' | 'name' | 'position' | 'role' | 'nodeType' | 'oobIpNetboxId'> = {
+      siteSlug: 'ams1', rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 Compute Tray', platform: null,
+      serial: null, lifecycleState: 'active', managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default', netboxLastUpdated: ts,
+    };
+    const rows: DeviceRow[] = [];
+    for (let i = 1; i <= 12; i++) rows.push({ ...base, netboxId: 100 + i, name: `ct${String(i).padStart(2, '0')}`, position: 30 + i, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 1000 + i });
+    rows.push({ ...base, netboxId: 200, name: 'sw01', position: 20, role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: 2000 });
+    rows.push({ ...base, netboxId: 201, name: 'toaster', position: 19, role: 'toaster', vendor: 'acme', nodeType: null, oobIpNetboxId: null });
+    rows.push({ ...base, netboxId: 202, name: 'nobmc', position: 18, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: null });
+    rows.push({ ...base, netboxId: 300, siteSlug: 'osl1', rackNetboxId: null, name: 'ct01', position: null, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 3000, lifecycleState: 'planned' });
+    await upsertDevices(db, rows);
+    const withIp = rows.filter((r) => r.oobIpNetboxId !== null);
+    await upsertInterfaces(db, withIp.map((r) => ({ netboxId: r.netboxId * 10, deviceNetboxId: r.netboxId, name: 'bmc', type: '1000base-t', macAddress: '02:00:00:00:00:01', mgmtOnly: true, enabled: true, netboxLastUpdated: ts })));
+    await upsertIpAddresses(db, withIp.map((r, i) => ({
+      netboxId: r.oobIpNetboxId!,
+      // sw01 and ct01@osl1 share an address: a duplicate IP.
+      address: r.name === 'sw01' || r.siteSlug === 'osl1' ? '127.30.9.9/32' : `127.30.0.${i + 1}/32`,
+      status: 'active', dnsName: null, interfaceNetboxId: r.netboxId * 10, netboxLastUpdated: ts,
+    })));
+    await setBmcUrls(db, (await bmcCandidates(db)).map((c) => ({ deviceId: c.deviceId, bmcUrl: c.duplicated || !c.addresses[0] ? null : bmcUrlFor(c.profile, c.addresses[0]) })));
+    await refreshInventoryIssues(db);
+    await getOrCreateSyncState(db, 'netbox');
+    await updateSyncState(db, 'netbox', { sourceUrl: 'http://netbox.example', stale: false, lastSuccessAt: new Date() });
+  });
+  after(async () => {
+    await app.close();
+    await handle.close();
+    await database.drop();
+  });
+
+  const get = async (url: string) => {
+    const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+    return { status: res.statusCode, body: res.json() };
+  };
+
+  it('filters devices by site, role, node type and lifecycle state (repeat a parameter for OR)', async () => {
+    assert.equal((await get('/v1/devices?site_id=ams1&limit=1000')).body.items.length, 15);
+    assert.equal((await get('/v1/devices?role=compute-tray&site_id=ams1')).body.items.length, 13);
+    assert.equal((await get('/v1/devices?node_type=switch_gb200_nvidia&node_type=compute_gb200_nvidia')).body.items.length, 15);
+    const planned = (await get('/v1/devices?lifecycle_state=planned')).body.items;
+    assert.deepEqual(planned.map((d: { site_id: string }) => d.site_id), ['osl1']);
+    assert.equal((await get('/v1/devices?power_state=On')).body.items.length, 0);
+  });
+
+  it('pages with a keyset cursor in either sort direction without gaps or repeats', async () => {
+    for (const sort of ['name', '-name', 'created_at', '-created_at']) {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res: { status: number; body: { items: { id: string }[]; next_cursor: string | null } } = await get(`/v1/devices?limit=4&sort=${sort}${cursor ? `&cursor=${cursor}` : ''}`);
+        assert.equal(res.status, 200);
+        seen.push(...res.body.items.map((d) => d.id));
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      assert.equal(seen.length, 16, sort);
+      assert.equal(new Set(seen).size, 16, sort);
+    }
+    const names = (await get('/v1/devices?sort=-name&limit=3')).body.items.map((d: { name: string }) => d.name);
+    assert.deepEqual(names, ['toaster', 'sw01', 'nobmc']);
+  });
+
+  it('answers 400 naming the parameter for bad filters, cursors and page sizes', async () => {
+    for (const [query, field] of [
+      ['node_type=toaster', 'query.node_type.0'],
+      ['power_state=Sideways', 'query.power_state.0'],
+      ['lifecycle_state=melted', 'query.lifecycle_state.0'],
+      ['rack_id=r001', 'query.rack_id.0'],
+      ['sort=serial', 'query.sort'],
+      ['limit=0', 'query.limit'],
+      ['limit=1001', 'query.limit'],
+      ['cursor=!!', 'query.cursor'],
+      ['shape=round', 'query'],
+    ]) {
+      const res = await get(`/v1/devices?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(res.body.error.details[0].field, field, query);
+    }
+    const page = (await get('/v1/devices?limit=2&sort=name')).body.next_cursor;
+    const wrongSort = await get(`/v1/devices?limit=2&sort=-created_at&cursor=${page}`);
+    assert.equal(wrongSort.status, 400);
+    assert.equal(wrongSort.body.error.details[0].field, 'query.cursor');
+  });
+
+  it('shows a rack elevation top first, with position, face and height', async () => {
+    const racks = (await get('/v1/racks?site_id=ams1')).body.items;
+    assert.equal(racks.length, 1);
+    assert.equal(racks[0].device_count, 15);
+    const rack = (await get(`/v1/racks/${racks[0].id}`)).body;
+    assert.equal(rack.rack_type, 'gb200_nvl72');
+    assert.deepEqual(rack.elevation.slice(0, 2).map((e: { name: string; position: number; face: string; u_height: number }) => [e.name, e.position, e.face, e.u_height]), [['ct12', 42, 'front', 1], ['ct11', 41, 'front', 1]]);
+    assert.equal(rack.provenance.netbox_url, `http://netbox.example/dcim/racks/10/`);
+  });
+
+  it('device detail carries interfaces, addresses, provenance and inventory issues', async () => {
+    const list = (await get('/v1/devices?site_id=ams1&role=nvlink-switch-tray')).body.items;
+    const sw = (await get(`/v1/devices/${list[0].id}`)).body;
+    assert.equal(sw.interfaces[0].name, 'bmc');
+    assert.deepEqual(sw.interfaces[0].addresses, ['127.30.9.9/32']);
+    assert.equal(sw.bmc_url, null, 'a duplicated address is not used');
+    assert.deepEqual(sw.inventory_issues.map((i: { code: string }) => i.code), ['duplicate_ip']);
+    assert.deepEqual({ source: sw.provenance.source, id: sw.provenance.netbox_id, stale: sw.provenance.stale }, { source: 'netbox', id: 200, stale: false });
+    const ct = (await get('/v1/devices?name=x&limit=1').then(() => get('/v1/devices?role=compute-tray&limit=1'))).body.items[0];
+    assert.equal(ct.bmc_url, 'http://127.30.0.1:8443');
+  });
+
+  it('lists inventory issues by code', async () => {
+    const codes = (await get('/v1/inventory-issues?limit=100')).body.items.map((i: { code: string }) => i.code).sort();
+    assert.deepEqual(codes, ['duplicate_ip', 'duplicate_ip', 'missing_bmc_address', 'missing_bmc_address', 'unknown_node_type']);
+    assert.equal((await get('/v1/inventory-issues?code=unknown_node_type')).body.items.length, 1);
+    assert.equal((await get('/v1/inventory-issues?code=melted')).status, 400);
+  });
+
+  it('a device the inventory cannot operate gets 409 FAILED_PRECONDITION on a power request', async () => {
+    const opToken = (await createApiToken(handle.db, 'inv-operator', 'operator')).token;
+    const nobmc = (await get('/v1/devices?sort=name&limit=100')).body.items.find((d: { name: string }) => d.name === 'nobmc');
+    const res = await app.inject({ method: 'POST', url: `/v1/devices/${nobmc.id}/power`, headers: { authorization: `Bearer ${opToken}` }, payload: { action: 'on' } });
+    assert.equal(res.statusCode, 409);
+    assert.equal(res.json().error.code, 'FAILED_PRECONDITION');
+    assert.match(res.json().error.message, /BMC address/);
+  });
+
+  it('serves an OpenAPI document covering every route', async () => {
+    const res = await app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assert.equal(doc.openapi, '3.1.0');
+    for (const path of ['/v1/devices', '/v1/devices/{id}', '/v1/devices/{id}/power', '/v1/racks/{id}', '/v1/jobs', '/v1/jobs/{id}/cancel', '/v1/inventory-issues', '/v1/sites']) {
+      assert.ok(doc.paths[path], path);
+    }
+    const params = doc.paths['/v1/devices'].get.parameters.map((p: { name: string }) => p.name);
+    for (const p of ['site_id', 'rack_id', 'role', 'vendor', 'model', 'node_type', 'lifecycle_state', 'power_state', 'firmware_version', 'sort', 'cursor', 'limit']) assert.ok(params.includes(p), p);
+  });
+});

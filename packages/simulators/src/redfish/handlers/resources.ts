@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import type { SimulatedBmc } from '../bmc.js';
+import { redfishError, type RedfishErrorReply } from '../errors.js';
+import { etagOf, isObject, matchesEtag, type Reply } from '../http-util.js';
+import { message, type RedfishMessage } from '../messages.js';
+import { taskBody } from '../tasks.js';
+import { getSession, SESSIONS } from './sessions.js';
+
+const TASKS = '/redfish/v1/TaskService/Tasks';
+
+/** The current body of a resource, with PATCHed properties applied; undefined if there is none. */
+export function readResource(bmc: SimulatedBmc, path: string): Record<string, unknown> | undefined {
+  const build = bmc.profile.resources.get(path);
+  if (build) return { ...build(bmc), ...bmc.patches(path) };
+  if (path.startsWith(`${TASKS}/`)) {
+    const task = bmc.tasks().byId.get(path.slice(TASKS.length + 1));
+    return task ? taskBody(task) : undefined;
+  }
+  if (path.startsWith(`${SESSIONS}/`)) return getSession(bmc, path)?.body as Record<string, unknown> | undefined;
+  return undefined;
+}
+
+export function getResource(req: IncomingMessage, body: Record<string, unknown>): Reply {
+  const etag = etagOf(body);
+  const inm = req.headers['if-none-match'];
+  if (typeof inm === 'string' && matchesEtag(inm, etag)) return { status: 304, headers: { ETag: etag } };
+  return { status: 200, body, headers: { ETag: etag } };
+}
+
+type Check = (v: unknown) => boolean;
+const checks: Record<string, Check> = {
+  AssetTag: (v) => typeof v === 'string' && v.length <= 64,
+  LocationIndicatorActive: (v) => typeof v === 'boolean',
+  SessionTimeout: (v) => Number.isInteger(v) && (v as number) >= 30 && (v as number) <= 86_400,
+  DateTimeLocalOffset: (v) => typeof v === 'string' && /^[+-]\d{2}:\d{2}$/.test(v),
+};
+
+/** PATCH with optional If-Match (412 when it names another version of the resource). */
+export function patchResource(bmc: SimulatedBmc, req: IncomingMessage, path: string, current: Record<string, unknown>, patch: unknown): Reply {
+  const ifMatch = req.headers['if-match'];
+  if (typeof ifMatch === 'string' && !matchesEtag(ifMatch, etagOf(current))) throw redfishError(412, 'PreconditionFailed');
+  if (patch === undefined) throw redfishError(400, 'EmptyJSON');
+  if (!isObject(patch)) throw redfishError(400, 'MalformedJSON');
+  const writable = bmc.profile.writable.get(path) ?? [];
+  const problems: RedfishMessage[] = [];
+  const accepted: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (key.startsWith('@')) continue; // annotations such as @odata.etag are not properties
+    if (!writable.includes(key)) problems.push(message('Base', key in current ? 'PropertyNotWritable' : 'PropertyUnknown', [key]));
+    else if (!checks[key]?.(value)) problems.push(message('Base', 'PropertyValueTypeError', [JSON.stringify(value), key]));
+    else accepted[key] = value;
+  }
+  if (problems.length > 0) throw errorOf(problems);
+  if (Object.keys(accepted).length === 0) throw redfishError(400, 'EmptyJSON');
+  if (path === '/redfish/v1/SessionService' && typeof accepted['SessionTimeout'] === 'number') bmc.sessions().timeoutS = accepted['SessionTimeout'];
+  else bmc.applyPatch(path, accepted);
+  const body = readResource(bmc, path)!;
+  return { status: 200, body, headers: { ETag: etagOf(body) } };
+}
+
+function errorOf(problems: RedfishMessage[]): RedfishErrorReply {
+  const first = problems[0]!;
+  return { status: 400, body: { error: { code: first.MessageId, message: first.Message, '@Message.ExtendedInfo': problems } } };
+}

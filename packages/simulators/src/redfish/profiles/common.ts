@@ -1,0 +1,281 @@
+import { isRunning } from '../tasks.js';
+import type { SimulatedBmc } from '../bmc.js';
+import type { Body, Builder, FirmwareSpec, PowerControl } from './types.js';
+
+/**
+ * Shared resource builders for every profile. A profile assembles a tree of path → builder once
+ * (module load); each BMC only carries the state the builders read.
+ */
+export class Tree {
+  readonly resources = new Map<string, Builder>();
+  readonly writable = new Map<string, readonly string[]>();
+
+  add(path: string, build: Builder, writable?: readonly string[]): this {
+    this.resources.set(path, build);
+    if (writable) this.writable.set(path, writable);
+    return this;
+  }
+
+  /** A fixed collection; members are resource paths. */
+  collection(path: string, type: string, name: string, members: readonly string[]): this {
+    return this.add(path, () => collectionBody(path, type, name, members));
+  }
+}
+
+export function collectionBody(path: string, type: string, name: string, members: readonly string[]): Body {
+  return {
+    '@odata.id': path,
+    '@odata.type': `#${type}.${type}`,
+    Name: name,
+    'Members@odata.count': members.length,
+    Members: members.map((m) => ({ '@odata.id': m })),
+  };
+}
+
+export const ref = (path: string) => ({ '@odata.id': path });
+export const refs = (paths: readonly string[]) => paths.map(ref);
+const status = { State: 'Enabled', Health: 'OK' } as const;
+
+export function uuidFor(seed: string): string {
+  const hex = Buffer.from(seed).toString('hex').padEnd(32, '0').slice(0, 32);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+export interface RootOptions {
+  product: string;
+  vendor: string;
+  systems: boolean;
+  managerProvidingService: string;
+}
+
+/** Service root, sessions, tasks and the update service: the part every NVIDIA-managed BMC shares. */
+export function addServiceBasics(tree: Tree, root: RootOptions, firmware: readonly FirmwareSpec[], maxImageBytes: number): void {
+  tree.add('/redfish/v1', (bmc) => ({
+    '@odata.id': '/redfish/v1',
+    '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot',
+    Id: 'RootService',
+    Name: 'Root Service',
+    RedfishVersion: '1.17.0',
+    UUID: uuidFor(bmc.spec.id),
+    Product: root.product,
+    Vendor: root.vendor,
+    ...(root.systems ? { Systems: ref('/redfish/v1/Systems') } : {}),
+    Chassis: ref('/redfish/v1/Chassis'),
+    Managers: ref('/redfish/v1/Managers'),
+    UpdateService: ref('/redfish/v1/UpdateService'),
+    Tasks: ref('/redfish/v1/TaskService'),
+    SessionService: ref('/redfish/v1/SessionService'),
+    Links: { Sessions: ref('/redfish/v1/SessionService/Sessions'), ManagerProvidingService: ref(root.managerProvidingService) },
+    ProtocolFeaturesSupported: {
+      ExpandQuery: { ExpandAll: false, Levels: false, Links: false, NoLinks: false },
+      FilterQuery: false,
+      SelectQuery: false,
+      ExcerptQuery: false,
+      OnlyMemberQuery: false,
+    },
+  }));
+
+  tree.add(
+    '/redfish/v1/SessionService',
+    (bmc) => ({
+      '@odata.id': '/redfish/v1/SessionService',
+      '@odata.type': '#SessionService.v1_1_8.SessionService',
+      Id: 'SessionService',
+      Name: 'Session Service',
+      Description: 'Session Service',
+      ServiceEnabled: true,
+      SessionTimeout: bmc.sessions().timeoutS,
+      Status: status,
+      Sessions: ref('/redfish/v1/SessionService/Sessions'),
+    }),
+    ['SessionTimeout'],
+  );
+  tree.add('/redfish/v1/SessionService/Sessions', (bmc) =>
+    collectionBody(
+      '/redfish/v1/SessionService/Sessions',
+      'SessionCollection',
+      'Session Collection',
+      [...bmc.sessions().byId.keys()].map((id) => `/redfish/v1/SessionService/Sessions/${id}`),
+    ),
+  );
+
+  tree.add('/redfish/v1/TaskService', () => ({
+    '@odata.id': '/redfish/v1/TaskService',
+    '@odata.type': '#TaskService.v1_1_4.TaskService',
+    Id: 'TaskService',
+    Name: 'Task Service',
+    CompletedTaskOverWritePolicy: 'Oldest',
+    LifeCycleEventOnTaskStateChange: true,
+    ServiceEnabled: true,
+    Status: status,
+    Tasks: ref('/redfish/v1/TaskService/Tasks'),
+  }));
+  tree.add('/redfish/v1/TaskService/Tasks', (bmc) =>
+    collectionBody(
+      '/redfish/v1/TaskService/Tasks',
+      'TaskCollection',
+      'Task Collection',
+      [...bmc.tasks().byId.keys()].map((id) => `/redfish/v1/TaskService/Tasks/${id}`),
+    ),
+  );
+
+  tree.add('/redfish/v1/UpdateService', (bmc) => ({
+    '@odata.id': '/redfish/v1/UpdateService',
+    '@odata.type': '#UpdateService.v1_8_0.UpdateService',
+    Id: 'UpdateService',
+    Name: 'Update Service',
+    Description: 'Service for Software Update',
+    ServiceEnabled: true,
+    Status: { ...status, State: [...bmc.tasks().byId.values()].some(isRunning) ? 'Updating' : 'Enabled' },
+    MaxImageSizeBytes: maxImageBytes,
+    MultipartHttpPushUri: MULTIPART_PUSH_URI,
+    'MultipartHttpPushUri@Redfish.OperationApplyTimeSupport': {
+      '@odata.type': '#Settings.v1_3_3.OperationApplyTimeSupport',
+      SupportedValues: ['Immediate'],
+    },
+    FirmwareInventory: ref('/redfish/v1/UpdateService/FirmwareInventory'),
+    // No SimpleUpdate (NVIDIA BMCs take pushes only), but clients such as sushy require the property.
+    Actions: {},
+  }));
+  tree.collection(
+    '/redfish/v1/UpdateService/FirmwareInventory',
+    'SoftwareInventoryCollection',
+    'Software Inventory Collection',
+    firmware.map((f) => `/redfish/v1/UpdateService/FirmwareInventory/${f.id}`),
+  );
+  for (const f of firmware) {
+    const path = `/redfish/v1/UpdateService/FirmwareInventory/${f.id}`;
+    tree.add(path, (bmc) => ({
+      '@odata.id': path,
+      '@odata.type': '#SoftwareInventory.v1_4_0.SoftwareInventory',
+      Id: f.id,
+      Name: 'Software Inventory',
+      Description: f.description,
+      Manufacturer: 'NVIDIA',
+      RelatedItem: [ref(f.related)],
+      'RelatedItem@odata.count': 1,
+      SoftwareId: f.softwareId,
+      Status: { ...status, HealthRollup: 'OK' },
+      // Components without a PLDM identifier (InfoROM) are read-only, as on the real BMC.
+      Updateable: f.componentId !== undefined,
+      Version: bmc.firmware(f).version,
+      WriteProtected: false,
+    }));
+  }
+}
+
+export const MULTIPART_PUSH_URI = '/redfish/v1/UpdateService/update-multipart';
+
+export interface ManagerOptions {
+  id: string;
+  name: string;
+  description: string;
+  model: string;
+  /** FirmwareInventory member of this manager's own image. */
+  image: string;
+  forChassis: readonly string[];
+  forServers: readonly string[];
+  inChassis: string;
+}
+
+export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly FirmwareSpec[]): string {
+  const path = `/redfish/v1/Managers/${m.id}`;
+  const image = firmware.find((f) => f.id === m.image)!;
+  tree.add(
+    path,
+    (bmc) => ({
+      '@odata.id': path,
+      '@odata.type': '#Manager.v1_14_0.Manager',
+      Id: m.id,
+      Name: m.name,
+      Description: m.description,
+      ManagerType: 'BMC',
+      Model: m.model,
+      FirmwareVersion: bmc.firmware(image).version,
+      UUID: uuidFor(`${bmc.spec.id}/${m.id}`),
+      ServiceEntryPointUUID: uuidFor(bmc.spec.id),
+      PowerState: 'On',
+      Status: { ...status, HealthRollup: 'OK' },
+      DateTimeLocalOffset: '+00:00',
+      Actions: {
+        '#Manager.Reset': {
+          target: `${path}/Actions/Manager.Reset`,
+          'ResetType@Redfish.AllowableValues': ['GracefulRestart', 'ForceRestart'],
+        },
+      },
+      Links: {
+        ActiveSoftwareImage: ref(`/redfish/v1/UpdateService/FirmwareInventory/${m.image}`),
+        SoftwareImages: [ref(`/redfish/v1/UpdateService/FirmwareInventory/${m.image}`)],
+        'SoftwareImages@odata.count': 1,
+        ManagerForChassis: refs(m.forChassis),
+        'ManagerForChassis@odata.count': m.forChassis.length,
+        ManagerForServers: refs(m.forServers),
+        'ManagerForServers@odata.count': m.forServers.length,
+        ManagerInChassis: ref(m.inChassis),
+      },
+    }),
+    ['DateTimeLocalOffset'],
+  );
+  return path;
+}
+
+export interface ChassisOptions {
+  id: string;
+  name: string;
+  type: 'Component' | 'Module' | 'Zone' | 'Shelf' | 'Enclosure' | 'RackMount';
+  model?: string;
+  partNumber?: string;
+  manufacturer?: string;
+  managedBy: string;
+  /** Follows the host/shelf power state machine when true. */
+  powered?: boolean;
+  contains?: readonly string[];
+  systems?: readonly string[];
+  extra?: (bmc: SimulatedBmc) => Body;
+}
+
+export function addChassis(tree: Tree, c: ChassisOptions): string {
+  const path = `/redfish/v1/Chassis/${c.id}`;
+  tree.add(
+    path,
+    (bmc) => ({
+      '@odata.id': path,
+      '@odata.type': '#Chassis.v1_21_0.Chassis',
+      Id: c.id,
+      Name: c.name,
+      ChassisType: c.type,
+      Manufacturer: c.manufacturer ?? 'NVIDIA',
+      ...(c.model ? { Model: c.model } : {}),
+      ...(c.partNumber ? { PartNumber: c.partNumber } : {}),
+      SerialNumber: `${bmc.serialNumber}-${c.id}`,
+      ...(c.powered ? { PowerState: bmc.powerState } : {}),
+      LocationIndicatorActive: false,
+      Status: { ...status, HealthRollup: 'OK' },
+      Links: {
+        ManagedBy: [ref(c.managedBy)],
+        ...(c.contains?.length ? { Contains: refs(c.contains) } : {}),
+        ...(c.systems?.length ? { ComputerSystems: refs(c.systems) } : {}),
+      },
+      ...c.extra?.(bmc),
+    }),
+    ['LocationIndicatorActive'],
+  );
+  return path;
+}
+
+/** The `ResetType@Redfish.AllowableValues` action plus its ActionInfo resource. */
+export function resetAction(tree: Tree, power: PowerControl, owner: string): Body {
+  const infoPath = `${owner}/ResetActionInfo`;
+  tree.add(infoPath, () => ({
+    '@odata.id': infoPath,
+    '@odata.type': '#ActionInfo.v1_3_0.ActionInfo',
+    Id: 'ResetActionInfo',
+    Name: 'Reset Action Info',
+    Parameters: [{ Name: 'ResetType', Required: true, DataType: 'String', AllowableValues: power.resetTypes }],
+  }));
+  return {
+    target: power.action,
+    '@Redfish.ActionInfo': infoPath,
+    'ResetType@Redfish.AllowableValues': power.resetTypes,
+  };
+}

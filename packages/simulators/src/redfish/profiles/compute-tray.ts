@@ -1,0 +1,182 @@
+import type { SimulatedBmc } from '../bmc.js';
+import { addChassis, addManager, addServiceBasics, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
+
+/**
+ * NVIDIA GB200/GB300 NVL compute tray BMC, shaped after the NVIDIA OpenBMC tree (GH200 capture:
+ * the same HGX_* naming) and rms.md §4.1: System_0 with the two Grace CPUs, HGX_Baseboard_0 with
+ * the four GPUs carrying Oem.Nvidia.MNNVLinkTopology, BMC_0 plus the HMC (HGX_BMC_0), the CBC
+ * chassis, and a PLDM-updatable firmware inventory split between the BMC tray and the HGX side.
+ */
+export interface ComputeTrayData {
+  id: string;
+  label: string;
+  /** System and CBC model strings, e.g. "GB200 NVL". */
+  model: string;
+  product: string;
+  cpuModel: string;
+  gpuModel: string;
+  /** PLDM device UUIDs: the BMC tray package and the compute (HGX) tray package. */
+  devices: { bmcTray: string; computeTray: string };
+  versions: { bmc: string; erot: string; cpld: string; hmc: string; cpu: string; gpu: string; fpga: string; uefi: string; inforom: string };
+  /** Comparison stamp shared by the shipped images; packages below it are downgrades. */
+  stamp: number;
+}
+
+const CPUS = [0, 1];
+const GPUS = [0, 1, 2, 3];
+
+export function computeTray(d: ComputeTrayData): Profile {
+  const fw = (id: string, related: string, description: string, version: string, componentId: number | undefined, device: string | undefined, softwareId: string): FirmwareSpec => ({
+    id,
+    related,
+    description,
+    version,
+    stamp: d.stamp,
+    ...(componentId !== undefined ? { componentId } : {}),
+    ...(device !== undefined ? { device } : {}),
+    softwareId,
+  });
+  const { bmcTray, computeTray: hgx } = d.devices;
+  const chassis = (id: string) => `/redfish/v1/Chassis/${id}`;
+  const firmware: FirmwareSpec[] = [
+    fw('FW_BMC_0', chassis('BMC_0'), 'BMC image', d.versions.bmc, 0x0010, bmcTray, '0x0010'),
+    fw('FW_ERoT_BMC_0', chassis('ERoT_BMC_0'), 'ERoT image', d.versions.erot, 0x0011, bmcTray, '0x0011'),
+    fw('FW_CPLD_0', chassis('CPLD_0'), 'CPLD image', d.versions.cpld, 0x0012, bmcTray, '0x0012'),
+    fw('HGX_FW_BMC_0', chassis('HGX_BMC_0'), 'HMC image', d.versions.hmc, 0x0020, hgx, '0x0020'),
+    fw('HGX_FW_ERoT_BMC_0', chassis('HGX_ERoT_BMC_0'), 'ERoT image', d.versions.erot, 0x0021, hgx, '0x0021'),
+    ...CPUS.map((i) => fw(`HGX_FW_CPU_${i}`, chassis(`HGX_CPU_${i}`), 'CPU image', d.versions.cpu, 0x0030 + i, hgx, '0x0030')),
+    ...CPUS.map((i) => fw(`HGX_FW_ERoT_CPU_${i}`, chassis(`HGX_ERoT_CPU_${i}`), 'ERoT image', d.versions.erot, 0x0034 + i, hgx, '0x0031')),
+    ...GPUS.map((i) => fw(`HGX_FW_GPU_${i}`, chassis(`HGX_GPU_${i}`), 'GPU image', d.versions.gpu, 0x0040 + i, hgx, '0x0040')),
+    ...GPUS.map((i) => fw(`HGX_FW_ERoT_GPU_${i}`, chassis(`HGX_ERoT_GPU_${i}`), 'ERoT image', d.versions.erot, 0x0048 + i, hgx, '0x0041')),
+    fw('HGX_FW_FPGA_0', chassis('HGX_FPGA_0'), 'FPGA image', d.versions.fpga, 0x0050, hgx, '0x0050'),
+    ...GPUS.map((i) => fw(`HGX_InfoROM_GPU_${i}`, chassis(`HGX_GPU_${i}`), 'InfoROM image', d.versions.inforom, undefined, undefined, '0x0042')),
+    fw('UEFI', '/redfish/v1/Systems/System_0', 'Host firmware', d.versions.uefi, 0x0060, hgx, '0x0060'),
+  ];
+
+  const tree = new Tree();
+  const power: PowerControl = {
+    resource: '/redfish/v1/Systems/System_0',
+    action: '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset',
+    actionName: 'ComputerSystem.Reset',
+    resetTypes: ['On', 'ForceOn', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle'],
+  };
+  const BMC = '/redfish/v1/Managers/BMC_0';
+  const HMC = '/redfish/v1/Managers/HGX_BMC_0';
+  addServiceBasics(tree, { product: d.product, vendor: 'NVIDIA', systems: true, managerProvidingService: BMC }, firmware, 209_715_200);
+
+  // Systems: the host (System_0, Grace CPUs) and the HGX baseboard (GPUs), as NVIDIA's BMC lays them out.
+  const systems = ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0'];
+  tree.collection('/redfish/v1/Systems', 'ComputerSystemCollection', 'Computer System Collection', systems);
+  const reset = resetAction(tree, power, power.resource);
+  tree.add(
+    power.resource,
+    (bmc) => ({
+      ...systemBody(bmc, 'System_0', d.model, BMC, [chassis('BMC_0'), chassis('CBC_0')]),
+      Actions: { '#ComputerSystem.Reset': reset },
+    }),
+    ['AssetTag', 'LocationIndicatorActive'],
+  );
+  tree.add('/redfish/v1/Systems/HGX_Baseboard_0', (bmc) => systemBody(bmc, 'HGX_Baseboard_0', `${d.model} HGX`, HMC, [chassis('HGX_Chassis_0')]), ['AssetTag']);
+
+  const cpus = CPUS.map((i) => `/redfish/v1/Systems/System_0/Processors/CPU_${i}`);
+  const gpus = GPUS.map((i) => `/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_${i}`);
+  tree.collection('/redfish/v1/Systems/System_0/Processors', 'ProcessorCollection', 'Processor Collection', cpus);
+  tree.collection('/redfish/v1/Systems/HGX_Baseboard_0/Processors', 'ProcessorCollection', 'Processor Collection', gpus);
+  CPUS.forEach((i) =>
+    tree.add(cpus[i]!, (bmc) => processorBody(bmc, cpus[i]!, `CPU_${i}`, 'CPU', d.cpuModel, 72, { '@odata.id': chassis(`HGX_CPU_${i}`) }, undefined)),
+  );
+  GPUS.forEach((i) =>
+    tree.add(gpus[i]!, (bmc) => processorBody(bmc, gpus[i]!, `GPU_${i}`, 'GPU', d.gpuModel, undefined, { '@odata.id': chassis(`HGX_GPU_${i}`) }, i)),
+  );
+
+  // Chassis: the tray itself, the CBC, the HGX zone and one chassis per component that firmware lives on.
+  const hgxParts = [
+    'HGX_BMC_0',
+    'HGX_ERoT_BMC_0',
+    ...CPUS.flatMap((i) => [`HGX_CPU_${i}`, `HGX_ERoT_CPU_${i}`]),
+    ...GPUS.flatMap((i) => [`HGX_GPU_${i}`, `HGX_ERoT_GPU_${i}`]),
+    'HGX_FPGA_0',
+  ];
+  const all = [
+    addChassis(tree, { id: 'BMC_0', name: 'BMC_0', type: 'Module', model: d.model, managedBy: BMC, powered: true, systems: [systems[0]!], contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0')] }),
+    addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
+    addChassis(tree, { id: 'CPLD_0', name: 'CPLD_0', type: 'Component', managedBy: BMC }),
+    addChassis(tree, { id: 'CBC_0', name: 'CBC_0', type: 'Module', model: d.model.includes('GB300') ? 'OberonCBC GB300' : 'OberonCBCL', managedBy: BMC, powered: true, systems: [systems[0]!] }),
+    addChassis(tree, { id: 'HGX_Chassis_0', name: 'Chassis_0', type: 'Zone', managedBy: HMC, powered: true, systems: [systems[1]!], contains: hgxParts.map(chassis) }),
+    ...hgxParts.map((id) => addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC })),
+  ];
+  tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
+
+  const bmcImage = 'FW_BMC_0';
+  tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC, HMC]);
+  addManager(tree, { id: 'BMC_0', name: 'OpenBmc Manager', description: 'Baseboard Management Controller', model: 'OpenBmc', image: bmcImage, forChassis: [chassis('BMC_0'), chassis('CBC_0')], forServers: [systems[0]!], inChassis: chassis('BMC_0') }, firmware);
+  addManager(tree, { id: 'HGX_BMC_0', name: 'HGX Manager', description: 'HGX Management Controller', model: 'OpenBmc', image: 'HGX_FW_BMC_0', forChassis: [chassis('HGX_Chassis_0')], forServers: [systems[1]!], inChassis: chassis('HGX_Chassis_0') }, firmware);
+
+  return {
+    id: d.id,
+    label: d.label,
+    initialPower: 'Off',
+    resources: tree.resources,
+    writable: tree.writable,
+    firmware,
+    // rms.md §4.2: Targets ["/redfish/v1/Chassis/HGX_Chassis_0"] updates the HMC-managed (HGX_*) side.
+    targetGroups: new Map([[chassis('HGX_Chassis_0'), firmware.filter((f) => f.id.startsWith('HGX_') && f.componentId !== undefined).map((f) => f.id)]]),
+    power,
+    maxImageBytes: 209_715_200,
+    managers: [BMC, HMC],
+  };
+}
+
+function systemBody(bmc: SimulatedBmc, id: string, model: string, manager: string, chassis: string[]): Body {
+  const path = `/redfish/v1/Systems/${id}`;
+  return {
+    '@odata.id': path,
+    '@odata.type': '#ComputerSystem.v1_22_0.ComputerSystem',
+    Id: id,
+    Name: id,
+    SystemType: 'Physical',
+    Manufacturer: 'NVIDIA',
+    Model: model,
+    SerialNumber: bmc.serialNumber,
+    UUID: uuidFor(`${bmc.spec.id}/${id}`),
+    PowerState: bmc.powerState,
+    LocationIndicatorActive: false,
+    Status: { State: 'Enabled', Health: 'OK', HealthRollup: 'OK' },
+    Processors: ref(`${path}/Processors`),
+    Links: { Chassis: refs(chassis), ManagedBy: [ref(manager)] },
+  };
+}
+
+/**
+ * A compute tray's place in the NVL72 rack. Real trays read it from the rack's CBC; here it is
+ * configured, or derived from the id so every simulated tray of a rack gets a distinct slot.
+ */
+export function topologyOf(bmc: SimulatedBmc): { ChassisSerialNumber: string; TraySlotNumber: number; TraySlotIndex: number } {
+  if (bmc.spec.topology) {
+    const t = bmc.spec.topology;
+    return { ChassisSerialNumber: t.chassisSerialNumber, TraySlotNumber: t.traySlotNumber, TraySlotIndex: t.traySlotIndex };
+  }
+  const n = Number(/(\d+)$/.exec(bmc.spec.id)?.[1] ?? '1');
+  const index = (Math.max(n, 1) - 1) % 18;
+  const rack = Math.floor((Math.max(n, 1) - 1) / 18);
+  // 10 compute trays above the 9 switch trays (slots 11-19), 8 below.
+  return { ChassisSerialNumber: `SIMRACK${String(rack).padStart(5, '0')}`, TraySlotNumber: index < 10 ? index + 1 : index + 10, TraySlotIndex: index };
+}
+
+function processorBody(bmc: SimulatedBmc, path: string, id: string, type: 'CPU' | 'GPU', model: string, cores: number | undefined, chassis: { '@odata.id': string }, gpuIndex: number | undefined): Body {
+  return {
+    '@odata.id': path,
+    '@odata.type': '#Processor.v1_13_0.Processor',
+    Id: id,
+    Name: 'Processor',
+    ProcessorType: type,
+    Manufacturer: 'NVIDIA',
+    Model: model,
+    SerialNumber: `${bmc.serialNumber}-${id}`,
+    ...(cores ? { TotalCores: cores, TotalThreads: cores } : {}),
+    Status: { State: bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline', Health: 'OK' },
+    Links: { Chassis: chassis },
+    ...(gpuIndex !== undefined ? { Oem: { Nvidia: { MNNVLinkTopology: { ...topologyOf(bmc), TraySerialNumber: bmc.serialNumber } } } } : {}),
+  };
+}

@@ -1,0 +1,24 @@
+import { computeTray } from './compute-tray.js';
+
+/** GB300 NVL compute tray (RMS node type compute_gb300_nvidia; NVIDIA bundle P4059). */
+export const gb300Compute = computeTray({
+  id: 'gb300-compute',
+  label: 'NVIDIA GB300 NVL compute tray',
+  model: 'GB300 NVL',
+  product: 'P4059',
+  cpuModel: 'Grace A02',
+  gpuModel: 'NVIDIA GB300',
+  devices: { bmcTray: 'b0b1c2d3e4f5460788990011223344aa', computeTray: 'b0b1c2d3e4f5460788990011223344ab' },
+  versions: {
+    bmc: 'GB300Nvl-25.09-2',
+    erot: '01.04.0010.0000_n04',
+    cpld: '0.2C',
+    hmc: 'GB300Nvl-25.09-2',
+    cpu: '02.05.03',
+    gpu: '97.10.2B.00.02',
+    fpga: '2.04',
+    uefi: '02.05.03',
+    inforom: 'G553.0201.00.03',
+  },
+  stamp: 0x25090200,
+});

@@ -1,0 +1,75 @@
+import { addChassis, addManager, addServiceBasics, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import type { FirmwareSpec, PowerControl, Profile } from './types.js';
+
+/**
+ * The BMC of an NVLink switch tray (RMS switch_gb200_nvidia), Redfish side only: NVOS and the
+ * switch ASIC firmware are managed over NVUE, so Redfish shows the tray host (System_0, which the
+ * BMC powers), the BMC's own images and the two NVSwitch chassis.
+ */
+const NVSWITCHES = [0, 1];
+const DEVICE = 'd5a1c0de4e2f4b7a9c1d2e3f40516273';
+const STAMP = 0x01030200;
+
+const firmware: FirmwareSpec[] = [
+  { id: 'FW_BMC_0', related: '/redfish/v1/Chassis/BMC_0', description: 'BMC image', version: '88.0002.1300', stamp: STAMP, componentId: 0x0010, device: DEVICE, softwareId: '0x0010' },
+  { id: 'FW_ERoT_BMC_0', related: '/redfish/v1/Chassis/ERoT_BMC_0', description: 'ERoT image', version: '01.04.0008.0000_n04', stamp: STAMP, componentId: 0x0011, device: DEVICE, softwareId: '0x0011' },
+  { id: 'FW_CPLD_0', related: '/redfish/v1/Chassis/BMC_0', description: 'CPLD image', version: '0.1C', stamp: STAMP, componentId: 0x0012, device: DEVICE, softwareId: '0x0012' },
+  { id: 'FW_BIOS_0', related: '/redfish/v1/Systems/System_0', description: 'Switch host BIOS', version: '0ACTV.2.12', stamp: STAMP, componentId: 0x0013, device: DEVICE, softwareId: '0x0013' },
+];
+
+const power: PowerControl = {
+  resource: '/redfish/v1/Systems/System_0',
+  action: '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset',
+  actionName: 'ComputerSystem.Reset',
+  resetTypes: ['On', 'ForceOn', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle'],
+};
+
+function build(): Profile {
+  const BMC = '/redfish/v1/Managers/BMC_0';
+  const tree = new Tree();
+  addServiceBasics(tree, { product: 'P4978', vendor: 'NVIDIA', systems: true, managerProvidingService: BMC }, firmware, 209_715_200);
+  tree.collection('/redfish/v1/Systems', 'ComputerSystemCollection', 'Computer System Collection', [power.resource]);
+  const reset = resetAction(tree, power, power.resource);
+  tree.add(
+    power.resource,
+    (bmc) => ({
+      '@odata.id': power.resource,
+      '@odata.type': '#ComputerSystem.v1_22_0.ComputerSystem',
+      Id: 'System_0',
+      Name: 'System_0',
+      SystemType: 'Physical',
+      Manufacturer: 'NVIDIA',
+      Model: 'N5400_LD',
+      SerialNumber: bmc.serialNumber,
+      UUID: uuidFor(`${bmc.spec.id}/System_0`),
+      PowerState: bmc.powerState,
+      Status: { State: 'Enabled', Health: 'OK' },
+      Links: { Chassis: refs(['/redfish/v1/Chassis/BMC_0']), ManagedBy: [ref(BMC)] },
+      Actions: { '#ComputerSystem.Reset': reset },
+    }),
+    ['AssetTag'],
+  );
+  const switches = NVSWITCHES.map((i) => `NVSwitch_${i}`);
+  const all = [
+    addChassis(tree, { id: 'BMC_0', name: 'BMC_0', type: 'Enclosure', model: 'N5400_LD', managedBy: BMC, powered: true, systems: [power.resource], contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)] }),
+    addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
+    ...switches.map((id) => addChassis(tree, { id, name: id, type: 'Component', model: 'NVLink Switch', managedBy: BMC, powered: true })),
+  ];
+  tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
+  tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC]);
+  addManager(tree, { id: 'BMC_0', name: 'OpenBmc Manager', description: 'Baseboard Management Controller', model: 'OpenBmc', image: 'FW_BMC_0', forChassis: ['/redfish/v1/Chassis/BMC_0'], forServers: [power.resource], inChassis: '/redfish/v1/Chassis/BMC_0' }, firmware);
+  return {
+    id: 'nvswitch-tray',
+    label: 'NVIDIA NVLink switch tray BMC',
+    initialPower: 'Off',
+    resources: tree.resources,
+    writable: tree.writable,
+    firmware,
+    targetGroups: new Map(),
+    power,
+    maxImageBytes: 209_715_200,
+    managers: [BMC],
+  };
+}
+
+export const nvswitchTray = build();
