@@ -24,3 +24,6 @@ if ! cmp -s tools/requirements.txt .tools/venv/.requirements 2>/dev/null; then
 fi
 
 bash tools/ensure-services.sh
+
+# A real NetBox (PyPI netbox) for the inventory tests and the demo; minutes the first time, then cached.
+bash tools/netbox/install.sh --quiet

@@ -16,6 +16,7 @@ interface DeviceBody {
   name: string;
   serial: string | null;
   lifecycle_state: string;
+  node_type: string | null;
   bmc_url: string | null;
   provenance: { source: string; netbox_id: number; stale: boolean };
   inventory_issues?: { code: string }[];
@@ -108,6 +109,7 @@ describe('NetBox agent against a real NetBox', () => {
     await writer.call('PATCH', `/api/dcim/devices/${nbId}/`, { serial: 'CHANGED-1', status: 'failed' });
     const d = await eventually('change', async () => (await devices()).find((x) => x.name === 'nbt-01-r001-ct02')!, (x) => x.serial === 'CHANGED-1');
     assert.equal(d.lifecycle_state, 'failed');
+    assert.equal(d.node_type, 'compute_gb200_nvidia', 'an incremental sync keeps what the device type says');
   });
 
   it('a device created in NetBox appears; one without a BMC address carries an inventory issue', async () => {

@@ -4,6 +4,7 @@ import { connectDb, getOrCreateSyncState, updateSyncState } from '@fleet/db';
 import { NetboxAgentConfig } from './config.js';
 import { createSyncMetrics } from './metrics.js';
 import { NetboxClient, NetboxError } from './netbox-client.js';
+import type { NbDeviceType } from './netbox-types.js';
 import { NetboxSync, scope } from './sync.js';
 
 const config = loadConfig(NetboxAgentConfig, configPathFromArgs());
@@ -27,11 +28,13 @@ process.once('SIGINT', () => stop('SIGINT'));
 
 log.info({ metricsPort: metricsServer.port, sites: config.sync.sites ?? 'all' }, 'netbox agent started');
 let failures = 0;
+// Kept across cycles so an incremental sync only asks NetBox for changed device types.
+const deviceTypes = new Map<number, NbDeviceType>();
 let lastFull = (await getOrCreateSyncState(db, scope)).lastFullSyncAt?.getTime() ?? 0;
 while (!stopping) {
   // The token is read on every cycle: rotating the file needs no restart.
   const client = new NetboxClient(config.netbox.url, readFileSync(config.netbox.tokenFile, 'utf8').trim(), config.netbox);
-  const sync = new NetboxSync({ db, client, log, metrics, settings: config.sync });
+  const sync = new NetboxSync({ db, client, log, metrics, settings: config.sync }, deviceTypes);
   const full = Date.now() - lastFull > config.sync.fullSyncIntervalS * 1000;
   const end = metrics.duration.startTimer({ mode: full ? 'full' : 'incremental' });
   try {

@@ -13,6 +13,7 @@ import {
   upsertRacks,
   upsertSites,
   type Db,
+  type DbOrTx,
   type NetboxKind,
 } from '@fleet/db';
 import { bmcUrlFor } from '@fleet/domain';
@@ -65,17 +66,17 @@ export interface SyncResult {
  * size of the fleet.
  */
 export class NetboxSync {
-  private deviceTypes = new Map<number, NbDeviceType>();
-
-  constructor(private readonly deps: SyncDeps) {}
+  constructor(
+    private readonly deps: SyncDeps,
+    private deviceTypes = new Map<number, NbDeviceType>(),
+  ) {}
 
   private siteFilter(spec: KindSpec): Record<string, string[]> {
     const sites = this.deps.settings.sites;
     return sites && spec.siteParam ? { [spec.siteParam]: sites } : {};
   }
 
-  private async write(kind: NetboxKind, objects: unknown[]): Promise<void> {
-    const { db } = this.deps;
+  private async write(db: DbOrTx, kind: NetboxKind, objects: unknown[]): Promise<void> {
     switch (kind) {
       case 'site':
         return upsertSites(db, (objects as NbSite[]).map(siteRow));
@@ -91,44 +92,45 @@ export class NetboxSync {
     }
   }
 
+  /** Reads every object of each kind (cursor pages), in dependency order. */
+  private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, { id: number; last_updated: string }[]>> {
+    const out = new Map<NetboxKind, { id: number; last_updated: string }[]>();
+    for (const spec of kinds) {
+      out.set(spec.kind, await this.deps.client.all(spec.path, { ...spec.params, ...this.siteFilter(spec), ...extra }));
+    }
+    return out;
+  }
+
   async full(): Promise<SyncResult> {
     const { client, metrics } = this.deps;
     const requestsBefore = client.requests;
-    this.deviceTypes = new Map((await client.all<NbDeviceType>('/api/dcim/device-types/')).map((t) => [t.id, t]));
+    this.deviceTypes.clear();
+    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/')) this.deviceTypes.set(t.id, t);
+    const fetched = await this.fetchAll();
     let watermark = '';
     const written: Record<string, number> = {};
-    const present = new Map<NetboxKind, number[]>();
-    for (const spec of kinds) {
-      const ids: number[] = [];
-      for await (const page of client.list<{ id: number; last_updated: string }>(spec.path, { ...spec.params, ...this.siteFilter(spec) })) {
-        await this.write(spec.kind, page);
-        for (const o of page) {
-          ids.push(o.id);
-          if (o.last_updated > watermark) watermark = o.last_updated;
-        }
-      }
-      present.set(spec.kind, ids);
-      written[spec.kind] = ids.length;
-      metrics.objects.inc({ kind: spec.kind, mode: 'full' }, ids.length);
-    }
     const deleted: Record<string, number> = {};
-    for (const spec of [...kinds].reverse()) {
-      deleted[spec.kind] = await deleteMissing(this.deps.db, spec.kind, present.get(spec.kind) ?? [], this.deps.settings.sites);
+    // One transaction: readers of the mirror never see half a sync.
+    const openIssues = await this.deps.db.transaction(async (tx) => {
+      for (const spec of kinds) {
+        const objects = fetched.get(spec.kind)!;
+        for (let i = 0; i < objects.length; i += 1000) await this.write(tx, spec.kind, objects.slice(i, i + 1000));
+        for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
+        written[spec.kind] = objects.length;
+      }
+      for (const spec of [...kinds].reverse()) {
+        deleted[spec.kind] = await deleteMissing(tx, spec.kind, fetched.get(spec.kind)!.map((o) => o.id), this.deps.settings.sites);
+      }
+      const open = await this.derive(tx);
+      const now = new Date();
+      const mark = watermark ? new Date(watermark) : now;
+      await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: written });
+      return open;
+    });
+    for (const spec of kinds) {
+      metrics.objects.inc({ kind: spec.kind, mode: 'full' }, written[spec.kind]!);
       metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind]!);
     }
-    const openIssues = await this.derive();
-    const now = new Date();
-    const mark = watermark ? new Date(watermark) : now;
-    await updateSyncState(this.deps.db, scope, {
-      watermark: mark,
-      changeWatermark: mark,
-      lastFullSyncAt: now,
-      lastSuccessAt: now,
-      lastError: null,
-      stale: false,
-      sourceUrl: client.baseUrl,
-      counts: written,
-    });
     const requests = client.requests - requestsBefore;
     metrics.requests.inc({ mode: 'full' }, requests);
     return { mode: 'full', written, deleted, requests, openIssues };
@@ -142,20 +144,10 @@ export class NetboxSync {
     const overlapMs = settings.overlapS * 1000;
     const since = new Date(state.watermark.getTime() - overlapMs).toISOString();
     let watermark = state.watermark.toISOString();
-    const written: Record<string, number> = {};
-
-    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', { last_updated__gte: since })) this.deviceTypes.set(t.id, t);
-    for (const spec of kinds) {
-      let n = 0;
-      for await (const page of client.list<{ id: number; last_updated: string }>(spec.path, { ...spec.params, ...this.siteFilter(spec), last_updated__gte: since })) {
-        await this.write(spec.kind, page);
-        n += page.length;
-        for (const o of page) if (o.last_updated > watermark) watermark = o.last_updated;
-      }
-      written[spec.kind] = n;
-      metrics.objects.inc({ kind: spec.kind, mode: 'incremental' }, n);
-    }
-
+    // Device types carry height, model and vendor; a fresh process loads them all once.
+    const typeFilter: Record<string, string> = this.deviceTypes.size ? { last_updated__gte: since } : {};
+    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter)) this.deviceTypes.set(t.id, t);
+    const fetched = await this.fetchAll({ last_updated__gte: since });
     // Deletions: one change-log query for every kind (repeated parameters are ORed).
     const changesSince = new Date(state.changeWatermark.getTime() - overlapMs).toISOString();
     const changes = await client.all<NbObjectChange>('/api/core/object-changes/', {
@@ -163,34 +155,45 @@ export class NetboxSync {
       time_after: changesSince,
       changed_object_type: kinds.map((k) => k.changeType),
     });
+    const written: Record<string, number> = {};
     const deleted: Record<string, number> = {};
     let changeWatermark = state.changeWatermark.toISOString();
-    for (const spec of [...kinds].reverse()) {
-      const ids = changes.filter((c) => c.changed_object_type === spec.changeType).map((c) => c.changed_object_id);
-      deleted[spec.kind] = await deleteByNetboxIds(db, spec.kind, ids);
+    for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
+    const openIssues = await db.transaction(async (tx) => {
+      for (const spec of kinds) {
+        const objects = fetched.get(spec.kind)!;
+        await this.write(tx, spec.kind, objects);
+        for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
+        written[spec.kind] = objects.length;
+      }
+      for (const spec of [...kinds].reverse()) {
+        const ids = changes.filter((c) => c.changed_object_type === spec.changeType).map((c) => c.changed_object_id);
+        deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
+      }
+      const changed = Object.values(written).some((n) => n > 0) || Object.values(deleted).some((n) => n > 0);
+      const open = changed ? await this.derive(tx) : -1;
+      await updateSyncState(tx, scope, {
+        watermark: new Date(watermark),
+        changeWatermark: new Date(changeWatermark),
+        lastSuccessAt: new Date(),
+        lastError: null,
+        stale: false,
+        sourceUrl: client.baseUrl,
+      });
+      return open;
+    });
+    for (const spec of kinds) {
+      metrics.objects.inc({ kind: spec.kind, mode: 'incremental' }, written[spec.kind]!);
       metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind]!);
     }
-    for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
-
-    const changed = Object.values(written).some((n) => n > 0) || Object.values(deleted).some((n) => n > 0);
-    const openIssues = changed ? await this.derive() : undefined;
-    const now = new Date();
-    await updateSyncState(db, scope, {
-      watermark: new Date(watermark),
-      changeWatermark: new Date(changeWatermark),
-      lastSuccessAt: now,
-      lastError: null,
-      stale: false,
-      sourceUrl: client.baseUrl,
-    });
     const requests = client.requests - requestsBefore;
     metrics.requests.inc({ mode: 'incremental' }, requests);
-    return { mode: 'incremental', written, deleted, requests, openIssues: openIssues ?? -1 };
+    return { mode: 'incremental', written, deleted, requests, openIssues };
   }
 
   /** BMC endpoints and inventory issues follow from the mirror, recomputed after changes. */
-  private async derive(): Promise<number> {
-    const { db, metrics } = this.deps;
+  private async derive(db: DbOrTx): Promise<number> {
+    const { metrics } = this.deps;
     const candidates = await bmcCandidates(db);
     await setBmcUrls(
       db,

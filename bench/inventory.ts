@@ -1,0 +1,124 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { connectDb, createApiToken, getOrCreateSyncState } from '@fleet/db';
+import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
+import { freePort } from '@fleet/temporal';
+import { createSyncMetrics } from '../apps/netbox-agent/src/metrics.js';
+import { NetboxClient } from '../apps/netbox-agent/src/netbox-client.js';
+import { NetboxSync } from '../apps/netbox-agent/src/sync.js';
+import { planFleet } from '../tools/fleetgen/layout.js';
+import { NetboxWriter, writeFleet } from '../tools/fleetgen/netbox-writer.js';
+import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
+import { startNetbox, type NetboxServer } from '../test/harness/netbox.js';
+
+/**
+ * The NetBox mirror at fleet scale: a real NetBox with ~10,000 NVL72 devices, the
+ * agent's initial and incremental syncs (NetBox requests counted), and the same
+ * filtered device page served by the hub and by NetBox under 20 concurrent clients.
+ */
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const sites = Number(args[0] ?? 4);
+  const racksPerSite = Number(args[1] ?? 72);
+  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const template = `fleet_bench_inv_${process.pid}`;
+  await prepareTemplate(databaseUrl, template);
+  const dir = join(repoRoot, '.run', 'bench-inventory');
+  mkdirSync(dir, { recursive: true });
+
+  const netbox = await startNetbox();
+  const small = await startNetbox();
+  const cleanups: (() => Promise<unknown>)[] = [() => netbox.stop(true), () => small.stop(true)];
+  try {
+    const writer = new NetboxWriter(netbox.url, netbox.token, 500);
+    const fleet = planFleet({ sites, racksPerSite, rackTypes: ['gb200_nvl72', 'gb300_nvl72'], firstAddress: '127.64.0.1', sitePrefix: 'site' });
+    const populateStart = Date.now();
+    await writeFleet(writer, fleet, { managementProfile: 'redfish-https:443', credentialRef: 'bmc/default' });
+    const populateS = (Date.now() - populateStart) / 1000;
+    await writeFleet(new NetboxWriter(small.url, small.token), planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.65.0.1' }), { managementProfile: 'redfish', credentialRef: 'bmc/default' });
+
+    const syncOnce = async (nb: NetboxServer, tenChanges: boolean) => {
+      const db = await cloneTestDatabase(databaseUrl, template);
+      cleanups.push(() => db.drop());
+      const handle = connectDb(db.url, 4);
+      cleanups.push(() => handle.close());
+      await getOrCreateSyncState(handle.db, 'netbox');
+      const client = new NetboxClient(nb.url, nb.token, { pageSize: 1000, timeoutMs: 120_000 });
+      const sync = new NetboxSync({ db: handle.db, client, log: pino({ level: 'silent' }), metrics: createSyncMetrics(new Registry(), () => undefined), settings: { intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10 } });
+      const t0 = Date.now();
+      const full = await sync.full();
+      const fullS = (Date.now() - t0) / 1000;
+      if (tenChanges) {
+        const w = new NetboxWriter(nb.url, nb.token);
+        const ids = (await w.call<{ results: { id: number }[] }>('GET', '/api/dcim/devices/?limit=10&ordering=-id')).results.map((r) => r.id);
+        await w.bulk('PATCH', '/api/dcim/devices/', ids.map((id, i) => ({ id, serial: `BENCH-${i}` })));
+      }
+      const inc = await sync.incremental();
+      await client.close();
+      return { db, handle, full, fullS, inc };
+    };
+
+    const big = await syncOnce(netbox, true);
+    const baseline = await syncOnce(small, true);
+    const devices = Object.values(big.full.written).length ? big.full.written['device']! : 0;
+
+    // The hub as its own process over the synced mirror.
+    const hubPort = await freePort();
+    const hubConfig = join(dir, 'hub.json');
+    writeFileSync(hubConfig, JSON.stringify({ log: { level: 'warn' }, metrics: { port: 0 }, database: { url: big.db.url, poolSize: 20 }, http: { port: hubPort } }));
+    const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);
+    await hub.start('hub listening');
+    cleanups.unshift(() => hub.stop());
+    const hubToken = (await createApiToken(big.handle.db, 'bench', 'viewer')).token;
+
+    const load = async (url: string, headers: Record<string, string>, total: number, clients = 20) => {
+      const times: number[] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < total) {
+          next++;
+          const t = performance.now();
+          const res = await fetch(url, { headers });
+          const body = (await res.json()) as { items?: unknown[]; results?: unknown[] };
+          if (res.status !== 200 || (body.items ?? body.results ?? []).length !== 100) throw new Error(`${url}: ${res.status}`);
+          times.push(performance.now() - t);
+        }
+      };
+      await Promise.all(Array.from({ length: clients }, worker));
+      times.sort((a, b) => a - b);
+      const pct = (p: number) => Number(times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1));
+      return { p50: pct(0.5), p99: pct(0.99), n: times.length };
+    };
+    // The same question to both: compute trays of one site, a page of 100.
+    await load(`http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${hubToken}` }, 40);
+    const hubStats = await load(`http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${hubToken}` }, 2000);
+    const nbStats = await load(`${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${netbox.token}` }, 200);
+
+    return {
+      devices,
+      sites,
+      racks: fleet.racks.length,
+      netbox_populate_s: populateS,
+      initial_sync_s: Number(big.fullS.toFixed(2)),
+      initial_sync_netbox_requests: big.full.requests,
+      incremental_sync_netbox_requests: big.inc.requests,
+      incremental_sync_changes: big.inc.written['device'],
+      incremental_sync_netbox_requests_35_devices: baseline.inc.requests,
+      hub_list_p50_ms: hubStats.p50,
+      hub_list_p99_ms: hubStats.p99,
+      hub_list_requests: hubStats.n,
+      netbox_list_p50_ms: nbStats.p50,
+      netbox_list_p99_ms: nbStats.p99,
+      netbox_list_requests: nbStats.n,
+      concurrent_clients: 20,
+    };
+  } finally {
+    for (const c of cleanups) await c().catch(() => undefined);
+    const pg = await import('pg');
+    const admin = new pg.default.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${template}" with (force)`);
+    await admin.end();
+  }
+}
