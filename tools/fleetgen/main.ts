@@ -41,7 +41,7 @@ if (values['simulator-config']) {
   const password = values['bmc-password-file'] ? readFileSync(values['bmc-password-file'], 'utf8').trim() : 'change-me';
   writeFileSync(
     values['simulator-config'],
-    JSON.stringify({ timeScale: 0.1, admin: { port: 0 }, bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port, username: 'admin', password, profile: simulatorProfile(d) })) }, null, 2),
+    JSON.stringify({ timeScale: 0.1, admin: { port: 0 }, bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port, username: 'admin', password, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })) }, null, 2),
   );
 }
 console.log(JSON.stringify({ sites: fleet.sites.length, racks: fleet.racks.length, devices: written.deviceIds.size, netbox_requests: written.requests, seconds: (Date.now() - started) / 1000 }));

@@ -38,14 +38,14 @@ export async function startAdminServer(
     const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
     const method = req.method ?? 'GET';
     if (method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
-      return [200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState })) }];
+      return [200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState, acLost: sim.bmc(id).acLost })) }];
     }
     const id = parts[1];
     if (parts[0] !== 'bmcs' || !id || !known.has(id)) return [404, { error: `no route ${method} ${req.url}` }];
     const bmc = sim.bmc(id);
     const sub = parts.length === 3 ? parts[2] : parts.length === 2 ? '' : undefined;
     if (sub === '' && method === 'GET') {
-      return [200, { id, url: sim.bmcUrl(id), powerState: bmc.powerState, profile: bmc.profile.id, rebooting: bmc.rebooting, faults: bmc.faults }];
+      return [200, { id, url: sim.bmcUrl(id), powerState: bmc.powerState, profile: bmc.profile.id, rebooting: bmc.rebooting, acLost: bmc.acLost, faults: bmc.faults }];
     }
     if (sub === 'requests' && method === 'GET') return [200, { items: bmc.log }];
     if (sub === 'requests' && method === 'DELETE') {

@@ -18,6 +18,8 @@ const Bmc = z
     powerState: z.enum(['On', 'Off']).optional(),
     profile: Profile,
     sessionLimit: SessionLimit,
+    /** Rack power domain: its power shelves feed its other BMCs. */
+    powerDomain: z.string().min(1).optional(),
   })
   .strict();
 

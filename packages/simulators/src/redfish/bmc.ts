@@ -21,6 +21,12 @@ export interface BmcSpec {
   profile?: ProfileId;
   /** Simultaneous Redfish sessions this BMC allows (real BMCs: 8 to 64). */
   sessionLimit?: number;
+  /**
+   * The rack power domain: the power shelves of a domain feed every other BMC in it.
+   * With every shelf off, the fed BMCs lose AC and stop answering; when a shelf comes
+   * back they boot (503 for bmcRebootS) with the host off, as a cold-rebooted rack does.
+   */
+  powerDomain?: string;
   /** Position of a compute tray in its rack (Oem.Nvidia.MNNVLinkTopology); derived from the id when absent. */
   topology?: { chassisSerialNumber: string; traySlotNumber: number; traySlotIndex: number };
 }
@@ -174,11 +180,35 @@ export class SimulatedBmc {
     }
   }
 
+  /** Told whenever the power state changes (power domains follow their shelves). */
+  onPowerChange: ((bmc: SimulatedBmc) => void) | undefined;
+  /** True while the BMC has no AC (its domain's shelves are all off): it answers nothing. */
+  acLost = false;
+
+  loseAc(): void {
+    if (this.acLost) return;
+    this.acLost = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.rebootTimer);
+    this.powerState = 'Off';
+    this.sessionStore = undefined;
+    this.taskStore?.interruptAll();
+  }
+
+  /** AC is back: the BMC boots (answering 503 meanwhile); the host stays off until asked. */
+  restoreAc(): void {
+    if (!this.acLost) return;
+    this.acLost = false;
+    this.rebootManager();
+  }
+
   private transition(via: PowerState, to: PowerState, seconds: number, then?: () => void): void {
     clearTimeout(this.timer);
     this.powerState = via;
+    this.onPowerChange?.(this);
     this.timer = setTimeout(() => {
       this.powerState = to;
+      this.onPowerChange?.(this);
       // A host that comes up again runs whatever firmware was staged while it was down.
       if (to === 'On') this.activateStaged();
       then?.();
@@ -189,6 +219,7 @@ export class SimulatedBmc {
   private settle(state: PowerState): void {
     clearTimeout(this.timer);
     this.powerState = state;
+    this.onPowerChange?.(this);
   }
 
   // ---- BMC reboot -------------------------------------------------------------------------

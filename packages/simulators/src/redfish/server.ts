@@ -3,6 +3,7 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { defaultTimings, SimulatedBmc, type BmcSpec, type Timings } from './bmc.js';
 import { isErrorReply, redfishError } from './errors.js';
 import { chance } from './faults.js';
+import { wirePowerDomains } from './power-domains.js';
 import { sleep, type Reply } from './http-util.js';
 import { route, type Exchange } from './router.js';
 
@@ -36,6 +37,7 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
     byId.set(spec.id, bmc);
     byEndpoint.set(`${spec.address}:${spec.port}`, bmc);
   }
+  wirePowerDomains(byId.values());
 
   const http = createServer((req, res) => {
     const key = `${req.socket.localAddress?.replace(/^::ffff:/, '')}:${req.socket.localPort}`;
@@ -98,6 +100,11 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
   const log = (status: number, logged?: unknown) =>
     bmc.record({ at: new Date().toISOString(), method, path, status, ...(logged === undefined ? {} : { body: logged }) });
 
+  // No AC: nothing answers at this address.
+  if (bmc.acLost) {
+    req.socket.resetAndDestroy();
+    return log(0);
+  }
   const f = bmc.faults;
   if (f.latencyMs) await sleep(f.latencyMs);
   if (f.hang) {
