@@ -6,6 +6,7 @@ import { SimulatorConfig } from '@fleet/simulators';
 import { HubConfig } from '../apps/hub/src/config.js';
 import { SatelliteConfig } from '../apps/satellite/src/config.js';
 import { AgentConfig } from '../apps/workflow-agent/src/config.js';
+import { NetboxAgentConfig } from '../apps/netbox-agent/src/config.js';
 import { repoRoot } from '../tools/lib/processes.js';
 
 // Every config file we ship must load: a broken example is a broken deployment.
@@ -15,6 +16,8 @@ describe('shipped config files', () => {
     ['deploy/config/workflow-agent.example.json', AgentConfig],
     ['deploy/config/satellite.example.json', SatelliteConfig],
     ['deploy/config/simulator.example.json', SimulatorConfig],
+    ['deploy/config/netbox-agent.example.json', NetboxAgentConfig],
+    ['deploy/compose/netbox-agent.json', NetboxAgentConfig],
     ['deploy/compose/hub.json', HubConfig],
     ['deploy/compose/workflow-agent.json', AgentConfig],
     ['deploy/compose/satellite.json', SatelliteConfig],

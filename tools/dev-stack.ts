@@ -1,19 +1,23 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { connectDb, createApiToken, findActiveToken, migrateDatabase } from '@fleet/db';
 import { startTemporalDevServer } from '@fleet/temporal';
+import { planFleet, simulatorProfile } from './fleetgen/layout.js';
+import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
 
-// `pnpm dev`: the whole stack with one simulated site (a GB200 rack's 18 compute
-// trays), as separate processes, with state kept in .run/dev across restarts.
+// `pnpm dev`: the whole stack with one simulated site, as separate processes. NetBox
+// holds the inventory (one GB200 NVL72 rack made by the fleet generator); the NetBox
+// agent mirrors it; the simulator plays the same rack's BMCs at the addresses NetBox
+// gives them. State is kept in .run/dev across restarts.
 const dir = join(repoRoot, '.run', 'dev');
 mkdirSync(dir, { recursive: true });
-const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, simAdmin: 8090, bmc: 8443, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466 };
+const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, netbox: 8001, simAdmin: 8090, bmc: 8443, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466, netboxAgentMetrics: 9467 };
 const databaseUrl = 'postgres://postgres@127.0.0.1:5432/fleet_dev';
-const siteId = 'dev';
-const trays = 18;
+const siteId = 'dev-01';
 
 function persisted<T>(name: string, make: () => T): T {
   const file = join(dir, name);
@@ -34,39 +38,71 @@ if ((await admin.query(`select 1 from pg_database where datname = 'fleet_dev'`))
 await admin.end();
 await migrateDatabase(databaseUrl);
 
-const temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
+console.log('starting NetBox (the first start after install takes a few seconds)...');
+const netbox = JSON.parse(
+  execFileSync('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').pop()!,
+) as { url: string; token: string };
+const netboxTokenFile = join(dir, 'netbox-token');
+writeFileSync(netboxTokenFile, netbox.token, { mode: 0o600 });
+
 const bmcPassword = persisted('bmc-password.json', () => ({ password: randomBytes(12).toString('hex') })).password;
+const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.20.0.1', sitePrefix: 'dev' });
+const writer = new NetboxWriter(netbox.url, netbox.token);
+const present = await writer.call<{ count: number }>('GET', `/api/dcim/sites/?slug=${siteId}`);
+if (present.count === 0) await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default' });
+
 const secretsFile = join(dir, 'secrets.json');
 writeFileSync(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword } }), { mode: 0o600 });
+const temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
 
-const procs = [
-  new ManagedProcess('simulator', 'packages/simulators/src/main.ts', writeConfig('simulator', {
-    timeScale: 0.1,
-    admin: { port: ports.simAdmin },
-    generate: [{ count: trays, idPrefix: 'compute-', firstAddress: '127.10.0.1', port: ports.bmc, username: 'admin', password: bmcPassword }],
-  }), dir),
-  new ManagedProcess('hub', 'apps/hub/src/main.ts', writeConfig('hub', {
-    metrics: { port: ports.hubMetrics },
-    database: { url: databaseUrl },
-    http: { port: ports.hub },
-    temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
-  }), dir),
-  new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', writeConfig('agent', {
-    metrics: { port: ports.agentMetrics },
-    database: { url: databaseUrl },
-    temporal: { address: temporal.address },
-    projection: { intervalMs: 500 },
-  }), dir),
-  new ManagedProcess('satellite', 'apps/satellite/src/main.ts', writeConfig('satellite', {
-    siteId,
-    metrics: { port: ports.satelliteMetrics },
-    temporal: { address: temporal.address },
-    secrets: { provider: 'file', path: secretsFile },
-    redfish: { pollIntervalMs: 500 },
-  }), dir),
+const procs: [ManagedProcess, string][] = [
+  [
+    new ManagedProcess('simulator', 'packages/simulators/src/main.ts', writeConfig('simulator', {
+      timeScale: 0.1,
+      admin: { port: ports.simAdmin },
+      bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port: ports.bmc, username: 'admin', password: bmcPassword, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })),
+    }), dir),
+    'redfish simulator ready',
+  ],
+  [
+    new ManagedProcess('hub', 'apps/hub/src/main.ts', writeConfig('hub', {
+      metrics: { port: ports.hubMetrics },
+      database: { url: databaseUrl },
+      http: { port: ports.hub },
+      temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+    }), dir),
+    'hub listening',
+  ],
+  [
+    new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', writeConfig('netbox-agent', {
+      metrics: { port: ports.netboxAgentMetrics },
+      database: { url: databaseUrl },
+      netbox: { url: netbox.url, tokenFile: netboxTokenFile },
+      sync: { intervalS: 5 },
+    }), dir),
+    'netbox sync done',
+  ],
+  [
+    new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', writeConfig('agent', {
+      metrics: { port: ports.agentMetrics },
+      database: { url: databaseUrl },
+      temporal: { address: temporal.address },
+      projection: { intervalMs: 500 },
+    }), dir),
+    'workflow agent started',
+  ],
+  [
+    new ManagedProcess('satellite', 'apps/satellite/src/main.ts', writeConfig('satellite', {
+      siteId,
+      metrics: { port: ports.satelliteMetrics },
+      temporal: { address: temporal.address },
+      secrets: { provider: 'file', path: secretsFile },
+      redfish: { pollIntervalMs: 500 },
+    }), dir),
+    'satellite worker started',
+  ],
 ];
-const ready = ['redfish simulator ready', 'hub listening', 'workflow agent started', 'satellite worker started'];
-for (const [i, p] of procs.entries()) await p.start(ready[i]!);
+for (const [p, ready] of procs) await p.start(ready);
 
 // Tokens: created once, kept in .run/dev/tokens.json (the database keeps only hashes).
 const { db, close } = connectDb(databaseUrl, 2);
@@ -80,38 +116,30 @@ writeFileSync(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2), { mode:
 await close();
 
 const hub = `http://127.0.0.1:${ports.hub}`;
-const api = async (method: string, path: string, body?: unknown) =>
-  fetch(`${hub}${path}`, { method, headers: { authorization: `Bearer ${tokens['admin']}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-if ((await api('GET', `/v1/sites/${siteId}`)).status === 404) await api('POST', '/v1/sites', { id: siteId, name: 'Simulated site' });
-const existing = new Set(((await (await api('GET', `/v1/devices?site_id=${siteId}&limit=1000`)).json()) as { items: { name: string }[] }).items.map((d) => d.name));
-const bmcs = ((await (await fetch(`http://127.0.0.1:${ports.simAdmin}/bmcs`)).json()) as { items: { id: string; url: string }[] }).items;
-for (const b of bmcs) {
-  if (!existing.has(b.id)) {
-    await api('POST', '/v1/devices', { name: b.id, site_id: siteId, node_type: 'compute_gb200_nvidia', bmc_url: b.url, credential_ref: 'bmc/default' });
-  }
-}
-const first = ((await (await api('GET', `/v1/devices?site_id=${siteId}&limit=1`)).json()) as { items: { id: string }[] }).items[0]!;
+const first = ((await (await fetch(`${hub}/v1/devices?site_id=${siteId}&role=compute-tray&limit=1`, { headers: { authorization: `Bearer ${tokens['viewer']}` } })).json()) as { items: { id: string; name: string }[] }).items[0]!;
 
 console.log(`
-Fleet is up (site "${siteId}": ${bmcs.length} simulated GB200 compute trays).
-  Hub API         ${hub}   (GET /healthz, /v1/devices, /v1/jobs)
+Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} devices: 18 compute trays, 9 NVLink
+switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played by the simulator.
+  Hub API         ${hub}   (GET /healthz, /openapi.json, /v1/devices, /v1/racks, /v1/jobs)
   Temporal UI     http://127.0.0.1:${ports.temporalUi}
-  Temporal        ${temporal.address}
+  NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in .tools/netbox-state/admin_password)
   Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs
-  Metrics         :${ports.hubMetrics} hub, :${ports.agentMetrics} agent, :${ports.satelliteMetrics} satellite (/metrics)
+  Metrics         :${ports.hubMetrics} hub, :${ports.agentMetrics} workflow agent, :${ports.satelliteMetrics} satellite, :${ports.netboxAgentMetrics} NetBox agent (/metrics)
   Logs            ${dir}/*.log
 Tokens (also in ${join(dir, 'tokens.json')}):
   admin    ${tokens['admin']}
   operator ${tokens['operator']}
   viewer   ${tokens['viewer']}
-Try:
+Try (${first.name}):
   curl -s -X POST ${hub}/v1/devices/${first.id}/power -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"action":"on"}'
   curl -s ${hub}/v1/jobs -H "Authorization: Bearer ${tokens['viewer']}"
 Ctrl-C stops everything.`);
 
 const stop = async () => {
-  for (const p of [...procs].reverse()) await p.stop();
+  for (const [p] of [...procs].reverse()) await p.stop();
   await temporal.stop();
+  execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], { cwd: repoRoot });
   process.exit(0);
 };
 process.once('SIGINT', () => void stop());
