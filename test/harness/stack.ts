@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
+import { connectDb, createApiToken, setBmcUrls, upsertDevices, upsertRacks, upsertSites, type DbHandle } from '@fleet/db';
+import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/layout.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
@@ -18,6 +19,10 @@ export interface StackOptions {
   pollIntervalMs?: number;
   /** Seconds the satellite lets running activities finish on SIGTERM. */
   shutdownGraceTimeS?: number;
+  /** NVL72 racks (35 devices each, power domains wired) instead of `bmcs` plain compute trays. */
+  racks?: number;
+  /** Simulator timings in seconds before timeScale (see the simulator's Timings). */
+  timings?: Record<string, number>;
 }
 
 export interface SimBmc {
@@ -31,7 +36,11 @@ export interface SimBmc {
  * simulator. Tests talk to it over HTTP like an operator would.
  */
 export class Stack {
-  readonly siteId = `s${randomBytes(3).toString('hex')}`;
+  private readonly sitePrefix = `s${randomBytes(3).toString('hex')}`;
+  /** The fleet generator names sites <prefix>-01. */
+  readonly siteId = `${this.sitePrefix}-01`;
+  /** With `racks`, the NVL72 layout the stack registered (devices by name). */
+  fleet: Fleet | undefined;
   readonly bmcPassword = `pw-${randomBytes(12).toString('hex')}`;
   readonly dir: string;
   hubUrl = '';
@@ -91,13 +100,30 @@ export class Stack {
     const port = await freePort();
     const adminPort = await freePort();
     // A random 127.x.y.0/24 block per stack keeps parallel test files apart.
-    const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
+    const block = `127.${randomInt(2, 250)}.${randomInt(0, 200)}`;
     const count = this.opts.bmcs ?? 2;
+    if (this.opts.racks) {
+      this.fleet = planFleet({ sites: 1, racksPerSite: this.opts.racks, rackTypes: ['gb200_nvl72'], firstAddress: `${block}.1`, sitePrefix: this.sitePrefix });
+    }
+    const bmcs = this.fleet
+      ? {
+          bmcs: this.fleet.devices.map((d) => ({
+            id: d.name,
+            address: d.ip,
+            port,
+            username: 'admin',
+            password: this.bmcPassword,
+            profile: simulatorProfile(d),
+            powerDomain: `${d.site}/${d.rack}`,
+          })),
+        }
+      : { generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }] };
     const file = this.writeConfig('simulator', {
       log: { level: 'info' },
       timeScale: this.opts.timeScale ?? 0.01,
+      ...(this.opts.timings ? { timings: this.opts.timings } : {}),
       admin: { port: adminPort },
-      generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }],
+      ...bmcs,
     });
     this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
     await this.simulator.start('redfish simulator ready');
@@ -155,7 +181,32 @@ export class Stack {
     await this.satellite.start('satellite worker started');
   }
 
+  /** Racks go into the mirror the way the NetBox agent writes them (ids stand in for NetBox's). */
+  private async registerFleet(fleet: Fleet): Promise<void> {
+    const db = this.dbHandle.db;
+    const ts = new Date().toISOString();
+    await upsertSites(db, [{ netboxId: 1, slug: this.siteId, name: this.siteId, status: 'active', netboxLastUpdated: ts }]);
+    await upsertRacks(db, fleet.racks.map((r, i) => ({ netboxId: 100 + i, siteSlug: r.site, name: r.name, rackType: r.type, status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts })));
+    const rackIds = new Map(fleet.racks.map((r, i) => [r.name, 100 + i]));
+    const port = Number(new URL(this.bmcs[0]!.url).port);
+    await upsertDevices(db, fleet.devices.map((d, i) => ({
+      netboxId: 1000 + i, siteSlug: d.site, rackNetboxId: rackIds.get(d.rack)!, name: d.name, position: d.position, face: 'front', uHeight: 1,
+      role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf', vendor: d.vendor, model: d.nodeType,
+      platform: null, serial: d.serial, lifecycleState: 'active', nodeType: d.nodeType, managementProfile: `redfish-http:${port}`,
+      credentialRef: 'bmc/default', oobIpNetboxId: null, netboxLastUpdated: ts,
+    })));
+    await setBmcUrls(db, (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows.map((r) => {
+      const d = fleet.devices.find((x) => x.name === r.name)!;
+      this.deviceIds.set(r.name, r.id);
+      return { deviceId: r.id, bmcUrl: `http://${d.ip}:${port}` };
+    }));
+    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows) this.rackIds.set(r.name, r.id);
+  }
+
+  readonly rackIds = new Map<string, string>();
+
   private async registerDevices(): Promise<void> {
+    if (this.fleet) return this.registerFleet(this.fleet);
     await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(expectStatus(201));
     for (const bmc of this.bmcs) {
       const res = await this.api(

@@ -1,2 +1,4 @@
 // The entry the worker bundles: every workflow type the project runs.
 export { devicePower } from './device-power.js';
+export { rackPower } from './rack-power.js';
+export { rackColdReboot } from './cold-reboot.js';

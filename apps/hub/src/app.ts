@@ -9,6 +9,7 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { issueRoutes } from './routes/issues.routes.js';
 import { jobRoutes } from './routes/jobs.routes.js';
+import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { ApiDoc } from './route.js';
@@ -61,6 +62,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   deviceRoutes(app, doc, deps.db, deps.views);
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
+  powerRoutes(app, doc, deps.db, deps.views);
   const openapi = doc.document();
   app.get('/openapi.json', async () => openapi);
   return app;

@@ -111,12 +111,12 @@ export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addr
   };
 }
 
-export function jobView(j: Job, ctx: ViewContext) {
+export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<string, number>>) {
   return {
     id: j.id,
     kind: j.kind,
     state: j.state,
-    target: { device_id: j.deviceId, site_id: j.siteId },
+    target: { device_id: j.deviceId, rack_id: j.rackId, site_id: j.siteId },
     params: j.params,
     parent_id: j.parentId,
     created_by: j.createdBy,
@@ -124,8 +124,10 @@ export function jobView(j: Job, ctx: ViewContext) {
     started_at: iso(j.startedAt),
     finished_at: iso(j.finishedAt),
     progress: j.progress ?? null,
+    timeline: j.timeline ?? null,
     result: j.result ?? null,
     error: j.error ?? null,
+    ...(children ? { children: { total: Object.values(children).reduce((a: number, b) => a + (b ?? 0), 0), by_state: children } } : {}),
     links: {
       self: `/v1/jobs/${j.id}`,
       temporal_ui: ctx.temporalUiUrl ? `${ctx.temporalUiUrl.replace(/\/$/, '')}/namespaces/${ctx.temporalNamespace}/workflows/${j.id}` : null,

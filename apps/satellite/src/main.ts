@@ -5,7 +5,7 @@ import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
-import { createPowerActivities } from './activities/power.js';
+import { createDeviceActivities } from './activities/index.js';
 import { SatelliteConfig } from './config.js';
 import { createSecretStore } from './secrets/index.js';
 
@@ -21,6 +21,12 @@ const resets = new Counter({
   labelNames: ['node_type', 'action'],
   registers: [metrics.registry],
 });
+const managerResets = new Counter({
+  name: 'fleet_satellite_manager_resets_total',
+  help: 'Manager.Reset requests sent to BMCs and HMCs',
+  labelNames: ['node_type', 'manager'],
+  registers: [metrics.registry],
+});
 
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const worker = await Worker.create({
@@ -31,7 +37,7 @@ const worker = await Worker.create({
     ? { workflowBundle: { codePath: config.worker.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) }),
   activities: {
-    ...createPowerActivities({
+    ...createDeviceActivities({
       secrets: createSecretStore(config.secrets, process.env),
       log,
       pollIntervalMs: config.redfish.pollIntervalMs,
@@ -45,6 +51,7 @@ const worker = await Worker.create({
         logger: log,
       },
       onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
+      onManagerReset: (nodeType, manager) => managerResets.inc({ node_type: nodeType, manager }),
     }),
   },
   maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

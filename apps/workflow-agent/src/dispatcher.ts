@@ -2,7 +2,9 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { Logger } from 'pino';
 import {
   cancelIfNotStarted,
+  childrenOf,
   getDevice,
+  getDevicesByIds,
   leaseDueIntents,
   markIntentDispatched,
   markIntentFailed,
@@ -14,10 +16,9 @@ import {
 } from '@fleet/db';
 import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
-import type { devicePower } from '@fleet/workflows';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { devicePowerInput } from './workflow-input.js';
+import { coldRebootInput, devicePowerInput, rackPowerInput, rackTargets } from './workflow-input.js';
 
 /** An intent that can never be carried out (its job fails); anything else is retried. */
 class PermanentIntentError extends Error {
@@ -82,18 +83,36 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
   }
 }
 
+/** The workflow type and input for a job; IDs and references only, never secrets. */
+async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: string; input: unknown }> {
+  const { db, config } = deps;
+  if (job.kind === 'device.power') {
+    if (!job.deviceId) throw new PermanentIntentError('INVALID_ARGUMENT', 'device job without a device');
+    const device = await getDevice(db, job.deviceId);
+    if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+    const input = devicePowerInput(job, device, config.power);
+    if (Array.isArray(input)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${input.join(', ')} in the inventory`);
+    return { type: workflowTypeFor['device.power'], input };
+  }
+  if (job.kind === 'rack.power' || job.kind === 'rack.cold_reboot') {
+    const children = await childrenOf(db, job.id);
+    const targets = rackTargets(await getDevicesByIds(db, children.map((c) => c.deviceId!).filter(Boolean)));
+    if (Array.isArray(targets)) throw new PermanentIntentError('FAILED_PRECONDITION', `rack devices cannot be operated: ${targets.join('; ')}`);
+    return job.kind === 'rack.power'
+      ? { type: workflowTypeFor['rack.power'], input: rackPowerInput(job, targets, config.power) }
+      : { type: workflowTypeFor['rack.cold_reboot'], input: coldRebootInput(job, targets, config.power) };
+  }
+  throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
+}
+
 async function start(deps: DispatcherDeps, job: Job): Promise<void> {
-  const { db, client, config, metrics } = deps;
+  const { client, metrics } = deps;
   if (job.state !== 'queued') return; // cancelled before it ever started
-  if (job.kind !== 'device.power') throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
-  if (!job.deviceId || !job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'device job without device or site');
-  const device = await getDevice(db, job.deviceId);
-  if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
-  const input = devicePowerInput(job, device, config.power);
-  if (Array.isArray(input)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${input.join(', ')} in the inventory`);
+  if (!job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'job without a site');
+  const { type, input } = await workflowFor(deps, job);
   try {
     metrics.temporalCalls.inc({ op: 'start' });
-    await client.workflow.start<typeof devicePower>(workflowTypeFor['device.power'], {
+    await client.workflow.start(type, {
       workflowId: job.id,
       taskQueue: siteTaskQueue(job.siteId),
       args: [input],
@@ -101,7 +120,7 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
       typedSearchAttributes: [
         { key: saJobKind, value: job.kind },
         { key: saSiteId, value: job.siteId },
-        { key: saDeviceId, value: job.deviceId },
+        ...(job.deviceId ? [{ key: saDeviceId, value: job.deviceId }] : []),
       ],
     });
   } catch (err) {

@@ -1,6 +1,16 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { applyJobProjections, listOpenDispatchedJobs, recordPowerStates, type Db, type Job, type JobProjection } from '@fleet/db';
+import {
+  aggregateBatchParents,
+  applyChildOutcomes,
+  applyJobProjections,
+  closeOpenChildren,
+  listOpenDispatchedJobs,
+  recordPowerStates,
+  type Db,
+  type Job,
+  type JobProjection,
+} from '@fleet/db';
 import { jobMemoKey, PowerState, type JobMemo, type JobState } from '@fleet/domain';
 import type { AgentMetrics } from './metrics.js';
 
@@ -49,6 +59,7 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
     stats.temporalCalls++;
     const projections: JobProjection[] = [];
     const readings: { deviceId: string; powerState: string; at: Date }[] = [];
+    const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
       const job = byId.get(wf.workflowId);
@@ -58,11 +69,28 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       projections.push(p);
       const reading = powerReading(job, p);
       if (reading) readings.push(reading);
+      if (job.kind.startsWith('rack.')) {
+        const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
+        rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
+        for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
+          if (o.powerState && PowerState.safeParse(o.powerState).success) readings.push({ deviceId, powerState: o.powerState, at: new Date() });
+        }
+      }
     }
-    stats.changed += await applyJobProjections(deps.db, projections);
-    await recordPowerStates(deps.db, readings);
+    // One transaction per page: a reader never sees a finished parent with open children.
+    stats.changed += await deps.db.transaction(async (tx) => {
+      const changed = await applyJobProjections(tx, projections);
+      await recordPowerStates(tx, readings);
+      // Rack workflows drive their child jobs through the memo; children left open when
+      // the parent ended were never reached.
+      for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
+      await closeOpenChildren(tx, rackChildren.filter((r) => r.terminal).map((r) => r.parentId), 'not reached: the rack job ended first');
+      return changed;
+    });
     if (page.length < deps.pageSize) break;
   }
+  // Batches have no workflow: their state follows their children.
+  stats.changed += await aggregateBatchParents(deps.db);
   deps.metrics.openJobs.set(stats.openJobs);
   if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
@@ -82,6 +110,7 @@ export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | un
     startedAt: wf.startTime,
     finishedAt: terminal ? (wf.closeTime ?? new Date()) : undefined,
     progress: memo.progress,
+    timeline: memo.timeline,
     result: state === 'succeeded' ? memo.result : undefined,
     error: terminal && state !== 'succeeded' ? (memo.error ?? { code: wf.status.name, message: `workflow ${wf.status.name.toLowerCase()}` }) : undefined,
   };

@@ -5,3 +5,4 @@ export * from './repos/inventory.repo.js';
 export * from './repos/jobs.repo.js';
 export * from './repos/security.repo.js';
 export * from './repos/netbox-sync.repo.js';
+export * from './repos/parent-jobs.repo.js';

@@ -45,3 +45,50 @@ export interface PowerActivities {
     settleTimeoutS: number;
   }): Promise<DevicePowerResult>;
 }
+
+/** The management controllers Manager.Reset can reboot: the tray BMC and (compute only) the HGX HMC. */
+export type ManagerKind = 'bmc' | 'hmc';
+
+/**
+ * One look at a device's BMC. Reachable when the power query answers with a state
+ * (rms.md §3.4: "reachable = power query returns On/Off"; transitional states count as
+ * reachable too, so a BMC still answering PoweringOff never passes a discharge gate).
+ */
+export type DeviceProbe =
+  | { reachable: true; powerState: Exclude<PowerState, 'Unknown'> }
+  | { reachable: false; reason: string };
+
+export type DeviceReading = { deviceId: string } & DeviceProbe;
+
+export interface BmcResetResult {
+  deviceId: string;
+  manager: ManagerKind;
+  /** Whether this attempt (or an earlier one) saw the controller stop answering after the reset. */
+  outageSeen: boolean;
+  /** Seconds from the reset request until the controller answered again. */
+  backAfterS: number;
+}
+
+/** What awaitDevices waits for on every target (rms.md §3.4 gates). */
+export type AwaitCondition = 'off' | 'on' | 'unreachable' | 'reachable';
+
+export interface AwaitDevicesResult {
+  condition: AwaitCondition;
+  met: string[];
+  /**
+   * Devices that had not met the condition when the wait ended, with what was last seen;
+   * `error` when the device could not be asked at all (credentials, unknown type, TLS).
+   */
+  notMet: { deviceId: string; last: DeviceProbe | null; error?: { type: string; message: string } }[];
+  elapsedS: number;
+}
+
+/** Everything rack workflows ask of a site's devices (types only; the satellite implements them). */
+export interface DeviceActivities extends PowerActivities {
+  /** Manager.Reset on the BMC or HMC, then waits until it answers again. Sends the reset at most once across retries. */
+  resetBmc(input: { target: BmcTarget; manager: ManagerKind; waitUntilBackS: number }): Promise<BmcResetResult>;
+  /** Polls every target until all meet `condition` or `maxWaitS` passes; never throws on timeout. */
+  awaitDevices(input: { targets: BmcTarget[]; condition: AwaitCondition; pollIntervalS: number; maxWaitS: number }): Promise<AwaitDevicesResult>;
+  /** One probe of one device (power state refresh). */
+  readDevicePower(input: { target: BmcTarget }): Promise<DeviceReading>;
+}

@@ -7,3 +7,4 @@ export * from './contracts.js';
 export { jobMemoKey } from './workflow-safe.js';
 export * from './node-types.js';
 export * from './operability.js';
+export * from './rack.js';

@@ -10,7 +10,7 @@ export function isTerminal(state: JobState): boolean {
   return terminalJobStates.includes(state);
 }
 
-export const jobKinds = ['device.power'] as const;
+export const jobKinds = ['device.power', 'batch.power', 'rack.power', 'rack.cold_reboot'] as const;
 export const JobKind = z.enum(jobKinds);
 export type JobKind = z.infer<typeof JobKind>;
 
@@ -29,6 +29,46 @@ export interface JobError {
   details?: unknown;
 }
 
+/** One device's part in a rack or batch job, as its child job row shows it. */
+export interface DeviceOutcome {
+  state: JobState;
+  powerState?: string;
+  message?: string;
+  error?: JobError;
+}
+
+export type StageStatus = 'queued' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+export interface Stage {
+  name: string;
+  status: StageStatus;
+  message?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  durationS?: number;
+}
+
+export interface StageTimeline {
+  currentStage: string | null;
+  stages: Stage[];
+}
+
+/**
+ * A parent's state from its children (RMS rules, rms.md §2): all terminal and none
+ * failed → succeeded; all terminal and some failed → failed, "Batch complete: ...";
+ * otherwise running.
+ */
+export function aggregateChildren(counts: Partial<Record<JobState, number>>): { state: JobState; message: string } {
+  const n = (s: JobState) => counts[s] ?? 0;
+  const total = Object.values(counts).reduce((a, b) => a + (b ?? 0), 0);
+  const done = n('succeeded') + n('failed') + n('cancelled');
+  if (total === 0) return { state: 'succeeded', message: 'no devices' };
+  if (done < total) return { state: 'running', message: `${done}/${total} devices done, ${n('failed')} failed` };
+  const failed = n('failed') + n('cancelled');
+  if (failed === 0) return { state: 'succeeded', message: `Batch complete: ${total}/${total} succeeded` };
+  return { state: 'failed', message: `Batch complete: ${n('succeeded')}/${total} succeeded, ${failed} failed` };
+}
+
 /**
  * What a workflow publishes about itself through its memo, so that the workflow agent
  * can project progress, result and error with one visibility listing per page of jobs.
@@ -37,6 +77,10 @@ export interface JobMemo {
   progress?: JobProgress;
   result?: Record<string, unknown>;
   error?: JobError;
+  /** RMS StageTimeline of a staged job (rack power, cold reboot). */
+  timeline?: StageTimeline;
+  /** Per-device outcomes of a rack job, by device id: projected onto its child jobs. */
+  devices?: Record<string, DeviceOutcome>;
 }
 
 

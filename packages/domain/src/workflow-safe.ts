@@ -5,3 +5,19 @@
  */
 export { siteTaskQueue, workflowTypeFor, searchAttributes } from './naming.js';
 export const jobMemoKey = 'fleet';
+
+/** The stages of ExecuteColdReboot, in order, with RMS's names (rms.md §3.4). */
+export const coldRebootStages = [
+  'prestage_shutdown_compute',
+  'prestage_verify_compute_down',
+  'power_off_shelves',
+  'verify_discharged',
+  'power_on_shelves',
+  'verify_bmc_up',
+  'verify_nvos_ready',
+  'power_on_compute',
+  'wait_compute_boot',
+] as const;
+
+/** Rack power stages: classes in power-on order, reversed for power-off. */
+export const rackPowerClasses = ['shelves', 'switches', 'compute'] as const;

@@ -1,20 +1,10 @@
-import { getPowerState, RedfishClient, resetSystem } from '@fleet/redfish';
-import type { DriverContext, PowerDriver } from './types.js';
+import { resetTypeFor, type NodeType } from '@fleet/domain';
+import { redfishNode } from './redfish-node.js';
+import { systemPower, systemResetTypes } from './system-power.js';
+import type { ComputeTrayDriver, DriverContext } from './types.js';
 
-/** NVIDIA GB200/GB300 compute trays: host power through Redfish System_0. */
-export function createRedfishComputeTray(nodeType: string) {
-  return (ctx: DriverContext): PowerDriver => {
-    const client = new RedfishClient({
-      baseUrl: ctx.target.bmcUrl,
-      credentials: ctx.credentials,
-      ...ctx.redfish,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
-    return {
-      nodeType,
-      powerState: () => getPowerState(client),
-      reset: (type) => resetSystem(client, type),
-      close: () => client.close(),
-    };
-  };
+/** NVIDIA GB200/GB300/VR NVL72 compute trays: RMS's ResetType mapping ("off" is a graceful shutdown), BMC_0 and HGX_BMC_0. */
+export function createRedfishComputeTray(nodeType: NodeType) {
+  return (ctx: DriverContext): ComputeTrayDriver =>
+    redfishNode({ nodeType, kind: 'compute', managers: ['bmc', 'hmc'] as const, resetTypes: systemResetTypes, actions: resetTypeFor, power: systemPower }, ctx);
 }

@@ -1,4 +1,4 @@
-import type { BmcTarget, PowerState, RedfishResetType } from '@fleet/domain';
+import type { BmcTarget, DeviceProbe, ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
 import type { RedfishClientOptions } from '@fleet/redfish';
 
 export interface BmcCredentials {
@@ -19,19 +19,51 @@ export interface DriverContext {
   redfish?: RedfishTransport;
 }
 
-/** What every node kind with a host power domain offers. */
+/** Whether a management controller answers (after a Manager.Reset, say). */
+export type ManagerProbe = { reachable: true } | { reachable: false; reason: string };
+
+/**
+ * What every node driver offers. One driver instance talks to one BMC, one request at a
+ * time; `close()` releases its connections. Drivers neither orchestrate nor persist.
+ */
 export interface PowerDriver {
-  readonly nodeType: string;
+  readonly nodeType: NodeType;
+  readonly kind: 'compute' | 'switch' | 'power_shelf';
+  /** Controllers that accept Manager.Reset on this node. */
+  readonly managers: readonly ManagerKind[];
+  /** ResetTypes `reset()` sends; anything else is refused before it reaches the wire. */
+  readonly resetTypes: readonly RedfishResetType[];
+  /** The ResetType this node uses for a fleet power action (UnsupportedOperationError if it has none). */
+  resetTypeFor(action: PowerAction): RedfishResetType;
   powerState(): Promise<PowerState>;
   reset(type: RedfishResetType): Promise<void>;
+  /** Manager.Reset (GracefulRestart); the controller answers 503 until it is back. */
+  resetManager(manager: ManagerKind): Promise<void>;
+  /** One power query, single attempt: a BMC that does not answer with a state is unreachable. */
+  probe(): Promise<DeviceProbe>;
+  /** One look at whether `manager` answers again, single attempt. */
+  probeManager(manager: ManagerKind): Promise<ManagerProbe>;
   close(): Promise<void>;
 }
 
-export type PowerDriverFactory = (ctx: DriverContext) => PowerDriver;
-
-export class UnsupportedNodeTypeError extends Error {
-  constructor(readonly nodeType: string) {
-    super(`no driver for node type ${nodeType}`);
-    this.name = 'UnsupportedNodeTypeError';
-  }
+/** Compute trays: host power through ComputerSystem.Reset on System_0; BMC_0 and HGX_BMC_0 (HMC). */
+export interface ComputeTrayDriver extends PowerDriver {
+  readonly kind: 'compute';
+  readonly managers: readonly ['bmc', 'hmc'];
 }
+
+/** NVLink switch trays, Redfish side: host power through System_0, BMC_0 only (NVOS is NVUE's business). */
+export interface SwitchTrayDriver extends PowerDriver {
+  readonly kind: 'switch';
+  readonly managers: readonly ['bmc'];
+}
+
+/** Power shelves: output through Chassis.Reset on chassis `powershelf`; the PMC (BMC_0) is on standby power. */
+export interface PowerShelfDriver extends PowerDriver {
+  readonly kind: 'power_shelf';
+  readonly managers: readonly ['bmc'];
+}
+
+export type NodeDriver = ComputeTrayDriver | SwitchTrayDriver | PowerShelfDriver;
+
+export type PowerDriverFactory = (ctx: DriverContext) => NodeDriver;

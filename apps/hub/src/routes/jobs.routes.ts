@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getJob, listJobs, requestJobCancel, type Db } from '@fleet/db';
+import { childCounts, getJob, listJobs, requestJobCancel, type Db } from '@fleet/db';
 import { JobKind, JobState, isTerminal } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
@@ -19,6 +19,7 @@ const JobQuery = z
     kind: repeated(JobKind),
     device_id: repeated(uuid),
     site_id: repeated(z.string().min(1)),
+    parent_id: repeated(uuid),
   })
   .strict();
 
@@ -36,11 +37,13 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         ...(q.kind ? { kind: q.kind } : {}),
         ...(q.device_id ? { deviceId: q.device_id } : {}),
         ...(q.site_id ? { siteId: q.site_id } : {}),
+        ...(q.parent_id ? { parentId: q.parent_id } : {}),
       });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
+      const counts = await childCounts(db, page.filter((j) => !j.deviceId).map((j) => j.id));
       return {
-        items: page.map((j) => jobView(j, views)),
+        items: page.map((j) => jobView(j, views, counts.get(j.id))),
         next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
       };
     },
@@ -53,7 +56,8 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
     async ({ params }) => {
       const job = await getJob(db, params.id);
       if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
-      return jobView(job, views);
+      const counts = job.deviceId ? undefined : (await childCounts(db, [job.id])).get(job.id) ?? {};
+      return jobView(job, views, counts);
     },
   );
 

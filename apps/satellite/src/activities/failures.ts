@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { RedfishError, type RedfishErrorCode } from '@fleet/redfish';
-import { UnsupportedNodeTypeError } from '@fleet/drivers';
+import { UnsupportedNodeTypeError, UnsupportedOperationError } from '@fleet/drivers';
 import { UnknownCredentialError } from '../secrets/index.js';
 
 const codeFor: Record<RedfishErrorCode, string> = {
@@ -26,8 +26,15 @@ export function toActivityFailure(err: unknown, deviceId: string): unknown {
       nonRetryable: !err.retryable && err.code !== 'Internal',
     });
   }
-  if (err instanceof UnknownCredentialError || err instanceof UnsupportedNodeTypeError) {
+  if (err instanceof UnknownCredentialError || err instanceof UnsupportedNodeTypeError || err instanceof UnsupportedOperationError) {
     return ApplicationFailure.create({ type: 'FAILED_PRECONDITION', message: `${deviceId}: ${err.message}`, details: [{ deviceId }], nonRetryable: true });
   }
   return err;
+}
+
+/** A per-device failure as data, for results that report devices one by one. */
+export function failureSummary(err: unknown, deviceId: string): { type: string; message: string } {
+  const f = toActivityFailure(err, deviceId);
+  if (f instanceof ApplicationFailure) return { type: f.type ?? 'INTERNAL', message: f.message };
+  return { type: 'INTERNAL', message: f instanceof Error ? f.message : String(f) };
 }

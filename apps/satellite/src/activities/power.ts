@@ -1,25 +1,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Logger } from 'pino';
-import {
-  isPowerActionSatisfied,
-  resetTypeFor,
-  settledStateFor,
-  type PowerActivities,
-  type PowerAction,
-  type PowerState,
-} from '@fleet/domain';
-import { powerDriverFor, type RedfishTransport } from '@fleet/drivers';
-import type { SecretStore } from '../secrets/index.js';
+import { isPowerActionSatisfied, settledStateFor, type PowerActivities, type PowerAction, type PowerState } from '@fleet/domain';
+import { attemptLog, openDriver, type PowerActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
-export interface PowerActivityDeps {
-  secrets: SecretStore;
-  log: Logger;
-  pollIntervalMs: number;
-  redfish: RedfishTransport;
-  onReset?: (nodeType: string, action: PowerAction) => void;
-}
+export type { PowerActivityDeps } from './context.js';
 
 /** What an attempt records in its heartbeat, so the next attempt never resets twice. */
 interface PowerHeartbeat {
@@ -35,21 +20,11 @@ export function createPowerActivities(deps: PowerActivityDeps): PowerActivities 
     async setDevicePower({ target, action, settleTimeoutS }) {
       const ctx = Context.current();
       const prior = ctx.info.heartbeatDetails as PowerHeartbeat | undefined;
-      const log = deps.log.child({
-        deviceId: target.deviceId,
-        workflowId: ctx.info.workflowExecution?.workflowId,
-        activityId: ctx.info.activityId,
-        attempt: ctx.info.attempt,
-      });
-      const driver = powerDriverFor(target.nodeType)({
-        target,
-        credentials: await deps.secrets.resolve(target.credentialRef).catch((err: unknown) => {
-          throw toActivityFailure(err, target.deviceId);
-        }),
-        signal: ctx.cancellationSignal,
-        redfish: deps.redfish,
-      });
+      const log = attemptLog(deps, { deviceId: target.deviceId });
+      const driver = await openDriver(deps, target);
       try {
+        // Per node type: a shelf's "off" is a ForceOff of its output, a tray's a graceful shutdown.
+        const resetType = driver.resetTypeFor(action);
         let state = await driver.powerState();
         let resetSent = prior?.resetSent ?? false;
         let leftOn = prior?.leftOn ?? false;
@@ -63,9 +38,9 @@ export function createPowerActivities(deps: PowerActivityDeps): PowerActivities 
           }
           const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
           if (!alreadyMoving) {
-            await driver.reset(resetTypeFor[action]);
+            await driver.reset(resetType);
             deps.onReset?.(target.nodeType, action);
-            log.info({ action, resetType: resetTypeFor[action], from: state }, 'reset sent');
+            log.info({ action, resetType, from: state }, 'reset sent');
           }
           resetSent = true;
         }

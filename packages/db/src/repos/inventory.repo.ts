@@ -135,3 +135,8 @@ export async function recordPowerStates(
       as r(id uuid, power_state text, at timestamptz)
     where d.id = r.id and (d.power_state_at is null or d.power_state_at <= r.at)`);
 }
+
+export async function getDevicesByIds(db: DbOrTx, ids: string[]): Promise<Device[]> {
+  if (!ids.length) return [];
+  return db.select().from(devices).where(inArray(devices.id, ids));
+}

@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import type { JobError, JobProgress, JobState } from '@fleet/domain';
+import type { JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
 
@@ -35,6 +35,7 @@ export interface JobPageQuery {
   kind?: string[];
   deviceId?: string[];
   siteId?: string[];
+  parentId?: string[];
 }
 
 /** Newest first, keyset on (created_at, id). */
@@ -44,6 +45,7 @@ export async function listJobs(db: DbOrTx, q: JobPageQuery): Promise<Job[]> {
   if (q.kind?.length) c.push(inArray(jobs.kind, q.kind));
   if (q.deviceId?.length) c.push(inArray(jobs.deviceId, q.deviceId));
   if (q.siteId?.length) c.push(inArray(jobs.siteId, q.siteId));
+  if (q.parentId?.length) c.push(inArray(jobs.parentId, q.parentId));
   if (q.after) {
     c.push(or(lt(jobs.createdAt, q.after.createdAt), and(eq(jobs.createdAt, q.after.createdAt), lt(jobs.id, q.after.id))));
   }
@@ -111,6 +113,7 @@ export interface JobProjection {
   startedAt?: Date | undefined;
   finishedAt?: Date | undefined;
   progress?: JobProgress | undefined;
+  timeline?: StageTimeline | undefined;
   result?: Record<string, unknown> | undefined;
   error?: JobError | undefined;
 }
@@ -129,6 +132,7 @@ export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promi
     started_at: x.startedAt?.toISOString() ?? null,
     finished_at: x.finishedAt?.toISOString() ?? null,
     progress: x.progress ?? null,
+    timeline: x.timeline ?? null,
     result: x.result ?? null,
     error: x.error ?? null,
   }));
@@ -139,13 +143,14 @@ export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promi
       started_at = coalesce(j.started_at, p.started_at),
       finished_at = coalesce(p.finished_at, j.finished_at),
       progress = coalesce(p.progress, j.progress),
+      timeline = coalesce(p.timeline, j.timeline),
       result = coalesce(p.result, j.result),
       error = coalesce(p.error, j.error),
       updated_at = now()
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as p(id uuid, state text, run_id text, started_at timestamptz, finished_at timestamptz, progress jsonb, result jsonb, error jsonb)
+      as p(id uuid, state text, run_id text, started_at timestamptz, finished_at timestamptz, progress jsonb, timeline jsonb, result jsonb, error jsonb)
     where j.id = p.id and j.state not in ('succeeded', 'failed', 'cancelled')
-      and (j.state <> p.state or p.progress is distinct from j.progress or j.run_id is distinct from p.run_id)`);
+      and (j.state <> p.state or p.progress is distinct from j.progress or p.timeline is distinct from j.timeline or j.run_id is distinct from p.run_id)`);
   return res.rowCount ?? 0;
 }
 
@@ -189,7 +194,21 @@ export async function requestJobCancel(tx: DbOrTx, jobId: string): Promise<Job |
     .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'running'])))
     .returning();
   if (!row) return undefined;
-  await insertIntent(tx, jobId, 'cancel');
+  if (row.kind === 'batch.power') {
+    // A batch has no workflow of its own: each open child gets its cancel intent.
+    const open = await tx
+      .update(jobs)
+      .set({ state: 'cancelling', updatedAt: new Date() })
+      .where(and(eq(jobs.parentId, jobId), inArray(jobs.state, ['queued', 'running'])))
+      .returning({ id: jobs.id });
+    if (open.length) await tx.insert(intents).values(open.map((c) => ({ jobId: c.id, kind: 'cancel' })));
+  } else {
+    await insertIntent(tx, jobId, 'cancel');
+  }
   await notifyIntent(tx, jobId);
   return row;
+}
+
+export async function setJobResult(db: DbOrTx, id: string, result: Record<string, unknown>): Promise<void> {
+  await db.update(jobs).set({ result, updatedAt: new Date() }).where(eq(jobs.id, id));
 }

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { bigserial, index, integer, jsonb, pgTable, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
-import type { JobError, JobProgress } from '@fleet/domain';
+import type { JobError, JobProgress, StageTimeline } from '@fleet/domain';
 import { createdAt, tsz, updatedAt } from './_columns.js';
-import { devices, sites } from './inventory.js';
+import { devices, racks, sites } from './inventory.js';
 
 export const jobs = pgTable(
   'jobs',
@@ -13,9 +13,12 @@ export const jobs = pgTable(
     state: text('state').notNull().default('queued'),
     siteId: text('site_id').references(() => sites.id),
     deviceId: uuid('device_id').references(() => devices.id),
+    rackId: uuid('rack_id').references(() => racks.id, { onDelete: 'set null' }),
     parentId: uuid('parent_id'),
     params: jsonb('params').notNull().$type<Record<string, unknown>>(),
     progress: jsonb('progress').$type<JobProgress>(),
+    /** Stage timeline of staged jobs (rack power, cold reboot), updated while they run. */
+    timeline: jsonb('timeline').$type<StageTimeline>(),
     result: jsonb('result').$type<Record<string, unknown>>(),
     error: jsonb('error').$type<JobError>(),
     createdBy: text('created_by').notNull(),
@@ -36,7 +39,12 @@ export const jobs = pgTable(
     uniqueIndex('jobs_one_active_per_device')
       .on(t.deviceId)
       .where(sql`${t.deviceId} is not null and ${t.state} in ('queued', 'running', 'cancelling')`),
+    /** The rack guard: one rack power sequence at a time; a second is refused, not queued. */
+    uniqueIndex('jobs_one_active_rack_sequence')
+      .on(t.rackId)
+      .where(sql`${t.rackId} is not null and ${t.kind} in ('rack.power', 'rack.cold_reboot') and ${t.state} in ('queued', 'running', 'cancelling')`),
     index('jobs_device_id_idx').on(t.deviceId),
+    index('jobs_rack_id_idx').on(t.rackId),
     index('jobs_site_id_idx').on(t.siteId),
     index('jobs_parent_id_idx').on(t.parentId),
     index('jobs_created_at_id_idx').on(t.createdAt, t.id),

@@ -1,0 +1,145 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { getRack, listDevices, rackDevices, type Db } from '@fleet/db';
+import { ColdRebootOverrides, lifecycleStates, NodeType, PowerAction, RackPowerOp } from '@fleet/domain';
+import { ApiError, invalid } from '../errors.js';
+import { repeated } from '../pagination.js';
+import { defineRoute, type ApiDoc } from '../route.js';
+import { createParentJob } from '../services/parent-jobs.service.js';
+import { jobView, type ViewContext } from '../views.js';
+
+const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
+
+const BatchBody = z
+  .object({
+    action: PowerAction,
+    /** Which devices: a rack, a site, or an inventory filter (exactly one). */
+    rack_id: z.string().uuid('must be a UUID').optional(),
+    site_id: z.string().min(1).optional(),
+    filter: z
+      .object({
+        site_id: repeated(z.string().min(1)),
+        rack_id: repeated(z.string().uuid()),
+        role: repeated(z.string().min(1)),
+        node_type: repeated(NodeType),
+        lifecycle_state: repeated(z.enum(lifecycleStates)),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .refine((b) => [b.rack_id, b.site_id, b.filter].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of rack_id, site_id or filter' });
+
+const MAX_BATCH = 10_000;
+
+export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
+  const rackOrThrow = async (id: string) => {
+    const rack = await getRack(db, id);
+    if (!rack) throw new ApiError('NOT_FOUND', `rack ${id} does not exist`);
+    return rack;
+  };
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/racks/:id/power',
+      tag: 'power',
+      summary: 'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, shelves; cycle = off then on. One sequence per rack (409 otherwise).',
+      role: 'operator',
+      params: IdParam,
+      body: z.object({ op: RackPowerOp }).strict(),
+      success: [202, 'The rack job; a child job per device'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const rack = await rackOrThrow(params.id);
+      const { job } = await createParentJob(db, request, {
+        parent: { kind: 'rack.power', siteId: rack.siteId, rackId: rack.id, params: { op: body.op } },
+        devices: await rackDevices(db, rack.id),
+        childParams: () => ({ op: body.op }),
+        allOrNothing: true,
+        childWorkflows: false,
+        action: 'rack.power',
+        target: `rack/${rack.id}`,
+      });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/racks/:id/cold-reboot',
+      tag: 'power',
+      summary: 'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden)',
+      role: 'operator',
+      params: IdParam,
+      body: z.object({ timings: ColdRebootOverrides.optional() }).strict(),
+      success: [202, 'The cold-reboot job with its stage timeline'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const rack = await rackOrThrow(params.id);
+      const devices = await rackDevices(db, rack.id);
+      const has = (prefix: string) => devices.some((d) => d.nodeType?.startsWith(prefix));
+      const missing = [['powershelf_', 'power shelf'], ['compute_', 'compute tray'], ['switch_', 'switch tray']].filter(([p]) => !has(p!)).map(([, n]) => n);
+      if (missing.length) throw new ApiError('FAILED_PRECONDITION', `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} has no ${missing.join(', ')}`);
+      const { job } = await createParentJob(db, request, {
+        parent: { kind: 'rack.cold_reboot', siteId: rack.siteId, rackId: rack.id, params: { timings: body.timings ?? {} } },
+        devices,
+        childParams: () => ({ op: 'cold-reboot' }),
+        allOrNothing: true,
+        childWorkflows: false,
+        action: 'rack.cold_reboot',
+        target: `rack/${rack.id}`,
+      });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/power-batches',
+      tag: 'power',
+      summary: 'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason',
+      role: 'operator',
+      body: BatchBody,
+      success: [202, 'The parent job; result.refused lists refused devices'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, body }) => {
+      if (body.rack_id) await rackOrThrow(body.rack_id);
+      const filters = body.filter
+        ? { siteId: body.filter.site_id, rackId: body.filter.rack_id, role: body.filter.role, nodeType: body.filter.node_type, lifecycleState: body.filter.lifecycle_state }
+        : body.rack_id
+          ? { rackId: [body.rack_id] }
+          : { siteId: [body.site_id!] };
+      const devices = await listDevices(db, { limit: MAX_BATCH + 1, filters });
+      if (devices.length === 0) throw invalid('body', 'no device matches');
+      if (devices.length > MAX_BATCH) throw invalid('body', `more than ${MAX_BATCH} devices match; narrow the selection`);
+      const siteIds = [...new Set(devices.map((d) => d.siteId))];
+      const { job } = await createParentJob(db, request, {
+        parent: {
+          kind: 'batch.power',
+          siteId: siteIds.length === 1 ? siteIds[0]! : null,
+          rackId: body.rack_id ?? null,
+          params: { action: body.action, selection: body.filter ?? (body.rack_id ? { rack_id: body.rack_id } : { site_id: body.site_id }) },
+        },
+        devices,
+        childParams: () => ({ action: body.action }),
+        allOrNothing: false,
+        childWorkflows: true,
+        action: 'batch.power',
+        target: body.rack_id ? `rack/${body.rack_id}` : body.site_id ? `site/${body.site_id}` : 'filter',
+      });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
+}

@@ -1,0 +1,45 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from 'pino';
+import type { BmcTarget, ManagerKind, PowerAction } from '@fleet/domain';
+import { driverFor, type NodeDriver, type RedfishTransport } from '@fleet/drivers';
+import type { SecretStore } from '../secrets/index.js';
+import { toActivityFailure } from './failures.js';
+
+export interface PowerActivityDeps {
+  secrets: SecretStore;
+  log: Logger;
+  /** How often a settling device or a rebooting controller is polled. */
+  pollIntervalMs: number;
+  redfish: RedfishTransport;
+  onReset?: (nodeType: string, action: PowerAction) => void;
+  onManagerReset?: (nodeType: string, manager: ManagerKind) => void;
+}
+export type DeviceActivityDeps = PowerActivityDeps;
+
+/** The driver for a target, cancelled with the activity. Unknown types and credentials are typed failures. */
+export async function openDriver(deps: PowerActivityDeps, target: BmcTarget): Promise<NodeDriver> {
+  try {
+    const factory = driverFor(target.nodeType);
+    const credentials = await deps.secrets.resolve(target.credentialRef);
+    return factory({ target, credentials, signal: Context.current().cancellationSignal, redfish: deps.redfish });
+  } catch (err) {
+    throw toActivityFailure(err, target.deviceId);
+  }
+}
+
+export function attemptLog(deps: PowerActivityDeps, fields: Record<string, unknown>): Logger {
+  const { info } = Context.current();
+  return deps.log.child({ ...fields, workflowId: info.workflowExecution?.workflowId, activityId: info.activityId, attempt: info.attempt });
+}
+
+/** Longest single sleep, so a long poll interval still heartbeats well inside any sane heartbeat timeout. */
+const maxQuietMs = 5_000;
+
+/** Sleeps `ms`, heartbeating `details` every few seconds; throws CancelledFailure on cancellation. */
+export async function pause(ms: number, details: unknown): Promise<void> {
+  const ctx = Context.current();
+  for (let left = ms; left > 0; left -= maxQuietMs) {
+    await ctx.sleep(Math.min(left, maxQuietMs));
+    if (left > maxQuietMs) ctx.heartbeat(details);
+  }
+}

@@ -1,0 +1,18 @@
+import type { DeviceActivities } from '@fleet/domain';
+import { createAwaitDevicesActivity } from './await-devices.js';
+import { createBmcResetActivity } from './bmc-reset.js';
+import type { DeviceActivityDeps } from './context.js';
+import { createPowerActivities } from './power.js';
+import { createReadPowerActivity } from './read-power.js';
+
+export type { DeviceActivityDeps, PowerActivityDeps } from './context.js';
+
+/** Every device activity a site worker registers (the DeviceActivities contract). */
+export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActivities {
+  return {
+    ...createPowerActivities(deps),
+    ...createBmcResetActivity(deps),
+    ...createAwaitDevicesActivity(deps),
+    ...createReadPowerActivity(deps),
+  };
+}

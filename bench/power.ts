@@ -1,0 +1,68 @@
+import { Client, Connection } from '@temporalio/client';
+import { prepareTemplate } from '@fleet/db/testing';
+import { buildWorkflowBundle } from '../apps/satellite/src/build-workflow-bundle.js';
+import { repoRoot } from '../tools/lib/processes.js';
+import { Stack, expectStatus } from '../test/harness/stack.js';
+
+/**
+ * Rack power at scale through the whole stack: one cold reboot (makespan against the
+ * sum of its floors and simulated waits: the ratio is Fleet's overhead), then N racks
+ * powered on at once (ordered sequences running in parallel), and Temporal history per rack.
+ */
+export async function run(args: string[]): Promise<Record<string, unknown>> {
+  const racks = Number(args[0] ?? 100);
+  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  process.env['FLEET_TEST_TEMPLATE_DB'] = `fleet_bench_power_${process.pid}`;
+  process.env['FLEET_TEST_WORKFLOW_BUNDLE'] = `${repoRoot}/.run/bench-power-bundle.js`;
+  await prepareTemplate(databaseUrl, process.env['FLEET_TEST_TEMPLATE_DB']);
+  await buildWorkflowBundle(process.env['FLEET_TEST_WORKFLOW_BUNDLE']);
+
+  // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
+  const timeScale = 0.01;
+  const stack = new Stack({ racks, timeScale, projectionIntervalMs: 500, pollIntervalMs: 100, power: { heartbeatTimeoutS: 10, settleTimeoutS: 300 } });
+  await stack.start();
+  const connection = await Connection.connect({ address: stack.temporal.address });
+  const temporal = new Client({ connection });
+  try {
+    const rackIds = [...stack.rackIds.values()];
+    const seconds = (job: { created_at: string; finished_at: string }) => (Date.parse(job.finished_at) - Date.parse(job.created_at)) / 1000;
+
+    // One cold reboot with short floors; the gates also wait on simulated BMC boots.
+    const timings = { prestageShutdownPollMaxS: 120, dischargeFloorS: 3, dischargePollMaxS: 120, bmcUpFloorS: 3, bmcUpPollMaxS: 120, computeBootWaitS: 3, pollIntervalS: 1 };
+    const sim = { gracefulShutdownS: 20 * timeScale, bmcBootS: 120 * timeScale, powerOnS: 30 * timeScale };
+    const floorSum = timings.dischargeFloorS + timings.bmcUpFloorS + timings.computeBootWaitS + sim.gracefulShutdownS + sim.bmcBootS + sim.powerOnS;
+    const reboot = expectStatus(202)(await stack.api('POST', `/v1/racks/${rackIds[0]}/cold-reboot`, { timings }, stack.tokens.operator)).body as { id: string };
+    const rebootDone = (await stack.waitForJob(reboot.id, 600_000)) as { state: string; created_at: string; finished_at: string; error: unknown };
+    if (rebootDone.state !== 'succeeded') throw new Error(`cold reboot ${rebootDone.state}: ${JSON.stringify(rebootDone.error)}`);
+    const rebootEvents = (await temporal.workflow.getHandle(reboot.id).describe()).historyLength;
+
+    // Every rack on at once.
+    const started = Date.now();
+    const jobs = await Promise.all(rackIds.map(async (id) => (expectStatus(202)(await stack.api('POST', `/v1/racks/${id}/power`, { op: 'on' }, stack.tokens.operator)).body as { id: string }).id));
+    const finished = await Promise.all(jobs.map((id) => stack.waitForJob(id, 1_800_000) as Promise<{ state: string; created_at: string; finished_at: string }>));
+    const failed = finished.filter((j) => j.state !== 'succeeded').length;
+    if (failed) throw new Error(`${failed} rack power jobs did not succeed`);
+    const makespan = (Math.max(...finished.map((j) => Date.parse(j.finished_at))) - started) / 1000;
+    const events = await Promise.all(jobs.slice(0, 10).map(async (id) => (await temporal.workflow.getHandle(id).describe()).historyLength));
+
+    return {
+      cold_reboot_makespan_s: Number(seconds(rebootDone).toFixed(2)),
+      cold_reboot_floor_sum_s: Number(floorSum.toFixed(2)),
+      cold_reboot_overhead_ratio: Number((seconds(rebootDone) / floorSum).toFixed(2)),
+      cold_reboot_history_events: rebootEvents,
+      racks,
+      devices: racks * 35,
+      parallel_rack_power_on_makespan_s: Number(makespan.toFixed(1)),
+      history_events_per_rack: Math.round(events.reduce((a, b) => a + b, 0) / events.length),
+      simulated_time_scale: timeScale,
+    };
+  } finally {
+    await connection.close();
+    await stack.stop();
+    const pg = await import('pg');
+    const admin = new pg.default.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${process.env['FLEET_TEST_TEMPLATE_DB']}" with (force)`);
+    await admin.end();
+  }
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { ActivityTimeouts, BmcTarget } from './contracts.js';
+
+export const rackPowerOps = ['on', 'off', 'cycle'] as const;
+export const RackPowerOp = z.enum(rackPowerOps);
+export type RackPowerOp = z.infer<typeof RackPowerOp>;
+
+/** A rack's devices by power class, in the order power comes up: shelves, switches, compute. */
+export interface RackTargets {
+  shelves: BmcTarget[];
+  switches: BmcTarget[];
+  compute: BmcTarget[];
+}
+
+export interface RackPowerInput {
+  jobId: string;
+  rackId: string;
+  op: RackPowerOp;
+  targets: RackTargets;
+  settleTimeoutS: number;
+  activity: ActivityTimeouts;
+}
+
+/**
+ * ExecuteColdReboot timings (rms.md §3.4), in seconds. Every one can be overridden per
+ * request; 0 or absent means the default.
+ */
+export const coldRebootDefaults = {
+  prestageShutdownFloorS: 0,
+  prestageShutdownPollMaxS: 300,
+  dischargeFloorS: 180,
+  dischargePollMaxS: 600,
+  bmcUpFloorS: 120,
+  bmcUpPollMaxS: 600,
+  nvosHelloBackoffS: 30,
+  computeBootWaitS: 300,
+  pollIntervalS: 15,
+} as const;
+export type ColdRebootTimings = { -readonly [K in keyof typeof coldRebootDefaults]: number };
+
+export const ColdRebootOverrides = z
+  .object(Object.fromEntries(Object.keys(coldRebootDefaults).map((k) => [k, z.number().min(0).max(86_400).optional()])) as Record<keyof ColdRebootTimings, z.ZodOptional<z.ZodNumber>>)
+  .strict();
+
+export function coldRebootTimings(overrides: Partial<ColdRebootTimings> = {}): ColdRebootTimings {
+  const out = { ...coldRebootDefaults } as ColdRebootTimings;
+  for (const [k, v] of Object.entries(overrides) as [keyof ColdRebootTimings, number | undefined][]) if (v) out[k] = v;
+  return out;
+}
+
+export interface ColdRebootInput {
+  jobId: string;
+  rackId: string;
+  targets: RackTargets;
+  timings: ColdRebootTimings;
+  settleTimeoutS: number;
+  activity: ActivityTimeouts;
+}
+
+export { coldRebootStages } from './workflow-safe.js';

@@ -1,0 +1,43 @@
+import { RedfishClient, type RedfishClientOptions } from '@fleet/redfish';
+import type { DriverContext } from './types.js';
+
+/**
+ * The Redfish clients of one driver, built on first use. Actions go through a client
+ * that retries as the site's transport says; probes through a single-attempt one, as a
+ * 503 from a rebooting BMC (Retry-After: minutes) means "not back yet", not "wait here".
+ * Callers await one driver call before the next, so a BMC still sees one request at a time.
+ */
+export class DriverClients {
+  private actions: RedfishClient | undefined;
+  private probes: RedfishClient | undefined;
+
+  constructor(private readonly ctx: DriverContext) {}
+
+  main(): RedfishClient {
+    return (this.actions ??= this.build({}));
+  }
+
+  probe(): RedfishClient {
+    return (this.probes ??= this.build({ maxAttempts: 1 }));
+  }
+
+  /** After a controller reset every discovered link may be stale. */
+  invalidate(): void {
+    this.actions?.invalidate();
+    this.probes?.invalidate();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.actions?.close(), this.probes?.close()]);
+  }
+
+  private build(overrides: Partial<RedfishClientOptions>): RedfishClient {
+    return new RedfishClient({
+      baseUrl: this.ctx.target.bmcUrl,
+      credentials: this.ctx.credentials,
+      ...this.ctx.redfish,
+      ...overrides,
+      ...(this.ctx.signal ? { signal: this.ctx.signal } : {}),
+    });
+  }
+}

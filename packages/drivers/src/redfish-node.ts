@@ -1,0 +1,68 @@
+import type { ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
+import { managerIds, resetManager, type RedfishClient } from '@fleet/redfish';
+import { DriverClients } from './clients.js';
+import { UnsupportedOperationError } from './errors.js';
+import { probeAnswer, probePower } from './probe.js';
+import { readManager } from './resources.redfish.js';
+import type { DriverContext, PowerDriver } from './types.js';
+
+/** Where a node's power lives: the resource whose PowerState is read and whose reset action is posted. */
+export interface PowerDomain {
+  state(client: RedfishClient): Promise<PowerState>;
+  reset(client: RedfishClient, type: RedfishResetType): Promise<void>;
+}
+
+export interface RedfishNodeSpec<K extends PowerDriver['kind'], M extends readonly ManagerKind[]> {
+  nodeType: NodeType;
+  kind: K;
+  managers: M;
+  resetTypes: readonly RedfishResetType[];
+  /** Fleet power action → ResetType; an action left out is one this node cannot do. */
+  actions: Partial<Record<PowerAction, RedfishResetType>>;
+  power: PowerDomain;
+}
+
+/** A driver for any Redfish node: the spec says where its power lives and what it accepts. */
+export function redfishNode<K extends PowerDriver['kind'], M extends readonly ManagerKind[]>(
+  spec: RedfishNodeSpec<K, M>,
+  ctx: DriverContext,
+): PowerDriver & { kind: K; managers: M } {
+  const clients = new DriverClients(ctx);
+  const requireManager = (m: ManagerKind) => {
+    if (!spec.managers.includes(m)) throw new UnsupportedOperationError(spec.nodeType, `Manager.Reset on the ${m.toUpperCase()}`);
+  };
+  const probe = () => probePower(() => spec.power.state(clients.probe()));
+  return {
+    nodeType: spec.nodeType,
+    kind: spec.kind,
+    managers: spec.managers,
+    resetTypes: spec.resetTypes,
+    resetTypeFor(action) {
+      const type = spec.actions[action];
+      if (!type) throw new UnsupportedOperationError(spec.nodeType, `power action ${action}`);
+      return type;
+    },
+    powerState: () => spec.power.state(clients.main()),
+    async reset(type) {
+      if (!spec.resetTypes.includes(type)) throw new UnsupportedOperationError(spec.nodeType, `ResetType ${type}`);
+      await spec.power.reset(clients.main(), type);
+    },
+    async resetManager(manager) {
+      requireManager(manager);
+      await resetManager(clients.main(), manager, 'GracefulRestart');
+      clients.invalidate();
+    },
+    probe,
+    async probeManager(manager) {
+      requireManager(manager);
+      // The BMC is back when it answers the power query again (what rack gates ask of it);
+      // the HMC when its own manager resource answers.
+      if (manager === 'bmc') {
+        const p = await probe();
+        return p.reachable ? { reachable: true } : p;
+      }
+      return probeAnswer(() => readManager(clients.probe(), managerIds[manager]));
+    },
+    close: () => clients.close(),
+  };
+}

@@ -1,0 +1,72 @@
+import type { DeviceOutcome, JobMemo, Stage, StageStatus, StageTimeline } from '@fleet/domain';
+
+/**
+ * A staged job's timeline and per-device outcomes, published through the workflow
+ * memo at every transition (the agent projects it into the job while it runs).
+ * Times come from the workflow clock, so replay produces the same values.
+ */
+export class StageRecorder {
+  private readonly stages: Stage[];
+  private current: string | null = null;
+  readonly devices: Record<string, DeviceOutcome> = {};
+
+  constructor(
+    names: readonly string[],
+    deviceIds: readonly string[],
+    private readonly publish: (memo: JobMemo) => void,
+  ) {
+    this.stages = names.map((name) => ({ name, status: 'queued' as StageStatus }));
+    for (const id of deviceIds) this.devices[id] = { state: 'queued' };
+  }
+
+  get timeline(): StageTimeline {
+    return { currentStage: this.current, stages: this.stages.map((s) => ({ ...s })) };
+  }
+
+  private stage(name: string): Stage {
+    const s = this.stages.find((x) => x.name === name);
+    if (!s) throw new Error(`unknown stage ${name}`);
+    return s;
+  }
+
+  start(name: string, message?: string): void {
+    const s = this.stage(name);
+    s.status = 'running';
+    s.startedAt = new Date().toISOString();
+    if (message) s.message = message;
+    this.current = name;
+    this.emit();
+  }
+
+  finish(name: string, status: Exclude<StageStatus, 'queued' | 'running'>, message?: string): void {
+    const s = this.stage(name);
+    const now = new Date();
+    s.status = status;
+    s.startedAt ??= now.toISOString();
+    s.finishedAt = now.toISOString();
+    s.durationS = (now.getTime() - Date.parse(s.startedAt)) / 1000;
+    if (message) s.message = message;
+    this.emit();
+  }
+
+  device(id: string, outcome: DeviceOutcome): void {
+    this.devices[id] = outcome;
+  }
+
+  /** Devices the job never got to: their child jobs end as not reached. */
+  closeUnreached(message: string): void {
+    for (const [id, o] of Object.entries(this.devices)) {
+      if (o.state === 'queued' || o.state === 'running') this.devices[id] = { ...o, state: 'cancelled', message };
+    }
+  }
+
+  emit(extra: Partial<JobMemo> = {}): void {
+    const done = this.stages.filter((s) => s.status !== 'queued' && s.status !== 'running').length;
+    this.publish({
+      progress: { stage: this.current ?? 'queued', percent: Math.round((100 * done) / this.stages.length), message: this.stage(this.current ?? this.stages[0]!.name).message ?? '' },
+      timeline: this.timeline,
+      devices: { ...this.devices },
+      ...extra,
+    });
+  }
+}
