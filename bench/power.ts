@@ -1,8 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { prepareTemplate } from '@fleet/db/testing';
-import { buildWorkflowBundle } from '../apps/satellite/src/build-workflow-bundle.js';
-import { repoRoot } from '../tools/lib/processes.js';
 import { Stack, expectStatus } from '../test/harness/stack.js';
+import { prepareStackBench } from './lib/environment.js';
 
 /**
  * Rack power at scale through the whole stack: one cold reboot (makespan against the
@@ -11,11 +9,7 @@ import { Stack, expectStatus } from '../test/harness/stack.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const racks = Number(args[0] ?? 100);
-  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  process.env['FLEET_TEST_TEMPLATE_DB'] = `fleet_bench_power_${process.pid}`;
-  process.env['FLEET_TEST_WORKFLOW_BUNDLE'] = `${repoRoot}/.run/bench-power-bundle.js`;
-  await prepareTemplate(databaseUrl, process.env['FLEET_TEST_TEMPLATE_DB']);
-  await buildWorkflowBundle(process.env['FLEET_TEST_WORKFLOW_BUNDLE']);
+  const cleanup = await prepareStackBench('power');
 
   // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
   const timeScale = 0.01;
@@ -59,10 +53,6 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   } finally {
     await connection.close();
     await stack.stop();
-    const pg = await import('pg');
-    const admin = new pg.default.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${process.env['FLEET_TEST_TEMPLATE_DB']}" with (force)`);
-    await admin.end();
+    await cleanup();
   }
 }

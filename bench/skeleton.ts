@@ -1,7 +1,5 @@
 import { Stack, expectStatus } from '../test/harness/stack.js';
-import { prepareTemplate } from '@fleet/db/testing';
-import { buildWorkflowBundle } from '../apps/satellite/src/build-workflow-bundle.js';
-import { repoRoot } from '../tools/lib/processes.js';
+import { prepareStackBench } from './lib/environment.js';
 
 /**
  * 200 power-on jobs over 200 simulated BMCs through the whole stack (hub, agent,
@@ -11,11 +9,7 @@ import { repoRoot } from '../tools/lib/processes.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const jobs = Number(args[0] ?? 200);
-  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  process.env['FLEET_TEST_TEMPLATE_DB'] = `fleet_bench_${process.pid}`;
-  process.env['FLEET_TEST_WORKFLOW_BUNDLE'] = `${repoRoot}/.run/bench-workflow-bundle.js`;
-  await prepareTemplate(databaseUrl, process.env['FLEET_TEST_TEMPLATE_DB']);
-  await buildWorkflowBundle(process.env['FLEET_TEST_WORKFLOW_BUNDLE']);
+  const cleanup = await prepareStackBench('skeleton');
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
   const baselineJobs = 5;
@@ -92,10 +86,6 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     };
   } finally {
     await stack.stop();
-    const pg = await import('pg');
-    const admin = new pg.default.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${process.env['FLEET_TEST_TEMPLATE_DB']}" with (force)`);
-    await admin.end();
+    await cleanup();
   }
 }

@@ -4,6 +4,7 @@ import { Stack, expectStatus } from '../harness/stack.js';
 
 interface Job {
   id: string;
+  created_at?: string;
   state: string;
   kind: string;
   result: { refused?: unknown[] } | null;
@@ -147,5 +148,25 @@ describe('rack power: ordered sequences, guard, batches, cold reboot', () => {
       ['completed', 'completed', 'completed', 'completed', 'completed', 'completed', 'skipped', 'completed', 'completed'],
     );
     assert.deepEqual(done.children, { total: 35, by_state: { succeeded: 35 } });
+  });
+
+  it('resets a compute tray HMC once and waits for it; a power refresh records what the BMC says', { timeout: 120_000 }, async () => {
+    const tray = names('compute')[5]!;
+    const id = stack.deviceIds.get(tray)!;
+    await fetch(`${stack.simAdminUrl}/bmcs/${tray}/requests`, { method: 'DELETE' });
+    const reset = expectStatus(202)(await stack.api('POST', `/v1/devices/${id}/bmc-reset`, { manager: 'hmc' }, stack.tokens.operator)).body as Job;
+    const done = (await stack.waitForJob(reset.id, 60_000)) as unknown as Job & { result: { manager: string; outageSeen: boolean } };
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    assert.equal(done.result.manager, 'hmc');
+    const resets = ((await stack.simRequests(tray)) as Logged[]).filter((r) => r.method === 'POST' && r.path.includes('/Managers/'));
+    assert.deepEqual(resets.map((r) => r.path), ['/redfish/v1/Managers/HGX_BMC_0/Actions/Manager.Reset']);
+    const shelf = await stack.api('POST', `/v1/devices/${stack.deviceIds.get(names('powershelf')[0]!)}/bmc-reset`, { manager: 'hmc' }, stack.tokens.operator);
+    assert.equal(shelf.status, 400);
+
+    const refresh = expectStatus(202)(await stack.api('POST', `/v1/devices/${id}/power-refresh`, undefined, stack.tokens.operator)).body as Job;
+    assert.equal(((await stack.waitForJob(refresh.id, 60_000)) as unknown as Job).state, 'succeeded');
+    const device = (await stack.api('GET', `/v1/devices/${id}`, undefined, stack.tokens.viewer)).body as { power_state: string; power_state_at: string };
+    assert.equal(device.power_state, 'On');
+    assert.ok(Date.parse(device.power_state_at) >= Date.parse(refresh.created_at ?? '1970-01-01'));
   });
 });

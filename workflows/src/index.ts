@@ -1,4 +1,5 @@
 // The entry the worker bundles: every workflow type the project runs.
 export { devicePower } from './device-power.js';
+export { deviceBmcReset, devicePowerRefresh } from './device-maintenance.js';
 export { rackPower } from './rack-power.js';
 export { rackColdReboot } from './cold-reboot.js';

@@ -33,7 +33,6 @@ export function buildHub(deps: HubDeps): FastifyInstance {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
     },
-    requestIdLogLabel: 'requestId',
     bodyLimit: 1 << 20,
   });
   const duration = new Histogram({

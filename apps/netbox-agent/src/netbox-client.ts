@@ -66,7 +66,20 @@ export class NetboxClient {
     await this.dispatcher.close();
   }
 
+  /** GETs are safe to repeat: a dropped connection or a 502/503/504 is retried with backoff. */
   private async getUrl<T>(url: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.getOnce<T>(url);
+      } catch (err) {
+        const transient = err instanceof NetboxError && (err.status === undefined || err.status === 502 || err.status === 503 || err.status === 504);
+        if (!transient || attempt >= 3) throw err;
+        await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+      }
+    }
+  }
+
+  private async getOnce<T>(url: string): Promise<T> {
     this.requests++;
     let res: Dispatcher.ResponseData;
     try {

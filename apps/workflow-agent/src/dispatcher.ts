@@ -18,7 +18,7 @@ import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { coldRebootInput, devicePowerInput, rackPowerInput, rackTargets } from './workflow-input.js';
+import { bmcResetInput, coldRebootInput, devicePowerInput, deviceTarget, powerRefreshInput, rackPowerInput, rackTargets } from './workflow-input.js';
 
 /** An intent that can never be carried out (its job fails); anything else is retried. */
 class PermanentIntentError extends Error {
@@ -93,6 +93,15 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     const input = devicePowerInput(job, device, config.power);
     if (Array.isArray(input)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${input.join(', ')} in the inventory`);
     return { type: workflowTypeFor['device.power'], input };
+  }
+  if (job.kind === 'device.bmc_reset' || job.kind === 'device.power_refresh') {
+    const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
+    if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+    const target = deviceTarget(device);
+    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    return job.kind === 'device.bmc_reset'
+      ? { type: workflowTypeFor['device.bmc_reset'], input: bmcResetInput(job, target, config.power) }
+      : { type: workflowTypeFor['device.power_refresh'], input: powerRefreshInput(job, target, config.power) };
   }
   if (job.kind === 'rack.power' || job.kind === 'rack.cold_reboot') {
     const children = await childrenOf(db, job.id);

@@ -118,7 +118,7 @@ export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | un
 
 /** A finished power job tells us the device's power state as the BMC reported it. */
 function powerReading(job: Job, p: JobProjection): { deviceId: string; powerState: string; at: Date } | undefined {
-  if (job.kind !== 'device.power' || p.state !== 'succeeded' || !job.deviceId) return undefined;
+  if ((job.kind !== 'device.power' && job.kind !== 'device.power_refresh') || p.state !== 'succeeded' || !job.deviceId) return undefined;
   const parsed = PowerState.safeParse(p.result?.['powerState']);
   return parsed.success ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() } : undefined;
 }

@@ -5,6 +5,9 @@ import {
   RackPowerOp,
   type BmcTarget,
   type ColdRebootInput,
+  type DeviceBmcResetInput,
+  type DevicePowerRefreshInput,
+  type ManagerKind,
   type DevicePowerInput,
   type RackPowerInput,
   type RackTargets,
@@ -65,4 +68,19 @@ export function coldRebootInput(job: Job, targets: RackTargets, power: AgentConf
     settleTimeoutS: power.settleTimeoutS,
     activity: activityOf(power),
   };
+}
+
+/** The device as a BMC target, or what the inventory lacks to make it one. */
+export function deviceTarget(device: Device): BmcTarget | string[] {
+  const missing = missingForOperation(device);
+  if (missing.length || !device.nodeType || !device.bmcUrl || !device.credentialRef) return missing;
+  return { deviceId: device.id, nodeType: device.nodeType, bmcUrl: device.bmcUrl, credentialRef: device.credentialRef };
+}
+
+export function bmcResetInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DeviceBmcResetInput {
+  return { jobId: job.id, target, manager: (job.params['manager'] ?? 'bmc') as ManagerKind, waitUntilBackS: power.settleTimeoutS, activity: activityOf(power) };
+}
+
+export function powerRefreshInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DevicePowerRefreshInput {
+  return { jobId: job.id, target, activity: activityOf(power) };
 }

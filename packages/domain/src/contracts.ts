@@ -92,3 +92,17 @@ export interface DeviceActivities extends PowerActivities {
   /** One probe of one device (power state refresh). */
   readDevicePower(input: { target: BmcTarget }): Promise<DeviceReading>;
 }
+
+export interface DeviceBmcResetInput {
+  jobId: string;
+  target: BmcTarget;
+  manager: ManagerKind;
+  waitUntilBackS: number;
+  activity: ActivityTimeouts;
+}
+
+export interface DevicePowerRefreshInput {
+  jobId: string;
+  target: BmcTarget;
+  activity: ActivityTimeouts;
+}

@@ -10,7 +10,7 @@ export function isTerminal(state: JobState): boolean {
   return terminalJobStates.includes(state);
 }
 
-export const jobKinds = ['device.power', 'batch.power', 'rack.power', 'rack.cold_reboot'] as const;
+export const jobKinds = ['device.power', 'device.bmc_reset', 'device.power_refresh', 'batch.power', 'rack.power', 'rack.cold_reboot'] as const;
 export const JobKind = z.enum(jobKinds);
 export type JobKind = z.infer<typeof JobKind>;
 

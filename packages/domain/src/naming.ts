@@ -6,6 +6,8 @@ export function siteTaskQueue(siteId: string): string {
 /** Temporal workflow type per job kind; never rename one (it is stored in histories). */
 export const workflowTypeFor = {
   'device.power': 'devicePower',
+  'device.bmc_reset': 'deviceBmcReset',
+  'device.power_refresh': 'devicePowerRefresh',
   'rack.power': 'rackPower',
   'rack.cold_reboot': 'rackColdReboot',
 } as const;

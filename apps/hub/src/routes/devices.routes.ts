@@ -124,6 +124,48 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     },
   );
 
+  const operable = async (id: string) => {
+    const device = await getDevice(db, id);
+    if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
+    if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+    const missing = missingForOperation(device);
+    if (missing.length) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`);
+    return device;
+  };
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/bmc-reset',
+      tag: 'power',
+      summary: 'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent)',
+      role: 'operator',
+      params: IdParam,
+      body: z.object({ manager: z.enum(['bmc', 'hmc']).default('bmc') }).strict(),
+      success: [202, 'The job'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const device = await operable(params.id);
+      if (body.manager === 'hmc' && !device.nodeType!.startsWith('compute_')) throw invalid('body.manager', `${device.nodeType} has no HMC`);
+      const { job } = await createJob(db, request, { job: { kind: 'device.bmc_reset', deviceId: device.id, siteId: device.siteId, params: { manager: body.manager } }, action: 'device.bmc_reset', target: `device/${device.id}` });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    { method: 'POST', url: '/v1/devices/:id/power-refresh', tag: 'power', summary: 'Read the device power state from its BMC now (intent)', role: 'operator', params: IdParam, success: [202, 'The job'], errors: [400, 404, 409] },
+    async ({ request, reply, params }) => {
+      const device = await operable(params.id);
+      const { job } = await createJob(db, request, { job: { kind: 'device.power_refresh', deviceId: device.id, siteId: device.siteId, params: {} }, action: 'device.power_refresh', target: `device/${device.id}` });
+      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+    },
+  );
+
   defineRoute(
     app,
     doc,
@@ -139,13 +181,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await getDevice(db, params.id);
-      if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
-      if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
-      const missing = missingForOperation(device);
-      if (missing.length) {
-        throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`);
-      }
+      const device = await operable(params.id);
       const { job } = await createJob(db, request, {
         job: { kind: 'device.power', deviceId: device.id, siteId: device.siteId, params: { action: body.action } },
         action: 'device.power',

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getRack, listDevices, rackDevices, type Db } from '@fleet/db';
+import { getRack, listDevices, rackDevices, type Db, type Device, type Rack } from '@fleet/db';
 import { ColdRebootOverrides, lifecycleStates, NodeType, PowerAction, RackPowerOp } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { repeated } from '../pagination.js';
@@ -39,6 +39,20 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     return rack;
   };
 
+  /** A rack sequence takes every device of the rack or none, and one workflow drives them all. */
+  const startRackSequence = async (request: FastifyRequest, rack: Rack, devices: Device[], kind: 'rack.power' | 'rack.cold_reboot', params: Record<string, unknown>) => {
+    const { job } = await createParentJob(db, request, {
+      parent: { kind, siteId: rack.siteId, rackId: rack.id, params },
+      devices,
+      childParams: () => ({ sequence: kind }),
+      allOrNothing: true,
+      childWorkflows: false,
+      action: kind,
+      target: `rack/${rack.id}`,
+    });
+    return job;
+  };
+
   defineRoute(
     app,
     doc,
@@ -55,15 +69,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     },
     async ({ request, reply, params, body }) => {
       const rack = await rackOrThrow(params.id);
-      const { job } = await createParentJob(db, request, {
-        parent: { kind: 'rack.power', siteId: rack.siteId, rackId: rack.id, params: { op: body.op } },
-        devices: await rackDevices(db, rack.id),
-        childParams: () => ({ op: body.op }),
-        allOrNothing: true,
-        childWorkflows: false,
-        action: 'rack.power',
-        target: `rack/${rack.id}`,
-      });
+      const job = await startRackSequence(request, rack, await rackDevices(db, rack.id), 'rack.power', { op: body.op });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
@@ -88,15 +94,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       const has = (prefix: string) => devices.some((d) => d.nodeType?.startsWith(prefix));
       const missing = [['powershelf_', 'power shelf'], ['compute_', 'compute tray'], ['switch_', 'switch tray']].filter(([p]) => !has(p!)).map(([, n]) => n);
       if (missing.length) throw new ApiError('FAILED_PRECONDITION', `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} has no ${missing.join(', ')}`);
-      const { job } = await createParentJob(db, request, {
-        parent: { kind: 'rack.cold_reboot', siteId: rack.siteId, rackId: rack.id, params: { timings: body.timings ?? {} } },
-        devices,
-        childParams: () => ({ op: 'cold-reboot' }),
-        allOrNothing: true,
-        childWorkflows: false,
-        action: 'rack.cold_reboot',
-        target: `rack/${rack.id}`,
-      });
+      const job = await startRackSequence(request, rack, devices, 'rack.cold_reboot', { timings: body.timings ?? {} });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
