@@ -28,6 +28,8 @@ export interface Page<T> {
  */
 export class NetboxClient {
   requests = 0;
+  /** NetBox's clock, from the Date header of its latest answer (watermarks use its time, not ours). */
+  serverTime: Date | undefined;
   private readonly dispatcher: Dispatcher;
   private readonly auth: string;
 
@@ -88,6 +90,8 @@ export class NetboxClient {
       throw new NetboxError(url, undefined, (err as Error).message);
     }
     const text = await res.body.text();
+    const date = res.headers['date'];
+    if (typeof date === 'string' && !Number.isNaN(Date.parse(date))) this.serverTime = new Date(date);
     if (res.statusCode !== 200) {
       let detail = text.slice(0, 300);
       try {

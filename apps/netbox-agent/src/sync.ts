@@ -106,6 +106,8 @@ export class NetboxSync {
     const requestsBefore = client.requests;
     this.deviceTypes.clear();
     for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/')) this.deviceTypes.set(t.id, t);
+    // Everything changed before this moment (NetBox's clock) is in what follows.
+    const passStart = client.serverTime;
     const fetched = await this.fetchAll();
     let watermark = '';
     const written: Record<string, number> = {};
@@ -123,7 +125,7 @@ export class NetboxSync {
       }
       const open = await this.derive(tx);
       const now = new Date();
-      const mark = watermark ? new Date(watermark) : now;
+      const mark = passStart ?? (watermark ? new Date(watermark) : now);
       await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: written });
       return open;
     });
@@ -147,6 +149,9 @@ export class NetboxSync {
     // Device types carry height, model and vendor; a fresh process loads them all once.
     const typeFilter: Record<string, string> = this.deviceTypes.size ? { last_updated__gte: since } : {};
     for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter)) this.deviceTypes.set(t.id, t);
+    // The next pass starts from here (NetBox's clock, less the overlap): its cost follows
+    // what changed since, not how much changed just before the last watermark.
+    const passStart = client.serverTime;
     const fetched = await this.fetchAll({ last_updated__gte: since });
     // Deletions: one change-log query for every kind (repeated parameters are ORed).
     const changesSince = new Date(state.changeWatermark.getTime() - overlapMs).toISOString();
@@ -173,8 +178,8 @@ export class NetboxSync {
       const changed = Object.values(written).some((n) => n > 0) || Object.values(deleted).some((n) => n > 0);
       const open = changed ? await this.derive(tx) : -1;
       await updateSyncState(tx, scope, {
-        watermark: new Date(watermark),
-        changeWatermark: new Date(changeWatermark),
+        watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
+        changeWatermark: passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),
         lastSuccessAt: new Date(),
         lastError: null,
         stale: false,
