@@ -102,7 +102,7 @@ export class NetboxSync {
   }
 
   async full(): Promise<SyncResult> {
-    const { client, metrics } = this.deps;
+    const { client } = this.deps;
     const requestsBefore = client.requests;
     this.deviceTypes.clear();
     for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/')) this.deviceTypes.set(t.id, t);
@@ -129,17 +129,11 @@ export class NetboxSync {
       await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: written });
       return open;
     });
-    for (const spec of kinds) {
-      metrics.objects.inc({ kind: spec.kind, mode: 'full' }, written[spec.kind]!);
-      metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind]!);
-    }
-    const requests = client.requests - requestsBefore;
-    metrics.requests.inc({ mode: 'full' }, requests);
-    return { mode: 'full', written, deleted, requests, openIssues };
+    return this.done('full', written, deleted, client.requests - requestsBefore, openIssues);
   }
 
   async incremental(): Promise<SyncResult> {
-    const { client, metrics, db, settings } = this.deps;
+    const { client, db, settings } = this.deps;
     const requestsBefore = client.requests;
     const state = await getOrCreateSyncState(db, scope);
     if (!state.watermark || !state.changeWatermark) return this.full();
@@ -187,13 +181,17 @@ export class NetboxSync {
       });
       return open;
     });
+    return this.done('incremental', written, deleted, client.requests - requestsBefore, openIssues);
+  }
+
+  /** Counts a finished pass in the metrics and reports it. */
+  private done(mode: SyncResult['mode'], written: Record<string, number>, deleted: Record<string, number>, requests: number, openIssues: number): SyncResult {
     for (const spec of kinds) {
-      metrics.objects.inc({ kind: spec.kind, mode: 'incremental' }, written[spec.kind]!);
-      metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind]!);
+      this.deps.metrics.objects.inc({ kind: spec.kind, mode }, written[spec.kind] ?? 0);
+      this.deps.metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind] ?? 0);
     }
-    const requests = client.requests - requestsBefore;
-    metrics.requests.inc({ mode: 'incremental' }, requests);
-    return { mode: 'incremental', written, deleted, requests, openIssues };
+    this.deps.metrics.requests.inc({ mode }, requests);
+    return { mode, written, deleted, requests, openIssues };
   }
 
   /** BMC endpoints and inventory issues follow from the mirror, recomputed after changes. */
