@@ -5,8 +5,10 @@ import { createServer as createHttps } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-export const peers = '/work/shared/peers';
+// The team's shared folder sits beside the repository (../shared), in CI as on a desk.
+export const peers = fileURLToPath(new URL('../../../../../shared/peers', import.meta.url));
 export const mockups = join(peers, 'dmtf-redfish-mockups');
 
 export interface Logged {
