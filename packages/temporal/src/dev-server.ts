@@ -43,10 +43,25 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** Starts `temporal server start-dev` on loopback and waits until it answers. */
+/**
+ * Starts `temporal server start-dev` on loopback and waits until it answers. With no
+ * ports given it picks free ones, and picks again if another process took one first.
+ */
 export async function startTemporalDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
-  const port = opts.port ?? (await freePort());
-  const uiPort = opts.uiPort ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce({ ...opts, port: opts.port ?? (await freePort()), uiPort: opts.uiPort ?? (await freePort()) });
+    } catch (err) {
+      const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
+      if (fixedPorts || attempt >= 3 || !(err instanceof EarlyExit)) throw err;
+    }
+  }
+}
+
+class EarlyExit extends Error {}
+
+async function startOnce(opts: DevServerOptions & { port: number; uiPort: number }): Promise<DevServer> {
+  const { port, uiPort } = opts;
   const args = [
     'server', 'start-dev',
     '--ip', '127.0.0.1',
@@ -56,13 +71,15 @@ export async function startTemporalDevServer(opts: DevServerOptions = {}): Promi
     ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ...devServerSearchAttributeFlags(),
   ];
-  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const keep = (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const address = `127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`temporal dev server exited (${child.exitCode}): ${stderr}`);
+    if (child.exitCode !== null) throw new EarlyExit(`temporal dev server exited (${child.exitCode}) on ports ${port}/${uiPort}: ${stderr}`);
     try {
       const c = await Connection.connect({ address, connectTimeout: 1_000 });
       await c.workflowService.getSystemInfo({});
