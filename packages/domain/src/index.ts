@@ -8,3 +8,5 @@ export { jobMemoKey } from './workflow-safe.js';
 export * from './node-types.js';
 export * from './operability.js';
 export * from './rack.js';
+export * from './firmware.js';
+export * from './campaign-schedule.js';

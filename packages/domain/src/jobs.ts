@@ -10,11 +10,21 @@ export function isTerminal(state: JobState): boolean {
   return terminalJobStates.includes(state);
 }
 
-export const jobKinds = ['device.power', 'device.bmc_reset', 'device.power_refresh', 'batch.power', 'rack.power', 'rack.cold_reboot'] as const;
+export const jobKinds = [
+  'device.power',
+  'device.bmc_reset',
+  'device.power_refresh',
+  'batch.power',
+  'rack.power',
+  'rack.cold_reboot',
+  'device.firmware_update',
+  'device.firmware_refresh',
+  'firmware.campaign',
+] as const;
 export const JobKind = z.enum(jobKinds);
 export type JobKind = z.infer<typeof JobKind>;
 
-export const intentKinds = ['start', 'cancel'] as const;
+export const intentKinds = ['start', 'cancel', 'signal'] as const;
 export type IntentKind = (typeof intentKinds)[number];
 
 export interface JobProgress {

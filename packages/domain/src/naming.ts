@@ -10,6 +10,9 @@ export const workflowTypeFor = {
   'device.power_refresh': 'devicePowerRefresh',
   'rack.power': 'rackPower',
   'rack.cold_reboot': 'rackColdReboot',
+  'device.firmware_update': 'deviceFirmwareUpdate',
+  'device.firmware_refresh': 'deviceFirmwareRefresh',
+  'firmware.campaign': 'firmwareCampaign',
 } as const;
 
 /** Custom search attributes the project registers on its Temporal namespace. */

@@ -61,8 +61,10 @@ export const intents = pgTable(
     jobId: uuid('job_id')
       .notNull()
       .references(() => jobs.id),
-    /** start | cancel */
+    /** start | cancel | signal */
     kind: text('kind').notNull(),
+    /** For signal intents: which signal (pause, resume, approve). */
+    payload: jsonb('payload').$type<{ signal: string }>(),
     /** pending → dispatched, or failed when Temporal refused it for good. */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),

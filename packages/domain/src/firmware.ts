@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import type { ActivityTimeouts, BmcTarget } from './contracts.js';
+import type { NodeRole } from './node-types.js';
+
+/** RMS FirmwareUpdateError names (rms.md §1.4), plus Fleet's outcomes that RMS has no code for. */
+export const firmwareResultCodes = [
+  'SUCCESS',
+  'FILE_NOT_FOUND',
+  'CLIENT_FAILURE',
+  'TARGET_NOT_FOUND',
+  'SERVER_ERROR',
+  'TASK_FAILED',
+  'NO_TASK_INFO',
+  'EXCEPTION',
+  'INVALID_RESPONSE',
+  'MONITORING_TIMEOUT',
+  'TASK_EXCEPTION',
+  'UNKNOWN',
+  'UPDATE_IN_PROGRESS',
+  // Fleet: already at the target version (not pushed); expected inventory missing; activation
+  // did not bring the device back; installed version differs from the target after activation.
+  'SKIPPED_COMPLIANT',
+  'PRECONDITION_FAILED',
+  'ACTIVATION_FAILED',
+  'VERIFICATION_FAILED',
+  'CANCELLED',
+] as const;
+export type FirmwareResultCode = (typeof firmwareResultCodes)[number];
+
+/** One component's version, as a manifest wants it or a device reports it. */
+export interface ComponentVersion {
+  id: string;
+  version: string;
+}
+
+/** One package push of a manifest, in order (BMC tray before compute tray). */
+export interface ManifestStep {
+  name: string;
+  packageId: string;
+  /** Redfish Targets; [] = whole package. */
+  targets: string[];
+  /** Component versions the device runs once this step is activated. */
+  components: ComponentVersion[];
+}
+
+/** A manifest step resolved for a satellite: the package by digest, never its bytes. */
+export interface FirmwareStep extends Omit<ManifestStep, 'packageId'> {
+  packageDigest: string;
+  packageSize: number;
+  fileName: string;
+}
+
+/** What the catalog keeps of a parsed package. */
+export interface FirmwarePackageMetadata {
+  headerRevision: string;
+  headerUuid: string;
+  releaseDateTime: string | null;
+  devices: { descriptors: { type: number; data: string }[]; applicableComponents: number[]; imageSetVersion: string }[];
+  components: { index: number; identifier: number; classification: number; comparisonStamp: number; version: string; offset: number; size: number; sha256: string }[];
+}
+
+/** RMS timings for a firmware update (rms.md §4.2), in seconds; tests and benches scale them down. */
+export interface FirmwareTimings {
+  /** Task poll interval (RMS: 5 s). */
+  taskPollS: number;
+  /** Redfish task budget (nvfwupd: 900 s). */
+  taskTimeoutS: number;
+  /** UPDATE_DELAY: pause between two pushes to the same BMC (nvfwupd example: 30 s). */
+  pushDelayS: number;
+  /** Compute activation: Off and On must be seen within this (12 × 5 s). */
+  powerStateTimeoutS: number;
+  /** Compute activation: stabilisation after the AC cycle (3 min). */
+  acStabilizeS: number;
+  /** BMC back after an AC cycle or reset (power shelf: 90 × 15 s). */
+  bmcRecoveryS: number;
+}
+
+export const defaultFirmwareTimings: FirmwareTimings = {
+  taskPollS: 5,
+  taskTimeoutS: 900,
+  pushDelayS: 30,
+  powerStateTimeoutS: 60,
+  acStabilizeS: 180,
+  bmcRecoveryS: 1350,
+};
+
+export interface DeviceFirmwareUpdateInput {
+  jobId: string;
+  target: BmcTarget;
+  role: NodeRole;
+  steps: FirmwareStep[];
+  /** Push even when the device already runs the target versions (and allow downgrades). */
+  force: boolean;
+  /** Component ids the device must report before anything is pushed (RMS expected inventory). */
+  expectedInventory: string[];
+  timings: FirmwareTimings;
+  activity: ActivityTimeouts;
+}
+
+export interface ComponentResult {
+  id: string;
+  from: string | null;
+  to: string;
+  /** What the device reported after activation (null if it was never read). */
+  installed: string | null;
+  status: 'updated' | 'skipped' | 'failed' | 'cancelled';
+  code: FirmwareResultCode;
+  message?: string;
+}
+
+export interface DeviceFirmwareResult {
+  deviceId: string;
+  status: 'updated' | 'skipped' | 'failed';
+  components: ComponentResult[];
+  /** Installed versions read at the end, for the compliance view. */
+  inventory: ComponentVersion[];
+}
+
+// ---- Activities (satellite implements, workflows see types only) ----
+
+export interface FirmwareInventoryReading {
+  deviceId: string;
+  components: ComponentVersion[];
+}
+
+export interface PushFirmwareInput {
+  jobId: string;
+  target: BmcTarget;
+  step: FirmwareStep;
+  /** Index of the step in the job: part of the name sent to the BMC, so a retry can find its own task. */
+  stepIndex: number;
+  force: boolean;
+}
+
+export interface PushFirmwareOutcome {
+  taskUri: string;
+  /** True when an earlier attempt's upload was found on the BMC and adopted instead of pushing again. */
+  adopted: boolean;
+}
+
+export interface AwaitFirmwareTaskInput {
+  target: BmcTarget;
+  taskUri: string;
+  fileName: string;
+  pollIntervalS: number;
+  timeoutS: number;
+}
+
+export type FirmwareTaskOutcome =
+  | { state: 'completed'; messages: string[] }
+  | { state: 'failed'; code: FirmwareResultCode; message: string }
+  /** The BMC rebooted and the task is gone (power shelves hand off this way). */
+  | { state: 'lost'; message: string };
+
+export interface FirmwareActivities {
+  /** Downloads the package into the site cache (by digest, resumable, verified); no-op when cached. */
+  fetchArtifact(input: { digest: string; size: number }): Promise<{ path: string; fetchedBytes: number }>;
+  readFirmwareInventory(input: { target: BmcTarget }): Promise<FirmwareInventoryReading>;
+  /** Pushes one step's package, unless an earlier attempt's upload is already on the BMC. */
+  pushFirmware(input: PushFirmwareInput): Promise<PushFirmwareOutcome>;
+  awaitFirmwareTask(input: AwaitFirmwareTaskInput): Promise<FirmwareTaskOutcome>;
+}
+
+// ---- Campaigns ----
+
+export const CampaignPolicy = z
+  .object({
+    /** Devices updated first, alone; the campaign then waits for approval (unless autoApprove). */
+    canarySize: z.number().int().min(0).max(100).default(1),
+    autoApprove: z.boolean().default(false),
+    /** Devices per wave after the canary. */
+    waveSize: z.number().int().min(1).max(10_000).default(50),
+    maxConcurrentPerSite: z.number().int().min(1).max(10_000).default(100),
+    maxConcurrentPerRack: z.number().int().min(1).max(72).default(18),
+    maxConcurrentPerPowerDomain: z.number().int().min(1).max(10_000).default(36),
+    /** Failures (since the last resume) that pause the campaign. */
+    failureBudget: z.number().int().min(0).max(10_000).default(2),
+    force: z.boolean().default(false),
+  })
+  .strict();
+export type CampaignPolicy = z.infer<typeof CampaignPolicy>;
+
+export interface PlannedDevice {
+  deviceId: string;
+  name: string;
+  /** The child job (and device workflow) id. */
+  jobId: string;
+  rackId: string | null;
+  powerDomain: string;
+  nodeType: string;
+  manifestId: string;
+  /** Components whose known installed version differs from the manifest (all, when unknown). */
+  components: { id: string; from: string | null; to: string }[];
+}
+
+export interface CampaignWave {
+  index: number;
+  kind: 'canary' | 'wave';
+  deviceIds: string[];
+}
+
+export interface CampaignPlan {
+  devices: PlannedDevice[];
+  waves: CampaignWave[];
+  /** Devices left out (already compliant, or not operable), with the reason. */
+  excluded: { deviceId: string; name: string; reason: string }[];
+  estimatedDurationS: number;
+}
+
+export type CampaignSignal = 'pause' | 'resume' | 'approve';
+
+export interface MaintenanceWindowSpec {
+  weekdays: number[];
+  startMinute: number;
+  durationMinutes: number;
+}
