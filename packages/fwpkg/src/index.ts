@@ -1,1 +1,28 @@
-export {};
+/**
+ * @fleet/fwpkg: PLDM firmware update packages (DMTF DSP0267 1.0, 1.1, 1.2 and 1.3).
+ *
+ * Reading, without ever holding a package's images in memory:
+ * - `parseFwpkgHeader(prefix)`: the header from the first bytes of a package. A short prefix
+ *   throws FwpkgError `truncated` whose `needBytes` says how much to read (the header size,
+ *   once the first 19 bytes are in).
+ * - `inspectFwpkg(stream)` / `inspectFwpkgFile(path)`: one pass over a whole package: header,
+ *   size, sha256 of the package and of each image, every image inside the file, and for 1.3 the
+ *   payload checksum.
+ * - `new FwpkgInspector()`: the same as a Writable, for the end of a pipeline that also stores
+ *   the bytes, e.g. `await pipeline(upload, tee, inspector); const r = await inspector.result`.
+ *
+ * Writing, for tests, benchmarks and simulators: `buildFwpkg(spec)` in memory,
+ * `writeFwpkgFile(path, spec)` streamed to disk (images may be `{ size, fill }`).
+ *
+ * Every malformed input raises FwpkgError { code, field, offset }: the DSP0267 field and the
+ * byte offset where the package went wrong.
+ */
+export { FwpkgError, type FwpkgErrorCode } from './errors.js';
+export { parseFwpkgHeader } from './header-parser.js';
+export { FwpkgInspector, inspectFwpkg, inspectFwpkgFile, type FwpkgInspection } from './inspector.js';
+export { buildFwpkg, writeFwpkgFile, type FwpkgSpec, type DeviceSpec, type DownstreamDeviceSpec, type ComponentSpec, type ImageSpec } from './builder.js';
+export type { FwpkgHeader, FirmwareDeviceRecord, DownstreamDeviceRecord, ComponentImageInfo } from './types.js';
+export { DESCRIPTOR_UUID, DESCRIPTOR_VENDOR_DEFINED, type Descriptor, type DescriptorSpec } from './descriptors.js';
+export { REVISIONS, type FwpkgRevision, type RevisionInfo } from './revisions.js';
+export type { Timestamp104 } from './timestamp.js';
+export { crc32 } from './crc32.js';

@@ -1,4 +1,4 @@
-import { crc32 } from '../src/redfish/pldm.js';
+import { buildFwpkg, DESCRIPTOR_UUID } from '@fleet/fwpkg';
 import { startAdminServer } from '../src/admin.js';
 import { startRedfishSimulator, type RedfishSimulator } from '../src/redfish/server.js';
 import type { BmcSpec, Timings } from '../src/redfish/bmc.js';
@@ -74,7 +74,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
   }
 }
 
-// ---- PLDM packages (DSP0267 1.0 layout) ----------------------------------------------------
+// ---- PLDM packages ---------------------------------------------------------------------------
 
 export interface PkgComponent {
   identifier: number;
@@ -88,47 +88,20 @@ export interface PkgDevice {
   components: number[];
 }
 
-/** A small but valid PLDM 1.0 package: header, device records, component table, checksum, images. */
+/** A small but valid PLDM 1.0 package: one device record per UUID, the components' images filled with `imageFill`. */
 export function buildPackage(devices: PkgDevice[], components: PkgComponent[], imageFill = 0x5a): Buffer {
-  const u8 = (v: number) => Buffer.from([v]);
-  const u16 = (v: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(v); return b; };
-  const u32 = (v: number) => { const b = Buffer.alloc(4); b.writeUInt32LE(v >>> 0); return b; };
-  const str = (s: string) => Buffer.concat([u8(1), u8(Buffer.byteLength(s)), Buffer.from(s)]);
-  const records = devices.map((d) => {
-    let bits = 0;
-    for (const c of d.components) bits |= 1 << c;
-    const setVersion = Buffer.from('SIM-SET-1');
-    const descriptor = Buffer.concat([u16(0x0002), u16(16), Buffer.from(d.uuid, 'hex')]);
-    const body = Buffer.concat([u8(1), u32(0), u8(1), u8(setVersion.length), u16(0), u8(bits), setVersion, descriptor]);
-    return Buffer.concat([u16(body.length + 2), body]);
+  return buildFwpkg({
+    revision: '1.0',
+    packageVersion: 'SIM-PKG',
+    devices: devices.map((d) => ({ descriptors: [{ type: DESCRIPTOR_UUID, data: d.uuid }], applicableComponents: d.components, imageSetVersion: 'SIM-SET-1' })),
+    components: components.map((c) => ({
+      classification: 0x000a,
+      identifier: c.identifier,
+      comparisonStamp: c.stamp,
+      version: c.version,
+      image: { size: c.size ?? 64, fill: imageFill },
+    })),
   });
-  const version = str('SIM-PKG');
-  const fixedLen = 16 + 1 + 2 + 13 + 2 + version.length;
-  const recordsLen = 1 + records.reduce((n, r) => n + r.length, 0);
-  const componentEntryLen = (c: PkgComponent) => 2 + 2 + 4 + 2 + 2 + 4 + 4 + 2 + Buffer.byteLength(c.version);
-  const componentsLen = 2 + components.reduce((n, c) => n + componentEntryLen(c), 0);
-  const headerSize = fixedLen + recordsLen + componentsLen + 4;
-  let offset = headerSize;
-  const table = components.map((c) => {
-    const size = c.size ?? 64;
-    const entry = Buffer.concat([u16(10), u16(c.identifier), u32(c.stamp), u16(0), u16(0), u32(offset), u32(size), str(c.version)]);
-    offset += size;
-    return entry;
-  });
-  const header = Buffer.concat([
-    Buffer.from('f018878ccb7d49439800a02f059aca02', 'hex'),
-    u8(1),
-    u16(headerSize),
-    Buffer.alloc(13),
-    u16(8),
-    version,
-    u8(records.length),
-    ...records,
-    u16(components.length),
-    ...table,
-  ]);
-  const images = Buffer.alloc(offset - headerSize, imageFill);
-  return Buffer.concat([header, u32(crc32(header)), images]);
 }
 
 /** multipart/form-data body with UpdateParameters and UpdateFile parts. */

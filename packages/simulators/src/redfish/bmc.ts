@@ -57,6 +57,17 @@ export interface FirmwareVersion {
   stamp: number;
 }
 
+/** One image a Completed update task staged: an entry of the BMC's flash log. */
+export interface FlashRecord extends FirmwareVersion {
+  /** FirmwareInventory member id, e.g. FW_BMC_0. */
+  id: string;
+  taskId: string;
+  /** The UpdateFile filename the client sent. */
+  filename: string;
+  /** When the task completed (ISO 8601). */
+  at: string;
+}
+
 const NO_FAULTS: Faults = Object.freeze({});
 const LOG_CAPACITY = 1000;
 
@@ -79,6 +90,7 @@ export class SimulatedBmc {
   private taskStore: TaskStore | undefined;
   private installed: Map<string, FirmwareVersion> | undefined;
   private stagedVersions: Map<string, FirmwareVersion> | undefined;
+  private flashes: FlashRecord[] | undefined;
   private patched: Map<string, Record<string, unknown>> | undefined;
   private hangWaiters: Set<() => void> | undefined;
   private staleCleared = false;
@@ -131,8 +143,15 @@ export class SimulatedBmc {
     return this.stagedVersions?.get(id);
   }
 
-  stage(id: string, v: FirmwareVersion): void {
-    (this.stagedVersions ??= new Map()).set(id, v);
+  /** Stages the image a Completed update task delivered, and enters it in the flash log. */
+  stage(flash: FlashRecord): void {
+    (this.stagedVersions ??= new Map()).set(flash.id, { version: flash.version, stamp: flash.stamp });
+    (this.flashes ??= []).push(flash);
+  }
+
+  /** Every image staged since the simulator started, oldest first: two entries for one id mean it was flashed twice. */
+  get flashLog(): readonly FlashRecord[] {
+    return this.flashes ?? [];
   }
 
   /** Staged images become the running ones: called when the BMC or the host comes back from a reset. */

@@ -1,7 +1,7 @@
+import { DESCRIPTOR_UUID, type FwpkgHeader } from '@fleet/fwpkg';
 import type { SimulatedBmc } from './bmc.js';
 import { redfishError } from './errors.js';
 import { message } from './messages.js';
-import { DESCRIPTOR_UUID, type PldmPackage } from './pldm.js';
 import type { FirmwareSpec } from './profiles/types.js';
 import { end, isRunning, type Task } from './tasks.js';
 
@@ -24,7 +24,7 @@ const STEPS = 10;
  * device ID records must carry one of this tray's descriptors, and only the components those
  * records list (narrowed by Targets) are taken. Throws a Redfish error reply when nothing applies.
  */
-export function planUpdate(bmc: SimulatedBmc, pkg: PldmPackage, params: UpdateParameters, filename: string): PlannedComponent[] {
+export function planUpdate(bmc: SimulatedBmc, pkg: FwpkgHeader, params: UpdateParameters, filename: string): PlannedComponent[] {
   const firmware = bmc.profile.firmware;
   const allowed = allowedByTargets(bmc, params.targets);
   const planned = new Map<string, PlannedComponent>();
@@ -66,8 +66,9 @@ export function updateInProgress(bmc: SimulatedBmc): boolean {
 
 /**
  * Runs the update as a Task in ten steps over `firmwareUpdateS`: New, Running with progress
- * messages, then Completed with the images staged (they run only after a reset), or Exception
- * for a downgrade without ForceUpdate or an injected failure, or Interrupted by a BMC reboot.
+ * messages, then Completed with the images staged (they run only after a reset) and entered in
+ * the BMC's flash log, or Exception for a downgrade without ForceUpdate or an injected failure,
+ * or Interrupted by a BMC reboot.
  */
 export function startUpdateTask(bmc: SimulatedBmc, planned: PlannedComponent[], params: UpdateParameters, filename: string): Task {
   const task = bmc.tasks().create('Firmware update task');
@@ -109,7 +110,7 @@ export function startUpdateTask(bmc: SimulatedBmc, planned: PlannedComponent[], 
           done.push(message('Update', 'UpdateSkippedSameVersion', [p.spec.id, filename]));
           continue;
         }
-        bmc.stage(p.spec.id, { version: p.version, stamp: p.stamp });
+        bmc.stage({ id: p.spec.id, version: p.version, stamp: p.stamp, taskId: task.id, filename, at: new Date().toISOString() });
         done.push(message('Update', 'UpdateSuccessful', [p.spec.id, filename]), message('Update', 'AwaitToActivate', [filename, p.spec.id]));
       }
       end(task, 'Completed', 'OK', [...done, message('TaskEvent', 'TaskCompletedOK', [task.id])]);

@@ -1,15 +1,15 @@
 import type { IncomingMessage } from 'node:http';
+import { FwpkgError, parseFwpkgHeader } from '@fleet/fwpkg';
 import type { SimulatedBmc } from '../bmc.js';
 import { redfishError } from '../errors.js';
 import { planUpdate, startUpdateTask, updateInProgress } from '../firmware-update.js';
 import { drain, isObject, type Reply } from '../http-util.js';
 import { message } from '../messages.js';
 import { boundaryOf, MultipartError, readMultipart } from '../multipart.js';
-import { parsePldmHeader, PldmError } from '../pldm.js';
 import { taskBody } from '../tasks.js';
 
 const ACTION = 'UpdateService.MultipartHttpPushUpdate';
-/** Enough for any realistic PLDM header; the rest of the image is counted, not kept. */
+/** Holds any PLDM header (PackageHeaderSize is 16 bits); the rest of the image is counted, not kept. */
 const KEEP_HEADER_BYTES = 64 * 1024;
 
 export interface UploadSummary {
@@ -55,9 +55,9 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
 
   let pkg;
   try {
-    pkg = parsePldmHeader(file.head);
+    pkg = parseFwpkgHeader(file.head);
   } catch (err) {
-    if (!(err instanceof PldmError)) throw err;
+    if (!(err instanceof FwpkgError)) throw err;
     throw redfishError(400, 'ActionParameterValueError', ['UpdateFile', ACTION], undefined, [message('Update', 'VerificationFailed', [file.filename, bmc.profile.label])]);
   }
   const update = { targets, force };
