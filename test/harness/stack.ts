@@ -23,6 +23,8 @@ export interface StackOptions {
   racks?: number;
   /** Simulator timings in seconds before timeScale (see the simulator's Timings). */
   timings?: Record<string, number>;
+  /** Workflow agent firmware timings (seconds), shortened for simulated trays. */
+  firmware?: Record<string, number>;
 }
 
 export interface SimBmc {
@@ -140,6 +142,7 @@ export class Stack {
       database: { url: this.database.url, poolSize: 5 },
       http: { port, shutdownGraceS: 5 },
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
+      firmware: { blobDir: join(this.dir, 'blobs') },
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');
@@ -159,6 +162,7 @@ export class Stack {
         settleTimeoutS: this.opts.power?.settleTimeoutS ?? 60,
         maximumAttempts: this.opts.power?.maximumAttempts ?? 5,
       },
+      ...(this.opts.firmware ? { firmware: this.opts.firmware } : {}),
     });
     this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
     await this.agent.start('workflow agent started');
@@ -166,7 +170,8 @@ export class Stack {
 
   async startSatellite(): Promise<void> {
     const secrets = join(this.dir, 'secrets.json');
-    writeFileSync(secrets, JSON.stringify({ 'bmc/default': { username: 'admin', password: this.bmcPassword } }), { mode: 0o600 });
+    const secretEntries = { 'bmc/default': { username: 'admin', password: this.bmcPassword }, 'hub/token': { username: 'satellite', password: this.tokens.viewer } };
+    writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;
     const file = this.writeConfig('satellite', {
       siteId: this.siteId,
@@ -174,6 +179,8 @@ export class Stack {
       metrics: { port: 0 },
       temporal: { address: this.temporal.address },
       secrets: { provider: 'file', path: secrets },
+      hub: { url: this.hubUrl, tokenRef: 'hub/token' },
+      artifacts: { dir: join(this.dir, 'artifacts') },
       worker: { shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
       redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
     });

@@ -6,7 +6,7 @@ import { jobErrorFrom } from './device-power.js';
 
 const publish = (memo: JobMemo) => upsertMemo({ [jobMemoKey]: memo });
 
-async function published<T extends object>(stage: string, message: string, run: () => Promise<T>): Promise<T> {
+export async function published<T extends object>(stage: string, message: string, run: () => Promise<T>): Promise<T> {
   publish({ progress: { stage, message } });
   try {
     const result = await run();

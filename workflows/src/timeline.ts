@@ -49,6 +49,11 @@ export class StageRecorder {
     this.emit();
   }
 
+  /** Stages the job will not run (already compliant, or stopped earlier). */
+  skipRemaining(message: string): void {
+    for (const s of this.stages) if (s.status === 'queued') Object.assign(s, { status: 'skipped', message });
+  }
+
   device(id: string, outcome: DeviceOutcome): void {
     this.devices[id] = outcome;
   }

@@ -6,12 +6,16 @@ import type { Db } from '@fleet/db';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { campaignRoutes } from './routes/campaigns.routes.js';
+import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
+import { firmwareRoutes, type FirmwareDeps } from './routes/firmware.routes.js';
 import { issueRoutes } from './routes/issues.routes.js';
 import { jobRoutes } from './routes/jobs.routes.js';
 import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
+import { HubConfig } from './config.js';
 import { ApiDoc } from './route.js';
 import type { ViewContext } from './views.js';
 
@@ -20,6 +24,10 @@ export interface HubDeps {
   log: Logger;
   registry: Registry;
   views: ViewContext;
+  /** Campaign settings; the config's defaults when absent. */
+  campaigns?: HubConfig['campaigns'];
+  /** The firmware catalog's blob store and upload limit; without it the hub serves no firmware routes. */
+  firmware?: FirmwareDeps;
 }
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -62,6 +70,9 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);
+  if (deps.firmware) firmwareRoutes(app, doc, deps.db, deps.firmware);
+  campaignRoutes(app, doc, deps.db, deps.views, deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined));
+  deviceFirmwareRoutes(app, doc, deps.db, deps.views);
   const openapi = doc.document();
   app.get('/openapi.json', async () => openapi);
   return app;

@@ -17,6 +17,32 @@ export const HubConfig = z
     /** Base URL of the Temporal UI, for the workflow link on each job. */
     temporalUiUrl: z.string().url().optional(),
     temporalNamespace: z.string().default('default'),
+    firmware: z
+      .object({
+        /** Where package blobs live (content-addressed); made on the first upload. */
+        blobDir: z.string().min(1).default('/var/lib/fleet/blobs'),
+        /** Largest package an upload may carry; uploads are streamed, so this bounds disk, not memory. */
+        maxPackageBytes: z.number().int().min(1024).default(8 * 1024 ** 3),
+      })
+      .strict()
+      .default({ blobDir: '/var/lib/fleet/blobs', maxPackageBytes: 8 * 1024 ** 3 }),
+    campaigns: z
+      .object({
+        /**
+         * Time to update one device, by role, for campaign estimates. Perf anchors: compute = BMC tray 10:41 +
+         * compute tray 9:46 + AC cycle and BMC back 5:00; power shelf 34:10; switch tray 30:00.
+         */
+        deviceDurationS: z
+          .object({
+            compute: z.number().int().min(1).max(86_400).default(1527),
+            switch: z.number().int().min(1).max(86_400).default(1800),
+            power_shelf: z.number().int().min(1).max(86_400).default(2050),
+          })
+          .strict()
+          .default({ compute: 1527, switch: 1800, power_shelf: 2050 }),
+      })
+      .strict()
+      .default({ deviceDurationS: { compute: 1527, switch: 1800, power_shelf: 2050 } }),
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

@@ -2,6 +2,7 @@ import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from
 import { connectDb } from '@fleet/db';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
+import { FileBlobStore } from './firmware/blob-store.js';
 
 const config = loadConfig(HubConfig, configPathFromArgs());
 const log = createLogger('hub', config.log.level);
@@ -9,11 +10,16 @@ const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_hub
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
 );
+const blobs = new FileBlobStore(config.firmware.blobDir);
+const swept = await blobs.sweepStaleTemp();
+if (swept.length) log.info({ files: swept }, 'removed temp files of uploads a previous hub left unfinished');
 const app = buildHub({
   db,
   log,
   registry: metrics.registry,
   views: { temporalUiUrl: config.temporalUiUrl, temporalNamespace: config.temporalNamespace },
+  firmware: { blobs, maxPackageBytes: config.firmware.maxPackageBytes },
+  campaigns: config.campaigns,
 });
 await app.listen({ host: config.http.host, port: config.http.port });
 log.info({ metricsPort: metrics.port }, 'hub listening');

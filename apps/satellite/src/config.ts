@@ -13,6 +13,27 @@ export const SatelliteConfig = z
     metrics: MetricsConfig,
     temporal: TemporalConfig,
     secrets: SecretsConfig,
+    /** The hub that serves firmware packages (GET /v1/firmware/blobs/{digest}). */
+    hub: z
+      .object({
+        url: z.string().url(),
+        /**
+         * Reference, in this site's secret store, to the hub API token (a viewer token is enough):
+         * its password is the token. Never the token itself.
+         */
+        tokenRef: z.string().min(1),
+      })
+      .strict()
+      .optional(),
+    /** The site's firmware package cache. */
+    artifacts: z
+      .object({
+        dir: z.string().min(1).default('/var/cache/fleet/artifacts'),
+        /** Complete packages kept; least recently used ones go first. */
+        maxBytes: z.number().int().min(1).default(100 * 1024 ** 3),
+      })
+      .strict()
+      .default({ dir: '/var/cache/fleet/artifacts', maxBytes: 100 * 1024 ** 3 }),
     worker: z
       .object({
         maxConcurrentActivities: z.number().int().min(1).max(10_000).default(200),

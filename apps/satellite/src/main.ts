@@ -5,7 +5,8 @@ import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
-import { createDeviceActivities } from './activities/index.js';
+import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, type DeviceActivityDeps } from './activities/index.js';
+import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { SatelliteConfig } from './config.js';
 import { createSecretStore } from './secrets/index.js';
 
@@ -28,6 +29,31 @@ const managerResets = new Counter({
   registers: [metrics.registry],
 });
 
+const secrets = createSecretStore(config.secrets, process.env);
+const { hub } = config;
+const artifacts = new ArtifactCache({
+  ...config.artifacts,
+  hub: hub && { url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password },
+  log,
+});
+
+const deviceDeps: DeviceActivityDeps = {
+  secrets,
+  log,
+  pollIntervalMs: config.redfish.pollIntervalMs,
+  redfish: {
+    auth: config.redfish.auth,
+    connectTimeoutMs: config.redfish.connectTimeoutMs,
+    requestTimeoutMs: config.redfish.requestTimeoutMs,
+    uploadTimeoutMs: config.redfish.uploadTimeoutMs,
+    siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
+    tls: config.redfish.tls,
+    logger: log,
+  },
+  onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
+  onManagerReset: (nodeType, manager) => managerResets.inc({ node_type: nodeType, manager }),
+};
+
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const worker = await Worker.create({
   connection,
@@ -37,22 +63,9 @@ const worker = await Worker.create({
     ? { workflowBundle: { codePath: config.worker.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) }),
   activities: {
-    ...createDeviceActivities({
-      secrets: createSecretStore(config.secrets, process.env),
-      log,
-      pollIntervalMs: config.redfish.pollIntervalMs,
-      redfish: {
-        auth: config.redfish.auth,
-        connectTimeoutMs: config.redfish.connectTimeoutMs,
-        requestTimeoutMs: config.redfish.requestTimeoutMs,
-        uploadTimeoutMs: config.redfish.uploadTimeoutMs,
-        siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
-        tls: config.redfish.tls,
-        logger: log,
-      },
-      onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
-      onManagerReset: (nodeType, manager) => managerResets.inc({ node_type: nodeType, manager }),
-    }),
+    ...createDeviceActivities(deviceDeps),
+    ...createFirmwareActivities({ ...deviceDeps, artifacts }),
+    ...createFetchArtifactActivity({ artifacts }),
   },
   maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   // SIGTERM: running activities get this long to finish, then are cancelled and retried elsewhere.
@@ -64,6 +77,7 @@ try {
   // The SDK Runtime turns SIGINT/SIGTERM into a graceful worker shutdown.
   await worker.run();
 } finally {
+  await artifacts.close();
   await connection.close();
   await metrics.close();
   log.info('satellite worker stopped');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { defaultFirmwareTimings } from '@fleet/domain';
 import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
 
 export const AgentConfig = z
@@ -35,6 +36,20 @@ export const AgentConfig = z
       })
       .strict()
       .default({ settleTimeoutS: 600, heartbeatTimeoutS: 30, startToCloseTimeoutS: 1800, maximumAttempts: 5 }),
+    /** Firmware update timings (rms.md §4.2 defaults), in seconds; labs and tests shorten them. */
+    firmware: z
+      .object({
+        taskPollS: z.number().min(0.01).max(600).default(defaultFirmwareTimings.taskPollS),
+        taskTimeoutS: z.number().min(1).max(86_400).default(defaultFirmwareTimings.taskTimeoutS),
+        pushDelayS: z.number().min(0).max(3600).default(defaultFirmwareTimings.pushDelayS),
+        powerStateTimeoutS: z.number().min(1).max(3600).default(defaultFirmwareTimings.powerStateTimeoutS),
+        acStabilizeS: z.number().min(0).max(3600).default(defaultFirmwareTimings.acStabilizeS),
+        bmcRecoveryS: z.number().min(1).max(86_400).default(defaultFirmwareTimings.bmcRecoveryS),
+        /** Never more than this share of a rack's switch trays at once (switch issue). */
+        maxSwitchShareOfRack: z.number().gt(0).max(1).default(0.34),
+      })
+      .strict()
+      .default({ ...defaultFirmwareTimings, maxSwitchShareOfRack: 0.34 }),
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -4,7 +4,10 @@ import {
   cancelIfNotStarted,
   childrenOf,
   getDevice,
+  getCampaignRow,
   getDevicesByIds,
+  resolveManifests,
+  siteMaintenanceWindows,
   leaseDueIntents,
   markIntentDispatched,
   markIntentFailed,
@@ -18,7 +21,8 @@ import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { bmcResetInput, coldRebootInput, devicePowerInput, deviceTarget, powerRefreshInput, rackPowerInput, rackTargets } from './workflow-input.js';
+import { roleOfNodeType, type CampaignDeviceInput } from '@fleet/domain';
+import { bmcResetInput, coldRebootInput, firmwareCampaignInput, firmwareUpdateInput, devicePowerInput, deviceTarget, powerRefreshInput, rackPowerInput, rackTargets } from './workflow-input.js';
 
 /** An intent that can never be carried out (its job fails); anything else is retried. */
 class PermanentIntentError extends Error {
@@ -29,6 +33,9 @@ class PermanentIntentError extends Error {
     super(message);
   }
 }
+
+/** A signal whose workflow has ended: the intent fails, the job is left as it is. */
+class SignalVoidError extends Error {}
 
 export interface DispatcherDeps {
   db: Db;
@@ -63,12 +70,18 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
   try {
     if (intent.kind === 'start') await start(deps, intent.job);
     else if (intent.kind === 'cancel') await cancel(deps, intent.job);
+    else if (intent.kind === 'signal') await signal(deps, intent);
     else throw new PermanentIntentError('INVALID_ARGUMENT', `unknown intent kind ${intent.kind}`);
     await markIntentDispatched(db, intent.id);
     metrics.intentsDispatched.inc({ kind: intent.kind });
     ilog.debug('intent dispatched');
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof SignalVoidError) {
+      ilog.warn({ err: message }, 'signal for an ended workflow dropped');
+      await markIntentFailed(db, intent.id, message);
+      return;
+    }
     if (err instanceof PermanentIntentError) {
       metrics.intentErrors.inc({ kind: intent.kind, permanent: 'true' });
       ilog.error({ err: message }, 'intent cannot be carried out; job failed');
@@ -111,7 +124,57 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
       ? { type: workflowTypeFor['rack.power'], input: rackPowerInput(job, targets, config.power) }
       : { type: workflowTypeFor['rack.cold_reboot'], input: coldRebootInput(job, targets, config.power) };
   }
+  if (job.kind === 'device.firmware_update' || job.kind === 'device.firmware_refresh') {
+    const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
+    if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+    const target = deviceTarget(device);
+    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    if (job.kind === 'device.firmware_refresh') return { type: workflowTypeFor['device.firmware_refresh'], input: powerRefreshInput(job, target, config.power) };
+    const manifestId = String(job.params['manifest_id'] ?? '');
+    const manifest = (await resolveManifests(db, [manifestId])).get(manifestId);
+    if (!manifest) throw new PermanentIntentError('FAILED_PRECONDITION', `manifest ${manifestId} or one of its packages no longer exists`);
+    return { type: workflowTypeFor['device.firmware_update'], input: firmwareUpdateInput(job, target, roleOfNodeType(target.nodeType), manifest, config) };
+  }
+  if (job.kind === 'firmware.campaign') return { type: workflowTypeFor['firmware.campaign'], input: await campaignInput(deps, job) };
   throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
+}
+
+/**
+ * A campaign's input: its devices as BMC targets with their plan placement, and every
+ * manifest resolved once. Devices the inventory can no longer operate fail up front.
+ */
+async function campaignInput(deps: DispatcherDeps, job: Job) {
+  const { db, config } = deps;
+  const campaign = await getCampaignRow(db, job.id);
+  if (!campaign) throw new PermanentIntentError('NOT_FOUND', `campaign ${job.id} has no plan`);
+  const manifests = await resolveManifests(db, campaign.plan.devices.map((d) => d.manifestId));
+  const rows = new Map((await getDevicesByIds(db, campaign.plan.devices.map((d) => d.deviceId))).map((d) => [d.id, d]));
+  const devices: CampaignDeviceInput[] = [];
+  for (const p of campaign.plan.devices) {
+    const row = rows.get(p.deviceId);
+    const target = row ? deviceTarget(row) : ['device'];
+    const problem = Array.isArray(target) ? `no ${target.join(', ')} in the inventory` : !manifests.has(p.manifestId) ? `manifest ${p.manifestId} or a package of it is gone` : undefined;
+    if (problem || Array.isArray(target)) {
+      await setJobState(db, p.jobId, 'failed', { code: 'FAILED_PRECONDITION', message: `${p.name}: ${problem}` });
+      continue;
+    }
+    devices.push({ deviceId: p.deviceId, jobId: p.jobId, rackId: p.rackId, powerDomain: p.powerDomain, nodeType: p.nodeType, manifestId: p.manifestId, target, role: roleOfNodeType(p.nodeType) });
+  }
+  return firmwareCampaignInput(job, campaign, devices, manifests, await siteMaintenanceWindows(db, campaign.siteId), config);
+}
+
+/** Signals go to running workflows only: before the start is dispatched they wait, after the end they are void. */
+async function signal(deps: DispatcherDeps, intent: Intent & { job: Job }): Promise<void> {
+  const name = intent.payload?.signal;
+  if (!name) throw new PermanentIntentError('INVALID_ARGUMENT', 'signal intent without a signal');
+  try {
+    deps.metrics.temporalCalls.inc({ op: 'signal' });
+    await deps.client.workflow.getHandle(intent.jobId).signal(name);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    if (intent.job.state === 'queued') throw new Error(`workflow ${intent.jobId} not started yet`, { cause: err });
+    throw new SignalVoidError(`workflow ${intent.jobId} has ended; ${name} not delivered`, { cause: err });
+  }
 }
 
 async function start(deps: DispatcherDeps, job: Job): Promise<void> {

@@ -4,6 +4,7 @@ import {
   aggregateBatchParents,
   applyChildOutcomes,
   applyJobProjections,
+  recordDeviceFirmware,
   closeOpenChildren,
   listOpenDispatchedJobs,
   recordPowerStates,
@@ -11,7 +12,7 @@ import {
   type Job,
   type JobProjection,
 } from '@fleet/db';
-import { jobMemoKey, PowerState, type JobMemo, type JobState } from '@fleet/domain';
+import { jobMemoKey, PowerState, type ComponentVersion, type JobMemo, type JobState } from '@fleet/domain';
 import type { AgentMetrics } from './metrics.js';
 
 export interface ProjectorDeps {
@@ -60,6 +61,8 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
     const projections: JobProjection[] = [];
     const readings: { deviceId: string; powerState: string; at: Date }[] = [];
     const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
+    const firmware: FirmwareReading[] = [];
+    const endedCampaigns: string[] = [];
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
       const job = byId.get(wf.workflowId);
@@ -69,6 +72,9 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       projections.push(p);
       const reading = powerReading(job, p);
       if (reading) readings.push(reading);
+      const fw = firmwareReading(job, wf, p);
+      if (fw) firmware.push(fw);
+      if (job.kind === 'firmware.campaign' && p.state !== 'running') endedCampaigns.push(job.id);
       if (job.kind.startsWith('rack.')) {
         const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
         rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
@@ -85,6 +91,9 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       // the parent ended were never reached.
       for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
       await closeOpenChildren(tx, rackChildren.filter((r) => r.terminal).map((r) => r.parentId), 'not reached: the rack job ended first');
+      await recordDeviceFirmware(tx, firmware);
+      // A campaign that ended (cancelled, failed) never started the devices still queued.
+      await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
       return changed;
     });
     if (page.length < deps.pageSize) break;
@@ -111,7 +120,8 @@ export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | un
     finishedAt: terminal ? (wf.closeTime ?? new Date()) : undefined,
     progress: memo.progress,
     timeline: memo.timeline,
-    result: state === 'succeeded' ? memo.result : undefined,
+    // A failed job may still have a result (a firmware update's per-component outcomes).
+    result: terminal ? memo.result : undefined,
     error: terminal && state !== 'succeeded' ? (memo.error ?? { code: wf.status.name, message: `workflow ${wf.status.name.toLowerCase()}` }) : undefined,
   };
 }
@@ -121,4 +131,16 @@ function powerReading(job: Job, p: JobProjection): { deviceId: string; powerStat
   if ((job.kind !== 'device.power' && job.kind !== 'device.power_refresh') || p.state !== 'succeeded' || !job.deviceId) return undefined;
   const parsed = PowerState.safeParse(p.result?.['powerState']);
   return parsed.success ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() } : undefined;
+}
+
+type FirmwareReading = { deviceId: string; jobId: string; at: Date; components: ComponentVersion[] };
+
+/** Installed versions a firmware job read off the device (an update's final inventory, or a refresh). */
+function firmwareReading(job: Job, wf: WorkflowExecutionInfo, p: JobProjection): FirmwareReading | undefined {
+  if (!job.deviceId || p.state === 'running') return undefined;
+  const result = ((wf.memo?.[jobMemoKey] ?? {}) as JobMemo).result;
+  const list = job.kind === 'device.firmware_update' ? result?.['inventory'] : job.kind === 'device.firmware_refresh' && p.state === 'succeeded' ? result?.['components'] : undefined;
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const components = list.filter((c): c is ComponentVersion => typeof c?.id === 'string' && typeof c?.version === 'string');
+  return { deviceId: job.deviceId, jobId: job.id, at: p.finishedAt ?? new Date(), components };
 }

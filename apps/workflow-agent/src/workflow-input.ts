@@ -11,8 +11,14 @@ import {
   type DevicePowerInput,
   type RackPowerInput,
   type RackTargets,
+  type CampaignDeviceInput,
+  type DeviceFirmwareUpdateInput,
+  type FirmwareCampaignInput,
+  type FirmwareTimings,
+  type MaintenanceWindowSpec,
+  type NodeRole,
 } from '@fleet/domain';
-import type { Device, Job } from '@fleet/db';
+import type { Campaign, Device, Job, ResolvedManifest } from '@fleet/db';
 import type { AgentConfig } from './config.js';
 
 /** The workflow input for a device power job: IDs and references only, never secrets. */
@@ -83,4 +89,47 @@ export function bmcResetInput(job: Job, target: BmcTarget, power: AgentConfig['p
 
 export function powerRefreshInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DevicePowerRefreshInput {
   return { jobId: job.id, target, activity: activityOf(power) };
+}
+
+function firmwareTimings(fw: AgentConfig['firmware']): FirmwareTimings {
+  const { maxSwitchShareOfRack: _share, ...timings } = fw;
+  return timings;
+}
+
+/** One device's update: its manifest resolved to package digests; the device must report every component named. */
+export function firmwareUpdateInput(job: Job, target: BmcTarget, role: NodeRole, manifest: ResolvedManifest, config: AgentConfig): DeviceFirmwareUpdateInput {
+  return {
+    jobId: job.id,
+    target,
+    role,
+    steps: manifest.steps,
+    expectedInventory: manifest.expectedInventory,
+    force: job.params['force'] === true,
+    timings: firmwareTimings(config.firmware),
+    activity: activityOf(config.power),
+  };
+}
+
+export function firmwareCampaignInput(
+  job: Job,
+  campaign: Campaign,
+  devices: CampaignDeviceInput[],
+  manifests: Map<string, ResolvedManifest>,
+  windows: MaintenanceWindowSpec[],
+  config: AgentConfig,
+): FirmwareCampaignInput {
+  const wanted = new Set(devices.map((d) => d.deviceId));
+  return {
+    jobId: job.id,
+    siteId: campaign.siteId,
+    policy: campaign.policy,
+    maxSwitchShareOfRack: config.firmware.maxSwitchShareOfRack,
+    devices,
+    manifests: Object.fromEntries([...manifests].map(([id, m]) => [id, { steps: m.steps, expectedInventory: m.expectedInventory }])),
+    // Devices the inventory can no longer operate are dropped from the waves (their jobs fail at start).
+    waves: campaign.plan.waves.map((w) => ({ ...w, deviceIds: w.deviceIds.filter((id) => wanted.has(id)) })),
+    windows,
+    timings: firmwareTimings(config.firmware),
+    activity: activityOf(config.power),
+  };
 }

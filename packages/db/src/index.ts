@@ -6,3 +6,6 @@ export * from './repos/jobs.repo.js';
 export * from './repos/security.repo.js';
 export * from './repos/netbox-sync.repo.js';
 export * from './repos/parent-jobs.repo.js';
+export * from './repos/firmware-dispatch.repo.js';
+export * from './repos/campaigns.repo.js';
+export * from './repos/firmware.repo.js';

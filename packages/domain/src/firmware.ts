@@ -129,6 +129,8 @@ export interface PushFirmwareInput {
   step: FirmwareStep;
   /** Index of the step in the job: part of the name sent to the BMC, so a retry can find its own task. */
   stepIndex: number;
+  /** Bumped when a push must be made again (its task was lost): the BMC sees a new file name. */
+  generation: number;
   force: boolean;
 }
 
@@ -136,12 +138,12 @@ export interface PushFirmwareOutcome {
   taskUri: string;
   /** True when an earlier attempt's upload was found on the BMC and adopted instead of pushing again. */
   adopted: boolean;
+  fileName: string;
 }
 
 export interface AwaitFirmwareTaskInput {
   target: BmcTarget;
   taskUri: string;
-  fileName: string;
   pollIntervalS: number;
   timeoutS: number;
 }
@@ -213,4 +215,38 @@ export interface MaintenanceWindowSpec {
   weekdays: number[];
   startMinute: number;
   durationMinutes: number;
+}
+
+/** A campaign device as its workflow needs it: where it is (for the caps) and how to reach it. */
+export interface CampaignDeviceInput extends Pick<PlannedDevice, 'deviceId' | 'jobId' | 'rackId' | 'powerDomain' | 'nodeType' | 'manifestId'> {
+  target: BmcTarget;
+  role: NodeRole;
+}
+
+export type CampaignDeviceOutcome = 'succeeded' | 'skipped' | 'failed';
+
+/** What a campaign carries across continue-as-new and publishes while it runs. */
+export interface CampaignProgress {
+  waveIndex: number;
+  outcomes: Record<string, CampaignDeviceOutcome>;
+  failuresSinceResume: number;
+  approved: boolean;
+  paused: boolean;
+  pauseReason?: string;
+}
+
+export interface FirmwareCampaignInput {
+  jobId: string;
+  siteId: string;
+  policy: CampaignPolicy;
+  /** Switch-share cap comes with the switch issue; the rest mirrors the policy. */
+  maxSwitchShareOfRack?: number;
+  devices: CampaignDeviceInput[];
+  /** Resolved manifests by id: steps with package digests, and the expected inventory. */
+  manifests: Record<string, { steps: FirmwareStep[]; expectedInventory: string[] }>;
+  waves: CampaignWave[];
+  windows: MaintenanceWindowSpec[];
+  timings: FirmwareTimings;
+  activity: ActivityTimeouts;
+  carried?: CampaignProgress;
 }

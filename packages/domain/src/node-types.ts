@@ -28,6 +28,11 @@ export interface NodeDescriptor {
 
 const rolePrefix: Record<NodeRole, string> = { compute: 'compute', switch: 'switch', power_shelf: 'powershelf' };
 
+/** A node type's role, from its prefix (compute_…, switch_…, powershelf_…). */
+export function roleOfNodeType(nodeType: string): NodeRole {
+  return nodeType.startsWith('powershelf_') ? 'power_shelf' : nodeType.startsWith('switch_') ? 'switch' : 'compute';
+}
+
 /** The node type a descriptor names, or null when no driver supports it (an inventory issue). */
 export function nodeTypeFor(d: NodeDescriptor): NodeType | null {
   const parsed = NodeType.safeParse(`${rolePrefix[d.role]}_${d.productFamily}_${d.vendor}`);

@@ -1,6 +1,7 @@
 import type { ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
 import { managerIds, resetManager, type RedfishClient } from '@fleet/redfish';
 import { DriverClients } from './clients.js';
+import { redfishFirmware } from './firmware.redfish.js';
 import { UnsupportedOperationError } from './errors.js';
 import { probeAnswer, probePower } from './probe.js';
 import { readManager } from './resources.redfish.js';
@@ -63,6 +64,7 @@ export function redfishNode<K extends PowerDriver['kind'], M extends readonly Ma
       }
       return probeAnswer(() => readManager(clients.probe(), managerIds[manager]));
     },
+    firmware: redfishFirmware(clients),
     close: () => clients.close(),
   };
 }

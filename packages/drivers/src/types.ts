@@ -1,5 +1,5 @@
-import type { BmcTarget, DeviceProbe, ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
-import type { RedfishClientOptions } from '@fleet/redfish';
+import type { BmcTarget, ComponentVersion, DeviceProbe, ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
+import type { RedfishClientOptions, TaskResult } from '@fleet/redfish';
 
 export interface BmcCredentials {
   username: string;
@@ -22,6 +22,29 @@ export interface DriverContext {
 /** Whether a management controller answers (after a Manager.Reset, say). */
 export type ManagerProbe = { reachable: true } | { reachable: false; reason: string };
 
+/** A BMC update task as a task scan finds it. */
+export interface FirmwareTaskStatus {
+  taskUri: string;
+  state: 'pending' | 'succeeded' | 'failed';
+  taskState: string | null;
+  percent: number | null;
+  reason?: string;
+  /** Whether the task names the file asked about (else it is another update keeping the BMC busy). */
+  ours: boolean;
+}
+
+/** Firmware through the node's BMC: installed versions, package push, task monitoring. */
+export interface FirmwareOps {
+  inventory(): Promise<ComponentVersion[]>;
+  push(opts: { filePath: string; fileName: string; targets: string[]; force: boolean }): Promise<{ taskUri: string }>;
+  /** The update task that names `fileName`, else a running update task of any file, else undefined. */
+  findUpdateTask(fileName: string): Promise<FirmwareTaskStatus | undefined>;
+  awaitTask(
+    taskUri: string,
+    opts: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal; onProgress?: (percent: number, taskState: string) => void },
+  ): Promise<TaskResult>;
+}
+
 /**
  * What every node driver offers. One driver instance talks to one BMC, one request at a
  * time; `close()` releases its connections. Drivers neither orchestrate nor persist.
@@ -43,6 +66,7 @@ export interface PowerDriver {
   probe(): Promise<DeviceProbe>;
   /** One look at whether `manager` answers again, single attempt. */
   probeManager(manager: ManagerKind): Promise<ManagerProbe>;
+  readonly firmware: FirmwareOps;
   close(): Promise<void>;
 }
 

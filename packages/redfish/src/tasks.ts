@@ -2,6 +2,7 @@ import type { RedfishClient, RedfishResponse } from './client.js';
 import { sleep } from './backoff.js';
 import { RedfishError } from './errors.js';
 import { headerValue } from './transport.js';
+import { linkOf, readCollection, rootLink } from './discovery.js';
 
 export interface TaskMessage {
   MessageId?: string;
@@ -139,4 +140,31 @@ function resultOf(taskUri: string, task: RedfishTask, outcome: 'succeeded' | 'fa
     ...(failureReason ? { failureReason } : {}),
     messages: task.Messages ?? [],
   };
+}
+
+/**
+ * Every task the BMC still lists, read one by one (rms.md §4.3 "task scan"): how a caller
+ * finds the task of an upload whose response it never saw (a worker killed mid-request).
+ */
+export async function listTasks(client: RedfishClient): Promise<(RedfishTask & { uri: string })[]> {
+  const service = await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks'));
+  const collection = linkOf(service, 'Tasks');
+  if (!collection) return [];
+  const { members } = await readCollection(client, collection);
+  const out: (RedfishTask & { uri: string })[] = [];
+  for (const uri of members) {
+    try {
+      out.push({ ...(await client.get<RedfishTask>(uri)), uri });
+    } catch (err) {
+      // A task overwritten between the listing and the read is simply gone.
+      if (!(err instanceof RedfishError) || err.code !== 'NotFound') throw err;
+    }
+  }
+  return out;
+}
+
+/** The task's outcome, as classifyTask judges it, with its failure reason. */
+export function taskResult(taskUri: string, task: RedfishTask): TaskResult | undefined {
+  const outcome = classifyTask(task);
+  return outcome === 'pending' ? undefined : resultOf(taskUri, task, outcome);
 }

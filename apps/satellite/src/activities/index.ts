@@ -6,6 +6,8 @@ import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 
 export type { DeviceActivityDeps, PowerActivityDeps } from './context.js';
+export { createFetchArtifactActivity, type ArtifactActivityDeps } from './fetch-artifact.js';
+export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.js';
 
 /** Every device activity a site worker registers (the DeviceActivities contract). */
 export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActivities {

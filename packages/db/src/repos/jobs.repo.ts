@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import type { JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
+import type { CampaignSignal, JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
 
@@ -12,8 +12,10 @@ export async function insertJobWithStartIntent(tx: DbOrTx, job: NewJob): Promise
   return row!;
 }
 
-export async function insertIntent(tx: DbOrTx, jobId: string, kind: 'start' | 'cancel'): Promise<void> {
-  await tx.insert(intents).values({ jobId, kind });
+/** A start or cancel intent, or a signal to a running workflow (campaign pause, resume, approve). */
+export async function insertIntent(tx: DbOrTx, jobId: string, ...intent: ['start' | 'cancel'] | ['signal', { signal: CampaignSignal }]): Promise<void> {
+  const [kind, payload] = intent;
+  await tx.insert(intents).values({ jobId, kind, payload });
 }
 
 export async function getJob(db: DbOrTx, id: string): Promise<Job | undefined> {
@@ -99,7 +101,8 @@ export async function listOpenDispatchedJobs(db: DbOrTx, limit: number, afterId?
       and(
         inArray(jobs.state, [...openStates]),
         afterId ? sql`${jobs.id} > ${afterId}` : undefined,
-        sql`exists (select 1 from intents i where i.job_id = ${jobs.id} and i.kind = 'start' and i.status = 'dispatched')`,
+        // Campaign devices have no intent of their own: the campaign workflow starts them.
+        sql`exists (select 1 from intents i where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null then ${jobs.parentId} else ${jobs.id} end and i.kind = 'start' and i.status = 'dispatched')`,
       ),
     )
     .orderBy(jobs.id)

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { activeJobsOfDevices, findJobByIdempotencyKey, insertCampaign, insertParentWithChildren, notifyIntent, type Db, type Job } from '@fleet/db';
+import type { CampaignPolicy } from '@fleet/domain';
+import { ApiError, invalid } from '../errors.js';
+import { auditAccepted } from '../plugins/audit.js';
+import type { DraftPlan } from './planner.js';
+
+export interface CampaignRequest {
+  name: string;
+  siteId: string;
+  policy: CampaignPolicy;
+  /** The request as the campaign job records it. */
+  params: Record<string, unknown>;
+  plan: DraftPlan;
+}
+
+const UNIQUE_VIOLATION = '23505';
+const BUSY_NAMED = 20;
+
+// The Idempotency-Key contract of services/jobs.service.ts (same key and request → the first
+// job; same key, other request → 409), which keeps its helpers private.
+function idempotencyOf(request: FastifyRequest): { key: string | undefined; print: string } {
+  const key = request.headers['idempotency-key'];
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200)) {
+    throw invalid('header.Idempotency-Key', 'must be 1 to 200 characters');
+  }
+  const print = createHash('sha256')
+    .update(JSON.stringify([request.method, request.routeOptions.url, request.params, request.body ?? null]))
+    .digest('hex');
+  return { key, print };
+}
+
+async function earlierJob(db: Db, actor: string, key: string | undefined, print: string): Promise<Job | undefined> {
+  if (!key) return undefined;
+  const existing = await findJobByIdempotencyKey(db, actor, key);
+  if (existing && existing.requestFingerprint !== print) {
+    throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (job ${existing.id})`, [
+      { field: 'header.Idempotency-Key', issue: 'reused with a different request' },
+    ]);
+  }
+  return existing;
+}
+
+function busyConflict(busy: { name: string; jobId: string; kind: string }[], refused: number): ApiError {
+  const named = busy.slice(0, BUSY_NAMED).map((b) => `${b.name} (job ${b.jobId}, ${b.kind})`);
+  const more = refused > named.length ? `, and ${refused - named.length} more` : '';
+  return new ApiError(
+    'CONFLICT',
+    `${refused} devices already have an active job: ${named.join('; ')}${more}. Wait for those jobs, cancel them, or leave the devices out`,
+    busy.map((b) => ({ field: 'devices', issue: `${b.name} is busy with job ${b.jobId} (${b.kind})` })),
+  );
+}
+
+/**
+ * Records a campaign in one transaction: its job with the start intent, a job per planned
+ * device (no intents: the campaign workflow starts each device workflow itself, with the
+ * child job id as workflow id), the campaign row whose plan names those jobs, and the audit
+ * row. Any busy device refuses the whole campaign. `plan` runs only when the request is not
+ * a replay of an earlier one with the same Idempotency-Key.
+ */
+export async function createCampaign(db: Db, request: FastifyRequest, plan: () => Promise<CampaignRequest>): Promise<Job> {
+  const actor = request.actor!.name;
+  const { key, print } = idempotencyOf(request);
+  const earlier = await earlierJob(db, actor, key, print);
+  if (earlier) return earlier;
+  const req = await plan();
+  try {
+    return await db.transaction(async (tx) => {
+      const { parent, admitted, refused } = await insertParentWithChildren(
+        tx,
+        { kind: 'firmware.campaign', siteId: req.siteId, params: req.params, createdBy: actor, idempotencyKey: key ?? null, requestFingerprint: print },
+        req.plan.devices.map((d) => ({ deviceId: d.deviceId, siteId: req.siteId, params: { manifest_id: d.manifestId, components: d.components, force: req.policy.force } })),
+        { childKind: 'device.firmware_update', childIntents: false, parentIntent: true },
+      );
+      if (refused.length) throw busyConflict(await activeJobsOfDevices(tx, refused), refused.length);
+      const jobOf = new Map(admitted.map((j) => [j.deviceId!, j.id]));
+      const devices = req.plan.devices.map((d) => ({ ...d, jobId: jobOf.get(d.deviceId)! }));
+      await insertCampaign(tx, { id: parent.id, name: req.name, siteId: req.siteId, policy: req.policy, plan: { ...req.plan, devices }, createdBy: actor });
+      await auditAccepted(tx, request, 202, {
+        action: 'firmware.campaign',
+        target: `site/${req.siteId}`,
+        jobId: parent.id,
+        details: { name: req.name, devices: devices.length, excluded: req.plan.excluded.length },
+      });
+      await notifyIntent(tx, parent.id);
+      return parent;
+    });
+  } catch (err) {
+    const pgErr = (err as { cause?: { code?: string } }).cause ?? (err as { code?: string });
+    if (pgErr.code !== UNIQUE_VIOLATION) throw err;
+    // Two requests with the same key raced; the other one won.
+    const winner = await earlierJob(db, actor, key, print);
+    if (winner) return winner;
+    throw err;
+  }
+}

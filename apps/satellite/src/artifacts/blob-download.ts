@@ -1,0 +1,143 @@
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { request, type Dispatcher } from 'undici';
+import { ArtifactFetchError } from './artifact-errors.js';
+
+/** Disk I/O in 1 MiB chunks: far fewer syscalls than the defaults, and memory stays small. */
+const ioChunk = 1 << 20;
+
+export interface BlobDownload {
+  /** `<hub>/v1/firmware/blobs/<digest>`. */
+  url: string;
+  token: string;
+  digest: string;
+  size: number;
+  /** Where the bytes accumulate; what is there already is resumed, after re-hashing it. */
+  partialPath: string;
+  /** Where the verified blob ends up. */
+  finalPath: string;
+  dispatcher: Dispatcher;
+  signal?: AbortSignal | undefined;
+  /** Bytes of the blob on disk so far (resumed + received), as they grow. */
+  onProgress?: ((bytes: number) => void) | undefined;
+}
+
+/** Hashes what an earlier attempt left in the partial file: the bytes on disk are the prefix to resume after. */
+async function resumePoint(d: BlobDownload, hash: Hash): Promise<number> {
+  const existing = await stat(d.partialPath).catch(() => undefined);
+  if (!existing) return 0;
+  if (existing.size > d.size) {
+    await rm(d.partialPath, { force: true });
+    return 0;
+  }
+  await pipeline(createReadStream(d.partialPath, { highWaterMark: ioChunk }), async (chunks: AsyncIterable<Buffer>) => {
+    for await (const chunk of chunks) hash.update(chunk);
+  });
+  return existing.size;
+}
+
+/** Hashes and counts the bytes on their way to disk; more than the blob's size is an error. */
+class Meter extends Transform {
+  constructor(
+    private readonly d: BlobDownload,
+    private readonly hash: Hash,
+    public bytes: number,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.d.size) return done(new ArtifactFetchError('size_mismatch', this.d.digest, this.d.url, `the hub sent more than the ${this.d.size} bytes expected`));
+    this.hash.update(chunk);
+    this.d.onProgress?.(this.bytes);
+    done(null, chunk);
+  }
+}
+
+function failureFor(d: BlobDownload, status: number): ArtifactFetchError {
+  if (status === 416) return new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob is shorter than the partial download; the catalog says ${d.size} bytes`, { status });
+  if (status === 404) return new ArtifactFetchError('not_found', d.digest, d.url, 'the hub has no blob with this digest', { status });
+  if (status === 401 || status === 403) return new ArtifactFetchError('unauthorized', d.digest, d.url, `the hub refused the satellite's token (HTTP ${status})`, { status });
+  return new ArtifactFetchError('unavailable', d.digest, d.url, `the hub answered HTTP ${status}`, { status });
+}
+
+/** The byte the response's body starts at: `have` for a 206 that resumes there, 0 for a full 200. */
+function bodyOffset(d: BlobDownload, status: number, headers: Record<string, string | string[] | undefined>, have: number): number {
+  if (status === 200) {
+    const length = Number(headers['content-length']);
+    if (headers['content-length'] !== undefined && length !== d.size) throw new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob has ${length} bytes, the catalog says ${d.size}`);
+    return 0;
+  }
+  const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(headers['content-range']));
+  if (!range || Number(range[1]) !== have) throw new ArtifactFetchError('unavailable', d.digest, d.url, `unexpected Content-Range ${String(headers['content-range'])} for a resume at byte ${have}`);
+  if (Number(range[3]) !== d.size) throw new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob has ${range[3]} bytes, the catalog says ${d.size}`);
+  return have;
+}
+
+/**
+ * Fetches one blob from the hub into `finalPath`, resuming a partial file with a Range request,
+ * and renames it into place only once its sha256 matches the digest. A transfer that breaks off
+ * keeps the partial file for the next attempt; a digest mismatch deletes it. Returns the bytes
+ * received over the network. Memory stays at a few chunks.
+ */
+export async function downloadBlob(d: BlobDownload): Promise<number> {
+  let hash = createHash('sha256');
+  let have = await resumePoint(d, hash);
+  let received = 0;
+  if (have < d.size) {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(d.url, {
+        dispatcher: d.dispatcher,
+        signal: d.signal,
+        headers: { authorization: `Bearer ${d.token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
+      });
+    } catch (err) {
+      d.signal?.throwIfAborted();
+      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the hub could not be reached: ${(err as Error).message}`, { cause: err });
+    }
+    if (res.statusCode !== 200 && res.statusCode !== 206) {
+      await res.body.dump();
+      // A partial the hub cannot continue is no prefix of its blob.
+      if (res.statusCode === 416) await rm(d.partialPath, { force: true });
+      throw failureFor(d, res.statusCode);
+    }
+    const offset = bodyOffset(d, res.statusCode, res.headers, have);
+    if (offset === 0 && have > 0) hash = createHash('sha256'); // the hub sent the whole blob: start over
+    const meter = new Meter(d, hash, offset);
+    try {
+      await pipeline(res.body, meter, createWriteStream(d.partialPath, { flags: offset > 0 ? 'a' : 'w', highWaterMark: ioChunk }));
+    } catch (err) {
+      d.signal?.throwIfAborted();
+      if (err instanceof ArtifactFetchError) throw err;
+      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${meter.bytes} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
+    }
+    received = meter.bytes - offset;
+    have = meter.bytes;
+  }
+  if (have !== d.size) throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
+  const actual = hash.digest('hex');
+  if (actual !== d.digest) {
+    await rm(d.partialPath, { force: true });
+    throw new ArtifactFetchError('digest_mismatch', d.digest, d.url, `the bytes received hash to ${actual}; the partial download was deleted`);
+  }
+  await fsync(d.partialPath);
+  await rename(d.partialPath, d.finalPath);
+  await fsync(dirname(d.finalPath));
+  return received;
+}
+
+/** Flushes a file, or a directory's entries (for a rename), to disk. */
+async function fsync(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,154 @@
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CampaignDeviceInput, CampaignDeviceOutcome, CampaignProgress, FirmwareCampaignInput, JobMemo } from '@fleet/domain';
+import { jobMemoKey, maintenanceWindowAt, searchAttributes, startable, switchCounts } from '@fleet/domain/workflow-safe';
+import { deviceFirmwareUpdate } from './firmware-update.js';
+
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+export const approveSignal = defineSignal('approve');
+export const campaignStatusQuery = defineQuery<CampaignProgress>('status');
+
+/** Continue-as-new at a wave boundary once history passes this (T4: stay far below 10,240 events). */
+const HISTORY_BUDGET = 4_000;
+
+/**
+ * A firmware rollout over one site: the canary, then (once approved) the waves, each device
+ * a child workflow (id = its child job id) started only while every cap (site, rack, power
+ * domain, switch share of a rack) has room and the site's maintenance window is open.
+ * Failures beyond the budget pause the campaign; resume resets the budget; cancelling the
+ * campaign cancels its running devices.
+ */
+export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Record<string, unknown>> {
+  const st: CampaignProgress = input.carried ?? { waveIndex: 0, outcomes: {}, failuresSinceResume: 0, approved: input.policy.autoApprove, paused: false };
+  // The stage the job shows: paused wins over everything but the end.
+  let phase = 'starting';
+  let waitingForWindow = false;
+  let wake = false;
+  const stage = () => (phase === 'done' ? phase : st.paused ? 'paused' : waitingForWindow ? 'waiting_for_maintenance_window' : phase);
+  const byId = new Map(input.devices.map((d) => [d.deviceId, d]));
+  const switches = switchCounts(input.devices);
+  const caps = { ...input.policy, ...(input.maxSwitchShareOfRack ? { maxSwitchShareOfRack: input.maxSwitchShareOfRack } : {}) };
+  const running = new Map<string, CampaignDeviceInput>();
+
+  const publish = (extra: Partial<JobMemo> = {}) => {
+    const outcomes = Object.values(st.outcomes);
+    const n = (o: CampaignDeviceOutcome) => outcomes.filter((x) => x === o).length;
+    const total = input.devices.length;
+    const message = `${outcomes.length}/${total} done (${n('succeeded')} updated, ${n('skipped')} compliant, ${n('failed')} failed), ${running.size} running${st.pauseReason ? `; ${st.pauseReason}` : ''}`;
+    upsertMemo({ [jobMemoKey]: { progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message }, ...extra } satisfies JobMemo });
+  };
+  const signalled = (change: () => void) => () => {
+    change();
+    wake = true;
+    publish();
+  };
+  setHandler(pauseSignal, signalled(() => ((st.paused = true), (st.pauseReason = 'paused by an operator'))));
+  setHandler(resumeSignal, signalled(() => ((st.paused = false), (st.pauseReason = undefined), (st.failuresSinceResume = 0))));
+  setHandler(approveSignal, signalled(() => (st.approved = true)));
+  setHandler(campaignStatusQuery, () => st);
+
+  const runDevice = async (d: CampaignDeviceInput): Promise<void> => {
+    let outcome: CampaignDeviceOutcome;
+    try {
+      const manifest = input.manifests[d.manifestId]!;
+      const result = await executeChild(deviceFirmwareUpdate, {
+        workflowId: d.jobId,
+        args: [{ jobId: d.jobId, target: d.target, role: d.role, steps: manifest.steps, expectedInventory: manifest.expectedInventory, force: input.policy.force, timings: input.timings, activity: input.activity }],
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        // Children do not inherit search attributes; the typed form needs @temporalio/common.
+        searchAttributes: {
+          [searchAttributes.jobKind.name]: ['device.firmware_update'],
+          [searchAttributes.siteId.name]: [input.siteId],
+          [searchAttributes.deviceId.name]: [d.deviceId],
+        },
+      });
+      outcome = result.status === 'skipped' ? 'skipped' : 'succeeded';
+    } catch (err) {
+      // A cancelled campaign cancels its children; the main loop ends with the cancellation.
+      if (isCancellation(err)) return;
+      outcome = 'failed';
+    }
+    running.delete(d.deviceId);
+    st.outcomes[d.deviceId] = outcome;
+    if (outcome === 'failed' && ++st.failuresSinceResume > input.policy.failureBudget && !st.paused) {
+      st.paused = true;
+      st.pauseReason = `failure budget exceeded (${st.failuresSinceResume} > ${input.policy.failureBudget}); resume to continue`;
+    }
+    wake = true;
+    publish();
+  };
+
+  const children: Promise<void>[] = [];
+  for (; st.waveIndex < input.waves.length; st.waveIndex++) {
+    const wave = input.waves[st.waveIndex]!;
+    if (wave.kind === 'wave' && input.waves[0]?.kind === 'canary' && !st.approved) {
+      phase = 'awaiting_approval';
+      publish();
+      await condition(() => st.approved);
+    }
+    phase = wave.kind === 'canary' ? 'canary' : `wave ${wave.index}/${input.waves.length - 1}`;
+    let pending = wave.deviceIds.filter((id) => !st.outcomes[id]).map((id) => byId.get(id)!);
+    while (pending.length || running.size) {
+      let sleepMs: number | undefined;
+      waitingForWindow = false;
+      if (!st.paused && pending.length) {
+        const window = maintenanceWindowAt(Date.now(), input.windows);
+        if (window.open) {
+          for (const d of startable(pending, [...running.values()], caps, switches)) {
+            running.set(d.deviceId, d);
+            children.push(runDevice(d));
+          }
+          pending = pending.filter((d) => !running.has(d.deviceId));
+        } else {
+          sleepMs = Math.max(1_000, window.opensAtMs - Date.now());
+          waitingForWindow = running.size === 0;
+        }
+      }
+      publish();
+      wake = false;
+      if (sleepMs === undefined) await condition(() => wake);
+      else await condition(() => wake, sleepMs);
+    }
+    if (wave.kind === 'canary' && wave.deviceIds.some((id) => st.outcomes[id] === 'failed') && !st.paused) {
+      st.paused = true;
+      st.pauseReason = 'the canary failed; resume to continue';
+    }
+    if (st.paused) {
+      publish();
+      await condition(() => !st.paused);
+    }
+    if (workflowInfo().historyLength > HISTORY_BUDGET && st.waveIndex + 1 < input.waves.length) {
+      await Promise.all(children);
+      await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st, waveIndex: st.waveIndex + 1 } });
+    }
+  }
+  await Promise.all(children);
+  const outcomes = Object.values(st.outcomes);
+  const result = {
+    devices: input.devices.length,
+    succeeded: outcomes.filter((o) => o === 'succeeded').length,
+    skipped: outcomes.filter((o) => o === 'skipped').length,
+    failed: outcomes.filter((o) => o === 'failed').length,
+  };
+  phase = 'done';
+  // RMS parent rule: all done and some failed → the campaign failed, with its counts.
+  if (result.failed > 0) {
+    const message = `Campaign complete: ${result.succeeded + result.skipped}/${result.devices} succeeded, ${result.failed} failed`;
+    publish({ result, error: { code: 'CAMPAIGN_FAILED', message } });
+    throw ApplicationFailure.nonRetryable(message, 'CAMPAIGN_FAILED', result);
+  }
+  publish({ result });
+  return result;
+}
