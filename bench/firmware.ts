@@ -8,7 +8,7 @@ import { writeFwpkgFile } from '@fleet/fwpkg';
 import { manifestFor } from '../test/harness/firmware.js';
 import { Stack, expectStatus } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
-import { measureArtifactFetch } from './lib/artifact-fetch.js';
+import { measureArtifactPath } from './lib/artifact-fetch.js';
 
 const GIB = 1024 ** 3;
 
@@ -29,7 +29,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
   const temporal = new Client({ connection });
-  let campaignFigures: Record<string, unknown>;
+  const pkg = join(tmpdir(), `fleet-bench-${process.pid}.fwpkg`);
   try {
     await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
     const policy = { canarySize: 0, autoApprove: true, waveSize: devices, maxConcurrentPerSite: cap, maxConcurrentPerRack: 18, maxConcurrentPerPowerDomain: 36, failureBudget: 10 };
@@ -49,7 +49,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     let parentEvents = 0;
     for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${created.id}'` })) parentEvents += wf.historyLength ?? 0;
 
-    campaignFigures = {
+    const campaignFigures: Record<string, unknown> = {
       devices,
       max_concurrent_per_site: cap,
       campaign_makespan_s: Number(makespan.toFixed(1)),
@@ -59,34 +59,34 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       history_events_per_device: Number(((childEvents + parentEvents) / devices).toFixed(1)),
       campaign_history_events: parentEvents,
     };
+
+    // The parser on a 1 GiB package, in a fresh process so its peak RSS is its own; then the
+    // same bytes through the hub's upload and a satellite cache's fetch.
+    try {
+      await writeFwpkgFile(pkg, {
+        revision: '1.3',
+        packageVersion: 'bench-1gib',
+        devices: [{ descriptors: [{ type: 2, data: '00112233445566778899aabbccddeeff' }], applicableComponents: [0, 1, 2, 3], imageSetVersion: 'bench' }],
+        components: [0, 1, 2, 3].map((i) => ({ classification: 10, identifier: i, comparisonStamp: 1, version: `c${i}`, image: { size: GIB / 4, fill: i } })),
+      });
+      const probe = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib', 'fwpkg-parse.ts'), pkg], { encoding: 'utf8' });
+      if (probe.status !== 0) throw new Error(`fwpkg parse probe failed: ${probe.stderr}`);
+      const parse = JSON.parse(probe.stdout.trim().split('\n').pop()!) as { mibPerS: number; peakRssMib: number; baselineRssMib: number };
+      const path = await measureArtifactPath(stack.hubUrl, stack.tokens, pkg, join(stack.dir, 'bench-cache'));
+      Object.assign(campaignFigures, {
+        fwpkg_parse_mib_per_s: parse.mibPerS,
+        fwpkg_parse_peak_rss_mib: parse.peakRssMib,
+        fwpkg_parse_baseline_rss_mib: parse.baselineRssMib,
+        artifact_upload_mib_per_s: path.uploadMibPerS,
+        artifact_fetch_mib_per_s: path.fetchMibPerS,
+      });
+    } finally {
+      rmSync(pkg, { force: true });
+    }
+    return campaignFigures;
   } finally {
     await connection.close();
     await stack.stop();
     await cleanup();
-  }
-
-  // The parser on a 1 GiB package, in a fresh process so its peak RSS is its own.
-  const pkg = join(tmpdir(), `fleet-bench-${process.pid}.fwpkg`);
-  try {
-    await writeFwpkgFile(pkg, {
-      revision: '1.3',
-      packageVersion: 'bench-1gib',
-      devices: [{ descriptors: [{ type: 2, data: '00112233445566778899aabbccddeeff' }], applicableComponents: [0, 1, 2, 3], imageSetVersion: 'bench' }],
-      components: [0, 1, 2, 3].map((i) => ({ classification: 10, identifier: i, comparisonStamp: 1, version: `c${i}`, image: { size: GIB / 4, fill: i } })),
-    });
-    const probe = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib', 'fwpkg-parse.ts'), pkg], { encoding: 'utf8' });
-    if (probe.status !== 0) throw new Error(`fwpkg parse probe failed: ${probe.stderr}`);
-    const parse = JSON.parse(probe.stdout.trim().split('\n').pop()!) as { mibPerS: number; peakRssMib: number; baselineRssMib: number };
-    const fetch = await measureArtifactFetch(pkg);
-    return {
-      ...campaignFigures,
-      fwpkg_parse_mib_per_s: parse.mibPerS,
-      fwpkg_parse_peak_rss_mib: parse.peakRssMib,
-      fwpkg_parse_baseline_rss_mib: parse.baselineRssMib,
-      artifact_fetch_mib_per_s: fetch.mibPerS,
-      artifact_upload_mib_per_s: fetch.uploadMibPerS,
-    };
-  } finally {
-    rmSync(pkg, { force: true });
   }
 }

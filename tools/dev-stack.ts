@@ -8,6 +8,7 @@ import { startTemporalDevServer } from '@fleet/temporal';
 import { planFleet, simulatorProfile } from './fleetgen/layout.js';
 import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
+import { seedFirmware } from './lib/demo-firmware.js';
 
 // `pnpm dev`: the whole stack with one simulated site, as separate processes. NetBox
 // holds the inventory (one GB200 NVL72 rack made by the fleet generator); the NetBox
@@ -38,6 +39,17 @@ if ((await admin.query(`select 1 from pg_database where datname = 'fleet_dev'`))
 await admin.end();
 await migrateDatabase(databaseUrl);
 
+// Tokens: created once, kept in .run/dev/tokens.json (the database keeps only hashes).
+const { db, close } = connectDb(databaseUrl, 2);
+const tokens = persisted('tokens.json', () => ({}) as Record<string, string>);
+for (const role of ['admin', 'operator', 'viewer'] as const) {
+  if (!tokens[role] || !(await findActiveToken(db, tokens[role]))) {
+    tokens[role] = (await createApiToken(db, `dev-${role}-${Date.now()}`, role)).token;
+  }
+}
+writeFileSync(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2), { mode: 0o600 });
+await close();
+
 console.log('starting NetBox (the first start after install takes a few seconds)...');
 const netbox = JSON.parse(
   execFileSync('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').pop()!,
@@ -52,7 +64,8 @@ const present = await writer.call<{ count: number }>('GET', `/api/dcim/sites/?sl
 if (present.count === 0) await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default' });
 
 const secretsFile = join(dir, 'secrets.json');
-writeFileSync(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword } }), { mode: 0o600 });
+// The satellite fetches firmware from the hub with a viewer token, resolved by reference like BMC credentials.
+writeFileSync(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword }, 'hub/token': { username: 'satellite', password: tokens['viewer'] } }), { mode: 0o600 });
 const temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
 
 const procs: [ManagedProcess, string][] = [
@@ -70,6 +83,7 @@ const procs: [ManagedProcess, string][] = [
       database: { url: databaseUrl },
       http: { port: ports.hub },
       temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+      firmware: { blobDir: join(dir, 'blobs') },
     }), dir),
     'hub listening',
   ],
@@ -97,6 +111,8 @@ const procs: [ManagedProcess, string][] = [
       metrics: { port: ports.satelliteMetrics },
       temporal: { address: temporal.address },
       secrets: { provider: 'file', path: secretsFile },
+      hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
+      artifacts: { dir: join(dir, 'artifacts') },
       redfish: { pollIntervalMs: 500 },
     }), dir),
     'satellite worker started',
@@ -104,18 +120,9 @@ const procs: [ManagedProcess, string][] = [
 ];
 for (const [p, ready] of procs) await p.start(ready);
 
-// Tokens: created once, kept in .run/dev/tokens.json (the database keeps only hashes).
-const { db, close } = connectDb(databaseUrl, 2);
-const tokens = persisted('tokens.json', () => ({}) as Record<string, string>);
-for (const role of ['admin', 'operator', 'viewer'] as const) {
-  if (!tokens[role] || !(await findActiveToken(db, tokens[role]))) {
-    tokens[role] = (await createApiToken(db, `dev-${role}-${Date.now()}`, role)).token;
-  }
-}
-writeFileSync(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2), { mode: 0o600 });
-await close();
 
 const hub = `http://127.0.0.1:${ports.hub}`;
+const manifest = await seedFirmware(hub, tokens);
 const first = ((await (await fetch(`${hub}/v1/devices?site_id=${siteId}&role=compute-tray&limit=1`, { headers: { authorization: `Bearer ${tokens['viewer']}` } })).json()) as { items: { id: string; name: string }[] }).items[0]!;
 
 console.log(`
@@ -134,6 +141,9 @@ Tokens (also in ${join(dir, 'tokens.json')}):
 Try (${first.name}):
   curl -s -X POST ${hub}/v1/devices/${first.id}/power -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"action":"on"}'
   curl -s ${hub}/v1/jobs -H "Authorization: Bearer ${tokens['viewer']}"
+Firmware (manifest "${manifest}" is the GB200 compute default):
+  curl -s "${hub}/v1/firmware/compliance/summary?site_id=${siteId}" -H "Authorization: Bearer ${tokens['viewer']}"
+  curl -s -X POST ${hub}/v1/firmware-campaigns -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"name":"demo","site_id":"${siteId}","node_types":["compute_gb200_nvidia"],"dry_run":true}'
 Ctrl-C stops everything.`);
 
 const stop = async () => {

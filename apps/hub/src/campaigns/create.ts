@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { activeJobsOfDevices, findJobByIdempotencyKey, insertCampaign, insertParentWithChildren, notifyIntent, type Db, type Job } from '@fleet/db';
+import { activeJobsOfDevices, insertCampaign, insertParentWithChildren, notifyIntent, type Db, type Job } from '@fleet/db';
 import type { CampaignPolicy } from '@fleet/domain';
-import { ApiError, invalid } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
+import { earlierJob, idempotencyOf } from '../services/jobs.service.js';
 import type { DraftPlan } from './planner.js';
 
 export interface CampaignRequest {
@@ -17,30 +17,6 @@ export interface CampaignRequest {
 
 const UNIQUE_VIOLATION = '23505';
 const BUSY_NAMED = 20;
-
-// The Idempotency-Key contract of services/jobs.service.ts (same key and request → the first
-// job; same key, other request → 409), which keeps its helpers private.
-function idempotencyOf(request: FastifyRequest): { key: string | undefined; print: string } {
-  const key = request.headers['idempotency-key'];
-  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200)) {
-    throw invalid('header.Idempotency-Key', 'must be 1 to 200 characters');
-  }
-  const print = createHash('sha256')
-    .update(JSON.stringify([request.method, request.routeOptions.url, request.params, request.body ?? null]))
-    .digest('hex');
-  return { key, print };
-}
-
-async function earlierJob(db: Db, actor: string, key: string | undefined, print: string): Promise<Job | undefined> {
-  if (!key) return undefined;
-  const existing = await findJobByIdempotencyKey(db, actor, key);
-  if (existing && existing.requestFingerprint !== print) {
-    throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (job ${existing.id})`, [
-      { field: 'header.Idempotency-Key', issue: 'reused with a different request' },
-    ]);
-  }
-  return existing;
-}
 
 function busyConflict(busy: { name: string; jobId: string; kind: string }[], refused: number): ApiError {
   const named = busy.slice(0, BUSY_NAMED).map((b) => `${b.name} (job ${b.jobId}, ${b.kind})`);

@@ -12,19 +12,28 @@ export interface JobRequest {
 
 const UNIQUE_VIOLATION = '23505';
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+/** The request's Idempotency-Key and its fingerprint (same key + other request = conflict). */
+export function idempotencyOf(request: FastifyRequest): { key: string | undefined; print: string } {
   const key = request.headers['idempotency-key'];
-  if (key === undefined) return undefined;
-  if (typeof key !== 'string' || key.length < 1 || key.length > 200) {
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200)) {
     throw invalid('header.Idempotency-Key', 'must be 1 to 200 characters');
   }
-  return key;
-}
-
-function fingerprint(request: FastifyRequest): string {
-  return createHash('sha256')
+  const print = createHash('sha256')
     .update(JSON.stringify([request.method, request.routeOptions.url, request.params, request.body ?? null]))
     .digest('hex');
+  return { key, print };
+}
+
+/** The job an earlier request with this key created, if any; a different request under the key is a 409. */
+export async function earlierJob(db: Db, actor: string, key: string | undefined, print: string): Promise<Job | undefined> {
+  if (!key) return undefined;
+  const existing = await findJobByIdempotencyKey(db, actor, key);
+  if (existing && existing.requestFingerprint !== print) {
+    throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (job ${existing.id})`, [
+      { field: 'header.Idempotency-Key', issue: 'reused with a different request' },
+    ]);
+  }
+  return existing;
 }
 
 /**
@@ -34,18 +43,8 @@ function fingerprint(request: FastifyRequest): string {
  */
 export async function createJob(db: Db, request: FastifyRequest, req: JobRequest): Promise<{ job: Job; replayed: boolean }> {
   const actor = request.actor!.name;
-  const key = idempotencyKeyOf(request);
-  const print = fingerprint(request);
-  const replay = async () => {
-    if (!key) return undefined;
-    const existing = await findJobByIdempotencyKey(db, actor, key);
-    if (existing && existing.requestFingerprint !== print) {
-      throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (job ${existing.id})`, [
-        { field: 'header.Idempotency-Key', issue: 'reused with a different request' },
-      ]);
-    }
-    return existing;
-  };
+  const { key, print } = idempotencyOf(request);
+  const replay = () => earlierJob(db, actor, key, print);
   const earlier = await replay();
   if (earlier) return { job: earlier, replayed: true };
   try {
