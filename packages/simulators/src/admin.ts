@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { switchRoute } from './nvos/admin-routes.js';
+import type { NvosSimulator } from './nvos/simulator.js';
 import { Faults } from './redfish/faults.js';
 import type { RedfishSimulator } from './redfish/server.js';
 
@@ -15,13 +17,16 @@ import type { RedfishSimulator } from './redfish/server.js';
  *   GET    /bmcs/:id/faults           current faults
  *   PUT    /bmcs/:id/faults           replace faults (body: Faults, {} clears)
  *   DELETE /bmcs/:id/faults           clear faults
- *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}]}
+ *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}], flashes:[{id,version,stamp,taskId,filename,at}]}
+ *                                     flashes: every image a Completed update task staged, oldest first
+ *   …      /switches[/:id[/…]]        simulated NVOS switches (routes in nvos/admin-routes.ts)
  */
 export async function startAdminServer(
   sim: RedfishSimulator,
   ids: string[],
   host: string,
   port: number,
+  nvos?: NvosSimulator,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const known = new Set(ids);
   const server: Server = createServer((req, res) => {
@@ -37,6 +42,7 @@ export async function startAdminServer(
   async function handle(req: IncomingMessage): Promise<[number, unknown?]> {
     const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
     const method = req.method ?? 'GET';
+    if (parts[0] === 'switches' && nvos) return switchRoute(nvos, method, parts.slice(1), () => readBody(req));
     if (method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
       return [200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState, acLost: sim.bmc(id).acLost })) }];
     }
@@ -64,7 +70,8 @@ export async function startAdminServer(
       return [200, bmc.faults];
     }
     if (sub === 'firmware' && method === 'GET') {
-      return [200, { items: bmc.profile.firmware.map((f) => ({ id: f.id, version: bmc.firmware(f).version, ...(bmc.staged(f.id) ? { staged: bmc.staged(f.id)!.version } : {}) })) }];
+      const items = bmc.profile.firmware.map((f) => ({ id: f.id, version: bmc.firmware(f).version, ...(bmc.staged(f.id) ? { staged: bmc.staged(f.id)!.version } : {}) }));
+      return [200, { items, flashes: bmc.flashLog }];
     }
     return [404, { error: `no route ${method} ${req.url}` }];
   }

@@ -37,6 +37,34 @@ const Generated = z
   })
   .strict();
 
+/** An NVLink switch's NVOS side: NVUE REST and SSH/SFTP on one loopback address (see SwitchSpec in nvos/switch.ts). */
+const Switch = z
+  .object({
+    id: z.string().min(1),
+    address: ipv4,
+    nvuePort: z.number().int().min(1).max(65535),
+    sshPort: z.number().int().min(1).max(65535),
+    username: z.string().min(1),
+    password: z.string().min(1),
+    nvosVersion: z.string().regex(/^\d+\.\d+\.\d+$/, 'must be a build id such as 25.02.4282'),
+    imageShape: z.enum(['string', 'object']).optional(),
+    hostKeySeed: z.string().min(1).optional(),
+  })
+  .strict();
+
+/** Simulated NVOS durations in seconds (before timeScale); see NvosTimings in nvos/switch.ts. */
+const NvosTimings = z
+  .object({
+    applyS: z.number().positive(),
+    actionS: z.number().positive(),
+    installS: z.number().positive(),
+    firmwareInstallS: z.number().positive(),
+    handoffS: z.number().positive(),
+    rebootS: z.number().positive(),
+  })
+  .partial()
+  .strict();
+
 /** Simulated durations in seconds (before timeScale); see Timings in redfish/bmc.ts. */
 const Timings = z
   .object({
@@ -57,9 +85,11 @@ export const SimulatorConfig = z
     admin: z.object({ host: z.string().default('127.0.0.1'), port: z.number().int().min(0).max(65535) }).strict(),
     bmcs: z.array(Bmc).default([]),
     generate: z.array(Generated).default([]),
+    switches: z.array(Switch).default([]),
+    nvosTimings: NvosTimings.optional(),
   })
   .strict()
-  .refine((c) => c.bmcs.length + c.generate.length > 0, { message: 'configure at least one BMC (bmcs or generate)' });
+  .refine((c) => c.bmcs.length + c.generate.length + c.switches.length > 0, { message: 'configure at least one BMC (bmcs or generate) or switch' });
 export type SimulatorConfig = z.infer<typeof SimulatorConfig>;
 
 /** Expands `generate` blocks into BMC specs: 127.a.b.c counting up from firstAddress. */

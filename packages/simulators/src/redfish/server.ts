@@ -138,6 +138,8 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
       reply = isErrorReply(err) ? err : redfishError(500, 'InternalError');
     }
   }
+  // A handler that dropped the connection (a reboot mid-upload) has nobody to answer.
+  if (req.socket.destroyed) return log(0, x.logged);
   log(reply.status, x.logged);
   write(req, res, reply);
 }

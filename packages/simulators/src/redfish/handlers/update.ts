@@ -27,6 +27,7 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
     await drain(req);
     throw redfishError(400, 'MissingOrMalformedPart');
   }
+  if (bmc.faults.rebootDuringUpload) return rebootMidUpload(bmc, req);
   let parts;
   try {
     parts = await readMultipart(req, boundary, { keepFileBytes: KEEP_HEADER_BYTES, maxFieldBytes: 64 * 1024, maxTotalBytes: bmc.profile.maxImageBytes + 1024 * 1024 });
@@ -65,4 +66,19 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
   const task = startUpdateTask(bmc, planned, update, file.filename);
   const location = `/redfish/v1/TaskService/Tasks/${task.id}`;
   return { status: 202, body: taskBody(task), headers: { Location: location } };
+}
+
+/** Takes half the upload, then the BMC restarts: the connection drops, no task is created. */
+async function rebootMidUpload(bmc: SimulatedBmc, req: IncomingMessage): Promise<Reply> {
+  const half = Number(req.headers['content-length'] ?? 0) / 2;
+  let received = 0;
+  for await (const chunk of req) {
+    received += (chunk as Buffer).length;
+    if (received >= half) break;
+  }
+  const { rebootDuringUpload: _once, ...rest } = bmc.faults;
+  bmc.setFaults(rest);
+  bmc.rebootManager();
+  req.socket.resetAndDestroy();
+  return { status: 0 };
 }

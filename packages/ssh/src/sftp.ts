@@ -1,0 +1,132 @@
+import { stat as statLocal } from 'node:fs/promises';
+import { posix } from 'node:path';
+import type { SFTPWrapper, Stats } from 'ssh2';
+import { SftpStallError, SshError, type SshTarget } from './errors.js';
+
+export interface UploadOptions {
+  /** No acknowledged progress for this long is a stall (SftpStallError). Default 30 s (rms.md §4.5). */
+  stepTimeoutMs?: number;
+  /** The whole transfer. Default 3,600 s. */
+  overallTimeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (bytes: number, total: number) => void;
+  /** Writes in flight. Default 64. */
+  concurrency?: number;
+  /** Bytes per write. Default 128 KiB (OpenSSH servers take up to 256 KiB; others are split). */
+  chunkSize?: number;
+}
+
+export interface UploadResult {
+  remotePath: string;
+  bytes: number;
+  /** False when uploadIfDifferent found the same size already there. */
+  uploaded: boolean;
+}
+
+export interface RemoteEntry {
+  name: string;
+  size: number;
+  isDirectory: boolean;
+}
+
+const NO_SUCH_FILE = 2;
+
+/** An SFTP channel and how to abandon it (a stalled transfer cannot be cancelled any other way). */
+export interface SftpHandle {
+  sftp: SFTPWrapper;
+  abandon(): void;
+}
+
+/**
+ * Streams a local file with pipelined writes (ssh2's fastPut: `concurrency` writes of
+ * `chunkSize` in flight, read from disk as they go, never the whole file in memory), then
+ * checks that the remote size matches. Progress is every acknowledged write; a stall, the
+ * overall timeout or cancellation abandons the SFTP channel.
+ */
+export async function uploadFile(h: SftpHandle, target: SshTarget, localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
+  opts.signal?.throwIfAborted();
+  const total = await localSize(target, localPath);
+  const stepMs = opts.stepTimeoutMs ?? 30_000;
+  const overallMs = opts.overallTimeoutMs ?? 3_600_000;
+  let acked = 0;
+  await new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(stall);
+      clearTimeout(overall);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (err === undefined) return resolve();
+      h.abandon();
+      reject(err);
+    };
+    const stall = setTimeout(() => settle(new SftpStallError(target.device, target.host, remotePath, acked, stepMs)), stepMs);
+    const overall = setTimeout(() => settle(new SshError('Timeout', target.device, target.host, 'upload', `${remotePath} not uploaded within ${overallMs} ms (${acked} of ${total} bytes)`)), overallMs);
+    const onAbort = () => settle(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    h.sftp.fastPut(
+      localPath,
+      remotePath,
+      {
+        concurrency: opts.concurrency ?? 64,
+        chunkSize: opts.chunkSize ?? 128 * 1024,
+        fileSize: total,
+        step: (transferred) => {
+          if (settled) return;
+          acked = transferred;
+          stall.refresh();
+          opts.onProgress?.(transferred, total);
+        },
+      },
+      (err) => settle(err ? sftpError(target, 'upload', remotePath, err) : undefined),
+    );
+  });
+  const size = await remoteSize(h.sftp, target, remotePath);
+  if (size !== total) throw new SshError('Sftp', target.device, target.host, 'verify', `${remotePath} is ${size ?? 'missing'} bytes after the upload, expected ${total}`);
+  return { remotePath, bytes: total, uploaded: true };
+}
+
+/** Size of a remote file, or undefined when there is none. */
+export function remoteSize(sftp: SFTPWrapper, target: SshTarget, remotePath: string): Promise<number | undefined> {
+  return new Promise((resolve, reject) =>
+    sftp.stat(remotePath, (err, stats: Stats) => {
+      if (!err) return resolve(stats.size);
+      if ((err as { code?: unknown }).code === NO_SUCH_FILE) return resolve(undefined);
+      reject(sftpError(target, 'stat', remotePath, err));
+    }),
+  );
+}
+
+export function listDir(sftp: SFTPWrapper, target: SshTarget, dir: string): Promise<RemoteEntry[]> {
+  return new Promise((resolve, reject) =>
+    sftp.readdir(dir, (err, list) => {
+      if (err) return reject(sftpError(target, 'list', dir, err));
+      resolve(list.map((e) => ({ name: e.filename, size: e.attrs.size, isDirectory: e.attrs.isDirectory() })).sort((a, b) => a.name.localeCompare(b.name)));
+    }),
+  );
+}
+
+/** Creates `dir` and any missing parents. */
+export async function makeDirs(sftp: SFTPWrapper, target: SshTarget, dir: string): Promise<void> {
+  const parts = posix.normalize(dir).split('/').filter(Boolean);
+  for (let i = 1; i <= parts.length; i++) {
+    const path = `/${parts.slice(0, i).join('/')}`;
+    if ((await remoteSize(sftp, target, path)) !== undefined) continue;
+    await new Promise<void>((resolve, reject) => sftp.mkdir(path, (err) => (err ? reject(sftpError(target, 'mkdir', path, err)) : resolve())));
+  }
+}
+
+async function localSize(target: SshTarget, localPath: string): Promise<number> {
+  try {
+    const s = await statLocal(localPath);
+    if (!s.isFile()) throw new Error('not a regular file');
+    return s.size;
+  } catch (err) {
+    throw new SshError('LocalFile', target.device, target.host, 'upload', `cannot read ${localPath}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function sftpError(target: SshTarget, step: string, path: string, err: Error): SshError {
+  return new SshError('Sftp', target.device, target.host, step, `${path}: ${target.scrub(err.message)}`, { cause: err });
+}
