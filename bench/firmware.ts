@@ -45,7 +45,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const lowerBound = makespanLowerBound(planned, policy, () => perDeviceS);
 
     let childEvents = 0;
-    for await (const wf of temporal.workflow.list({ query: `FleetJobKind = 'device.firmware_update'` })) childEvents += wf.historyLength ?? 0;
+    // Small pages: each listing carries the workflow's memo (timeline and per-component results).
+    for await (const wf of temporal.workflow.list({ query: `FleetJobKind = 'device.firmware_update'`, pageSize: 100 })) childEvents += wf.historyLength ?? 0;
     let parentEvents = 0;
     for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${created.id}'` })) parentEvents += wf.historyLength ?? 0;
 

@@ -56,6 +56,18 @@ describe('firmware updates against simulated trays, faults included', () => {
     for (const c of manifest.components) assert.equal(now.get(c), '25.09.1');
   });
 
+  it('a BMC that reboots in the middle of an upload: the upload is made again, nothing flashed twice', { timeout: 120_000 }, async () => {
+    await setFaults(stack, 'bmc-0007', { rebootDuringUpload: true });
+    const done = (await stack.waitForJob(await update('bmc-0007'), 90_000)) as unknown as Job;
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    const uploads = (await stack.simRequests('bmc-0007')).filter((r) => r.method === 'POST' && r.path.includes('update-multipart'));
+    assert.equal(uploads[0]!.status, 0, 'the first upload got no answer');
+    assert.equal(uploads.filter((r) => r.status === 202).length, 2, 'then one accepted upload per package');
+    const log = await flashes(stack, 'bmc-0007');
+    assert.deepEqual(duplicates(log), []);
+    assert.equal(log.length, manifest.components.length);
+  });
+
   it('a failing task fails the job with TASK_EXCEPTION per component and changes nothing', { timeout: 120_000 }, async () => {
     const before = await installed(stack, 'bmc-0003');
     await setFaults(stack, 'bmc-0003', { taskFailure: true });

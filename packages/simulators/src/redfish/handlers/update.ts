@@ -71,14 +71,23 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
 /** Takes half the upload, then the BMC restarts: the connection drops, no task is created. */
 async function rebootMidUpload(bmc: SimulatedBmc, req: IncomingMessage): Promise<Reply> {
   const half = Number(req.headers['content-length'] ?? 0) / 2;
-  let received = 0;
-  for await (const chunk of req) {
-    received += (chunk as Buffer).length;
-    if (received >= half) break;
-  }
+  await new Promise<void>((resolve) => {
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received < half) return;
+      req.off('data', onData);
+      req.pause();
+      resolve();
+    };
+    req.on('data', onData);
+    req.once('end', resolve);
+    req.once('close', resolve);
+  });
   const { rebootDuringUpload: _once, ...rest } = bmc.faults;
   bmc.setFaults(rest);
   bmc.rebootManager();
+  // An RST, not a FIN: the client learns at once that nobody will answer.
   req.socket.resetAndDestroy();
   return { status: 0 };
 }
