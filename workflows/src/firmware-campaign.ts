@@ -103,7 +103,13 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     while (pending.length || running.size) {
       let sleepMs: number | undefined;
       waitingForWindow = false;
-      if (!st.paused && pending.length) {
+      // A long wave: stop starting devices, let the running ones finish, continue as new.
+      const draining = workflowInfo().historyLength > HISTORY_BUDGET;
+      if (draining && running.size === 0) {
+        await Promise.all(children);
+        await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st } });
+      }
+      if (!st.paused && !draining && pending.length) {
         const window = maintenanceWindowAt(Date.now(), input.windows);
         if (window.open) {
           for (const d of startable(pending, [...running.values()], caps, switches)) {
