@@ -113,6 +113,7 @@ const procs: [ManagedProcess, string][] = [
       secrets: { provider: 'file', path: secretsFile },
       hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
       artifacts: { dir: join(dir, 'artifacts') },
+      dataDir: join(dir, 'satellite-data'),
       redfish: { pollIntervalMs: 500 },
     }), dir),
     'satellite worker started',

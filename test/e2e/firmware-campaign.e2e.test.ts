@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Client, Connection } from '@temporalio/client';
 import { duplicates, flashes, installed, manifestFor, setFaults, waitFor } from '../harness/firmware.js';
 import { Stack, expectStatus } from '../harness/stack.js';
 
 type Campaign = { id: string; state: string; progress?: { stage?: string; message?: string }; children?: Record<string, number> };
 
 describe('firmware campaign: canary, waves, failure budget', () => {
-  const stack = new Stack({ bmcs: 6, timeScale: 0.005, firmware: { taskPollS: 0.2, pushDelayS: 0.2, acStabilizeS: 0.2, powerStateTimeoutS: 30, bmcRecoveryS: 60 } });
+  const stack = new Stack({ bmcs: 6, timeScale: 0.005, firmware: { taskPollS: 0.2, pushDelayS: 0.2, acStabilizeS: 0.2, powerStateTimeoutS: 30, bmcRecoveryS: 60, campaignHistoryBudget: 40 } });
   before(async () => {
     await stack.start();
     await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.10.0', { isDefault: true });
@@ -49,6 +50,12 @@ describe('firmware campaign: canary, waves, failure budget', () => {
     const devices = (await stack.api('GET', `/v1/firmware-campaigns/${id}/devices`, undefined, stack.tokens.viewer)).body as { items: { device_id: string; state: string }[] };
     const failed = devices.items.filter((d) => d.state === 'failed');
     assert.ok(failed.length >= 1 && failed.length <= 2, JSON.stringify(devices.items));
+    // A small history budget: the campaign continued as new (mid-wave) and still finished.
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    let runs = 0;
+    for await (const _run of new Client({ connection }).workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
+    await connection.close();
+    assert.ok(runs > 1, `expected continue-as-new, saw ${runs} run(s)`);
     for (const b of byName) {
       assert.deepEqual(duplicates(await flashes(stack, b)), [], `${b} flashed twice`);
       const isFailed = failing.includes(b) && failed.some((f) => f.device_id === stack.deviceIds.get(b));

@@ -7,9 +7,9 @@ export interface UploadedPackage {
   digest: string;
 }
 
-/** Uploads a package through the hub, the way an operator's client streams it. */
-export async function uploadPackage(stack: Stack, bytes: Buffer, fileName: string): Promise<UploadedPackage> {
-  const res = await fetch(`${stack.hubUrl}/v1/firmware/packages?file_name=${encodeURIComponent(fileName)}`, {
+/** Uploads a package (a PLDM package, or an NVOS image with format `nvos`) through the hub, the way an operator's client streams it. */
+export async function uploadPackage(stack: Stack, bytes: Buffer, fileName: string, format: 'pldm' | 'nvos' = 'pldm'): Promise<UploadedPackage> {
+  const res = await fetch(`${stack.hubUrl}/v1/firmware/packages?file_name=${encodeURIComponent(fileName)}&format=${format}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${stack.tokens.operator}`, 'content-type': 'application/octet-stream' },
     body: bytes,

@@ -25,11 +25,27 @@ export interface StackOptions {
   timings?: Record<string, number>;
   /** Workflow agent firmware timings (seconds), shortened for simulated trays. */
   firmware?: Record<string, number>;
+  /** Simulated NVLink switches running NVOS beside the BMCs, registered as switch trays with their NVOS endpoints. */
+  switches?: number;
+  /** NVOS simulator timings in seconds before timeScale (see the simulator's NvosTimings). */
+  nvosTimings?: Record<string, number>;
+  /** Satellite NVOS settings (config `nvos`), e.g. a short SFTP step timeout. */
+  nvos?: Record<string, unknown>;
+  /** Workflow agent NVOS install timings (config `nvos`, seconds). */
+  nvosInstall?: Record<string, number>;
 }
 
 export interface SimBmc {
   id: string;
   url: string;
+}
+
+/** A simulated switch as the simulator's admin API lists it. */
+export interface SimSwitch {
+  id: string;
+  nvueUrl: string;
+  ssh: { host: string; port: number };
+  hostKeySha256: string;
 }
 
 /**
@@ -44,6 +60,7 @@ export class Stack {
   /** With `racks`, the NVL72 layout the stack registered (devices by name). */
   fleet: Fleet | undefined;
   readonly bmcPassword = `pw-${randomBytes(12).toString('hex')}`;
+  readonly switchPassword = `nvos-${randomBytes(12).toString('hex')}`;
   readonly dir: string;
   hubUrl = '';
   simAdminUrl = '';
@@ -56,6 +73,7 @@ export class Stack {
   satellite!: ManagedProcess;
   simulator!: ManagedProcess;
   bmcs: SimBmc[] = [];
+  switches: SimSwitch[] = [];
   private temporalPorts!: { port: number; uiPort: number };
 
   constructor(readonly opts: StackOptions = {}) {
@@ -101,8 +119,9 @@ export class Stack {
   private async startSimulator(): Promise<void> {
     const port = await freePort();
     const adminPort = await freePort();
-    // A random 127.x.y.0/24 block per stack keeps parallel test files apart.
-    const block = `127.${randomInt(2, 250)}.${randomInt(0, 200)}`;
+    // A random 127.x.y.0/24 block per stack keeps parallel test files apart; switches take the block after it.
+    const [x, y] = [randomInt(2, 250), randomInt(0, 200)];
+    const block = `127.${x}.${y}`;
     const count = this.opts.bmcs ?? 2;
     if (this.opts.racks) {
       this.fleet = planFleet({ sites: 1, racksPerSite: this.opts.racks, rackTypes: ['gb200_nvl72'], firstAddress: `${block}.1`, sitePrefix: this.sitePrefix });
@@ -119,19 +138,34 @@ export class Stack {
             powerDomain: `${d.site}/${d.rack}`,
           })),
         }
-      : { generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }] };
+      : count > 0
+        ? { generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }] }
+        : {};
+    const [nvuePort, sshPort] = [await freePort(), await freePort()];
+    const switches = Array.from({ length: this.opts.switches ?? 0 }, (_, i) => ({
+      id: `sw-${String(i + 1).padStart(4, '0')}`,
+      address: `127.${x}.${y + 1}.${i + 1}`,
+      nvuePort,
+      sshPort,
+      username: 'admin',
+      password: this.switchPassword,
+      nvosVersion: '25.02.4282',
+    }));
     const file = this.writeConfig('simulator', {
       log: { level: 'info' },
       timeScale: this.opts.timeScale ?? 0.01,
       ...(this.opts.timings ? { timings: this.opts.timings } : {}),
+      ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
       admin: { port: adminPort },
       ...bmcs,
+      switches,
     });
     this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
     await this.simulator.start('redfish simulator ready');
     this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
     const list = (await (await fetch(`${this.simAdminUrl}/bmcs`)).json()) as { items: SimBmc[] };
     this.bmcs = list.items;
+    this.switches = ((await (await fetch(`${this.simAdminUrl}/switches`)).json()) as { items: SimSwitch[] }).items;
   }
 
   private async startHub(): Promise<void> {
@@ -163,6 +197,7 @@ export class Stack {
         maximumAttempts: this.opts.power?.maximumAttempts ?? 5,
       },
       ...(this.opts.firmware ? { firmware: this.opts.firmware } : {}),
+      ...(this.opts.nvosInstall ? { nvos: this.opts.nvosInstall } : {}),
     });
     this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
     await this.agent.start('workflow agent started');
@@ -170,7 +205,11 @@ export class Stack {
 
   async startSatellite(): Promise<void> {
     const secrets = join(this.dir, 'secrets.json');
-    const secretEntries = { 'bmc/default': { username: 'admin', password: this.bmcPassword }, 'hub/token': { username: 'satellite', password: this.tokens.viewer } };
+    const secretEntries = {
+      'bmc/default': { username: 'admin', password: this.bmcPassword },
+      'nvos/default': { username: 'admin', password: this.switchPassword },
+      'hub/token': { username: 'satellite', password: this.tokens.viewer },
+    };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;
     const file = this.writeConfig('satellite', {
@@ -181,6 +220,8 @@ export class Stack {
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token' },
       artifacts: { dir: join(this.dir, 'artifacts') },
+      dataDir: join(this.dir, 'satellite-data'),
+      ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
       worker: { shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
       redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
     });
@@ -213,7 +254,30 @@ export class Stack {
   readonly rackIds = new Map<string, string>();
 
   private async registerDevices(): Promise<void> {
-    if (this.fleet) return this.registerFleet(this.fleet);
+    if (this.fleet) await this.registerFleet(this.fleet);
+    else await this.registerBmcs();
+    for (const sw of this.switches) {
+      const res = await this.api('POST', '/v1/devices', this.switchDevice(sw, `${this.siteId}-${sw.id}`), this.tokens.admin).then(expectStatus(201));
+      this.deviceIds.set(sw.id, (res.body as { id: string }).id);
+    }
+  }
+
+  /** POST /v1/devices body for a simulated switch: a switch tray with its NVOS endpoints (its BMC is not simulated). */
+  switchDevice(sw: SimSwitch, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return {
+      name,
+      site_id: this.siteId,
+      node_type: 'switch_gb200_nvidia',
+      bmc_url: `https://${sw.ssh.host}`,
+      credential_ref: 'bmc/default',
+      nvos_url: sw.nvueUrl,
+      nvos_ssh: `${sw.ssh.host}:${sw.ssh.port}`,
+      nvos_credential_ref: 'nvos/default',
+      ...extra,
+    };
+  }
+
+  private async registerBmcs(): Promise<void> {
     await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(expectStatus(201));
     for (const bmc of this.bmcs) {
       const res = await this.api(

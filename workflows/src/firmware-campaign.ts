@@ -20,8 +20,6 @@ export const resumeSignal = defineSignal('resume');
 export const approveSignal = defineSignal('approve');
 export const campaignStatusQuery = defineQuery<CampaignProgress>('status');
 
-/** Continue-as-new at a wave boundary once history passes this (T4: stay far below 10,240 events). */
-const HISTORY_BUDGET = 4_000;
 
 /**
  * A firmware rollout over one site: the canary, then (once approved) the waves, each device
@@ -104,7 +102,7 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       let sleepMs: number | undefined;
       waitingForWindow = false;
       // A long wave: stop starting devices, let the running ones finish, continue as new.
-      const draining = workflowInfo().historyLength > HISTORY_BUDGET;
+      const draining = workflowInfo().historyLength > input.historyBudget;
       if (draining && running.size === 0) {
         await Promise.all(children);
         await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st } });
@@ -135,7 +133,7 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       publish();
       await condition(() => !st.paused);
     }
-    if (workflowInfo().historyLength > HISTORY_BUDGET && st.waveIndex + 1 < input.waves.length) {
+    if (workflowInfo().historyLength > input.historyBudget && st.waveIndex + 1 < input.waves.length) {
       await Promise.all(children);
       await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st, waveIndex: st.waveIndex + 1 } });
     }

@@ -6,3 +6,5 @@ export { rackColdReboot } from './cold-reboot.js';
 export { deviceFirmwareUpdate } from './firmware-update.js';
 export { deviceFirmwareRefresh } from './firmware-refresh.js';
 export { firmwareCampaign } from './firmware-campaign.js';
+export { switchNvosInstall } from './nvos-install.js';
+export * from './switch-workflows.js';

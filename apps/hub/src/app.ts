@@ -15,6 +15,7 @@ import { jobRoutes } from './routes/jobs.routes.js';
 import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
+import { switchRoutes } from './routes/switch.routes.js';
 import { HubConfig } from './config.js';
 import { ApiDoc } from './route.js';
 import type { ViewContext } from './views.js';
@@ -73,6 +74,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   if (deps.firmware) firmwareRoutes(app, doc, deps.db, deps.firmware);
   campaignRoutes(app, doc, deps.db, deps.views, deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined));
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
+  switchRoutes(app, doc, deps.db, deps.views);
   const openapi = doc.document();
   app.get('/openapi.json', async () => openapi);
   return app;

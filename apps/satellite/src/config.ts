@@ -6,6 +6,12 @@ const SecretsConfig = z.discriminatedUnion('provider', [
   z.object({ provider: z.literal('env'), prefix: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper-case env prefix') }).strict(),
 ]);
 
+/** How a device's certificate is checked: the system store unless a site CA, a pin or `insecure` says otherwise. */
+const TlsPolicy = z
+  .object({ caFile: z.string().min(1).optional(), pinnedSha256: z.string().regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint').optional(), insecure: z.boolean().default(false) })
+  .strict()
+  .default({ insecure: false });
+
 export const SatelliteConfig = z
   .object({
     siteId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug'),
@@ -25,6 +31,8 @@ export const SatelliteConfig = z
       })
       .strict()
       .optional(),
+    /** State the satellite keeps across restarts: NVOS host keys trusted on first use (nvos-known-hosts.json). */
+    dataDir: z.string().min(1).default('/var/lib/fleet/satellite'),
     /** The site's firmware package cache. */
     artifacts: z
       .object({
@@ -58,14 +66,24 @@ export const SatelliteConfig = z
         auth: z.enum(['basic', 'session']).default('basic'),
         /** In-flight Redfish requests across all of this site's BMCs. */
         siteConcurrency: z.number().int().min(1).max(10_000).default(256),
-        /** Verified against the system store unless a site CA, a pin or `insecure` says otherwise. */
-        tls: z
-          .object({ caFile: z.string().min(1).optional(), pinnedSha256: z.string().regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint').optional(), insecure: z.boolean().default(false) })
-          .strict()
-          .default({ insecure: false }),
+        tls: TlsPolicy,
       })
       .strict()
       .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, uploadTimeoutMs: 600_000, pollIntervalMs: 2_000, auth: 'basic', siteConcurrency: 256, tls: { insecure: false } }),
+    /** Switch trays' NVOS: NVUE REST and SSH/SFTP (rms.md §4.4, §4.5). */
+    nvos: z
+      .object({
+        connectTimeoutMs: z.number().int().min(100).default(10_000),
+        requestTimeoutMs: z.number().int().min(100).default(30_000),
+        /** An SFTP upload with no acknowledged progress for this long fails (RMS sftp_step_timeout_seconds). */
+        sftpStepTimeoutS: z.number().min(0.1).max(3600).default(30),
+        /** A whole SFTP upload (RMS sftp_upload_timeout_seconds). */
+        sftpUploadTimeoutS: z.number().min(1).max(86_400).default(3600),
+        tls: TlsPolicy,
+      })
+      .strict()
+      .refine((n) => n.sftpStepTimeoutS <= n.sftpUploadTimeoutS, { message: 'sftpStepTimeoutS must not exceed sftpUploadTimeoutS', path: ['sftpStepTimeoutS'] })
+      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, sftpStepTimeoutS: 30, sftpUploadTimeoutS: 3600, tls: { insecure: false } }),
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter } from 'prom-client';
@@ -5,9 +6,10 @@ import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
-import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, type DeviceActivityDeps } from './activities/index.js';
+import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, createNvosActivities, type DeviceActivityDeps } from './activities/index.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { SatelliteConfig } from './config.js';
+import { KnownHosts } from './nvos/known-hosts.js';
 import { createSecretStore } from './secrets/index.js';
 
 const config = loadConfig(SatelliteConfig, configPathFromArgs());
@@ -66,6 +68,7 @@ const worker = await Worker.create({
     ...createDeviceActivities(deviceDeps),
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
+    ...createNvosActivities({ secrets, log, artifacts, nvos: config.nvos, knownHosts: new KnownHosts(join(config.dataDir, 'nvos-known-hosts.json')) }),
   },
   maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   // SIGTERM: running activities get this long to finish, then are cancelled and retried elsewhere.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultFirmwareTimings } from '@fleet/domain';
+import { defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
 import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
 
 export const AgentConfig = z
@@ -47,9 +47,20 @@ export const AgentConfig = z
         bmcRecoveryS: z.number().min(1).max(86_400).default(defaultFirmwareTimings.bmcRecoveryS),
         /** Never more than this share of a rack's switch trays at once (switch issue). */
         maxSwitchShareOfRack: z.number().gt(0).max(1).default(0.34),
+        /** A campaign continues as new past this many history events (T4: far below 10,240). */
+        campaignHistoryBudget: z.number().int().min(10).max(10_000).default(4_000),
       })
       .strict()
-      .default({ ...defaultFirmwareTimings, maxSwitchShareOfRack: 0.34 }),
+      .default({ ...defaultFirmwareTimings, maxSwitchShareOfRack: 0.34, campaignHistoryBudget: 4_000 }),
+    /** NVOS image install timings, in seconds; labs and tests shorten them. */
+    nvos: z
+      .object({
+        pollIntervalS: z.number().min(0.01).max(600).default(defaultNvosInstallTimings.pollIntervalS),
+        installTimeoutS: z.number().min(1).max(86_400).default(defaultNvosInstallTimings.installTimeoutS),
+        rebootTimeoutS: z.number().min(1).max(86_400).default(defaultNvosInstallTimings.rebootTimeoutS),
+      })
+      .strict()
+      .default(defaultNvosInstallTimings),
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -6,6 +6,7 @@ import {
   getDevice,
   getCampaignRow,
   getDevicesByIds,
+  getFirmwarePackage,
   resolveManifests,
   siteMaintenanceWindows,
   leaseDueIntents,
@@ -21,8 +22,20 @@ import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { roleOfNodeType, type CampaignDeviceInput } from '@fleet/domain';
-import { bmcResetInput, coldRebootInput, firmwareCampaignInput, firmwareUpdateInput, devicePowerInput, deviceTarget, powerRefreshInput, rackPowerInput, rackTargets } from './workflow-input.js';
+import { isNvosImage, roleOfNodeType, type CampaignDeviceInput } from '@fleet/domain';
+import {
+  bmcResetInput,
+  coldRebootInput,
+  firmwareCampaignInput,
+  firmwareUpdateInput,
+  devicePowerInput,
+  deviceTarget,
+  nvosInstallInput,
+  nvosTarget,
+  powerRefreshInput,
+  rackPowerInput,
+  rackTargets,
+} from './workflow-input.js';
 
 /** An intent that can never be carried out (its job fails); anything else is retried. */
 class PermanentIntentError extends Error {
@@ -136,6 +149,17 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     return { type: workflowTypeFor['device.firmware_update'], input: firmwareUpdateInput(job, target, roleOfNodeType(target.nodeType), manifest, config) };
   }
   if (job.kind === 'firmware.campaign') return { type: workflowTypeFor['firmware.campaign'], input: await campaignInput(deps, job) };
+  if (job.kind === 'switch.nvos_install') {
+    const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
+    if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+    const target = nvosTarget(device);
+    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    const packageId = String(job.params['package_id'] ?? '');
+    const image = await getFirmwarePackage(db, packageId);
+    if (!image) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${packageId} no longer exists`);
+    if (!isNvosImage(image.metadata)) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${image.fileName} is not an NVOS image`);
+    return { type: workflowTypeFor['switch.nvos_install'], input: nvosInstallInput(job, target, image, image.metadata.buildId, config) };
+  }
   throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
 }
 

@@ -17,8 +17,12 @@ import {
   type FirmwareTimings,
   type MaintenanceWindowSpec,
   type NodeRole,
+  type NvosTarget,
+  type SwitchNvosInstallInput,
+  missingForNvos,
+  parseHostPort,
 } from '@fleet/domain';
-import type { Campaign, Device, Job, ResolvedManifest } from '@fleet/db';
+import type { Campaign, Device, FirmwarePackage, Job, ResolvedManifest } from '@fleet/db';
 import type { AgentConfig } from './config.js';
 
 /** The workflow input for a device power job: IDs and references only, never secrets. */
@@ -92,7 +96,7 @@ export function powerRefreshInput(job: Job, target: BmcTarget, power: AgentConfi
 }
 
 function firmwareTimings(fw: AgentConfig['firmware']): FirmwareTimings {
-  const { maxSwitchShareOfRack: _share, ...timings } = fw;
+  const { maxSwitchShareOfRack: _share, campaignHistoryBudget: _budget, ...timings } = fw;
   return timings;
 }
 
@@ -124,12 +128,33 @@ export function firmwareCampaignInput(
     siteId: campaign.siteId,
     policy: campaign.policy,
     maxSwitchShareOfRack: config.firmware.maxSwitchShareOfRack,
+    historyBudget: config.firmware.campaignHistoryBudget,
     devices,
     manifests: Object.fromEntries([...manifests].map(([id, m]) => [id, { steps: m.steps, expectedInventory: m.expectedInventory }])),
     // Devices the inventory can no longer operate are dropped from the waves (their jobs fail at start).
     waves: campaign.plan.waves.map((w) => ({ ...w, deviceIds: w.deviceIds.filter((id) => wanted.has(id)) })),
     windows,
     timings: firmwareTimings(config.firmware),
+    activity: activityOf(config.power),
+  };
+}
+
+/** The device's NVOS side as a satellite target, or what the inventory lacks to make it one. */
+export function nvosTarget(device: Device): NvosTarget | string[] {
+  const missing = missingForNvos(device);
+  const ssh = device.nvosSsh ? parseHostPort(device.nvosSsh) : undefined;
+  const credentialRef = device.nvosCredentialRef ?? device.credentialRef;
+  if (missing.length || !device.nvosUrl || !ssh || !credentialRef) return missing;
+  return { deviceId: device.id, nvueUrl: device.nvosUrl, ssh, credentialRef, ...(device.nvosHostKey ? { hostKeyFingerprint: device.nvosHostKey } : {}) };
+}
+
+/** One switch's NVOS install: the image by digest and the build its name carries. */
+export function nvosInstallInput(job: Job, target: NvosTarget, image: FirmwarePackage, buildId: string, config: AgentConfig): SwitchNvosInstallInput {
+  return {
+    jobId: job.id,
+    target,
+    image: { digest: image.digest, size: image.sizeBytes, fileName: image.fileName, buildId },
+    timings: config.nvos,
     activity: activityOf(config.power),
   };
 }

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertDevice, insertJobWithStartIntent, insertSite, type DbHandle } from '@fleet/db';
+import { connectDb, createApiToken, insertDevice, insertFirmwarePackage, insertJobWithStartIntent, insertSite, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { AgentConfig } from '../src/config.js';
@@ -109,6 +109,33 @@ describe('workflow agent', () => {
     await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [jobIds[3]]);
     assert.equal(rows[0].state, 'cancelling', 'a running workflow does not pull a cancelling job back to running');
+  });
+
+  it('an NVOS install starts switchNvosInstall with the NVOS target and the image by digest; a switch without NVOS endpoints fails at once', async () => {
+    const image = (await insertFirmwarePackage(handle.db, {
+      digest: 'a'.repeat(64),
+      sizeBytes: 1024,
+      fileName: 'nvos-amd64-25.06.1000.bin',
+      format: 'nvos',
+      packageVersion: '25.06.1000',
+      metadata: { format: 'nvos', buildId: '25.06.1000' },
+      uploadedBy: 'agent-test',
+    }))!;
+    const device = { siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.0.4', credentialRef: 'bmc/default' };
+    const sw = await insertDevice(handle.db, { ...device, name: 'switch-1', nvosUrl: 'https://10.0.0.5', nvosSsh: '10.0.0.5:22', nvosCredentialRef: 'nvos/default' });
+    const bare = await insertDevice(handle.db, { ...device, name: 'switch-2' });
+    const params = { package_id: image.id, build_id: '25.06.1000' };
+    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: sw.id, siteId: 'lab', params, createdBy: 'agent-test' });
+    const refused = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: bare.id, siteId: 'lab', params, createdBy: 'agent-test' });
+    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    const history = await client.workflow.getHandle(job.id).fetchHistory();
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    assert.equal(started.workflowType!.name, 'switchNvosInstall');
+    const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString());
+    assert.deepEqual(input.target, { deviceId: sw.id, nvueUrl: 'https://10.0.0.5', ssh: { host: '10.0.0.5', port: 22 }, credentialRef: 'nvos/default' });
+    assert.deepEqual(input.image, { digest: 'a'.repeat(64), size: 1024, fileName: 'nvos-amd64-25.06.1000.bin', buildId: '25.06.1000' });
+    const { rows } = await handle.pool.query(`select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`, [refused.id]);
+    assert.deepEqual(rows[0], { state: 'failed', code: 'FAILED_PRECONDITION', message: 'device switch-2 has no NVOS NVUE URL, NVOS SSH endpoint in the inventory' });
   });
 
   it('a job cancelled before its start was dispatched never reaches Temporal', async () => {

@@ -50,13 +50,30 @@ export interface FirmwareStep extends Omit<ManifestStep, 'packageId'> {
   fileName: string;
 }
 
-/** What the catalog keeps of a parsed package. */
-export interface FirmwarePackageMetadata {
+/** Catalog formats: PLDM firmware packages (DSP0267 .fwpkg) and NVOS switch images. */
+export const packageFormats = ['pldm', 'nvos'] as const;
+export type PackageFormat = (typeof packageFormats)[number];
+
+/** What the catalog keeps of a parsed PLDM package. */
+export interface PldmPackageMetadata {
   headerRevision: string;
   headerUuid: string;
   releaseDateTime: string | null;
   devices: { descriptors: { type: number; data: string }[]; applicableComponents: number[]; imageSetVersion: string }[];
   components: { index: number; identifier: number; classification: number; comparisonStamp: number; version: string; offset: number; size: number; sha256: string }[];
+}
+
+/** An NVOS image: opaque bytes whose file name carries the build id it installs. */
+export interface NvosImageMetadata {
+  format: 'nvos';
+  buildId: string;
+}
+
+/** What the catalog keeps of a package (PLDM metadata predates the `format` key). */
+export type FirmwarePackageMetadata = PldmPackageMetadata | NvosImageMetadata;
+
+export function isNvosImage(m: FirmwarePackageMetadata): m is NvosImageMetadata {
+  return 'format' in m && m.format === 'nvos';
 }
 
 /** RMS timings for a firmware update (rms.md §4.2), in seconds; tests and benches scale them down. */
@@ -248,5 +265,7 @@ export interface FirmwareCampaignInput {
   windows: MaintenanceWindowSpec[];
   timings: FirmwareTimings;
   activity: ActivityTimeouts;
+  /** History events after which the campaign continues as new (T4: far below 10,240). */
+  historyBudget: number;
   carried?: CampaignProgress;
 }

@@ -9,4 +9,6 @@ export * from './node-types.js';
 export * from './operability.js';
 export * from './rack.js';
 export * from './firmware.js';
+export * from './switch.js';
+export * from './switch-ops.js';
 export * from './campaign-schedule.js';

@@ -20,6 +20,11 @@ export const jobKinds = [
   'device.firmware_update',
   'device.firmware_refresh',
   'firmware.campaign',
+  'switch.nvos_install',
+  'switch.password_rotation',
+  'switch.factory_reset',
+  'switch.firmware_update',
+  'switch.certificate_install',
 ] as const;
 export const JobKind = z.enum(jobKinds);
 export type JobKind = z.infer<typeof JobKind>;

@@ -13,6 +13,11 @@ export const workflowTypeFor = {
   'device.firmware_update': 'deviceFirmwareUpdate',
   'device.firmware_refresh': 'deviceFirmwareRefresh',
   'firmware.campaign': 'firmwareCampaign',
+  'switch.nvos_install': 'switchNvosInstall',
+  'switch.password_rotation': 'switchPasswordRotation',
+  'switch.factory_reset': 'switchFactoryReset',
+  'switch.firmware_update': 'switchFirmwareUpdate',
+  'switch.certificate_install': 'switchCertificateInstall',
 } as const;
 
 /** Custom search attributes the project registers on its Temporal namespace. */

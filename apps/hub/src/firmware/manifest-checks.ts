@@ -1,5 +1,5 @@
 import { lockFirmwarePackages, type DbOrTx } from '@fleet/db';
-import type { ManifestStep } from '@fleet/domain';
+import { isNvosImage, type ManifestStep } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 
 /**
@@ -16,6 +16,10 @@ export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Pro
     const pkg = packages.get(step.packageId);
     if (!pkg) {
       details.push({ field: `body.steps.${i}.package_id`, issue: `package ${step.packageId} does not exist` });
+      return;
+    }
+    if (isNvosImage(pkg.metadata)) {
+      details.push({ field: `body.steps.${i}.package_id`, issue: `package ${pkg.fileName} is an NVOS image, not a PLDM package; install it with POST /v1/devices/{id}/nvos-install` });
       return;
     }
     const versions = new Set(pkg.metadata.components.map((c) => c.version));

@@ -1,5 +1,5 @@
 import type { FwpkgInspection, Timestamp104 } from '@fleet/fwpkg';
-import type { FirmwarePackageMetadata } from '@fleet/domain';
+import type { PldmPackageMetadata } from '@fleet/domain';
 
 /** PackageReleaseDateTime as RFC 3339 UTC; null when the package carries none (all zeros) or an impossible date. */
 function releaseDateTime(t: Timestamp104): string | null {
@@ -9,7 +9,7 @@ function releaseDateTime(t: Timestamp104): string | null {
 }
 
 /** What the catalog keeps of an inspected package: its header, minus the raw bytes, and each image's sha256. */
-export function packageMetadata({ header, componentSha256 }: FwpkgInspection): FirmwarePackageMetadata {
+export function packageMetadata({ header, componentSha256 }: FwpkgInspection): PldmPackageMetadata {
   return {
     headerRevision: header.revision,
     headerUuid: header.identifier,

@@ -1,4 +1,5 @@
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { createHash } from 'node:crypto';
+import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FirmwarePackageMetadata } from '@fleet/domain';
 import { FwpkgError, FwpkgInspector } from '@fleet/fwpkg';
@@ -19,16 +20,43 @@ const tooLarge = (maxBytes: number) =>
     { field: 'body', issue: `more than ${maxBytes} bytes` },
   ]);
 
+/** A sink that examines the bytes on their way into the blob store; `result` settles at the end. */
+type Inspector<T extends { sha256: string; size: number }> = Writable & { readonly result: Promise<T> };
+
+/** An NVOS image is opaque bytes: the catalog needs only their sha256 and size. */
+class DigestInspector extends Writable {
+  readonly result: Promise<{ sha256: string; size: number }>;
+  private readonly hash = createHash('sha256');
+  private size = 0;
+  private settle!: (v: { sha256: string; size: number }) => void;
+
+  constructor() {
+    super();
+    this.result = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.hash.update(chunk);
+    this.size += chunk.length;
+    done();
+  }
+
+  override _final(done: () => void): void {
+    this.settle({ sha256: this.hash.digest('hex'), size: this.size });
+    done();
+  }
+}
+
 /**
  * Passes the bytes on unchanged while counting them against the size limit and feeding the
- * inspector, which hashes and parses them. A write waits for the inspector, so memory stays
- * at a few chunks whatever the package size.
+ * inspector, which hashes (and for PLDM parses) them. A write waits for the inspector, so
+ * memory stays at a few chunks whatever the package size.
  */
-class InspectingTap extends Transform {
+class InspectingTap<T extends { sha256: string; size: number }> extends Transform {
   private bytes = 0;
 
   constructor(
-    private readonly inspector: FwpkgInspector,
+    private readonly inspector: Inspector<T>,
     private readonly maxBytes: number,
   ) {
     super();
@@ -57,24 +85,35 @@ function rejection(err: unknown, body: Readable): unknown {
 }
 
 /**
- * Streams an uploaded package into the blob store while inspecting it, and commits it under
- * its sha256 only once it has proved to be a whole, valid package. On any failure (corrupt
- * package, size limit, client gone) the partial blob is aborted: nothing half-stored remains.
- * The body is never destroyed here, so the caller can still answer the client.
+ * Streams an upload into the blob store while inspecting it, and commits it under its sha256
+ * only once the inspector accepted the whole of it. On any failure (corrupt package, size
+ * limit, client gone) the partial blob is aborted: nothing half-stored remains. The body is
+ * never destroyed here, so the caller can still answer the client.
  */
-export async function receivePackage(body: Readable, blobs: BlobStore, maxBytes: number): Promise<ReceivedPackage> {
+async function receive<T extends { sha256: string; size: number }>(body: Readable, blobs: BlobStore, maxBytes: number, inspector: Inspector<T>): Promise<T> {
   const upload = await blobs.beginWrite();
-  const inspector = new FwpkgInspector();
   try {
     await pipeline(body.iterator({ destroyOnReturn: false }), new InspectingTap(inspector, maxBytes), upload.stream);
     const inspection = await inspector.result;
     await upload.commit(inspection.sha256);
-    return { digest: inspection.sha256, size: inspection.size, packageVersion: inspection.header.packageVersion, metadata: packageMetadata(inspection) };
+    return inspection;
   } catch (err) {
     inspector.destroy();
     await upload.abort();
     throw rejection(err, body);
   }
+}
+
+/** A PLDM package (DSP0267), parsed as it streams: its version is the header's. */
+export async function receivePackage(body: Readable, blobs: BlobStore, maxBytes: number): Promise<ReceivedPackage> {
+  const inspection = await receive(body, blobs, maxBytes, new FwpkgInspector());
+  return { digest: inspection.sha256, size: inspection.size, packageVersion: inspection.header.packageVersion, metadata: packageMetadata(inspection) };
+}
+
+/** An NVOS image: stored as-is; its version is the build id its file name carries. */
+export async function receiveNvosImage(body: Readable, blobs: BlobStore, maxBytes: number, buildId: string): Promise<ReceivedPackage> {
+  const { sha256, size } = await receive(body, blobs, maxBytes, new DigestInspector());
+  return { digest: sha256, size, packageVersion: buildId, metadata: { format: 'nvos', buildId } };
 }
 
 /** 413 before reading a byte when the client declares a body over the limit. */

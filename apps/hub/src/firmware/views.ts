@@ -1,4 +1,5 @@
 import type { DeviceCompliance, FirmwareManifest, FirmwarePackage } from '@fleet/db';
+import { isNvosImage, type PldmPackageMetadata } from '@fleet/domain';
 
 export function packageView(p: FirmwarePackage) {
   const m = p.metadata;
@@ -9,6 +10,16 @@ export function packageView(p: FirmwarePackage) {
     file_name: p.fileName,
     format: p.format,
     package_version: p.packageVersion,
+    ...(isNvosImage(m) ? { build_id: m.buildId } : pldmView(m)),
+    uploaded_by: p.uploadedBy,
+    created_at: p.createdAt.toISOString(),
+    links: { self: `/v1/firmware/packages/${p.id}`, blob: `/v1/firmware/blobs/${p.digest}` },
+  };
+}
+
+/** A PLDM package's parsed header: its device records and component images. */
+function pldmView(m: PldmPackageMetadata) {
+  return {
     header: { revision: m.headerRevision, uuid: m.headerUuid, release_date_time: m.releaseDateTime },
     devices: m.devices.map((d) => ({ descriptors: d.descriptors, applicable_components: d.applicableComponents, image_set_version: d.imageSetVersion })),
     components: m.components.map((c) => ({
@@ -21,9 +32,6 @@ export function packageView(p: FirmwarePackage) {
       size: c.size,
       sha256: c.sha256,
     })),
-    uploaded_by: p.uploadedBy,
-    created_at: p.createdAt.toISOString(),
-    links: { self: `/v1/firmware/packages/${p.id}`, blob: `/v1/firmware/blobs/${p.digest}` },
   };
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDevices, listInventoryIssues, type Db } from '@fleet/db';
-import { lifecycleStates, missingForOperation, NodeType, PowerAction, PowerState } from '@fleet/domain';
+import { lifecycleStates, missingForOperation, NodeType, parseHostPort, PowerAction, PowerState } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
@@ -12,15 +12,29 @@ import { deviceDetailView, deviceView, jobView, type ViewContext } from '../view
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
 
+const httpUrl = z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
+const credentialRef = z.string().min(1).max(200).regex(/^[A-Za-z0-9_./-]+$/, 'must be a reference name, not a secret');
+
 const NewDevice = z
   .object({
     name: z.string().min(1).max(200),
     site_id: z.string().min(1),
     node_type: NodeType,
-    bmc_url: z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL'),
-    credential_ref: z.string().min(1).max(200).regex(/^[A-Za-z0-9_./-]+$/, 'must be a reference name, not a secret'),
+    bmc_url: httpUrl,
+    credential_ref: credentialRef,
+    /** Switch trays: NVOS's NVUE REST base URL, SSH endpoint, login reference (default credential_ref) and pinned host key. */
+    nvos_url: httpUrl.optional(),
+    nvos_ssh: z.string().refine((v) => parseHostPort(v) !== undefined, 'must be host:port').optional(),
+    nvos_credential_ref: credentialRef.optional(),
+    nvos_host_key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'must be an SSH host key fingerprint, SHA256:<base64>').optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((d, ctx) => {
+    if (d.node_type.startsWith('switch_')) return;
+    for (const field of ['nvos_url', 'nvos_ssh', 'nvos_credential_ref', 'nvos_host_key'] as const) {
+      if (d[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'only switch trays run NVOS' });
+    }
+  });
 
 const PowerBody = z.object({ action: PowerAction }).strict();
 
@@ -112,7 +126,17 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
       const device = await db
         .transaction(async (tx) => {
-          const row = await insertDevice(tx, { name: body.name, siteId: body.site_id, nodeType: body.node_type, bmcUrl: body.bmc_url, credentialRef: body.credential_ref });
+          const row = await insertDevice(tx, {
+            name: body.name,
+            siteId: body.site_id,
+            nodeType: body.node_type,
+            bmcUrl: body.bmc_url,
+            credentialRef: body.credential_ref,
+            nvosUrl: body.nvos_url ?? null,
+            nvosSsh: body.nvos_ssh ?? null,
+            nvosCredentialRef: body.nvos_credential_ref ?? null,
+            nvosHostKey: body.nvos_host_key ?? null,
+          });
           await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
           return row;
         })

@@ -21,13 +21,13 @@ import {
   type Db,
   type DbOrTx,
 } from '@fleet/db';
-import { NodeType, type ManifestStep } from '@fleet/domain';
+import { NodeType, nvosBuildIdOf, packageFormats, type ManifestStep } from '@fleet/domain';
 import { ApiError, invalid, notFound } from '../errors.js';
 import { blobDigestPattern, type BlobStore } from '../firmware/blob-store.js';
 import { parseByteRange } from '../firmware/byte-range.js';
 import { HttpStatusError } from '../firmware/http-status-error.js';
 import { checkManifestSteps } from '../firmware/manifest-checks.js';
-import { checkDeclaredSize, receivePackage, type ReceivedPackage } from '../firmware/package-upload.js';
+import { checkDeclaredSize, receiveNvosImage, receivePackage, type ReceivedPackage } from '../firmware/package-upload.js';
 import { checkIfMatch, etag, isNotModified } from '../firmware/preconditions.js';
 import { complianceView, manifestView, packageView } from '../firmware/views.js';
 import { auditAccepted } from '../plugins/audit.js';
@@ -52,6 +52,8 @@ const UploadQuery = z
       .max(255)
       .regex(/^[A-Za-z0-9._-]+$/, 'must be 1 to 255 letters, digits, ".", "_" or "-"')
       .refine((n) => !/^\.+$/.test(n), 'must not be only dots'),
+    /** pldm: a DSP0267 package, parsed; nvos: an NVOS switch image, whose file name names its build. */
+    format: z.enum(packageFormats).default('pldm'),
   })
   .strict();
 
@@ -144,20 +146,21 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
         method: 'POST',
         url: '/v1/firmware/packages',
         tag: 'firmware',
-        summary: 'Upload a PLDM firmware package (raw body, application/octet-stream): streamed, parsed and stored by sha256. 201 new; 200 with the existing package when the same bytes are already stored.',
+        summary:
+          'Upload a PLDM firmware package, or with format=nvos an NVOS switch image whose file name carries exactly one X.Y.Z build id (raw body, application/octet-stream): streamed, checked and stored by sha256. 201 new; 200 with the existing package when the same bytes are already stored.',
         role: 'operator',
         query: UploadQuery,
         success: [201, 'The package'],
         errors: [400, 413],
       },
       async ({ request, reply, query }) => {
-        const received = await receiveUpload(request, reply, deps);
+        const received = await receiveUpload(request, reply, deps, query.format === 'nvos' ? nvosBuildOf(query.file_name) : undefined);
         const { pkg, created } = await db.transaction(async (tx) => {
           const inserted = await insertFirmwarePackage(tx, {
             digest: received.digest,
             sizeBytes: received.size,
             fileName: query.file_name,
-            format: 'pldm',
+            format: query.format,
             packageVersion: received.packageVersion,
             metadata: received.metadata,
             uploadedBy: request.actor!.name,
@@ -166,7 +169,7 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
           await auditAccepted(tx, request, inserted ? 201 : 200, {
             action: 'firmware.package.upload',
             target: `firmware_package/${row.id}`,
-            details: { digest: row.digest, size_bytes: row.sizeBytes, file_name: query.file_name, already_stored: !inserted },
+            details: { digest: row.digest, size_bytes: row.sizeBytes, file_name: query.file_name, format: query.format, already_stored: !inserted },
           });
           return { pkg: row, created: inserted !== undefined };
         });
@@ -274,12 +277,24 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
   );
 }
 
-/** The upload's body streamed into the blob store; a failed upload closes the connection rather than read the rest. */
-async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: FirmwareDeps): Promise<ReceivedPackage> {
+/** The NVOS build an image's file name names (NVOS's own rule), checked before a byte is read. */
+function nvosBuildOf(fileName: string): string {
+  try {
+    return nvosBuildIdOf(fileName);
+  } catch (err) {
+    throw invalid('query.file_name', (err as Error).message);
+  }
+}
+
+/**
+ * The upload's body streamed into the blob store (an NVOS image of `nvosBuild`, else a PLDM
+ * package); a failed upload closes the connection rather than read the rest.
+ */
+async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: FirmwareDeps, nvosBuild: string | undefined): Promise<ReceivedPackage> {
   if (!(request.body instanceof Readable)) throw invalid('body', 'send the package as the request body, with Content-Type: application/octet-stream');
   try {
     checkDeclaredSize(request.headers['content-length'], deps.maxPackageBytes);
-    return await receivePackage(request.body, deps.blobs, deps.maxPackageBytes);
+    return nvosBuild ? await receiveNvosImage(request.body, deps.blobs, deps.maxPackageBytes, nvosBuild) : await receivePackage(request.body, deps.blobs, deps.maxPackageBytes);
   } catch (err) {
     if (!request.raw.complete) void reply.header('connection', 'close');
     throw err;

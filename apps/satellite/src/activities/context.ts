@@ -27,7 +27,7 @@ export async function openDriver(deps: PowerActivityDeps, target: BmcTarget): Pr
   }
 }
 
-export function attemptLog(deps: PowerActivityDeps, fields: Record<string, unknown>): Logger {
+export function attemptLog(deps: { log: Logger }, fields: Record<string, unknown>): Logger {
   const { info } = Context.current();
   return deps.log.child({ ...fields, workflowId: info.workflowExecution?.workflowId, activityId: info.activityId, attempt: info.attempt });
 }

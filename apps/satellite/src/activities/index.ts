@@ -8,6 +8,7 @@ import { createReadPowerActivity } from './read-power.js';
 export type { DeviceActivityDeps, PowerActivityDeps } from './context.js';
 export { createFetchArtifactActivity, type ArtifactActivityDeps } from './fetch-artifact.js';
 export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.js';
+export { createNvosActivities, type NvosActivityDeps } from './nvos.js';
 
 /** Every device activity a site worker registers (the DeviceActivities contract). */
 export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActivities {

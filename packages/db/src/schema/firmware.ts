@@ -14,7 +14,7 @@ export const firmwarePackages = pgTable(
     digest: text('digest').notNull(),
     sizeBytes: bigint('size_bytes', { mode: 'number' }).notNull(),
     fileName: text('file_name').notNull(),
-    /** pldm (a DSP0267 .fwpkg). */
+    /** pldm (a DSP0267 .fwpkg) or nvos (an NVOS switch image, metadata {format, buildId}). */
     format: text('format').notNull(),
     packageVersion: text('package_version').notNull(),
     metadata: jsonb('metadata').notNull().$type<FirmwarePackageMetadata>(),

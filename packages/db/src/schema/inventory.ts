@@ -72,6 +72,14 @@ export const devices = pgTable(
     bmcUrl: text('bmc_url'),
     /** A reference the site's satellite resolves in its own secret store; never a secret. */
     credentialRef: text('credential_ref'),
+    /** Switch trays: NVOS's NVUE REST base URL (https://10.0.0.5; http://127.x.y.z:port for simulators). */
+    nvosUrl: text('nvos_url'),
+    /** Switch trays: NVOS SSH/SFTP endpoint as `host:port`. */
+    nvosSsh: text('nvos_ssh'),
+    /** Switch trays: the NVOS login's secret-store reference, when it is not credential_ref. */
+    nvosCredentialRef: text('nvos_credential_ref'),
+    /** Switch trays: pinned SSH host key (`SHA256:<base64>`); without it the satellite trusts the first key seen. */
+    nvosHostKey: text('nvos_host_key'),
     firmwareVersion: text('firmware_version'),
     powerState: text('power_state').notNull().default('Unknown'),
     powerStateAt: tsz('power_state_at'),

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { connectDb, createApiToken, insertSite, type DbHandle } from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { buildFwpkg, DESCRIPTOR_UUID } from '@fleet/fwpkg';
+import { buildHub } from '../src/app.js';
+import { FileBlobStore } from '../src/firmware/blob-store.js';
+
+// NVOS images in the catalog, switch trays' NVOS endpoints, and the install intent, against a real Postgres.
+const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+const IMAGE = 'nvos-amd64-25.06.1000.bin';
+
+describe('hub: NVOS images and switch installs', () => {
+  let database: TestDatabase;
+  let handle: DbHandle;
+  let app: FastifyInstance;
+  let blobDir: string;
+  const tokens = { admin: '', operator: '', viewer: '' };
+  const image = randomBytes(64 * 1024);
+  let imageId = '';
+  let pldmId = '';
+  let switchId = '';
+
+  before(async () => {
+    database = await cloneTestDatabase(baseUrl, template);
+    handle = connectDb(database.url, 4);
+    blobDir = await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
+    app = buildHub({
+      db: handle.db,
+      log: pino({ level: 'silent' }),
+      registry: new Registry(),
+      views: { temporalNamespace: 'default' },
+      firmware: { blobs: new FileBlobStore(blobDir), maxPackageBytes: 1 << 20 },
+    });
+    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    await insertSite(handle.db, { id: 'sw1', name: 'Switch site' });
+  });
+  after(async () => {
+    await app.close();
+    await handle.close();
+    await database.drop();
+    await rm(blobDir, { recursive: true, force: true });
+  });
+
+  const auth = (role: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[role]}` });
+  const upload = (payload: Buffer, query: string) =>
+    app.inject({ method: 'POST', url: `/v1/firmware/packages?${query}`, headers: { ...auth('operator'), 'content-type': 'application/octet-stream' }, payload });
+  const post = (url: string, role: keyof typeof tokens, body: object, headers: Record<string, string> = {}) => app.inject({ method: 'POST', url, headers: { ...auth(role), ...headers }, payload: body });
+  const switchTray = (name: string, extra: object = {}) => ({
+    name,
+    site_id: 'sw1',
+    node_type: 'switch_gb200_nvidia',
+    bmc_url: 'https://10.0.0.4',
+    credential_ref: 'bmc/sw',
+    nvos_url: 'https://10.0.0.5',
+    nvos_ssh: '10.0.0.5:22',
+    ...extra,
+  });
+
+  it('stores an NVOS image as-is under its sha256, with the build id its file name carries', async () => {
+    const res = await upload(image, `file_name=${IMAGE}&format=nvos`);
+    assert.equal(res.statusCode, 201, res.body);
+    const body = res.json();
+    imageId = body.id;
+    assert.equal(body.digest, createHash('sha256').update(image).digest('hex'));
+    assert.deepEqual([body.format, body.build_id, body.package_version, body.size_bytes], ['nvos', '25.06.1000', '25.06.1000', image.length]);
+    assert.equal(body.header, undefined, 'no PLDM header');
+    const pldm = buildFwpkg({
+      revision: '1.3',
+      packageVersion: '1.0.0',
+      devices: [{ descriptors: [{ type: DESCRIPTOR_UUID, data: '0123456789abcdef0123456789abcdef' }], applicableComponents: [0], imageSetVersion: 'set' }],
+      components: [{ classification: 0x000a, identifier: 1, version: 'bmc-1.0.0', image: { size: 512, fill: 1 } }],
+    });
+    const defaulted = await upload(pldm, 'file_name=tray.fwpkg');
+    assert.equal(defaulted.statusCode, 201, defaulted.body);
+    assert.equal(defaulted.json().format, 'pldm', 'PLDM stays the default');
+    pldmId = defaulted.json().id;
+  });
+
+  it('refuses an image whose name does not give exactly one build id, before storing a byte', async () => {
+    for (const name of ['nvos-amd64.bin', 'nvos-25.06.1000-to-25.07.1.bin']) {
+      const res = await upload(image, `file_name=${name}&format=nvos`);
+      assert.equal(res.statusCode, 400, name);
+      assert.equal(res.json().error.details[0].field, 'query.file_name');
+      assert.match(res.json().error.message, /exactly one X\.Y\.Z/);
+    }
+    assert.deepEqual(await readdir(join(blobDir, 'tmp')), []);
+  });
+
+  it('a manifest cannot name an NVOS image', async () => {
+    const res = await post('/v1/firmware/manifests', 'operator', { name: 'wrong', hardware_type: 'switch_gb200_nvidia', steps: [{ name: 'os', package_id: imageId, components: [{ id: 'NVOS', version: '25.06.1000' }] }] });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.json().error.message, /is an NVOS image, not a PLDM package/);
+  });
+
+  it('registers switch trays with their NVOS endpoints; other trays have none', async () => {
+    const res = await post('/v1/devices', 'admin', switchTray('sw-a', { nvos_credential_ref: 'nvos/sw', nvos_host_key: `SHA256:${'A'.repeat(43)}` }));
+    assert.equal(res.statusCode, 201, res.body);
+    switchId = res.json().id;
+    const body = res.json();
+    assert.deepEqual([body.nvos_url, body.nvos_ssh, body.nvos_credential_ref, body.nvos_host_key], ['https://10.0.0.5', '10.0.0.5:22', 'nvos/sw', `SHA256:${'A'.repeat(43)}`]);
+    const compute = await post('/v1/devices', 'admin', { ...switchTray('c-a'), node_type: 'compute_gb200_nvidia' });
+    assert.equal(compute.statusCode, 400);
+    assert.deepEqual(compute.json().error.details.map((d: { field: string }) => d.field).sort(), ['body.nvos_ssh', 'body.nvos_url']);
+    const badSsh = await post('/v1/devices', 'admin', switchTray('sw-b', { nvos_ssh: '10.0.0.5' }));
+    assert.equal(badSsh.statusCode, 400);
+    assert.equal(badSsh.json().error.details[0].field, 'body.nvos_ssh');
+  });
+
+  it('POST /v1/devices/{id}/nvos-install: 202 with the job; the same Idempotency-Key replays it; a second install while it runs is 409', async () => {
+    const first = await post(`/v1/devices/${switchId}/nvos-install`, 'operator', { package_id: imageId }, { 'idempotency-key': 'nvos-1', 'x-request-id': 'nvos-req-1' });
+    assert.equal(first.statusCode, 202, first.body);
+    const job = first.json();
+    assert.deepEqual([job.kind, job.state, job.target.device_id, job.params], ['switch.nvos_install', 'queued', switchId, { package_id: imageId, build_id: '25.06.1000' }]);
+    const intent = await handle.pool.query('select kind from intents where job_id = $1', [job.id]);
+    assert.deepEqual(intent.rows, [{ kind: 'start' }]);
+    const audit = await handle.pool.query("select action, target from audit_log where request_id = 'nvos-req-1'");
+    assert.deepEqual(audit.rows, [{ action: 'switch.nvos_install', target: `device/${switchId}` }]);
+    const replay = await post(`/v1/devices/${switchId}/nvos-install`, 'operator', { package_id: imageId }, { 'idempotency-key': 'nvos-1' });
+    assert.equal(replay.json().id, job.id);
+    const busy = await post(`/v1/devices/${switchId}/nvos-install`, 'operator', { package_id: imageId });
+    assert.equal(busy.statusCode, 409);
+    assert.equal(busy.json().error.code, 'CONFLICT');
+  });
+
+  it('refuses devices without an NVOS endpoint and packages that are not NVOS images', async () => {
+    const bare = (await post('/v1/devices', 'admin', { name: 'sw-bare', site_id: 'sw1', node_type: 'switch_gb200_nvidia', bmc_url: 'https://10.0.0.6', credential_ref: 'bmc/sw' })).json();
+    const noEndpoint = await post(`/v1/devices/${bare.id}/nvos-install`, 'operator', { package_id: imageId });
+    assert.equal(noEndpoint.statusCode, 409);
+    assert.match(noEndpoint.json().error.message, /no NVOS NVUE URL, NVOS SSH endpoint/);
+    const other = (await post('/v1/devices', 'admin', switchTray('sw-c'))).json();
+    const pldm = await post(`/v1/devices/${other.id}/nvos-install`, 'operator', { package_id: pldmId });
+    assert.equal(pldm.statusCode, 409);
+    assert.match(pldm.json().error.message, /is a pldm package, not an NVOS image/);
+    const missing = await post(`/v1/devices/${other.id}/nvos-install`, 'operator', { package_id: '00000000-0000-4000-8000-000000000000' });
+    assert.equal(missing.statusCode, 400);
+    assert.equal((await post(`/v1/devices/${other.id}/nvos-install`, 'viewer', { package_id: imageId })).statusCode, 403);
+  });
+});
