@@ -144,4 +144,38 @@ describe('hub: NVOS images and switch installs', () => {
     assert.equal(missing.statusCode, 400);
     assert.equal((await post(`/v1/devices/${other.id}/nvos-install`, 'viewer', { package_id: imageId })).statusCode, 403);
   });
+  it('switch operations: factory reset needs admin and the device name as confirmation; rotation and certificates need admin; firmware steps must name switch components', async () => {
+    const sw = (await post('/v1/devices', 'admin', switchTray('sw-ops'))).json();
+    assert.equal((await post(`/v1/devices/${sw.id}/nvos-factory-reset`, 'operator', { confirm: 'sw-ops' })).statusCode, 403);
+    const wrong = await post(`/v1/devices/${sw.id}/nvos-factory-reset`, 'admin', { confirm: 'sw-other' });
+    assert.equal(wrong.statusCode, 400);
+    assert.equal(wrong.json().error.details[0].field, 'body.confirm');
+    const reset = await post(`/v1/devices/${sw.id}/nvos-factory-reset`, 'admin', { confirm: 'sw-ops' });
+    assert.equal(reset.statusCode, 202, reset.body);
+    assert.equal(reset.json().kind, 'switch.factory_reset');
+    await handle.pool.query(`update jobs set state = 'succeeded' where id = $1`, [reset.json().id]);
+
+    assert.equal((await post(`/v1/devices/${sw.id}/nvos-password-rotation`, 'operator', {})).statusCode, 403);
+    const rotation = await post(`/v1/devices/${sw.id}/nvos-password-rotation`, 'admin', {});
+    assert.equal(rotation.statusCode, 202, rotation.body);
+    assert.equal(rotation.json().kind, 'switch.password_rotation');
+    assert.deepEqual(rotation.json().params ?? {}, {}, 'no secret in the job');
+    await handle.pool.query(`update jobs set state = 'succeeded' where id = $1`, [rotation.json().id]);
+
+    assert.equal((await post(`/v1/devices/${sw.id}/nvos-certificate`, 'admin', { domain: '../etc' })).statusCode, 400);
+    const cert = await post(`/v1/devices/${sw.id}/nvos-certificate`, 'admin', { domain: 'site-a' });
+    assert.equal(cert.statusCode, 202, cert.body);
+    await handle.pool.query(`update jobs set state = 'succeeded' where id = $1`, [cert.json().id]);
+
+    const pkg = (await upload(buildFwpkg({ revision: '1.0', packageVersion: 'bmc-2.0.0', devices: [{ descriptors: [{ type: DESCRIPTOR_UUID, data: '00112233445566778899aabbccddeeff' }], applicableComponents: [0], imageSetVersion: 's' }], components: [{ classification: 10, identifier: 1, version: '2.0.0', image: { size: 64 } }] }), 'file_name=sw-bmc-2.0.0.fwpkg')).json();
+    const manifest = (name: string, step: string) => post('/v1/firmware/manifests', 'operator', { name, hardware_type: 'switch_gb200_nvidia', steps: [{ name: step, package_id: pkg.id, targets: [], components: [{ id: 'bmc', version: '2.0.0' }] }] });
+    const good = (await manifest('sw-fw-good', 'bmc')).json();
+    const bad = (await manifest('sw-fw-bad', 'main')).json();
+    const refused = await post(`/v1/devices/${sw.id}/switch-firmware-update`, 'operator', { manifest_id: bad.id });
+    assert.equal(refused.statusCode, 400);
+    assert.equal(refused.json().error.details[0].field, 'body.manifest_id');
+    const update = await post(`/v1/devices/${sw.id}/switch-firmware-update`, 'operator', { manifest_id: good.id });
+    assert.equal(update.statusCode, 202, update.body);
+    assert.equal(update.json().kind, 'switch.firmware_update');
+  });
 });

@@ -80,10 +80,25 @@ export const SatelliteConfig = z
         /** A whole SFTP upload (RMS sftp_upload_timeout_seconds). */
         sftpUploadTimeoutS: z.number().min(1).max(86_400).default(3600),
         tls: TlsPolicy,
+        /** How often switch operations poll NVUE (actions, revisions, reboots). */
+        pollIntervalMs: z.number().int().min(10).max(60_000).default(1_000),
+        /** Per-domain switch mTLS material to install (ca.pem, cert.pem, key.pem), like RMS switch_cert_root. */
+        switchCertRoot: z.string().min(1).default('/etc/fleet/switch-certs'),
+        /** Per-domain client identity the satellite presents to switches that require mTLS. */
+        clientTlsRoot: z.string().min(1).default('/etc/fleet/client-tls'),
       })
       .strict()
       .refine((n) => n.sftpStepTimeoutS <= n.sftpUploadTimeoutS, { message: 'sftpStepTimeoutS must not exceed sftpUploadTimeoutS', path: ['sftpStepTimeoutS'] })
-      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, sftpStepTimeoutS: 30, sftpUploadTimeoutS: 3600, tls: { insecure: false } }),
+      .default({
+        connectTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        sftpStepTimeoutS: 30,
+        sftpUploadTimeoutS: 3600,
+        tls: { insecure: false },
+        pollIntervalMs: 1_000,
+        switchCertRoot: '/etc/fleet/switch-certs',
+        clientTlsRoot: '/etc/fleet/client-tls',
+      }),
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

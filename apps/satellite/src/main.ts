@@ -6,10 +6,12 @@ import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
-import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, createNvosActivities, type DeviceActivityDeps } from './activities/index.js';
+import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, createNvosActivities, createSwitchActivities, type DeviceActivityDeps } from './activities/index.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { SatelliteConfig } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
+import { PendingPasswords } from './switch/pending-passwords.js';
+import { createSecretWriter } from './switch/secret-writer.js';
 import { createSecretStore } from './secrets/index.js';
 
 const config = loadConfig(SatelliteConfig, configPathFromArgs());
@@ -56,6 +58,8 @@ const deviceDeps: DeviceActivityDeps = {
   onManagerReset: (nodeType, manager) => managerResets.inc({ node_type: nodeType, manager }),
 };
 
+const knownHosts = new KnownHosts(join(config.dataDir, 'nvos-known-hosts.json'));
+
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const worker = await Worker.create({
   connection,
@@ -68,7 +72,18 @@ const worker = await Worker.create({
     ...createDeviceActivities(deviceDeps),
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
-    ...createNvosActivities({ secrets, log, artifacts, nvos: config.nvos, knownHosts: new KnownHosts(join(config.dataDir, 'nvos-known-hosts.json')) }),
+    ...createNvosActivities({ secrets, log, artifacts, nvos: config.nvos, knownHosts }),
+    ...createSwitchActivities({
+      secrets,
+      log,
+      artifacts,
+      nvos: config.nvos,
+      knownHosts,
+      secretWriter: createSecretWriter(config.secrets),
+      pendingPasswords: new PendingPasswords(join(config.dataDir, 'switch-pending-passwords.json')),
+      certificates: { switchCertRoot: config.nvos.switchCertRoot, clientTlsRoot: config.nvos.clientTlsRoot },
+      pollIntervalMs: config.nvos.pollIntervalMs,
+    }),
   },
   maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   // SIGTERM: running activities get this long to finish, then are cancelled and retried elsewhere.

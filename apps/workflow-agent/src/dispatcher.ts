@@ -17,12 +17,12 @@ import {
   type Db,
   type Intent,
   type Job,
+  type ResolvedManifest,
 } from '@fleet/db';
-import { siteTaskQueue, workflowTypeFor } from '@fleet/domain';
+import { isNvosImage, roleOfNodeType, siteTaskQueue, workflowTypeFor, type CampaignDeviceInput } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { isNvosImage, roleOfNodeType, type CampaignDeviceInput } from '@fleet/domain';
 import {
   bmcResetInput,
   coldRebootInput,
@@ -35,6 +35,7 @@ import {
   powerRefreshInput,
   rackPowerInput,
   rackTargets,
+  switchOperationInput,
 } from './workflow-input.js';
 
 /** An intent that can never be carried out (its job fails); anything else is retried. */
@@ -159,6 +160,19 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     if (!image) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${packageId} no longer exists`);
     if (!isNvosImage(image.metadata)) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${image.fileName} is not an NVOS image`);
     return { type: workflowTypeFor['switch.nvos_install'], input: nvosInstallInput(job, target, image, image.metadata.buildId, config) };
+  }
+  if (job.kind === 'switch.password_rotation' || job.kind === 'switch.factory_reset' || job.kind === 'switch.certificate_install' || job.kind === 'switch.firmware_update') {
+    const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
+    if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
+    const target = nvosTarget(device);
+    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    let manifest: ResolvedManifest | undefined;
+    if (job.kind === 'switch.firmware_update') {
+      const manifestId = String(job.params['manifest_id'] ?? '');
+      manifest = (await resolveManifests(db, [manifestId])).get(manifestId);
+      if (!manifest) throw new PermanentIntentError('FAILED_PRECONDITION', `manifest ${manifestId} or one of its packages no longer exists`);
+    }
+    return { type: workflowTypeFor[job.kind], input: switchOperationInput(job, target, config, manifest) };
   }
   throw new PermanentIntentError('INVALID_ARGUMENT', `no workflow for job kind ${job.kind}`);
 }

@@ -135,11 +135,19 @@ function powerReading(job: Job, p: JobProjection): { deviceId: string; powerStat
 
 type FirmwareReading = { deviceId: string; jobId: string; at: Date; components: ComponentVersion[] };
 
-/** Installed versions a firmware job read off the device (an update's final inventory, or a refresh). */
+/** Installed versions a firmware job read off the device (an update's final inventory, a refresh, an NVOS build). */
 function firmwareReading(job: Job, wf: WorkflowExecutionInfo, p: JobProjection): FirmwareReading | undefined {
   if (!job.deviceId || p.state === 'running') return undefined;
   const result = ((wf.memo?.[jobMemoKey] ?? {}) as JobMemo).result;
-  const list = job.kind === 'device.firmware_update' ? result?.['inventory'] : job.kind === 'device.firmware_refresh' && p.state === 'succeeded' ? result?.['components'] : undefined;
+  const succeeded = p.state === 'succeeded';
+  const list =
+    job.kind === 'device.firmware_update' || job.kind === 'switch.firmware_update'
+      ? result?.['inventory']
+      : job.kind === 'device.firmware_refresh' && succeeded
+        ? result?.['components']
+        : job.kind === 'switch.nvos_install' && succeeded && typeof result?.['to'] === 'string'
+          ? [{ id: 'NVOS', version: result['to'] }]
+          : undefined;
   if (!Array.isArray(list) || list.length === 0) return undefined;
   const components = list.filter((c): c is ComponentVersion => typeof c?.id === 'string' && typeof c?.version === 'string');
   return { deviceId: job.deviceId, jobId: job.id, at: p.finishedAt ?? new Date(), components };

@@ -17,6 +17,13 @@ import {
   type FirmwareTimings,
   type MaintenanceWindowSpec,
   type NodeRole,
+  defaultSwitchFirmwareTimings,
+  defaultSwitchRebootTimings,
+  type SwitchCertificateInstallInput,
+  type SwitchFactoryResetInput,
+  type SwitchFirmwareStep,
+  type SwitchFirmwareUpdateInput,
+  type SwitchPasswordRotationInput,
   type NvosTarget,
   type SwitchNvosInstallInput,
   missingForNvos,
@@ -157,4 +164,19 @@ export function nvosInstallInput(job: Job, target: NvosTarget, image: FirmwarePa
     timings: config.nvos,
     activity: activityOf(config.power),
   };
+}
+
+/** The switch operations beside NVOS install: each takes the switch's NVOS target, nothing secret. */
+export function switchOperationInput(job: Job, target: NvosTarget, config: AgentConfig, manifest?: ResolvedManifest) {
+  const base = { jobId: job.id, target, activity: activityOf(config.power) };
+  switch (job.kind) {
+    case 'switch.password_rotation':
+      return base satisfies SwitchPasswordRotationInput;
+    case 'switch.factory_reset':
+      return { ...base, timings: defaultSwitchRebootTimings } satisfies SwitchFactoryResetInput;
+    case 'switch.certificate_install':
+      return { ...base, domain: String(job.params['domain']) } satisfies SwitchCertificateInstallInput;
+    default:
+      return { ...base, steps: (manifest?.steps ?? []) as SwitchFirmwareStep[], force: job.params['force'] === true, timings: defaultSwitchFirmwareTimings } satisfies SwitchFirmwareUpdateInput;
+  }
 }

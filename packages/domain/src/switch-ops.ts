@@ -50,7 +50,8 @@ export interface SwitchFactoryResetResult {
 }
 
 /** NVUE's platform firmware components, in the order nvfwupd installs them (test-peers item 4), then CPLD and BIOS. */
-export type SwitchFirmwareComponent = 'bmc' | 'erot' | 'fpga' | 'cpld1' | 'bios';
+export const switchFirmwareComponents = ['bmc', 'erot', 'fpga', 'cpld1', 'bios'] as const;
+export type SwitchFirmwareComponent = (typeof switchFirmwareComponents)[number];
 
 /** A manifest step for a switch: one component (`name`), its package, and the version it installs. */
 export interface SwitchFirmwareStep extends FirmwareStep {

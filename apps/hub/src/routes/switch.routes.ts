@@ -1,15 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getDevice, getFirmwarePackage, type Db } from '@fleet/db';
-import { isNvosImage, missingForNvos } from '@fleet/domain';
+import { getDevice, getFirmwarePackage, getFirmwareManifest, type Db, type Device } from '@fleet/db';
+import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind } from '@fleet/domain';
 import { ApiError, invalid, notFound } from '../errors.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
 import { jobView, type ViewContext } from '../views.js';
 
 const uuid = z.string().uuid('must be a UUID');
+const IdParam = z.object({ id: uuid }).strict();
 
-/** Switch trays' NVOS: image installs (the Redfish side of a switch is in the power and firmware routes). */
+/** Switch trays' NVOS: image installs, platform firmware, password rotation, factory reset, certificates (the Redfish side of a switch is in the power and firmware routes). */
 export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
   defineRoute(
     app,
@@ -21,26 +22,112 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       summary:
         'Install an NVOS image (a catalog package uploaded with format=nvos) on a switch tray (intent): done at once when the switch runs its build, upload skipped when the switch holds the file, then install, reboot and build check. 409 when the device has no NVOS endpoint, the package is no NVOS image, or the device is busy. Idempotency-Key honoured',
       role: 'operator',
-      params: z.object({ id: uuid }).strict(),
+      params: IdParam,
       body: z.object({ package_id: uuid }).strict(),
       success: [202, 'The job (Location: /v1/jobs/{id})'],
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await getDevice(db, params.id);
-      if (!device) throw notFound('device', params.id);
-      if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
-      const missing = missingForNvos(device);
-      if (missing.length) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot run an NVOS install: the inventory gives no ${missing.join(', ')}`);
+      const device = await nvosDevice(params.id, 'run an NVOS install');
       const pkg = await getFirmwarePackage(db, body.package_id);
       if (!pkg) throw invalid('body.package_id', `package ${body.package_id} does not exist`);
       if (!isNvosImage(pkg.metadata)) throw new ApiError('FAILED_PRECONDITION', `package ${pkg.fileName} is a ${pkg.format} package, not an NVOS image (upload images with format=nvos)`);
-      const { job } = await createJob(db, request, {
-        job: { kind: 'switch.nvos_install', deviceId: device.id, siteId: device.siteId, params: { package_id: pkg.id, build_id: pkg.metadata.buildId } },
-        action: 'switch.nvos_install',
-        target: `device/${device.id}`,
-      });
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+      return accepted(request, reply, device, 'switch.nvos_install', { package_id: pkg.id, build_id: pkg.metadata.buildId });
     },
   );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/switch-firmware-update',
+      tag: 'switch',
+      summary:
+        "Update a switch tray's platform firmware over NVUE (intent): the manifest's steps name components (bmc, erot, fpga, cpld1, bios) and run in that order; components already at the target are skipped unless forced. 409 when the device has no NVOS endpoint or is busy",
+      role: 'operator',
+      params: IdParam,
+      body: z.object({ manifest_id: uuid, force: z.boolean().default(false) }).strict(),
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const device = await nvosDevice(params.id, 'update its switch firmware');
+      const manifest = await getFirmwareManifest(db, body.manifest_id);
+      if (!manifest) throw invalid('body.manifest_id', `manifest ${body.manifest_id} does not exist`);
+      const bad = manifest.steps.filter((s) => !(switchFirmwareComponents as readonly string[]).includes(s.name));
+      if (bad.length) throw invalid('body.manifest_id', `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ${bad.map((s) => s.name).join(', ')}`);
+      return accepted(request, reply, device, 'switch.firmware_update', { manifest_id: manifest.id, force: body.force });
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/nvos-password-rotation',
+      tag: 'switch',
+      summary:
+        "Rotate the switch's NVOS password (intent): the satellite generates it, applies it through an NVUE revision, checks it and stores it in its own secret store; it never reaches the hub, Postgres, Temporal or logs",
+      role: 'admin',
+      params: IdParam,
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params }) => accepted(request, reply, await nvosDevice(params.id, 'rotate its NVOS password'), 'switch.password_rotation', {}),
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/nvos-factory-reset',
+      tag: 'switch',
+      summary: 'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name in `confirm`. The switch comes back with admin/admin',
+      role: 'admin',
+      params: IdParam,
+      body: z.object({ confirm: z.string() }).strict(),
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => {
+      const device = await nvosDevice(params.id, 'be reset');
+      if (body.confirm !== device.name) throw invalid('body.confirm', `type the device name (${device.name}) to confirm a factory reset`);
+      return accepted(request, reply, device, 'switch.factory_reset', {});
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/nvos-certificate',
+      tag: 'switch',
+      summary: "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); the material stays on the satellite",
+      role: 'admin',
+      params: IdParam,
+      body: z.object({ domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name') }).strict(),
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
+    async ({ request, reply, params, body }) => accepted(request, reply, await nvosDevice(params.id, 'take a certificate'), 'switch.certificate_install', { domain: body.domain }),
+  );
+
+  /** A live switch the inventory gives an NVOS endpoint, else a 404/409 saying why. */
+  async function nvosDevice(id: string, what: string): Promise<Device> {
+    const device = await getDevice(db, id);
+    if (!device) throw notFound('device', id);
+    if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+    const missing = missingForNvos(device);
+    if (missing.length) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot ${what}: the inventory gives no ${missing.join(', ')}`);
+    return device;
+  }
+
+  async function accepted(request: FastifyRequest, reply: FastifyReply, device: Device, kind: JobKind, params: Record<string, unknown>) {
+    const { job } = await createJob(db, request, { job: { kind, deviceId: device.id, siteId: device.siteId, params }, action: kind, target: `device/${device.id}` });
+    return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+  }
 }

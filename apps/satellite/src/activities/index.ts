@@ -19,3 +19,4 @@ export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActiviti
     ...createReadPowerActivity(deps),
   };
 }
+export { createSwitchActivities, type SwitchActivityDeps } from './switch-activities.js';
