@@ -165,7 +165,8 @@ describe('NetBox agent against a real NetBox', () => {
       (text) => /fleet_netbox_sync_errors_total\{reason="auth"\} [1-9]/.test(text),
     );
     assert.match(metrics, /fleet_netbox_sync_lag_seconds/);
-    assert.match(badAgent.output, /NetBox rejected the API token \(40[13]\)/);
+    // The metric can be scraped before the log line has made it through the pipe.
+    await eventually('auth error logged', async () => badAgent.output, (out) => /NetBox rejected the API token \(40[13]\)/.test(out));
     assert.equal(badAgent.child!.exitCode, null, 'no crash loop: still running');
   });
 });

@@ -11,9 +11,10 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignDeviceInput, CampaignDeviceOutcome, CampaignProgress, FirmwareCampaignInput, JobMemo } from '@fleet/domain';
+import type { CampaignDeviceInput, CampaignDeviceOutcome, CampaignProgress, FirmwareCampaignInput, JobMemo, SwitchFirmwareStep } from '@fleet/domain';
 import { jobMemoKey, maintenanceWindowAt, searchAttributes, startable, switchCounts } from '@fleet/domain/workflow-safe';
 import { deviceFirmwareUpdate } from './firmware-update.js';
+import { switchFirmwareUpdate } from './switch-firmware-update.js';
 
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
@@ -61,17 +62,25 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     let outcome: CampaignDeviceOutcome;
     try {
       const manifest = input.manifests[d.manifestId]!;
-      const result = await executeChild(deviceFirmwareUpdate, {
+      const common = {
         workflowId: d.jobId,
-        args: [{ jobId: d.jobId, target: d.target, role: d.role, steps: manifest.steps, expectedInventory: manifest.expectedInventory, force: input.policy.force, timings: input.timings, activity: input.activity }],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         // Children do not inherit search attributes; the typed form needs @temporalio/common.
         searchAttributes: {
-          [searchAttributes.jobKind.name]: ['device.firmware_update'],
+          [searchAttributes.jobKind.name]: [d.nvos ? 'switch.firmware_update' : 'device.firmware_update'],
           [searchAttributes.siteId.name]: [input.siteId],
           [searchAttributes.deviceId.name]: [d.deviceId],
         },
-      });
+      };
+      const result = d.nvos
+        ? await executeChild(switchFirmwareUpdate, {
+            ...common,
+            args: [{ jobId: d.jobId, target: d.nvos, steps: manifest.steps as SwitchFirmwareStep[], force: input.policy.force, timings: input.switchTimings, activity: input.activity }],
+          })
+        : await executeChild(deviceFirmwareUpdate, {
+            ...common,
+            args: [{ jobId: d.jobId, target: d.target, role: d.role, steps: manifest.steps, expectedInventory: manifest.expectedInventory, force: input.policy.force, timings: input.timings, activity: input.activity }],
+          });
       outcome = result.status === 'skipped' ? 'skipped' : 'succeeded';
     } catch (err) {
       // A cancelled campaign cancels its children; the main loop ends with the cancellation.

@@ -19,7 +19,7 @@ import {
   type Job,
   type ResolvedManifest,
 } from '@fleet/db';
-import { isNvosImage, roleOfNodeType, siteTaskQueue, workflowTypeFor, type CampaignDeviceInput } from '@fleet/domain';
+import { isNvosImage, roleOfNodeType, siteTaskQueue, switchFirmwareComponents, workflowTypeFor, type CampaignDeviceInput } from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
@@ -196,7 +196,13 @@ async function campaignInput(deps: DispatcherDeps, job: Job) {
       await setJobState(db, p.jobId, 'failed', { code: 'FAILED_PRECONDITION', message: `${p.name}: ${problem}` });
       continue;
     }
-    devices.push({ deviceId: p.deviceId, jobId: p.jobId, rackId: p.rackId, powerDomain: p.powerDomain, nodeType: p.nodeType, manifestId: p.manifestId, target, role: roleOfNodeType(p.nodeType) });
+    const role = roleOfNodeType(p.nodeType);
+    const nvos = role === 'switch' && isSwitchComponentManifest(manifests.get(p.manifestId)!) ? nvosTarget(row!) : undefined;
+    if (Array.isArray(nvos)) {
+      await setJobState(db, p.jobId, 'failed', { code: 'FAILED_PRECONDITION', message: `${p.name}: no ${nvos.join(', ')} in the inventory for a switch firmware update` });
+      continue;
+    }
+    devices.push({ deviceId: p.deviceId, jobId: p.jobId, rackId: p.rackId, powerDomain: p.powerDomain, nodeType: p.nodeType, manifestId: p.manifestId, target, role, ...(nvos ? { nvos } : {}) });
   }
   return firmwareCampaignInput(job, campaign, devices, manifests, await siteMaintenanceWindows(db, campaign.siteId), config);
 }
@@ -249,4 +255,9 @@ async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
+}
+
+/** A manifest whose steps are NVUE platform components (bmc, erot, …) updates a switch over NVOS. */
+function isSwitchComponentManifest(m: ResolvedManifest): boolean {
+  return m.steps.every((s) => (switchFirmwareComponents as readonly string[]).includes(s.name));
 }

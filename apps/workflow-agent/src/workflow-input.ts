@@ -142,6 +142,7 @@ export function firmwareCampaignInput(
     waves: campaign.plan.waves.map((w) => ({ ...w, deviceIds: w.deviceIds.filter((id) => wanted.has(id)) })),
     windows,
     timings: firmwareTimings(config.firmware),
+    switchTimings: defaultSwitchFirmwareTimings,
     activity: activityOf(config.power),
   };
 }

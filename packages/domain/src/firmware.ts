@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ActivityTimeouts, BmcTarget } from './contracts.js';
 import type { NodeRole } from './node-types.js';
+import type { NvosTarget } from './switch.js';
+import type { SwitchFirmwareTimings } from './switch-ops.js';
 
 /** RMS FirmwareUpdateError names (rms.md §1.4), plus Fleet's outcomes that RMS has no code for. */
 export const firmwareResultCodes = [
@@ -238,6 +240,8 @@ export interface MaintenanceWindowSpec {
 export interface CampaignDeviceInput extends Pick<PlannedDevice, 'deviceId' | 'jobId' | 'rackId' | 'powerDomain' | 'nodeType' | 'manifestId'> {
   target: BmcTarget;
   role: NodeRole;
+  /** A switch tray whose manifest names NVUE platform components is updated over NVOS, not its BMC. */
+  nvos?: NvosTarget;
 }
 
 export type CampaignDeviceOutcome = 'succeeded' | 'skipped' | 'failed';
@@ -264,6 +268,8 @@ export interface FirmwareCampaignInput {
   waves: CampaignWave[];
   windows: MaintenanceWindowSpec[];
   timings: FirmwareTimings;
+  /** Timings of switch trays updated over NVOS. */
+  switchTimings: SwitchFirmwareTimings;
   activity: ActivityTimeouts;
   /** History events after which the campaign continues as new (T4: far below 10,240). */
   historyBudget: number;
