@@ -86,6 +86,11 @@ export const SatelliteConfig = z
         switchCertRoot: z.string().min(1).default('/etc/fleet/switch-certs'),
         /** Per-domain client identity the satellite presents to switches that require mTLS. */
         clientTlsRoot: z.string().min(1).default('/etc/fleet/client-tls'),
+        /**
+         * The domain whose client identity (`<clientTlsRoot>/<domain>/client.{pem,key}`) every NVUE call
+         * presents, as RMS's default_switch_domain: needed once switches' APIs require mTLS.
+         */
+        defaultSwitchDomain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name').optional(),
       })
       .strict()
       .refine((n) => n.sftpStepTimeoutS <= n.sftpUploadTimeoutS, { message: 'sftpStepTimeoutS must not exceed sftpUploadTimeoutS', path: ['sftpStepTimeoutS'] })

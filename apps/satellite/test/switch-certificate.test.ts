@@ -8,6 +8,7 @@ import { getSystem, NvueClient, NvueError } from '@fleet/nvue';
 // The NVUE package's test PKI (site CA, switch and client certificates made with openssl).
 import { makePki, type Pki } from '../../../packages/nvue/test/helpers.js';
 import { createSwitchCertificateActivity } from '../src/activities/switch-certificate.js';
+import { openNvue } from '../src/nvos/connect.js';
 import { mockEnv } from './helpers/devices.js';
 import { nvueLines, runIn, startSwitchBench, USER, type SwitchBench } from './switch-helpers.js';
 
@@ -79,6 +80,24 @@ describe('installSwitchCertificate activity', () => {
     await assert.rejects(hello('sw', { caPem: pki.caPem }), (err: unknown) => err instanceof NvueError && err.kind === 'Forbidden');
     await assert.rejects(hello('sw', { pinnedSha256: pki.bootstrap.fingerprint, ...identity }), (err: unknown) => err instanceof NvueError && err.kind === 'TlsVerification');
     assert.ok(!bench.logs.join('').includes('PRIVATE KEY'), 'no key material in the logs');
+  });
+
+  it("after the install the satellite's own NVUE calls present the default domain's client identity (RMS default_switch_domain)", async () => {
+    const tls = { insecure: false, caFile: join(roots.switchCertRoot, 'site-a', 'ca.pem') };
+    const without = { ...bench.access, nvos: { ...bench.access.nvos, tls } };
+    await assert.rejects(
+      (async () => getSystem(await openNvue(without, bench.target('sw'), new AbortController().signal)))(),
+      (err: unknown) => err instanceof NvueError && err.kind === 'Forbidden',
+    );
+    const withDomain = { ...bench.access, nvos: { ...bench.access.nvos, tls, clientTlsRoot: roots.clientTlsRoot, defaultSwitchDomain: 'site-a' } };
+    const client = await openNvue(withDomain, bench.target('sw'), new AbortController().signal);
+    try {
+      assert.equal((await getSystem(client))['hostname'], 'sw');
+    } finally {
+      await client.close();
+    }
+    const broken = { ...withDomain, nvos: { ...withDomain.nvos, defaultSwitchDomain: 'mismatched-none' } };
+    await assert.rejects(openNvue(broken, bench.target('sw'), new AbortController().signal), /cannot read .*mismatched-none\/client\.pem/);
   });
 
   it('run again, finds everything in place and imports nothing', async () => {

@@ -4,6 +4,7 @@ import { UnsupportedNodeTypeError, UnsupportedOperationError } from '@fleet/driv
 import { NvueError, type NvueErrorKind } from '@fleet/nvue';
 import { SshError, type SshErrorKind } from '@fleet/ssh';
 import { UnknownCredentialError } from '../secrets/index.js';
+import { CertificateMaterialError } from '../switch/cert-material.js';
 
 const codeFor: Record<RedfishErrorCode, string> = {
   NotFound: 'NOT_FOUND',
@@ -73,7 +74,7 @@ export function toActivityFailure(err: unknown, deviceId: string): unknown {
       nonRetryable: !err.retryable && err.code !== 'Internal',
     });
   }
-  if (err instanceof UnknownCredentialError || err instanceof UnsupportedNodeTypeError || err instanceof UnsupportedOperationError) {
+  if (err instanceof UnknownCredentialError || err instanceof UnsupportedNodeTypeError || err instanceof UnsupportedOperationError || err instanceof CertificateMaterialError) {
     return ApplicationFailure.create({ type: 'FAILED_PRECONDITION', message: `${deviceId}: ${err.message}`, details: [{ deviceId }], nonRetryable: true });
   }
   return err;

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { NvosTarget } from '@fleet/domain';
-import { NvueClient } from '@fleet/nvue';
+import { NvueClient, type NvueTlsOptions } from '@fleet/nvue';
 import { connect, type SshSession } from '@fleet/ssh';
 import type { SatelliteConfig } from '../config.js';
 import type { SecretStore } from '../secrets/index.js';
+import { readClientIdentity } from '../switch/cert-material.js';
 import type { KnownHosts } from './known-hosts.js';
 
 /** What reaching a switch's NVOS takes: the site's secrets, its host keys and its NVOS settings. */
@@ -21,7 +22,7 @@ export async function openNvue(access: NvosAccess, target: NvosTarget, signal: A
     baseUrl: target.nvueUrl,
     switchId: target.deviceId,
     credentials: await access.secrets.resolve(target.credentialRef),
-    tls: nvos.tls,
+    tls: await clientTls(nvos),
     connectTimeoutMs: nvos.connectTimeoutMs,
     requestTimeoutMs: nvos.requestTimeoutMs,
     logger: access.log,
@@ -42,4 +43,11 @@ export async function openSsh(access: NvosAccess, target: NvosTarget, signal: Ab
     connectTimeoutMs: access.nvos.connectTimeoutMs,
     signal,
   });
+}
+
+/** The site TLS policy, plus the default domain's client identity once switches require mTLS. */
+async function clientTls(nvos: NvosAccess['nvos']): Promise<NvueTlsOptions> {
+  if (!nvos.defaultSwitchDomain) return nvos.tls;
+  const { certPem, keyPem } = await readClientIdentity(nvos.clientTlsRoot, nvos.defaultSwitchDomain);
+  return { ...nvos.tls, clientCertPem: certPem, clientKeyPem: keyPem };
 }

@@ -52,6 +52,11 @@ async function identity(dir: string): Promise<{ certPem: string; keyPem: string 
   return { certPem, keyPem };
 }
 
+/** The identity the satellite presents to a domain's switches. */
+export function readClientIdentity(clientTlsRoot: string, domain: string): Promise<{ certPem: string; keyPem: string }> {
+  return identity(join(clientTlsRoot, domain));
+}
+
 export async function readDomainMaterial(roots: CertificateRoots, domain: string): Promise<DomainMaterial> {
   const dir = join(roots.switchCertRoot, domain);
   const [caPem, switchIdentity, clientIdentity] = await Promise.all([pem(join(dir, 'ca.pem')), identity(dir), identity(join(roots.clientTlsRoot, domain))]);
