@@ -62,7 +62,10 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     const h = handleOf(handle);
     if (h?.kind !== 'file' || !h.writable) return sftp.status(reqid, STATUS_CODE.FAILURE, 'not open for writing');
     h.received += data.length;
-    const reply = () => sftp.status(reqid, h.file.write(offset, data) ? STATUS_CODE.OK : STATUS_CODE.FAILURE);
+    // A write held past a stall is dropped with its session: a dead client's bytes never land.
+    const reply = () => {
+      if (!closed) sftp.status(reqid, h.file.write(offset, data) ? STATUS_CODE.OK : STATUS_CODE.FAILURE);
+    };
     const limit = sw.faults.sftpStallAfterBytes;
     if (limit === undefined || h.received <= limit) return reply();
     held.push(reply);
