@@ -15,7 +15,8 @@ const KEY_TYPE = 'ssh-ed25519';
 
 /**
  * A deterministic Ed25519 host key: the same seed always gives the same key, so tests
- * and the demo can pin a simulated switch's fingerprint before it starts.
+ * and the demo can pin a simulated switch's fingerprint before it starts. The key is
+ * derived in memory at start-up; no key material is kept in the repository.
  */
 export function hostKeyFor(seed: string): HostKey {
   const secret = createHash('sha256').update(`nvos-sim-host-key\0${seed}`).digest();
@@ -45,8 +46,13 @@ function openSshPrivateKey(publicBlob: Buffer, seed: Buffer, pub: Buffer): strin
     sshString(publicBlob),
     sshString(secret),
   ]);
+  return armor('OPENSSH PRIVATE KEY', body);
+}
+
+/** PEM-style armour around base64 lines, as OpenSSH writes its key container. */
+function armor(label: string, body: Buffer): string {
   const lines = body.toString('base64').match(/.{1,70}/g) ?? [];
-  return `-----BEGIN OPENSSH PRIVATE KEY-----\n${lines.join('\n')}\n-----END OPENSSH PRIVATE KEY-----\n`;
+  return [`-----BEGIN ${label}-----`, ...lines, `-----END ${label}-----`, ''].join('\n');
 }
 
 function uint32(n: number): Buffer {
