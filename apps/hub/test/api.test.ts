@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertDevice, insertSite, type DbHandle } from '@fleet/db';
+import { connectDb, createApiToken, insertDevice, insertSite, racks, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { buildHub } from '../src/app.js';
 
@@ -163,5 +163,27 @@ describe('hub API', () => {
     const res = await call('GET', '/v1/nothing', { token: tokens.viewer });
     assert.equal(res.statusCode, 404);
     assert.equal(res.json().error.code, 'NOT_FOUND');
+  });
+
+  it('refuses a batch that would cut power shelves under trays it also acts on, and writes nothing; trays alone are accepted', async () => {
+    const [rack] = await handle.db.insert(racks).values({ siteId: 'lab', name: 'r-batch', rackType: 'gb200_nvl72' }).returning();
+    const inRack = { siteId: 'lab', rackId: rack!.id, credentialRef: 'bmc/default' };
+    await insertDevice(handle.db, { ...inRack, name: 'shelf-b', role: 'power-shelf', nodeType: 'powershelf_gb200_liteon', bmcUrl: 'http://127.0.0.1:9100' });
+    for (let i = 0; i < 2; i++) await insertDevice(handle.db, { ...inRack, name: `tray-b${i}`, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9101 + i}` });
+    const jobs = async () => (await handle.pool.query('select count(*)::int as n from jobs')).rows[0].n as number;
+    const before = await jobs();
+    const whole = await call('POST', '/v1/power-batches', { token: tokens.operator, body: { rack_id: rack!.id, action: 'power-cycle' }, headers: { 'x-request-id': 'r-underfoot' } });
+    assert.equal(whole.statusCode, 409);
+    assert.equal(whole.json().error.code, 'FAILED_PRECONDITION');
+    assert.match(whole.json().error.message, new RegExp(`power shelves and the trays they feed \\(rack ${rack!.id}\\).*POST /v1/racks/\\{id\\}/power`));
+    assert.equal(await jobs(), before);
+    assert.deepEqual(await auditFor('r-underfoot'), [{ actor: 't-operator', outcome: 'rejected', status_code: 409, action: 'POST /v1/power-batches' }]);
+    // Trays alone cannot lose their shelves; switching everything on takes no power away.
+    const trays = await call('POST', '/v1/power-batches', { token: tokens.operator, body: { filter: { rack_id: rack!.id, role: 'compute-tray' }, action: 'power-cycle' } });
+    assert.equal(trays.statusCode, 202, trays.body);
+    assert.equal(trays.json().kind, 'batch.power');
+    const on = await call('POST', '/v1/power-batches', { token: tokens.operator, body: { rack_id: rack!.id, action: 'on' } });
+    assert.equal(on.statusCode, 202, on.body);
+    assert.equal(on.json().result.refused.length, 2, 'the trays are busy with the first batch');
   });
 });

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { SwitchFirmwareStep } from '@fleet/domain';
+import { NvueClient, startAction } from '@fleet/nvue';
 import type { FirmwareInstallHeartbeat } from '../src/activities/switch-firmware.js';
 import { createSwitchFirmwareActivities } from '../src/activities/switch-firmware.js';
 import { createSwitchPowerCycleActivity, type PowerCycleHeartbeat } from '../src/activities/switch-power-cycle.js';
 import { mockEnv, sleep } from './helpers/devices.js';
-import { nvueLines, runIn, startSwitchBench, type SwitchBench } from './switch-helpers.js';
+import { nvueLines, runIn, startSwitchBench, USER, type SwitchBench } from './switch-helpers.js';
 
 describe('switch firmware activities', () => {
   let bench: SwitchBench;
@@ -17,9 +18,10 @@ describe('switch firmware activities', () => {
 
   before(async () => {
     bench = await startSwitchBench(
-      ['sw', 'resume', 'fails', 'stall', 'cycle', 'dark'].map((id) => ({ id, password: `pw-${id}` })),
+      ['sw', 'resume', 'lost', 'fails', 'stall', 'cycle', 'dark'].map((id) => ({ id, password: `pw-${id}` })),
       // A reboot longer than the NVUE client's own retries of a refused connection (about a second), so probes see it.
-      { sftpStepTimeoutS: 0.3, timings: { rebootS: 1500 } },
+      // An install long enough (0.6 s) for a retry to find it running.
+      { sftpStepTimeoutS: 0.3, timings: { rebootS: 1500, firmwareInstallS: 600 } },
     );
     steps['bmc'] = bench.firmwareStep('bmc', '88.0002.1400');
     steps['erot'] = bench.firmwareStep('erot', '1.4.9');
@@ -90,6 +92,17 @@ describe('switch firmware activities', () => {
     const outcome = await install('resume', steps['erot']!, false, mockEnv({ heartbeatDetails: recorded, attempt: 2 }));
     assert.deepEqual(outcome, { state: 'installed', installed: '1.4.9', alreadyInstalled: false, actionId: recorded.actionId });
     assert.equal(bench.sim.switch('resume').counters.firmwareInstallsStarted, 1);
+  });
+
+  it('a retry whose first attempt lost the answer to its POST follows the install the switch runs, not a second one', async () => {
+    await stage('lost', steps['fpga']!);
+    // The first attempt's POST landed, but its answer (the action id) never came back.
+    const c = new NvueClient({ baseUrl: bench.sim.nvueUrl('lost'), credentials: { username: USER, password: 'pw-lost' }, maxAttempts: 1 });
+    const started = await startAction(c, `/platform/firmware/fpga/files/${steps['fpga']!.fileName}`, { '@install': { state: 'start', parameters: { force: false } } });
+    const outcome = await install('lost', steps['fpga']!, false, mockEnv({ attempt: 2 }));
+    assert.deepEqual(outcome, { state: 'installed', installed: '0.27.0', alreadyInstalled: false, actionId: started });
+    assert.equal(bench.sim.switch('lost').counters.firmwareInstallsStarted, 1);
+    assert.equal(nvueLines(bench.sim, 'lost').filter((r) => r.line.startsWith('POST /nvue_v1/platform')).length, 1, 'one install POST in all');
   });
 
   it('a failed install is a TASK_FAILED result carrying the switch detail; a downgrade needs force', async () => {

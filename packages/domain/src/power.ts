@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { roleOfNodeType } from './node-types.js';
 
 export const powerActions = [
   'on',
@@ -69,4 +70,35 @@ export function isPowerActionSatisfied(action: PowerAction, state: PowerState): 
     default:
       return false;
   }
+}
+
+/**
+ * The power domain a device draws from. NVL72 power shelves feed the whole rack through its
+ * busbar, so a rack is one domain; a device outside any rack is a domain of its own.
+ */
+export function powerDomainOf(d: { id: string; rackId: string | null }): string {
+  return d.rackId ?? `device:${d.id}`;
+}
+
+/** Whether applying the action to a power shelf interrupts its output at some point. */
+export const interruptsShelfOutput = (action: PowerAction): boolean => action !== 'on' && action !== 'force-on';
+
+/**
+ * The power domains in which an unordered batch would act on power shelves and on devices they
+ * feed at once. Those devices would lose AC in the middle of their own action and fail or not
+ * depending on timing; only the rack sequence, which orders shelves and trays, does that safely.
+ */
+export function domainsPoweredOffUnderfoot(
+  devices: readonly { id: string; rackId: string | null; nodeType: string | null }[],
+  action: PowerAction,
+): string[] {
+  if (!interruptsShelfOutput(action)) return [];
+  const byDomain = new Map<string, { shelves: number; fed: number }>();
+  for (const d of devices) {
+    const counts = byDomain.get(powerDomainOf(d)) ?? { shelves: 0, fed: 0 };
+    if (d.nodeType !== null && roleOfNodeType(d.nodeType) === 'power_shelf') counts.shelves++;
+    else counts.fed++;
+    byDomain.set(powerDomainOf(d), counts);
+  }
+  return [...byDomain].filter(([, c]) => c.shelves > 0 && c.fed > 0).map(([domain]) => domain);
 }

@@ -91,6 +91,27 @@ export function classifyAction(a: ActionStatus, installHandoff = false): ActionO
   return a.state && pending.has(a.state) ? 'pending' : 'unknown';
 }
 
+/**
+ * The id of an action the switch is still running whose status text matches, from
+ * `GET /nvue_v1/action`; undefined when none runs or this NVOS does not list its actions (404).
+ * It lets a caller whose POST answer was lost, or whose worker died before recording the id,
+ * follow that action instead of starting a second one.
+ */
+export async function findPendingAction(c: NvueClient, matches: (status: string) => boolean, opts: CallOptions = {}): Promise<string | undefined> {
+  let actions: unknown;
+  try {
+    actions = await c.get('/action', opts);
+  } catch (err) {
+    if (err instanceof NvueError && err.kind === 'NotFound') return undefined;
+    throw err;
+  }
+  if (!actions || typeof actions !== 'object') return undefined;
+  return Object.entries(actions).find(([, body]) => {
+    const a = parseAction(body);
+    return classifyAction(a, true) === 'pending' && matches(a.status ?? '');
+  })?.[0];
+}
+
 /** POSTs an action body and returns the id of the action it started. */
 export async function startAction(c: NvueClient, path: string, body: unknown, opts: CallOptions = {}): Promise<string> {
   const res = await c.post(path, body, opts);

@@ -3,6 +3,7 @@ import {
   buildWaves,
   makespanLowerBound,
   missingForOperation,
+  powerDomainOf,
   simulateMakespan,
   type CampaignPlan,
   type CampaignPolicy,
@@ -31,14 +32,6 @@ export interface PlanRequest {
   /** Node type → manifest id; the other types get their default manifest. */
   manifests?: Partial<Record<string, string>> | undefined;
   policy: CampaignPolicy;
-}
-
-/**
- * The power domain a device draws from. NVL72 power shelves feed the whole rack through its
- * busbar, so a rack is one domain; a device outside any rack is a domain of its own.
- */
-export function powerDomainOf(d: Pick<Device, 'id' | 'rackId'>): string {
-  return d.rackId ?? `device:${d.id}`;
 }
 
 /** Why Fleet cannot operate the device, in words an operator can act on; undefined when it can. */

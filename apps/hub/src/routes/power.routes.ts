@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { getRack, listDevices, rackDevices, type Db, type Device, type Rack } from '@fleet/db';
-import { ColdRebootOverrides, lifecycleStates, NodeType, PowerAction, RackPowerOp } from '@fleet/domain';
+import { ColdRebootOverrides, domainsPoweredOffUnderfoot, lifecycleStates, NodeType, PowerAction, RackPowerOp } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -106,7 +106,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       method: 'POST',
       url: '/v1/power-batches',
       tag: 'power',
-      summary: 'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason',
+      summary: 'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason; 409 when it would cut power shelves under trays it also acts on',
       role: 'operator',
       body: BatchBody,
       success: [202, 'The parent job; result.refused lists refused devices'],
@@ -122,6 +122,14 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       const devices = await listDevices(db, { limit: MAX_BATCH + 1, filters });
       if (devices.length === 0) throw invalid('body', 'no device matches');
       if (devices.length > MAX_BATCH) throw invalid('body', `more than ${MAX_BATCH} devices match; narrow the selection`);
+      const underfoot = domainsPoweredOffUnderfoot(devices, body.action);
+      if (underfoot.length > 0) {
+        throw new ApiError(
+          'FAILED_PRECONDITION',
+          `the selection holds power shelves and the trays they feed (rack ${underfoot.join(', ')}); '${body.action}' on both at once cuts the trays' AC in the middle of their own action: use POST /v1/racks/{id}/power, which orders them, or leave the shelves out`,
+          underfoot.map((domain) => ({ field: 'body', issue: `rack ${domain}: power shelves and fed devices selected together` })),
+        );
+      }
       const siteIds = [...new Set(devices.map((d) => d.siteId))];
       const { job } = await createParentJob(db, request, {
         parent: {

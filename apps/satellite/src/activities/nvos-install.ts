@@ -2,10 +2,9 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { InstallNvosImageInput, InstallNvosImageResult } from '@fleet/domain';
 import {
-  classifyAction,
+  findPendingAction,
   installImage,
   NvueError,
-  parseAction,
   waitForAction,
   type ActionProgress,
   type ActionResult,
@@ -58,21 +57,8 @@ async function watch(start: (opts: WaitForActionOptions) => Promise<ActionResult
   }
 }
 
-/**
- * The image install the switch is running now, if any: an earlier attempt's whose id never
- * reached a heartbeat (heartbeats are throttled; the worker may die first). NVOS runs one at a time.
- */
-async function runningInstall(c: NvueClient, signal: AbortSignal): Promise<string | undefined> {
-  const actions = await c.get('/action', { signal }).catch((err: unknown) => {
-    if (err instanceof NvueError && err.kind === 'NotFound') return undefined; // an NVOS that does not list actions
-    throw err;
-  });
-  if (!actions || typeof actions !== 'object') return undefined;
-  return Object.entries(actions).find(([, body]) => {
-    const a = parseAction(body);
-    return classifyAction(a, true) === 'pending' && /install/i.test(a.status ?? '') && /image/i.test(a.status ?? '');
-  })?.[0];
-}
+/** An image install the switch is running (NVOS runs one at a time). */
+const isImageInstall = (status: string) => /install/i.test(status) && /image/i.test(status);
 
 function installFailed(deviceId: string, message: string, issues: string[]): ApplicationFailure {
   return ApplicationFailure.create({ type: 'NVOS_INSTALL_FAILED', message: `${deviceId}: ${message}`, details: [{ deviceId, issues }], nonRetryable: true });
@@ -119,7 +105,7 @@ export async function installNvosImage(access: NvosAccess, input: InstallNvosIma
       };
       const progress = { pollIntervalMs, timeoutMs, signal, onProgress };
       let watched: Watched;
-      const adopted = hb.actionId ?? (await runningInstall(c, signal));
+      const adopted = hb.actionId ?? (await findPendingAction(c, isImageInstall, { signal }));
       if (adopted) {
         log.info({ actionId: adopted }, 'following the install an earlier attempt started');
         hb = { ...hb, actionId: adopted, installsStarted: Math.max(1, hb.installsStarted) };

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { NvosTarget, SwitchActivities, SwitchFirmwareStep, SwitchInstallOutcome } from '@fleet/domain';
-import { assertImageFilename, getPlatformFirmware, installPlatformFirmware, NvueError, platformComponents, waitForAction, type ActionProgress, type ActionResult, type PlatformComponent } from '@fleet/nvue';
+import { assertImageFilename, findPendingAction, getPlatformFirmware, installPlatformFirmware, NvueError, platformComponents, waitForAction, type ActionProgress, type ActionResult, type PlatformComponent } from '@fleet/nvue';
 import type { NvosAccess } from '../nvos/connect.js';
 import { permanentFailure, switchFailure } from '../switch/failures.js';
 import { unlessMissing } from '../switch/nvue-outcomes.js';
@@ -19,6 +19,9 @@ export interface FirmwareInstallHeartbeat {
 }
 
 export type SwitchFirmwareDeps = NvosAccess & { artifacts: ArtifactSource };
+
+/** Whether an action's status text is an install of this component ("Installing bmc firmware"). */
+const installsComponent = (component: PlatformComponent, status: string) => /install/i.test(status) && new RegExp(`\\b${component}\\b`, 'i').test(status);
 
 /** The NVUE component a step installs and the version it must leave installed; bad steps never reach the switch. */
 function componentOf(target: NvosTarget, step: SwitchFirmwareStep): { component: PlatformComponent; version: string } {
@@ -86,9 +89,13 @@ export function createSwitchFirmwareActivities(deps: SwitchFirmwareDeps): Pick<S
           }
           let result: ActionResult | undefined;
           try {
+            // An install whose id never reached a heartbeat (its POST answer was lost, or the worker
+            // died first) is followed, not started twice.
+            const followed = prior?.actionId ?? (await findPendingAction(c, (s) => installsComponent(component, s), { signal }));
+            if (followed && !prior) log.info({ actionId: followed }, 'following the install an earlier attempt started');
             // A switch that rebooted since has forgotten the action (404): what it has installed then decides.
-            if (prior) result = await unlessMissing(waitForAction(c, prior.actionId, opts));
-            if (!result && prior && (await installed()) === version) return { state: 'installed', installed: version, alreadyInstalled: false };
+            if (followed) result = await unlessMissing(waitForAction(c, followed, opts));
+            if (!result && followed && (await installed()) === version) return { state: 'installed', installed: version, alreadyInstalled: false };
             result ??= await installPlatformFirmware(c, component, step.fileName, { ...opts, force });
           } catch (err) {
             if (err instanceof NvueError && err.kind === 'ActionFailed') return { state: 'failed', code: 'TASK_FAILED', message: `${component}: ${err.causeText}` };
