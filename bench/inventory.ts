@@ -34,9 +34,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const fleet = planFleet({ sites, racksPerSite, rackTypes: ['gb200_nvl72', 'gb300_nvl72'], firstAddress: '127.64.0.1', sitePrefix: 'site' });
     const populateStart = Date.now();
     // NetBox's REST API creates a few objects a second here: load 40,000 through its ORM.
-    await bulkLoadFleet(netbox.db, fleet, { managementProfile: 'redfish-https:443', credentialRef: 'bmc/default' });
+    await bulkLoadFleet(netbox.db, fleet, { managementProfile: 'redfish-https:443', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 22 } });
     const populateS = (Date.now() - populateStart) / 1000;
-    await writeFleet(new NetboxWriter(small.url, small.token), planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.65.0.1' }), { managementProfile: 'redfish', credentialRef: 'bmc/default' });
+    await writeFleet(new NetboxWriter(small.url, small.token), planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.65.0.1' }), { managementProfile: 'redfish', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 22 } });
 
     const syncOnce = async (nb: NetboxServer, tenChanges: boolean) => {
       const db = await cloneTestDatabase(databaseUrl, template);

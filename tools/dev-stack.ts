@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { connectDb, createApiToken, findActiveToken, migrateDatabase } from '@fleet/db';
 import { startTemporalDevServer } from '@fleet/temporal';
-import { planFleet, simulatorProfile } from './fleetgen/layout.js';
+import { planFleet, simulatedSwitches, simulatorProfile } from './fleetgen/layout.js';
 import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
 import { seedFirmware } from './lib/demo-firmware.js';
@@ -16,7 +16,7 @@ import { seedFirmware } from './lib/demo-firmware.js';
 // gives them. State is kept in .run/dev across restarts.
 const dir = join(repoRoot, '.run', 'dev');
 mkdirSync(dir, { recursive: true });
-const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, netbox: 8001, simAdmin: 8090, bmc: 8443, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466, netboxAgentMetrics: 9467 };
+const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, netbox: 8001, simAdmin: 8090, bmc: 8443, nvue: 8444, nvosSsh: 8445, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466, netboxAgentMetrics: 9467 };
 const databaseUrl = 'postgres://postgres@127.0.0.1:5432/fleet_dev';
 const siteId = 'dev-01';
 
@@ -61,7 +61,8 @@ const bmcPassword = persisted('bmc-password.json', () => ({ password: randomByte
 const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.20.0.1', sitePrefix: 'dev' });
 const writer = new NetboxWriter(netbox.url, netbox.token);
 const present = await writer.call<{ count: number }>('GET', `/api/dcim/sites/?slug=${siteId}`);
-if (present.count === 0) await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default' });
+const nvos = { nvuePort: ports.nvue, sshPort: ports.nvosSsh };
+if (present.count === 0) await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default', nvos });
 
 const secretsFile = join(dir, 'secrets.json');
 // The satellite fetches firmware from the hub with a viewer token, resolved by reference like BMC credentials.
@@ -74,6 +75,8 @@ const procs: [ManagedProcess, string][] = [
       timeScale: 0.1,
       admin: { port: ports.simAdmin },
       bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port: ports.bmc, username: 'admin', password: bmcPassword, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })),
+      // The switch trays' NVOS (NVUE REST, SSH/SFTP) beside their BMCs, with the same login.
+      switches: simulatedSwitches(fleet, { ...nvos, password: bmcPassword }),
     }), dir),
     'redfish simulator ready',
   ],
@@ -123,8 +126,11 @@ for (const [p, ready] of procs) await p.start(ready);
 
 
 const hub = `http://127.0.0.1:${ports.hub}`;
-const manifest = await seedFirmware(hub, tokens);
-const first = ((await (await fetch(`${hub}/v1/devices?site_id=${siteId}&role=compute-tray&limit=1`, { headers: { authorization: `Bearer ${tokens['viewer']}` } })).json()) as { items: { id: string; name: string }[] }).items[0]!;
+const { manifest, nvosImageId } = await seedFirmware(hub, tokens);
+const firstOf = async (role: string) =>
+  ((await (await fetch(`${hub}/v1/devices?site_id=${siteId}&role=${role}&limit=1`, { headers: { authorization: `Bearer ${tokens['viewer']}` } })).json()) as { items: { id: string; name: string }[] }).items[0]!;
+const first = await firstOf('compute-tray');
+const firstSwitch = await firstOf('nvlink-switch-tray');
 
 console.log(`
 Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} devices: 18 compute trays, 9 NVLink
@@ -132,7 +138,7 @@ switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played b
   Hub API         ${hub}   (GET /healthz, /openapi.json, /v1/devices, /v1/racks, /v1/jobs)
   Temporal UI     http://127.0.0.1:${ports.temporalUi}
   NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in .tools/netbox-state/admin_password)
-  Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs
+  Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs and /switches
   Metrics         :${ports.hubMetrics} hub, :${ports.agentMetrics} workflow agent, :${ports.satelliteMetrics} satellite, :${ports.netboxAgentMetrics} NetBox agent (/metrics)
   Logs            ${dir}/*.log
 Tokens (also in ${join(dir, 'tokens.json')}):
@@ -145,6 +151,8 @@ Try (${first.name}):
 Firmware (manifest "${manifest}" is the GB200 compute default):
   curl -s "${hub}/v1/firmware/compliance/summary?site_id=${siteId}" -H "Authorization: Bearer ${tokens['viewer']}"
   curl -s -X POST ${hub}/v1/firmware-campaigns -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"name":"demo","site_id":"${siteId}","node_types":["compute_gb200_nvidia"],"dry_run":true}'
+Switch NVOS (${firstSwitch.name}; its NVUE at http://<its address>:${ports.nvue}, SSH on :${ports.nvosSsh}):
+  curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
 Ctrl-C stops everything.`);
 
 const stop = async () => {

@@ -18,6 +18,8 @@ interface DeviceBody {
   lifecycle_state: string;
   node_type: string | null;
   bmc_url: string | null;
+  nvos_url?: string | null;
+  nvos_ssh?: string | null;
   provenance: { source: string; netbox_id: number; stale: boolean };
   inventory_issues?: { code: string }[];
 }
@@ -39,7 +41,7 @@ describe('NetBox agent against a real NetBox', () => {
     netbox = await startNetbox();
     writer = new NetboxWriter(netbox.url, netbox.token);
     const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.40.0.1', sitePrefix: 'nbt' });
-    await writeFleet(writer, fleet, { managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default' });
+    await writeFleet(writer, fleet, { managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 8445 } });
 
     const env = testEnv();
     database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
@@ -102,6 +104,19 @@ describe('NetBox agent against a real NetBox', () => {
     assert.equal(ct.provenance.source, 'netbox');
     const racks = await get<{ items: { id: string; device_count: number; rack_type: string }[] }>('/v1/racks?site_id=nbt-01');
     assert.deepEqual(racks.items.map((r) => [r.device_count, r.rack_type]), [[35, 'gb200_nvl72']]);
+    // Switch trays carry their NVOS endpoints from the fleet_nvos_* custom fields.
+    const sw = list.find((d) => d.name === 'nbt-01-r001-nvsw01')!;
+    assert.deepEqual([sw.nvos_url, sw.nvos_ssh], ['http://127.40.0.15:8444', '127.40.0.15:8445']);
+    assert.equal(list.filter((d) => d.nvos_url).length, 9);
+  });
+
+  it('a malformed NVOS endpoint in NetBox becomes an inventory issue, and clears once fixed', async () => {
+    const nbId = (await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!.provenance.netbox_id;
+    const issues = async () => (await get<DeviceBody>(`/v1/devices/${(await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!.id}`)).inventory_issues!.map((i) => i.code);
+    await writer.call('PATCH', `/api/dcim/devices/${nbId}/`, { custom_fields: { fleet_nvos_ssh: 'switch-without-port' } });
+    await eventually('invalid NVOS endpoint', issues, (codes) => codes.includes('invalid_nvos_endpoint'));
+    await writer.call('PATCH', `/api/dcim/devices/${nbId}/`, { custom_fields: { fleet_nvos_ssh: '127.40.0.16:8445' } });
+    await eventually('fixed NVOS endpoint', issues, (codes) => !codes.includes('invalid_nvos_endpoint'));
   });
 
   it('a device changed in NetBox changes in the hub within a sync interval', async () => {

@@ -241,7 +241,7 @@ export class Stack {
       netboxId: 1000 + i, siteSlug: d.site, rackNetboxId: rackIds.get(d.rack)!, name: d.name, position: d.position, face: 'front', uHeight: 1,
       role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf', vendor: d.vendor, model: d.nodeType,
       platform: null, serial: d.serial, lifecycleState: 'active', nodeType: d.nodeType, managementProfile: `redfish-http:${port}`,
-      credentialRef: 'bmc/default', oobIpNetboxId: null, netboxLastUpdated: ts,
+      credentialRef: 'bmc/default', nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null, oobIpNetboxId: null, netboxLastUpdated: ts,
     })));
     await setBmcUrls(db, (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows.map((r) => {
       const d = fleet.devices.find((x) => x.name === r.name)!;

@@ -93,3 +93,13 @@ export function simulatorProfile(d: PlannedDevice): string {
   if (d.kind === 'switch') return 'nvswitch-tray';
   return `powershelf-${d.vendor}`;
 }
+
+/**
+ * Simulated NVOS switches for a fleet's switch trays (the simulator config's `switches`): NVOS
+ * answers on the tray's BMC address, NVUE and SSH on ports of their own, with the BMC's login.
+ */
+export function simulatedSwitches(fleet: Fleet, o: { nvuePort: number; sshPort: number; password: string }) {
+  return fleet.devices
+    .filter((d) => d.kind === 'switch')
+    .map((d) => ({ id: d.name, address: d.ip, nvuePort: o.nvuePort, sshPort: o.sshPort, username: 'admin', password: o.password, nvosVersion: '25.02.4282', imageShape: d.family === 'gb300' ? 'object' : 'string' }));
+}

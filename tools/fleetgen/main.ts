@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { planFleet, simulatorProfile } from './layout.js';
+import { planFleet, simulatedSwitches, simulatorProfile } from './layout.js';
 import { NetboxWriter, writeFleet } from './netbox-writer.js';
 
 // Creates NVL72 sites in NetBox and writes the matching simulator config.
@@ -36,13 +36,12 @@ const fleet = planFleet({
 const port = Number(values['bmc-port']);
 const writer = new NetboxWriter(values.netbox, readFileSync(values['token-file'], 'utf8').trim());
 const started = Date.now();
-const written = await writeFleet(writer, fleet, { managementProfile: `redfish-http:${port}`, credentialRef: values['credential-ref']! });
+// A switch tray's NVOS answers on its BMC's loopback address: NVUE on the BMC port + 1, SSH on + 2.
+const nvos = { nvuePort: port + 1, sshPort: port + 2 };
+const written = await writeFleet(writer, fleet, { managementProfile: `redfish-http:${port}`, credentialRef: values['credential-ref']!, nvos });
 if (values['simulator-config']) {
   const password = values['bmc-password-file'] ? readFileSync(values['bmc-password-file'], 'utf8').trim() : 'change-me';
-  // A switch tray's NVOS answers on its BMC's loopback address: NVUE on the BMC port + 1, SSH on + 2.
-  const switches = fleet.devices
-    .filter((d) => d.kind === 'switch')
-    .map((d) => ({ id: d.name, address: d.ip, nvuePort: port + 1, sshPort: port + 2, username: 'admin', password, nvosVersion: '25.02.4282', imageShape: d.family === 'gb300' ? 'object' : 'string' }));
+  const switches = simulatedSwitches(fleet, { ...nvos, password });
   writeFileSync(
     values['simulator-config'],
     JSON.stringify({ timeScale: 0.1, admin: { port: 0 }, bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port, username: 'admin', password, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })), switches }, null, 2),

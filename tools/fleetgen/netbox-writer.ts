@@ -59,6 +59,26 @@ export interface WriteOptions {
   /** fleet_management_profile of every device, e.g. redfish-http:8443 for simulated BMCs. */
   managementProfile: string;
   credentialRef: string;
+  /** Where switch trays' NVOS answers: NVUE at http://<ip>:<nvuePort>, SSH at <ip>:<sshPort> (the simulator's layout). */
+  nvos?: { nvuePort: number; sshPort: number };
+}
+
+/** The fleet custom fields on dcim.device the NetBox agent reads. */
+const customFields = [
+  ['fleet_management_profile', 'Fleet management profile'],
+  ['fleet_credential_ref', 'Fleet credential reference'],
+  ['fleet_nvos_url', 'Fleet NVOS NVUE URL'],
+  ['fleet_nvos_ssh', 'Fleet NVOS SSH endpoint'],
+  ['fleet_nvos_credential_ref', 'Fleet NVOS credential reference'],
+  ['fleet_nvos_host_key', 'Fleet NVOS SSH host key'],
+] as const;
+
+function customFieldsOf(d: PlannedDevice, opts: WriteOptions): Record<string, string> {
+  return {
+    fleet_management_profile: opts.managementProfile,
+    fleet_credential_ref: opts.credentialRef,
+    ...(d.kind === 'switch' && opts.nvos ? { fleet_nvos_url: `http://${d.ip}:${opts.nvos.nvuePort}`, fleet_nvos_ssh: `${d.ip}:${opts.nvos.sshPort}` } : {}),
+  };
 }
 
 export interface WrittenFleet {
@@ -84,7 +104,7 @@ export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptio
     const slug = key.replace('_', '-');
     rackTypes.set(key, (await w.ensure('/api/dcim/rack-types/', { slug }, { manufacturer: manufacturers.get('nvidia'), model, slug, form_factor: '4-post-cabinet', width: 19, u_height: 48 })).id);
   }
-  for (const [name, label] of [['fleet_management_profile', 'Fleet management profile'], ['fleet_credential_ref', 'Fleet credential reference']] as const) {
+  for (const [name, label] of customFields) {
     await w.ensure('/api/extras/custom-fields/', { name }, { name, label, type: 'text', object_types: ['dcim.device'] });
   }
 
@@ -113,7 +133,7 @@ export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptio
       device_type: types.get(`${d.kind}-${d.family}-${d.vendor}`),
       serial: d.serial,
       status: 'active',
-      custom_fields: { fleet_management_profile: opts.managementProfile, fleet_credential_ref: opts.credentialRef },
+      custom_fields: customFieldsOf(d, opts),
     })),
   );
   const deviceIds = new Map(devices.map((d) => [d.name, d.id]));
@@ -156,7 +176,7 @@ export async function bulkLoadFleet(db: string, fleet: Fleet, opts: WriteOptions
     await new Promise<void>((resolve, reject) =>
       execFile(
         'bash',
-        [join(root, 'tools/netbox/run-script.sh'), '--db', db, join(root, 'tools/fleetgen/netbox_bulk.py'), `FLEET_PLAN=${plan}`, `FLEET_MANAGEMENT_PROFILE=${opts.managementProfile}`, `FLEET_CREDENTIAL_REF=${opts.credentialRef}`],
+        [join(root, 'tools/netbox/run-script.sh'), '--db', db, join(root, 'tools/fleetgen/netbox_bulk.py'), `FLEET_PLAN=${plan}`, `FLEET_MANAGEMENT_PROFILE=${opts.managementProfile}`, `FLEET_CREDENTIAL_REF=${opts.credentialRef}`, ...(opts.nvos ? [`FLEET_NVUE_PORT=${opts.nvos.nvuePort}`, `FLEET_NVOS_SSH_PORT=${opts.nvos.sshPort}`] : [])],
         { maxBuffer: 1 << 24, timeout: 1_800_000 },
         (err, _stdout, stderr) => (err ? reject(new Error(`bulk load failed: ${err.message}\n${stderr.slice(-3000)}`)) : resolve()),
       ),

@@ -17,6 +17,16 @@ from ipam.models import IPAddress
 plan = json.load(open(os.environ["FLEET_PLAN"]))
 profile = os.environ.get("FLEET_MANAGEMENT_PROFILE", "redfish")
 credential_ref = os.environ.get("FLEET_CREDENTIAL_REF", "bmc/default")
+nvue_port = os.environ.get("FLEET_NVUE_PORT")
+nvos_ssh_port = os.environ.get("FLEET_NVOS_SSH_PORT")
+
+
+def custom_fields(d):
+    fields = {"fleet_management_profile": profile, "fleet_credential_ref": credential_ref}
+    if d["kind"] == "switch" and nvue_port and nvos_ssh_port:
+        fields.update(fleet_nvos_url=f'http://{d["ip"]}:{nvue_port}', fleet_nvos_ssh=f'{d["ip"]}:{nvos_ssh_port}')
+    return fields
+
 BATCH = 2000
 
 with transaction.atomic():
@@ -41,7 +51,11 @@ with transaction.atomic():
             slug=key.replace("_", "-"), defaults={"model": model, "manufacturer": makers["nvidia"], "form_factor": "4-post-cabinet", "width": 19, "u_height": 48}
         )
     device_ot = ObjectType.objects.get_for_model(Device)
-    for name, label in [("fleet_management_profile", "Fleet management profile"), ("fleet_credential_ref", "Fleet credential reference")]:
+    for name, label in [
+        ("fleet_management_profile", "Fleet management profile"), ("fleet_credential_ref", "Fleet credential reference"),
+        ("fleet_nvos_url", "Fleet NVOS NVUE URL"), ("fleet_nvos_ssh", "Fleet NVOS SSH endpoint"),
+        ("fleet_nvos_credential_ref", "Fleet NVOS credential reference"), ("fleet_nvos_host_key", "Fleet NVOS SSH host key"),
+    ]:
         cf, created = CustomField.objects.get_or_create(name=name, defaults={"label": label, "type": "text"})
         cf.object_types.add(device_ot)
 
@@ -56,7 +70,7 @@ with transaction.atomic():
             Device(
                 name=d["name"], site=sites[d["site"]], rack=rack_of[(d["site"], d["rack"])], position=d["position"], face="front",
                 role=roles[role_of[d["kind"]]], device_type=types[f'{d["kind"]}-{d["family"]}-{d["vendor"]}'], serial=d["serial"], status="active",
-                custom_field_data={"fleet_management_profile": profile, "fleet_credential_ref": credential_ref},
+                custom_field_data=custom_fields(d),
             )
             for d in plan["devices"]
         ],

@@ -44,10 +44,11 @@ describe('hub inventory API over a synced mirror', () => {
     const base: Omit<DeviceRow, 'netboxId' | 'name' | 'position' | 'role' | 'nodeType' | 'oobIpNetboxId'> = {
       siteSlug: 'ams1', rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 Compute Tray', platform: null,
       serial: null, lifecycleState: 'active', managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default', netboxLastUpdated: ts,
+      nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null,
     };
     const rows: DeviceRow[] = [];
     for (let i = 1; i <= 12; i++) rows.push({ ...base, netboxId: 100 + i, name: `ct${String(i).padStart(2, '0')}`, position: 30 + i, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 1000 + i });
-    rows.push({ ...base, netboxId: 200, name: 'sw01', position: 20, role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: 2000 });
+    rows.push({ ...base, netboxId: 200, name: 'sw01', position: 20, role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: 2000, nvosUrl: 'https://10.0.0.5', nvosSsh: '10.0.0.5:22' });
     rows.push({ ...base, netboxId: 201, name: 'toaster', position: 19, role: 'toaster', vendor: 'acme', nodeType: null, oobIpNetboxId: null });
     rows.push({ ...base, netboxId: 202, name: 'nobmc', position: 18, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: null });
     rows.push({ ...base, netboxId: 300, siteSlug: 'osl1', rackNetboxId: null, name: 'ct01', position: null, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 3000, lifecycleState: 'planned' });
@@ -173,5 +174,28 @@ describe('hub inventory API over a synced mirror', () => {
     }
     const params = doc.paths['/v1/devices'].get.parameters.map((p: { name: string }) => p.name);
     for (const p of ['site_id', 'rack_id', 'role', 'vendor', 'model', 'node_type', 'lifecycle_state', 'power_state', 'firmware_version', 'sort', 'cursor', 'limit']) assert.ok(params.includes(p), p);
+  });
+
+  it('maps NVOS endpoints from the fleet_nvos_* fields; a switch tray without them, or with malformed ones, carries an issue', async () => {
+    const sw01 = (await get('/v1/devices?site_id=ams1&role=nvlink-switch-tray')).body.items[0];
+    assert.deepEqual([sw01.nvos_url, sw01.nvos_ssh], ['https://10.0.0.5', '10.0.0.5:22']);
+    const sw = { siteSlug: 'ams1', rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 NVLink Switch Tray', platform: null, serial: null,
+      lifecycleState: 'active', managementProfile: 'redfish', credentialRef: 'bmc/default', role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: null, netboxLastUpdated: ts,
+      nvosCredentialRef: null };
+    await upsertDevices(handle.db, [
+      { ...sw, netboxId: 210, name: 'sw-bare', position: 10, nvosUrl: null, nvosSsh: null, nvosHostKey: null },
+      { ...sw, netboxId: 211, name: 'sw-bad', position: 11, nvosUrl: 'ftp://10.0.0.7', nvosSsh: '10.0.0.7', nvosHostKey: 'md5:aa' },
+    ]);
+    await refreshInventoryIssues(handle.db);
+    const issues = async (code: string) => (await get(`/v1/inventory-issues?code=${code}`)).body.items.map((i: { netbox_id: number; message: string }) => [i.netbox_id, i.message]);
+    assert.deepEqual((await issues('missing_nvos_endpoint')).map(([id]: [number]) => id), [210]);
+    assert.deepEqual(await issues('invalid_nvos_endpoint'), [[211,
+      'fleet_nvos_url is ftp://10.0.0.7; expected http(s)://host[:port]; fleet_nvos_ssh is 10.0.0.7; expected host:port; fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)']]);
+    // Fixed in NetBox, the next sync resolves the issue.
+    await upsertDevices(handle.db, [{ ...sw, netboxId: 211, name: 'sw-bad', position: 11, nvosUrl: 'https://[fd00::7]:8443', nvosSsh: '[fd00::7]:22', nvosHostKey: `SHA256:${'A'.repeat(43)}` }]);
+    await refreshInventoryIssues(handle.db);
+    assert.deepEqual(await issues('invalid_nvos_endpoint'), []);
+    await handle.pool.query('delete from inventory_issues where netbox_id in (210, 211)');
+    await handle.pool.query('delete from devices where netbox_id in (210, 211)');
   });
 });

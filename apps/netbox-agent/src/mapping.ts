@@ -73,6 +73,12 @@ export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): Device
     nodeType: role && vendor && family ? nodeTypeFor({ role, vendor, productFamily: family }) : null,
     managementProfile: text(d.custom_fields['fleet_management_profile']),
     credentialRef: text(d.custom_fields['fleet_credential_ref']),
+    // Kept as NetBox has them: the sync flags malformed values as inventory issues, and the
+    // operations refuse them (missingForNvos).
+    nvosUrl: text(d.custom_fields['fleet_nvos_url']),
+    nvosSsh: text(d.custom_fields['fleet_nvos_ssh']),
+    nvosCredentialRef: text(d.custom_fields['fleet_nvos_credential_ref']),
+    nvosHostKey: text(d.custom_fields['fleet_nvos_host_key']),
     oobIpNetboxId: d.oob_ip?.id ?? null,
     netboxLastUpdated: d.last_updated,
   };

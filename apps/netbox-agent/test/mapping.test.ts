@@ -43,6 +43,12 @@ describe('NetBox → mirror mapping', () => {
     assert.equal(odd.lifecycleState, 'burn-in', 'unknown NetBox status values are kept');
     assert.equal(odd.credentialRef, null);
     assert.equal(odd.uHeight, 2);
+    assert.deepEqual([odd.nvosUrl, odd.nvosSsh, odd.nvosCredentialRef, odd.nvosHostKey], [null, null, null, null]);
+  });
+
+  it('reads NVOS endpoints from the fleet_nvos_* custom fields, trimmed, blanks as absent', () => {
+    const sw = deviceRow(device({ custom_fields: { fleet_nvos_url: ' https://10.0.0.5 ', fleet_nvos_ssh: '10.0.0.5:22', fleet_nvos_credential_ref: '', fleet_nvos_host_key: null } }), types);
+    assert.deepEqual([sw.nvosUrl, sw.nvosSsh, sw.nvosCredentialRef, sw.nvosHostKey], ['https://10.0.0.5', '10.0.0.5:22', null, null]);
   });
 
   it('reads rack families from rack types', () => {

@@ -37,6 +37,19 @@ export function parseHostPort(value: string): { host: string; port: number } | u
   return { host: (m[1] ?? m[2])!, port };
 }
 
+/** An NVUE REST base URL: http(s), no credentials in it (those are resolved by reference). */
+export function isNvueBaseUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}
+
+/** An SSH host key fingerprint as OpenSSH prints it. */
+export const sshHostKeyFingerprint = /^SHA256:[A-Za-z0-9+/]{43}$/;
+
 /** The inventory fields an NVOS operation reads. */
 export interface NvosInventory {
   nodeType: string | null;
@@ -50,7 +63,7 @@ export interface NvosInventory {
 export function missingForNvos(d: NvosInventory): string[] {
   return [
     ...(d.nodeType?.startsWith('switch_') ? [] : ['switch node type']),
-    ...(d.nvosUrl ? [] : ['NVOS NVUE URL']),
+    ...(d.nvosUrl && isNvueBaseUrl(d.nvosUrl) ? [] : ['NVOS NVUE URL']),
     ...(d.nvosSsh && parseHostPort(d.nvosSsh) ? [] : ['NVOS SSH endpoint']),
     ...((d.nvosCredentialRef ?? d.credentialRef) ? [] : ['credential reference']),
   ];

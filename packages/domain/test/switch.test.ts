@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isNvosImage, missingForNvos, nvosBuildIdOf, parseHostPort } from '../src/index.js';
+import { isNvosImage, isNvueBaseUrl, missingForNvos, nvosBuildIdOf, parseHostPort } from '../src/index.js';
 
 describe('NVOS image names', () => {
   it('the build id is the one X.Y.Z in the name', () => {
@@ -38,6 +38,10 @@ describe('switch NVOS endpoints', () => {
       'NVOS SSH endpoint',
       'credential reference',
     ]);
+    // A URL NVUE cannot be reached at counts as missing, so an operation never starts with it.
+    for (const good of ['https://10.0.0.5', 'http://127.0.0.1:8444', 'https://[fd00::5]:8443', 'https://sw-a.example/']) assert.equal(isNvueBaseUrl(good), true, good);
+    for (const bad of ['ftp://10.0.0.5', 'https://admin:pw@10.0.0.5', 'https://10.0.0.5?x=1', '10.0.0.5', '']) assert.equal(isNvueBaseUrl(bad), false, bad);
+    assert.deepEqual(missingForNvos({ ...sw, nvosUrl: 'ftp://10.0.0.5' }), ['NVOS NVUE URL']);
   });
 
   it('tells NVOS image metadata from PLDM metadata (which predates the format key)', () => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDevices, listInventoryIssues, type Db } from '@fleet/db';
-import { lifecycleStates, missingForOperation, NodeType, parseHostPort, PowerAction, PowerState } from '@fleet/domain';
+import { isNvueBaseUrl, lifecycleStates, missingForOperation, NodeType, parseHostPort, PowerAction, PowerState, sshHostKeyFingerprint } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
@@ -23,10 +23,10 @@ const NewDevice = z
     bmc_url: httpUrl,
     credential_ref: credentialRef,
     /** Switch trays: NVOS's NVUE REST base URL, SSH endpoint, login reference (default credential_ref) and pinned host key. */
-    nvos_url: httpUrl.optional(),
+    nvos_url: z.string().refine(isNvueBaseUrl, 'must be an http(s) URL without credentials, query or fragment').optional(),
     nvos_ssh: z.string().refine((v) => parseHostPort(v) !== undefined, 'must be host:port').optional(),
     nvos_credential_ref: credentialRef.optional(),
-    nvos_host_key: z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'must be an SSH host key fingerprint, SHA256:<base64>').optional(),
+    nvos_host_key: z.string().regex(sshHostKeyFingerprint, 'must be an SSH host key fingerprint, SHA256:<base64>').optional(),
   })
   .strict()
   .superRefine((d, ctx) => {

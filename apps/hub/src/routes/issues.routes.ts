@@ -5,7 +5,7 @@ import { limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { issueView } from '../views.js';
 
-const codes = ['missing_bmc_address', 'duplicate_ip', 'unknown_node_type', 'missing_credential_ref', 'invalid_management_profile'] as const;
+const codes = ['missing_bmc_address', 'duplicate_ip', 'unknown_node_type', 'missing_credential_ref', 'invalid_management_profile', 'missing_nvos_endpoint', 'invalid_nvos_endpoint'] as const;
 
 export function issueRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(

@@ -41,6 +41,11 @@ export interface DeviceRow {
   nodeType: string | null;
   managementProfile: string | null;
   credentialRef: string | null;
+  /** Switch trays: NVOS endpoints from the fleet_nvos_* custom fields, as NetBox holds them. */
+  nvosUrl: string | null;
+  nvosSsh: string | null;
+  nvosCredentialRef: string | null;
+  nvosHostKey: string | null;
   oobIpNetboxId: number | null;
   netboxLastUpdated: string;
 }
@@ -92,19 +97,23 @@ export async function upsertDevices(db: DbOrTx, rows: DeviceRow[]): Promise<numb
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
     insert into devices (name, site_id, rack_id, position, face, u_height, role, vendor, model, platform, serial,
-      lifecycle_state, node_type, management_profile, credential_ref, oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+      lifecycle_state, node_type, management_profile, credential_ref, nvos_url, nvos_ssh, nvos_credential_ref, nvos_host_key,
+      oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
     select r."name", r."siteSlug", rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform", r."serial",
-      r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
+      r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."nvosUrl", r."nvosSsh", r."nvosCredentialRef", r."nvosHostKey",
+      r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
     from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteSlug" text, "rackNetboxId" int, "position" numeric, "face" text,
       "uHeight" numeric, "role" text, "vendor" text, "model" text, "platform" text, "serial" text, "lifecycleState" text,
-      "nodeType" text, "managementProfile" text, "credentialRef" text, "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
+      "nodeType" text, "managementProfile" text, "credentialRef" text, "nvosUrl" text, "nvosSsh" text, "nvosCredentialRef" text, "nvosHostKey" text,
+      "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
     join sites s on s.id = r."siteSlug"
     left join racks rk on rk.netbox_id = r."rackNetboxId"
     on conflict (netbox_id) do update set name = excluded.name, site_id = excluded.site_id, rack_id = excluded.rack_id,
       position = excluded.position, face = excluded.face, u_height = excluded.u_height, role = excluded.role,
       vendor = excluded.vendor, model = excluded.model, platform = excluded.platform, serial = excluded.serial,
       lifecycle_state = excluded.lifecycle_state, node_type = excluded.node_type, management_profile = excluded.management_profile,
-      credential_ref = excluded.credential_ref, oob_ip_netbox_id = excluded.oob_ip_netbox_id,
+      credential_ref = excluded.credential_ref, nvos_url = excluded.nvos_url, nvos_ssh = excluded.nvos_ssh,
+      nvos_credential_ref = excluded.nvos_credential_ref, nvos_host_key = excluded.nvos_host_key, oob_ip_netbox_id = excluded.oob_ip_netbox_id,
       netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null, updated_at = now()
     returning netbox_id`);
   return res.rows.map((r) => Number(r.netbox_id));
@@ -229,6 +238,20 @@ export async function refreshInventoryIssues(db: DbOrTx): Promise<{ open: number
              'custom field fleet_management_profile is ' || d.management_profile || '; expected redfish, redfish-https:<port> or redfish-http:<port>'
         from devices d where d.netbox_id is not null and d.deleted_at is null
           and d.management_profile is not null and d.management_profile !~ '^redfish(-https?(:[0-9]{1,5})?)?$'
+      union all
+      -- The same rules as the domain's missingForNvos, which refuses the operations themselves.
+      select 'dcim.device', d.netbox_id, d.id, 'missing_nvos_endpoint',
+             'custom fields fleet_nvos_url and fleet_nvos_ssh must give the switch''s NVUE URL and SSH host:port; NVOS image, firmware, password and certificate operations are refused until they do'
+        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type like 'switch!_%' escape '!'
+          and (d.nvos_url is null or d.nvos_ssh is null)
+      union all
+      select 'dcim.device', p.netbox_id, p.id, 'invalid_nvos_endpoint', p.problems from (
+        select d.netbox_id, d.id, concat_ws('; ',
+            case when d.nvos_url !~ '^https?://[^[:space:]/?#@]+(/[^[:space:]?#]*)?$' then 'fleet_nvos_url is ' || d.nvos_url || '; expected http(s)://host[:port]' end,
+            case when d.nvos_ssh !~ '^([[][0-9A-Fa-f:.]+[]]|[A-Za-z0-9.-]+):[0-9]{1,5}$' then 'fleet_nvos_ssh is ' || d.nvos_ssh || '; expected host:port' end,
+            case when d.nvos_host_key !~ '^SHA256:[A-Za-z0-9+/]{43}$' then 'fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)' end) as problems
+          from devices d where d.netbox_id is not null and d.deleted_at is null and coalesce(d.nvos_url, d.nvos_ssh, d.nvos_host_key) is not null
+      ) p where p.problems <> ''
     ),
     distinct_found as (select distinct on (object_type, netbox_id, code) * from found),
     opened as (
