@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { createSwitchFactoryResetActivity, type FactoryResetHeartbeat } from '../src/activities/switch-factory-reset.js';
+import { openSsh } from '../src/nvos/connect.js';
+import { loggingInAs } from '../src/switch/access.js';
 import { createSecretWriter, type SecretWriter } from '../src/switch/secret-writer.js';
 import { mockEnv } from './helpers/devices.js';
 import { nvueLines, runIn, startSwitchBench, USER, type SwitchBench } from './switch-helpers.js';
@@ -18,6 +20,8 @@ describe('resetSwitchToFactoryDefault activity', () => {
       { id: 'retried', password: 'configured-pw' },
       { id: 'env', password: 'configured-pw' },
       { id: 'locked', password: 'unknown-pw' },
+      { id: 'rekeyed', password: 'configured-pw', newHostKeyOnFactoryReset: true },
+      { id: 'pinned', password: 'configured-pw', newHostKeyOnFactoryReset: true },
     ]);
     // The site believes these switches still have passwords they no longer have.
     await bench.secretWriter.write({ 'switch/defaults': { username: USER, password: 'stale-pw' }, 'switch/locked': { username: USER, password: 'stale-pw' } });
@@ -42,6 +46,28 @@ describe('resetSwitchToFactoryDefault activity', () => {
     assert.ok(bench.sim.switch('sw').sshRequests.some((r) => r.op === 'auth' && r.user === 'admin' && r.ok), 'admin/admin logged in');
     assert.deepEqual(bench.secrets()['switch/sw'], { username: 'admin', password: 'admin' });
     assert.deepEqual(bench.secrets()['switch/sw#previous'], { username: USER, password: 'configured-pw' });
+  });
+
+  it('a switch that comes back with a new SSH host key: trusted once admin/admin logs in through it, so later logins work', async () => {
+    const target = bench.target('rekeyed');
+    const before = bench.sim.switch('rekeyed').hostKey.sha256;
+    (await openSsh(bench.access, target, new AbortController().signal)).close();
+    assert.equal(await bench.access.knownHosts.recorded(target.deviceId), before, 'trusted on first use');
+    await runIn(mockEnv(), reset(), { target, timings });
+    const after = bench.sim.switch('rekeyed').hostKey.sha256;
+    assert.notEqual(after, before);
+    assert.equal(await bench.access.knownHosts.recorded(target.deviceId), after);
+    (await openSsh(loggingInAs(bench.access, { username: 'admin', password: 'admin' }), target, new AbortController().signal)).close();
+    assert.ok(bench.logs.some((l) => l.includes('new SSH host key') && l.includes(after)));
+  });
+
+  it('a pinned switch that comes back with another key fails HOST_KEY_MISMATCH naming both keys: a pin is never replaced', async () => {
+    const pinned = bench.sim.switch('pinned').hostKey.sha256;
+    const err = await runIn(mockEnv(), reset(), { target: { ...bench.target('pinned'), hostKeyFingerprint: pinned }, timings }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApplicationFailure, String(err));
+    assert.equal(err.type, 'HOST_KEY_MISMATCH');
+    assert.ok(err.message.includes(pinned) && err.message.includes(bench.sim.switch('pinned').hostKey.sha256), err.message);
+    assert.equal(bench.sim.switch('pinned').counters.factoryResets, 1);
   });
 
   it('submits with admin/admin when the switch refuses the configured credentials', async () => {

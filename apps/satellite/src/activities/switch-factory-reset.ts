@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { NvosTarget, SwitchActivities } from '@fleet/domain';
 import type { BmcCredentials } from '@fleet/drivers';
 import { factoryReset } from '@fleet/nvue';
-import { SshError } from '@fleet/ssh';
+import { SshError, type HostKeyPolicy } from '@fleet/ssh';
 import { openSsh, type NvosAccess } from '../nvos/connect.js';
 import { loggingInAs } from '../switch/access.js';
 import { permanentFailure, switchFailure } from '../switch/failures.js';
@@ -32,14 +32,26 @@ export interface SwitchFactoryResetDeps extends NvosAccess {
  * refuses those; it is done when admin/admin logs in over SSH after the reboot (the first-login
  * password prompt is left alone). The site's secret store then holds admin/admin under the
  * target's reference (the old value kept as `#previous`), so that the password rotation an
- * operator runs next can log in; a read-only store is reported, not an error.
+ * operator runs next can log in; a read-only store is reported, not an error. A switch trusted on
+ * first use that comes back with a new SSH host key has that key recorded instead; a pinned one
+ * fails HOST_KEY_MISMATCH until the operator pins the new key.
  */
 export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): Pick<SwitchActivities, 'resetSwitchToFactoryDefault'> {
   const submitAs = (target: NvosTarget, credentials: BmcCredentials) => withNvue(loggingInAs(deps, credentials), target, (c, signal) => unlessRefused(factoryReset(c, { signal })));
 
-  const defaultsLogIn = async (target: NvosTarget, signal: AbortSignal) => {
+  /**
+   * Whether admin/admin logs in over SSH; `seen` gets the host key it logged in through. A
+   * pinned key stays pinned; otherwise any key is accepted here but none is recorded before a
+   * login succeeds, since NVOS may make new host keys on a reset (and admin/admin is no secret).
+   */
+  const defaultsLogIn = async (target: NvosTarget, signal: AbortSignal, seen: { fingerprint?: string }) => {
+    let presented: string | undefined;
+    const hostKey: HostKeyPolicy = target.hostKeyFingerprint
+      ? { mode: 'pinned', sha256: target.hostKeyFingerprint }
+      : { mode: 'tofu', onFirstUse: async (fingerprint) => void (presented = fingerprint) };
     try {
-      (await openSsh(loggingInAs(deps, NVOS_DEFAULT_CREDENTIALS), target, signal)).close();
+      (await openSsh(loggingInAs(deps, NVOS_DEFAULT_CREDENTIALS), target, signal, hostKey)).close();
+      if (presented) seen.fingerprint = presented;
       return true;
     } catch (err) {
       // Down, or not reset yet (the old password still set): both mean "not yet". A wrong host key does not.
@@ -66,14 +78,20 @@ export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): 
           log.warn({ withDefaults }, 'factory reset submitted');
         }
         const { withDefaults } = sent;
+        const seen: { fingerprint?: string } = {};
         const back = await awaitReboot(sent, {
           deviceId: target.deviceId,
           back: 'admin/admin SSH login',
-          isUp: () => defaultsLogIn(target, ctx.cancellationSignal),
+          isUp: () => defaultsLogIn(target, ctx.cancellationSignal, seen),
           pollMs: timings.pollIntervalS * 1000,
           maxWaitMs: timings.maxWaitS * 1000,
           details: (p): FactoryResetHeartbeat => ({ ...p, withDefaults }),
         });
+        if (seen.fingerprint) {
+          const earlier = await deps.knownHosts.recorded(target.deviceId);
+          await deps.knownHosts.replace(target, seen.fingerprint);
+          if (earlier && earlier !== seen.fingerprint) log.warn({ earlier, now: seen.fingerprint }, 'the switch came back from the reset with a new SSH host key; trusting it');
+        }
         let stored = true;
         try {
           await deps.secretWriter.write({ [ref]: NVOS_DEFAULT_CREDENTIALS, ...(isDefault(current) ? {} : { [previousRef(ref)]: current }) });

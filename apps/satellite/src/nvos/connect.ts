@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { NvosTarget } from '@fleet/domain';
 import { NvueClient, type NvueTlsOptions } from '@fleet/nvue';
-import { connect, type SshSession } from '@fleet/ssh';
+import { connect, type HostKeyPolicy, type SshSession } from '@fleet/ssh';
 import type { SatelliteConfig } from '../config.js';
 import type { SecretStore } from '../secrets/index.js';
 import { readClientIdentity } from '../switch/cert-material.js';
@@ -30,8 +30,11 @@ export async function openNvue(access: NvosAccess, target: NvosTarget, signal: A
   });
 }
 
-/** An SSH session to the switch, its host key checked (pinned, else trusted on first use) before the password is sent. */
-export async function openSsh(access: NvosAccess, target: NvosTarget, signal: AbortSignal): Promise<SshSession> {
+/**
+ * An SSH session to the switch, its host key checked before the password is sent: pinned, else
+ * trusted on first use, unless the caller brings its own policy.
+ */
+export async function openSsh(access: NvosAccess, target: NvosTarget, signal: AbortSignal, hostKey?: HostKeyPolicy): Promise<SshSession> {
   const { username, password } = await access.secrets.resolve(target.credentialRef);
   return connect({
     host: target.ssh.host,
@@ -39,7 +42,7 @@ export async function openSsh(access: NvosAccess, target: NvosTarget, signal: Ab
     device: target.deviceId,
     username,
     password,
-    hostKey: await access.knownHosts.policyFor(target),
+    hostKey: hostKey ?? (await access.knownHosts.policyFor(target)),
     connectTimeoutMs: access.nvos.connectTimeoutMs,
     signal,
   });

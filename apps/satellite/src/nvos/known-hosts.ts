@@ -16,7 +16,7 @@ interface KnownHost {
  * id (`<dataDir>/nvos-known-hosts.json`, `{ "<deviceId>": { fingerprint, host, firstSeenAt } }`).
  * A device with a pinned key in the inventory never uses it. A switch that later presents
  * another key fails with HOST_KEY_MISMATCH until an operator deletes its entry (after a
- * tray swap or an NVOS reinstall) or pins the new key.
+ * tray swap or an NVOS reinstall) or pins the new key; a factory reset Fleet ran replaces it.
  */
 export class KnownHosts {
   private entries: Promise<Record<string, KnownHost>> | undefined;
@@ -51,6 +51,26 @@ export class KnownHosts {
       if (normaliseFingerprint(earlier.fingerprint) === fingerprint) return;
       throw new Error(`${target.deviceId} presented ${fingerprint}, but ${earlier.fingerprint} was recorded first`);
     }
+    await this.store(target, fingerprint);
+  }
+
+  /**
+   * Trusts a new key for the device in place of the one recorded: only for a key change Fleet
+   * caused and then logged in through (a factory reset may make new host keys).
+   */
+  async replace(target: NvosTarget, fingerprint: string): Promise<void> {
+    const earlier = (await this.load())[target.deviceId]?.fingerprint;
+    if (earlier && normaliseFingerprint(earlier) === fingerprint) return;
+    await this.store(target, fingerprint);
+  }
+
+  /** The recorded key of a device trusted on first use, if any. */
+  async recorded(deviceId: string): Promise<string | undefined> {
+    return (await this.load())[deviceId]?.fingerprint;
+  }
+
+  private async store(target: NvosTarget, fingerprint: string): Promise<void> {
+    const entries = await this.load();
     entries[target.deviceId] = { fingerprint, host: `${target.ssh.host}:${target.ssh.port}`, firstSeenAt: new Date().toISOString() };
     const write = this.writes.then(async () => {
       await mkdir(dirname(this.file), { recursive: true });

@@ -11,8 +11,13 @@ import { VirtualFs } from './vfs.js';
  * which also lets ssh2 clients use OpenSSH's larger SFTP packets.
  */
 export function sshServer(sw: SimulatedSwitch): { accept(socket: Socket): void } {
-  const server = new ssh2.Server({ hostKeys: [sw.hostKey.privateKey], ident: 'OpenSSH_9.2p1 Debian-2+deb12u3 (NVOS simulator)' }, (client) => serveClient(sw, client));
-  return { accept: (socket) => server.injectSocket(socket) };
+  // A server per host key: a factory reset may give the switch a new one.
+  let current: { key: string; server: ssh2.Server } | undefined;
+  const serverFor = (key: string) => {
+    if (current?.key !== key) current = { key, server: new ssh2.Server({ hostKeys: [key], ident: 'OpenSSH_9.2p1 Debian-2+deb12u3 (NVOS simulator)' }, (client) => serveClient(sw, client)) };
+    return current.server;
+  };
+  return { accept: (socket) => serverFor(sw.hostKey.privateKey).injectSocket(socket) };
 }
 
 function serveClient(sw: SimulatedSwitch, client: Connection): void {

@@ -29,6 +29,8 @@ export interface SwitchSpec {
   imageShape?: 'string' | 'object';
   /** Seed of the deterministic Ed25519 host key; the id when absent. */
   hostKeySeed?: string;
+  /** Make a new SSH host key on every factory reset, as an NVOS reinstall or reset may. */
+  newHostKeyOnFactoryReset?: boolean;
   /** How an image install hands over to the reboot: `action_error` at 100% (what NVOS does, default) or `action_success`. */
   installEndState?: 'action_error' | 'action_success';
   /** Serve NVUE over HTTPS with this identity (PEM) instead of HTTP. */
@@ -106,7 +108,7 @@ const equal = (a: string, b: string) => {
  */
 export class SimulatedSwitch {
   readonly fs = new VirtualFs();
-  readonly hostKey: HostKey;
+  hostKey: HostKey;
   readonly revisions = new RevisionStore();
   readonly actions = new ActionStore();
   readonly certificates = new Map<string, InstalledCertificate>();
@@ -285,6 +287,7 @@ export class SimulatedSwitch {
 
   private resetToDefaults(): void {
     this.counters.factoryResets++;
+    if (this.spec.newHostKeyOnFactoryReset) this.hostKey = hostKeyFor(`${this.spec.hostKeySeed ?? this.spec.id}#reset-${this.counters.factoryResets}`);
     this.config = defaultConfig();
     this.saved = defaultConfig();
     this.certificates.clear();
