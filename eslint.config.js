@@ -28,7 +28,7 @@ export default tseslint.config(
           paths: [...nodeBuiltins, ...nodeBuiltins.map((m) => `node:${m}`)].map((name) => ({ name, message: 'workflows must be deterministic: no Node built-ins' })),
           patterns: [
             { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/testing', '@temporalio/activity'], message: 'workflows import only @temporalio/workflow', allowTypeImports: true },
-            { group: ['pg', 'undici', 'ssh2', 'pino', 'drizzle-orm', '@fleet/db', '@fleet/drivers', '@fleet/redfish', '@fleet/nvue', '@fleet/ssh', '@fleet/fwpkg', '@fleet/temporal', '@fleet/config'], message: 'workflows must not do I/O' },
+            { group: ['pg', 'undici', 'ssh2', 'pino', 'drizzle-orm', '@fleet/db', '@fleet/drivers', '@fleet/redfish', '@fleet/nvue', '@fleet/http', '@fleet/ssh', '@fleet/fwpkg', '@fleet/temporal', '@fleet/config'], message: 'workflows must not do I/O' },
           ],
         },
       ],
@@ -42,7 +42,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@temporalio/*', '@fleet/temporal', '@fleet/workflows', '@fleet/drivers', '@fleet/redfish', '@fleet/nvue', '@fleet/ssh', 'ssh2', 'undici', 'drizzle-orm', 'drizzle-orm/*'], message: 'the hub talks to Postgres through @fleet/db only' },
+            { group: ['@temporalio/*', '@fleet/temporal', '@fleet/workflows', '@fleet/drivers', '@fleet/redfish', '@fleet/nvue', '@fleet/http', '@fleet/ssh', 'ssh2', 'undici', 'drizzle-orm', 'drizzle-orm/*'], message: 'the hub talks to Postgres through @fleet/db only' },
           ],
         },
       ],
@@ -50,7 +50,7 @@ export default tseslint.config(
   },
   {
     // Device clients and drivers know nothing of Temporal or persistence.
-    files: ['packages/{redfish,nvue,ssh,fwpkg,drivers,domain}/src/**/*.ts'],
+    files: ['packages/{http,redfish,nvue,ssh,fwpkg,drivers,domain}/src/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['@temporalio/*', '@fleet/db', 'pg', 'drizzle-orm'], message: 'clients and drivers neither orchestrate nor persist' }] }],
     },

@@ -1,7 +1,8 @@
 import type { CallOptions, NvueClient } from './client.js';
 import { NvueError } from './errors.js';
 import { poll, type PollOptions } from './poll.js';
-import { headerValue, type NvueResponse } from './transport.js';
+import { headerValue } from '@fleet/http';
+import type { NvueResponse } from './transport.js';
 
 export interface ActionStatus {
   state: string | undefined;

@@ -1,8 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { NvueError } from './errors.js';
 import { BASE_PATH, defaults, type NvueClientOptions, type NvueCredentials } from './options.js';
-import { anySignal, backoffMs, sleep } from './timing.js';
-import { switchConnector } from './tls.js';
+import { anySignal, backoffMs, deviceConnector, sleep } from '@fleet/http';
 import { exchange, ExchangeFailure, type HttpMethod, type NvueResponse } from './transport.js';
 
 export type { NvueResponse, HttpMethod } from './transport.js';
@@ -41,7 +40,7 @@ export class NvueClient {
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
       opts.dispatcher ??
-      new Agent({ connect: switchConnector(this.switchId, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger), connections: 1 });
+      new Agent({ connect: deviceConnector({ logKey: 'switchId', id: this.switchId, insecureWarning: 'NVUE TLS verification disabled for this switch (insecure)' }, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger), connections: 1 });
   }
 
   async get<T = unknown>(path: string, opts: CallOptions = {}): Promise<T> {

@@ -1,3 +1,4 @@
+import type { TlsPolicy } from '@fleet/http';
 import type { Dispatcher } from 'undici';
 
 export interface NvueCredentials {
@@ -15,19 +16,7 @@ export interface NvueLogger {
  * bundle and/or a pinned leaf fingerprint narrow that, `insecure` turns it off. A client
  * certificate is presented when the switch's API requires mTLS.
  */
-export interface NvueTlsOptions {
-  /** PEM CA bundle content. */
-  caPem?: string;
-  /** Path to a PEM CA bundle (read once when the client is built). */
-  caFile?: string;
-  /** SHA-256 fingerprint of the switch's leaf certificate, hex with or without colons. */
-  pinnedSha256?: string;
-  /** Skip verification entirely. Logged once per switch as a warning. */
-  insecure?: boolean;
-  /** Client identity for mTLS (PEM). */
-  clientCertPem?: string;
-  clientKeyPem?: string;
-}
+export type NvueTlsOptions = TlsPolicy;
 
 export interface NvueClientOptions {
   /** https://10.0.0.9 on a real switch; http://127.0.0.1:8444 for the simulator. The base path /nvue_v1 is added. */

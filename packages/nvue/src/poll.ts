@@ -1,6 +1,6 @@
 import type { NvueClient } from './client.js';
 import { NvueError } from './errors.js';
-import { sleep } from './timing.js';
+import { sleep } from '@fleet/http';
 
 export interface PollOptions {
   pollIntervalMs?: number;

@@ -1,10 +1,9 @@
 import { Agent, type Dispatcher } from 'undici';
-import { backoffMs, sleep } from './backoff.js';
+import { backoffMs, deviceConnector, headerValue, sleep } from '@fleet/http';
 import { RedfishError } from './errors.js';
 import { defaults, type RedfishClientOptions } from './options.js';
 import { SessionAuth } from './session.js';
-import { bmcConnector } from './tls.js';
-import { exchange, ExchangeFailure, headerValue, type BodySource, type HttpMethod, type RedfishResponse } from './transport.js';
+import { exchange, ExchangeFailure, type BodySource, type HttpMethod, type RedfishResponse } from './transport.js';
 
 export type { RedfishResponse, BodySource, HttpMethod } from './transport.js';
 
@@ -68,7 +67,7 @@ export class RedfishClient {
     this.dispatcher =
       opts.dispatcher ??
       new Agent({
-        connect: bmcConnector(opts.baseUrl, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger),
+        connect: deviceConnector({ logKey: 'bmc', id: opts.baseUrl, insecureWarning: 'Redfish TLS verification disabled for this BMC (insecure)' }, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger),
         connections: 1,
       });
     if (opts.auth === 'session') {

@@ -2,7 +2,7 @@ export * from './client.js';
 export * from './errors.js';
 export * from './options.js';
 export { SiteLimiter } from './limiter.js';
-export { CertificatePinError } from './tls.js';
+export { CertificatePinError } from '@fleet/http';
 export { readCollection, findMember, type CollectionMembers } from './discovery.js';
 export * from './systems.js';
 export * from './managers.js';

@@ -1,3 +1,4 @@
+import type { TlsPolicy } from '@fleet/http';
 import type { Dispatcher } from 'undici';
 import type { SiteLimiter } from './limiter.js';
 
@@ -14,17 +15,9 @@ export interface RedfishLogger {
 /**
  * How the BMC's certificate is checked. Verified against the system store by default;
  * a site CA bundle and/or a pinned leaf fingerprint narrow that, `insecure` turns it off.
+ * No client certificate: BMCs authenticate Fleet by credentials.
  */
-export interface RedfishTlsOptions {
-  /** PEM CA bundle content for the site. */
-  caPem?: string;
-  /** Path to a PEM CA bundle file (read once when the client is built). */
-  caFile?: string;
-  /** SHA-256 fingerprint of the BMC's leaf certificate, hex with or without colons. */
-  pinnedSha256?: string;
-  /** Skip verification entirely. Logged once per BMC as a warning. */
-  insecure?: boolean;
-}
+export type RedfishTlsOptions = Omit<TlsPolicy, 'clientCertPem' | 'clientKeyPem'>;
 
 export type RedfishAuthMode = 'basic' | 'session';
 

@@ -1,6 +1,7 @@
 import { RedfishError } from './errors.js';
 import type { RedfishCredentials, RedfishLogger } from './options.js';
-import { headerValue, type HttpMethod, type RedfishResponse } from './transport.js';
+import { headerValue } from '@fleet/http';
+import type { HttpMethod, RedfishResponse } from './transport.js';
 
 /** What the session manager needs from the client: unserialised requests and the discovered Sessions URI. */
 export interface SessionIo {

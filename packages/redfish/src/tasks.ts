@@ -1,7 +1,6 @@
 import type { RedfishClient, RedfishResponse } from './client.js';
-import { sleep } from './backoff.js';
+import { headerValue, sleep } from '@fleet/http';
 import { RedfishError } from './errors.js';
-import { headerValue } from './transport.js';
 import { linkOf, readCollection, rootLink } from './discovery.js';
 
 export interface TaskMessage {

@@ -1,11 +1,9 @@
 import type { Readable } from 'node:stream';
-import { errors as undiciErrors, request, type Dispatcher } from 'undici';
-import { retryAfterMs } from './backoff.js';
-import { codeForStatus, messageFromBody, RedfishError } from './errors.js';
-import { isCertificateError } from './tls.js';
+import { classifyTransportError, parseJsonOrText, requestSignal, retryAfterMs, type ResponseHeaders, type RetryClass } from '@fleet/http';
+import { request, type Dispatcher } from 'undici';
+import { codeForStatus, messageFromBody, RedfishError, type RedfishErrorCode } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export interface RedfishResponse<T = unknown> {
   status: number;
@@ -29,14 +27,6 @@ export interface ExchangeSpec {
   signal?: AbortSignal;
 }
 
-/**
- * Whether a failed exchange may be sent again.
- * - `safe`: the BMC did not act on it (no connection was made, or it answered 503), so any method may be resent.
- * - `idempotent`: the request may have reached the BMC; only a request that is harmless twice may be resent.
- * - `never`: resending cannot change the outcome.
- */
-export type RetryClass = 'safe' | 'idempotent' | 'never';
-
 export class ExchangeFailure extends Error {
   constructor(
     readonly error: RedfishError,
@@ -47,14 +37,10 @@ export class ExchangeFailure extends Error {
   }
 }
 
-// Errors raised before a byte of the request left this host.
-const notConnectedCodes = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
-
 /** One HTTP exchange with the BMC; every failure comes back as an ExchangeFailure saying whether it may be retried. */
 export async function exchange(dispatcher: Dispatcher, bmc: string, spec: ExchangeSpec, maxRetryAfterMs: number): Promise<RedfishResponse> {
   const uri = spec.url.pathname;
-  const deadline = AbortSignal.timeout(spec.timeoutMs);
-  const signal = spec.signal ? AbortSignal.any([spec.signal, deadline]) : deadline;
+  const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
   let res: Dispatcher.ResponseData;
   try {
     res = await request(spec.url, {
@@ -72,15 +58,15 @@ export async function exchange(dispatcher: Dispatcher, bmc: string, spec: Exchan
       signal,
     });
   } catch (err) {
-    throw classifyTransportError(err, bmc, uri, spec, deadline);
+    throw transportFailure(err, bmc, uri, spec, deadline);
   }
   let text: string;
   try {
     text = await res.body.text();
   } catch (err) {
-    throw classifyTransportError(err, bmc, uri, spec, deadline);
+    throw transportFailure(err, bmc, uri, spec, deadline);
   }
-  const body = text ? parseJson(text) : undefined;
+  const body = text ? parseJsonOrText(text) : undefined;
   if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, body };
   const error = new RedfishError(codeForStatus(res.statusCode), bmc, uri, messageFromBody(body) ?? `HTTP ${res.statusCode}`, res.statusCode);
   // 503 is the BMC refusing work (busy, rebooting, session table full): it did not act on the request.
@@ -88,36 +74,12 @@ export async function exchange(dispatcher: Dispatcher, bmc: string, spec: Exchan
   throw new ExchangeFailure(error, 'never');
 }
 
-function classifyTransportError(err: unknown, bmc: string, uri: string, spec: ExchangeSpec, deadline: AbortSignal): unknown {
+/** A TLS refusal is a precondition the site's settings must change, in the Redfish client's terms. */
+const codeForTransport = { Timeout: 'Timeout', TlsVerification: 'FailedPrecondition', Unavailable: 'Unavailable' } as const satisfies Record<string, RedfishErrorCode>;
+
+function transportFailure(err: unknown, bmc: string, uri: string, spec: ExchangeSpec, deadline: AbortSignal): unknown {
+  const failure = classifyTransportError(err, { caller: spec.signal, deadline, timeoutMs: spec.timeoutMs });
   // The caller cancelled: not a BMC failure, so surface the caller's own reason.
-  if (spec.signal?.aborted) return spec.signal.reason;
-  const message = (err as Error)?.message ?? String(err);
-  if (deadline.aborted) {
-    return new ExchangeFailure(new RedfishError('Timeout', bmc, uri, `no complete answer within ${spec.timeoutMs} ms`), 'idempotent');
-  }
-  if (isCertificateError(err)) {
-    return new ExchangeFailure(new RedfishError('FailedPrecondition', bmc, uri, `TLS verification failed: ${message}`), 'never');
-  }
-  if (err instanceof undiciErrors.ConnectTimeoutError) {
-    return new ExchangeFailure(new RedfishError('Timeout', bmc, uri, message), 'safe');
-  }
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-    return new ExchangeFailure(new RedfishError('Timeout', bmc, uri, message), 'idempotent');
-  }
-  const code = (err as { code?: unknown } | null)?.code;
-  const retry: RetryClass = typeof code === 'string' && notConnectedCodes.has(code) ? 'safe' : 'idempotent';
-  return new ExchangeFailure(new RedfishError('Unavailable', bmc, uri, typeof code === 'string' ? `${code}: ${message}` : message), retry);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-export function headerValue(headers: ResponseHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
+  if ('cancelled' in failure) return failure.cancelled;
+  return new ExchangeFailure(new RedfishError(codeForTransport[failure.kind], bmc, uri, failure.message), failure.retry);
 }

@@ -3,12 +3,17 @@ export function backoffMs(attempt: number, baseMs: number, maxMs: number): numbe
   return Math.min(maxMs, baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random());
 }
 
-/** Retry-After in delta-seconds as milliseconds, capped; undefined when absent or not a number. */
+/** Retry-After as milliseconds (delta-seconds or HTTP date), capped; undefined when absent or unparsable. */
 export function retryAfterMs(header: string | string[] | undefined, maxMs: number): number | undefined {
-  const v = Number(Array.isArray(header) ? header[0] : header);
-  return header !== undefined && Number.isFinite(v) ? Math.min(Math.max(0, v) * 1000, maxMs) : undefined;
+  const v = Array.isArray(header) ? header[0] : header;
+  if (!v) return undefined;
+  const s = Number(v);
+  if (Number.isFinite(s)) return Math.min(Math.max(0, s) * 1000, maxMs);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.min(at - Date.now(), maxMs));
 }
 
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);

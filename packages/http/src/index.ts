@@ -1,0 +1,3 @@
+export * from './timing.js';
+export * from './tls.js';
+export * from './transport.js';
