@@ -186,4 +186,32 @@ describe('hub API', () => {
     assert.equal(on.statusCode, 202, on.body);
     assert.equal(on.json().result.refused.length, 2, 'the trays are busy with the first batch');
   });
+
+  it('creates without a job honour Idempotency-Key: a replay returns the first answer, racing requests create once, another body is a 409', async () => {
+    const headers = { 'idempotency-key': 'site-k1' };
+    const first = await call('POST', '/v1/sites', { token: tokens.admin, body: { id: 'idem-1', name: 'Idempotent 1' }, headers });
+    assert.equal(first.statusCode, 201);
+    const again = await call('POST', '/v1/sites', { token: tokens.admin, body: { id: 'idem-1', name: 'Idempotent 1' }, headers });
+    assert.equal(again.statusCode, 201, again.body);
+    assert.deepEqual(again.json(), first.json());
+    assert.equal(again.headers['location'], '/v1/sites/idem-1');
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    const other = await call('POST', '/v1/sites', { token: tokens.admin, body: { id: 'idem-2', name: 'Idempotent 2' }, headers });
+    assert.equal(other.statusCode, 409);
+    assert.equal(other.json().error.details[0].field, 'header.Idempotency-Key');
+    assert.equal((await handle.pool.query("select count(*)::int as n from sites where id like 'idem-%'")).rows[0].n, 1);
+    // Without the key the same request is a plain conflict.
+    assert.equal((await call('POST', '/v1/sites', { token: tokens.admin, body: { id: 'idem-1', name: 'Idempotent 1' } })).statusCode, 409);
+
+    const device = { name: 'idem-tray', site_id: 'lab', node_type: 'compute_gb200_nvidia', bmc_url: 'http://127.0.0.1:9200', credential_ref: 'bmc/default' };
+    const racing = await Promise.all([1, 2, 3].map(() => call('POST', '/v1/devices', { token: tokens.admin, body: device, headers: { 'idempotency-key': 'dev-k1' } })));
+    assert.deepEqual(racing.map((r) => r.statusCode), [201, 201, 201], racing.map((r) => r.body).join('\n'));
+    assert.equal(new Set(racing.map((r) => r.json().id)).size, 1, 'one device, answered three times');
+    assert.equal(racing.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 2);
+    assert.equal((await handle.pool.query("select count(*)::int as n from devices where name = 'idem-tray'")).rows[0].n, 1);
+    assert.equal((await handle.pool.query("select count(*)::int as n from audit_log where action = 'device.create' and target = $1", [`device/${racing[0]!.json().id}`])).rows[0].n, 1);
+    // Keys belong to their actor: another token's same key is its own.
+    const otherActor = await call('POST', '/v1/sites', { token: (await createApiToken(handle.db, 't-admin-2', 'admin')).token, body: { id: 'idem-3', name: 'Idempotent 3' }, headers });
+    assert.equal(otherActor.statusCode, 201);
+  });
 });

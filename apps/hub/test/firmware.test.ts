@@ -295,6 +295,17 @@ describe('hub firmware catalog', () => {
       assert.equal(dup.json().error.code, 'ALREADY_EXISTS');
     });
 
+    it('a create retried with its Idempotency-Key answers the first 201 again, ETag and Location included, and makes one manifest', async () => {
+      const body = { name: 'gb200-retried', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId) };
+      const headers = { 'idempotency-key': 'manifest-k1' };
+      const first = await call('POST', '/v1/firmware/manifests', 'operator', { body, headers });
+      const again = await call('POST', '/v1/firmware/manifests', 'operator', { body, headers });
+      assert.equal(first.statusCode, 201, first.body);
+      assert.deepEqual([again.statusCode, again.json(), again.headers['etag'], again.headers['location']], [201, first.json(), first.headers['etag'], `/v1/firmware/manifests/${first.json().id}`]);
+      assert.equal((await handle.pool.query("select count(*)::int as n from firmware_manifests where name = 'gb200-retried'")).rows[0].n, 1);
+      await call('DELETE', `/v1/firmware/manifests/${first.json().id}`, 'admin', { headers: { 'if-match': first.headers['etag'] as string } });
+    });
+
     it('a new default takes over from the old in one transaction; POST .../default swaps back', async () => {
       const b = await create({ name: 'gb200-2025.04', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId), default: true });
       manifestB = b.json().id;

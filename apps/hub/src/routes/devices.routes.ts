@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination
 import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
 import { deviceDetailView, deviceView, jobView, type ViewContext } from '../views.js';
+import { idempotentCreate } from '../services/idempotent-create.js';
 
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
@@ -121,30 +122,28 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/devices', tag: 'inventory', summary: 'Register a device by hand (NetBox-synced devices appear on their own)', role: 'admin', body: NewDevice, success: [201, 'The device'], errors: [400, 409] },
+    { method: 'POST', url: '/v1/devices', tag: 'inventory', summary: 'Register a device by hand (NetBox-synced devices appear on their own). Idempotency-Key honoured', role: 'admin', body: NewDevice, success: [201, 'The device'], errors: [400, 409] },
     async ({ request, reply, body }) => {
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
-      const device = await db
-        .transaction(async (tx) => {
-          const row = await insertDevice(tx, {
-            name: body.name,
-            siteId: body.site_id,
-            nodeType: body.node_type,
-            bmcUrl: body.bmc_url,
-            credentialRef: body.credential_ref,
-            nvosUrl: body.nvos_url ?? null,
-            nvosSsh: body.nvos_ssh ?? null,
-            nvosCredentialRef: body.nvos_credential_ref ?? null,
-            nvosHostKey: body.nvos_host_key ?? null,
-          });
-          await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
-          return row;
-        })
-        .catch((err: { cause?: { code?: string } }) => {
-          if (err.cause?.code === '23505') throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [{ field: 'body.name', issue: 'taken' }]);
-          throw err;
+      return idempotentCreate(db, request, reply, async (tx) => {
+        const row = await insertDevice(tx, {
+          name: body.name,
+          siteId: body.site_id,
+          nodeType: body.node_type,
+          bmcUrl: body.bmc_url,
+          credentialRef: body.credential_ref,
+          nvosUrl: body.nvos_url ?? null,
+          nvosSsh: body.nvos_ssh ?? null,
+          nvosCredentialRef: body.nvos_credential_ref ?? null,
+          nvosHostKey: body.nvos_host_key ?? null,
         });
-      return reply.status(201).header('location', `/v1/devices/${device.id}`).send(deviceView(device));
+        await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
+        return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row) };
+      })
+      .catch((err: { cause?: { code?: string } }) => {
+        if (err.cause?.code === '23505') throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [{ field: 'body.name', issue: 'taken' }]);
+        throw err;
+      });
     },
   );
 

@@ -33,6 +33,7 @@ import { complianceView, manifestView, packageView } from '../firmware/views.js'
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { idempotentCreate } from '../services/idempotent-create.js';
 
 export interface FirmwareDeps {
   blobs: BlobStore;
@@ -320,24 +321,20 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'POST',
       url: '/v1/firmware/manifests',
       tag: 'firmware',
-      summary: 'Create a firmware manifest: for one hardware type, the packages to push in order and the component versions they install; default=true makes it the default for its type',
+      summary: 'Create a firmware manifest: for one hardware type, the packages to push in order and the component versions they install; default=true makes it the default for its type. Idempotency-Key honoured',
       role: 'operator',
       body: NewManifest,
       success: [201, 'The manifest'],
       errors: [400, 409],
     },
-    async ({ request, reply, body }) => {
-      const m = await db
-        .transaction(async (tx) => {
-          const steps = toSteps(body.steps);
-          await checkManifestSteps(tx, steps);
-          const row = await insertFirmwareManifest(tx, { name: body.name, hardwareType: body.hardware_type, steps, isDefault: body.default, createdBy: request.actor!.name });
-          await auditAccepted(tx, request, 201, { action: 'firmware.manifest.create', target: `firmware_manifest/${row.id}`, details: { name: row.name, hardware_type: row.hardwareType, default: row.isDefault } });
-          return row;
-        })
-        .catch(nameTaken(body.name));
-      return reply.status(201).header('location', `/v1/firmware/manifests/${m.id}`).header('etag', etag(m.revision)).send(manifestView(m));
-    },
+    ({ request, reply, body }) =>
+      idempotentCreate(db, request, reply, async (tx) => {
+        const steps = toSteps(body.steps);
+        await checkManifestSteps(tx, steps);
+        const row = await insertFirmwareManifest(tx, { name: body.name, hardwareType: body.hardware_type, steps, isDefault: body.default, createdBy: request.actor!.name });
+        await auditAccepted(tx, request, 201, { action: 'firmware.manifest.create', target: `firmware_manifest/${row.id}`, details: { name: row.name, hardware_type: row.hardwareType, default: row.isDefault } });
+        return { status: 201, headers: { location: `/v1/firmware/manifests/${row.id}`, etag: etag(row.revision) }, body: manifestView(row) };
+      }).catch(nameTaken(body.name)),
   );
 
   defineRoute(

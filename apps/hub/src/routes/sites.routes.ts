@@ -6,6 +6,7 @@ import { auditAccepted } from '../plugins/audit.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { rackView, siteView, syncView } from '../views.js';
+import { idempotentCreate } from '../services/idempotent-create.js';
 
 const NewSite = z
   .object({
@@ -30,16 +31,14 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/sites', tag: 'inventory', summary: 'Register a site by hand (NetBox-synced sites appear on their own)', role: 'admin', body: NewSite, success: [201, 'The site'], errors: [400, 409] },
-    async ({ request, reply, body }) => {
-      if (await getSite(db, body.id)) throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [{ field: 'body.id', issue: 'taken' }]);
-      const site = await db.transaction(async (tx) => {
+    { method: 'POST', url: '/v1/sites', tag: 'inventory', summary: 'Register a site by hand (NetBox-synced sites appear on their own). Idempotency-Key honoured', role: 'admin', body: NewSite, success: [201, 'The site'], errors: [400, 409] },
+    ({ request, reply, body }) =>
+      idempotentCreate(db, request, reply, async (tx) => {
+        if (await getSite(tx, body.id)) throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [{ field: 'body.id', issue: 'taken' }]);
         const row = await insertSite(tx, body);
         await auditAccepted(tx, request, 201, { action: 'site.create', target: `site/${row.id}` });
-        return row;
-      });
-      return reply.status(201).header('location', `/v1/sites/${site.id}`).send(siteView(site));
-    },
+        return { status: 201, headers: { location: `/v1/sites/${row.id}` }, body: siteView(row) };
+      }),
   );
 
   defineRoute(

@@ -1,4 +1,4 @@
-import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsz } from './_columns.js';
 
 export const apiTokens = pgTable('api_tokens', {
@@ -32,3 +32,24 @@ export const auditLog = pgTable(
 
 export type ApiToken = typeof apiTokens.$inferSelect;
 export type AuditEntry = typeof auditLog.$inferInsert;
+
+/**
+ * Answers of creates made with an Idempotency-Key (those that make no job; jobs keep their key
+ * themselves): the same actor, key and request replay the stored answer. A key is reusable once
+ * it is a day old.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    actor: text('actor').notNull(),
+    key: text('key').notNull(),
+    /** The route the key was used on, e.g. `POST /v1/firmware/manifests`. */
+    action: text('action').notNull(),
+    requestFingerprint: text('request_fingerprint').notNull(),
+    statusCode: integer('status_code').notNull(),
+    headers: jsonb('headers').$type<Record<string, string>>().notNull(),
+    response: jsonb('response').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.actor, t.key] }), index('idempotency_keys_created_at_idx').on(t.createdAt)],
+);
