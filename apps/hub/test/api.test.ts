@@ -1,40 +1,29 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertDevice, insertSite, racks, type DbHandle } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { buildHub } from '../src/app.js';
+import { createApiToken, insertDevice, insertSite, racks, type DbHandle } from '@fleet/db';
+import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // The hub against a real Postgres, with no Temporal anywhere: everything here must
 // be answered from the projection alone.
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
 
 describe('hub API', () => {
-  let database: TestDatabase;
+  let hub: TestHub;
   let handle: DbHandle;
   let app: FastifyInstance;
-  const tokens = { admin: '', operator: '', viewer: '' };
+  let tokens: TestHub['tokens'];
   const devices: string[] = [];
 
   before(async () => {
-    database = await cloneTestDatabase(baseUrl, template);
-    handle = connectDb(database.url, 4);
-    app = buildHub({ db: handle.db, log: pino({ level: 'silent' }), registry: new Registry(), views: { temporalNamespace: 'default' } });
-    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    hub = await startTestHub();
+    ({ handle, app, tokens } = hub);
     await insertSite(handle.db, { id: 'lab', name: 'Lab' });
     for (let i = 0; i < 4; i++) {
       const d = await insertDevice(handle.db, { name: `tray-${i}`, siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9000 + i}`, credentialRef: 'bmc/default' });
       devices.push(d.id);
     }
   });
-  after(async () => {
-    await app.close();
-    await handle.close();
-    await database.drop();
-  });
+  after(() => hub.close());
 
   const call = (method: 'GET' | 'POST', url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
     app.inject({

@@ -1,33 +1,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { connectDb, createApiToken, deviceFirmware, firmwareManifests, firmwarePackages, insertDevice, insertSite, racks, type DbHandle, type Device } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { buildHub } from '../src/app.js';
+import { deviceFirmware, firmwareManifests, firmwarePackages, insertDevice, insertSite, racks, type DbHandle, type Device } from '@fleet/db';
+import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // Firmware campaigns and device firmware jobs against a real Postgres, no Temporal: plans,
 // jobs, intents and views come from the projection alone.
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
-
 const durations = { compute: 1000, switch: 1500, power_shelf: 2000 };
 
 describe('firmware campaigns API', () => {
-  let database: TestDatabase;
+  let hub: TestHub;
   let handle: DbHandle;
   let app: FastifyInstance;
-  const tokens = { admin: '', operator: '', viewer: '' };
+  let tokens: TestHub['tokens'];
   const rack: Record<'a' | 'b', string> = { a: '', b: '' };
   const dev: Record<string, Device> = {};
   const manifest = { compute: '', computeAlt: '', switch: '' };
 
   before(async () => {
-    database = await cloneTestDatabase(baseUrl, template);
-    handle = connectDb(database.url, 4);
-    app = buildHub({ db: handle.db, log: pino({ level: 'silent' }), registry: new Registry(), views: { temporalNamespace: 'default' }, campaigns: { deviceDurationS: durations } });
-    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    hub = await startTestHub({ campaigns: { deviceDurationS: durations } });
+    ({ handle, app, tokens } = hub);
     const db = handle.db;
     await insertSite(db, { id: 'fw', name: 'Firmware lab' });
     for (const r of ['a', 'b'] as const) rack[r] = (await db.insert(racks).values({ siteId: 'fw', name: `rack-${r}`, rackType: 'gb200_nvl72' }).returning())[0]!.id;
@@ -62,11 +54,7 @@ describe('firmware campaigns API', () => {
       { deviceId: dev['a-ct1']!.id, componentId: 'BMC', version: '1.0' },
     ]);
   });
-  after(async () => {
-    await app.close();
-    await handle.close();
-    await database.drop();
-  });
+  after(() => hub.close());
 
   const call = (method: 'GET' | 'POST' | 'PUT', url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
     app.inject({

@@ -1,23 +1,17 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertDevice, insertSite, type DbHandle } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { insertDevice, insertSite, type DbHandle } from '@fleet/db';
 import { buildFwpkg, DESCRIPTOR_UUID, type FwpkgSpec } from '@fleet/fwpkg';
-import { buildHub } from '../src/app.js';
-import { FileBlobStore } from '../src/firmware/blob-store.js';
+import type { FileBlobStore } from '../src/firmware/blob-store.js';
+import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // The firmware catalog against a real Postgres and a blob store in a temp directory.
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
 const maxPackageBytes = 256 * 1024;
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -37,36 +31,22 @@ function trayPackage(packageVersion: string, imageBytes = 4096): FwpkgSpec {
 }
 
 describe('hub firmware catalog', () => {
-  let database: TestDatabase;
+  let hub: TestHub;
   let handle: DbHandle;
   let app: FastifyInstance;
   let blobDir: string;
   let blobs: FileBlobStore;
-  const tokens = { admin: '', operator: '', viewer: '' };
+  let tokens: TestHub['tokens'];
   const good = buildFwpkg(trayPackage('1.0.0'));
   const goodDigest = sha256(good);
   let goodId = '';
 
   before(async () => {
-    database = await cloneTestDatabase(baseUrl, template);
-    handle = connectDb(database.url, 4);
-    blobDir = await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
-    blobs = new FileBlobStore(blobDir);
-    app = buildHub({
-      db: handle.db,
-      log: pino({ level: 'silent' }),
-      registry: new Registry(),
-      views: { temporalNamespace: 'default' },
-      firmware: { blobs, maxPackageBytes },
-    });
-    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    hub = await startTestHub({ maxPackageBytes });
+    ({ handle, app, tokens } = hub);
+    [blobDir, blobs] = [hub.blobDir!, hub.blobs!];
   });
-  after(async () => {
-    await app.close();
-    await handle.close();
-    await database.drop();
-    await rm(blobDir, { recursive: true, force: true });
-  });
+  after(() => hub.close());
 
   const auth = (role: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[role]}` });
   const upload = (payload: Buffer | Readable, fileName = 'tray.fwpkg', headers: Record<string, string> = {}) =>

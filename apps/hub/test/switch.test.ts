@@ -1,54 +1,34 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertSite, type DbHandle } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { insertSite, type DbHandle } from '@fleet/db';
 import { buildFwpkg, DESCRIPTOR_UUID } from '@fleet/fwpkg';
-import { buildHub } from '../src/app.js';
-import { FileBlobStore } from '../src/firmware/blob-store.js';
+import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // NVOS images in the catalog, switch trays' NVOS endpoints, and the install intent, against a real Postgres.
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
 const IMAGE = 'nvos-amd64-25.06.1000.bin';
 
 describe('hub: NVOS images and switch installs', () => {
-  let database: TestDatabase;
+  let hub: TestHub;
   let handle: DbHandle;
   let app: FastifyInstance;
   let blobDir: string;
-  const tokens = { admin: '', operator: '', viewer: '' };
+  let tokens: TestHub['tokens'];
   const image = randomBytes(64 * 1024);
   let imageId = '';
   let pldmId = '';
   let switchId = '';
 
   before(async () => {
-    database = await cloneTestDatabase(baseUrl, template);
-    handle = connectDb(database.url, 4);
-    blobDir = await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
-    app = buildHub({
-      db: handle.db,
-      log: pino({ level: 'silent' }),
-      registry: new Registry(),
-      views: { temporalNamespace: 'default' },
-      firmware: { blobs: new FileBlobStore(blobDir), maxPackageBytes: 1 << 20 },
-    });
-    for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+    hub = await startTestHub({ maxPackageBytes: 1 << 20 });
+    ({ handle, app, tokens } = hub);
+    blobDir = hub.blobDir!;
     await insertSite(handle.db, { id: 'sw1', name: 'Switch site' });
   });
-  after(async () => {
-    await app.close();
-    await handle.close();
-    await database.drop();
-    await rm(blobDir, { recursive: true, force: true });
-  });
+  after(() => hub.close());
 
   const auth = (role: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[role]}` });
   const upload = (payload: Buffer, query: string) =>

@@ -95,10 +95,11 @@ export function domainsPoweredOffUnderfoot(
   if (!interruptsShelfOutput(action)) return [];
   const byDomain = new Map<string, { shelves: number; fed: number }>();
   for (const d of devices) {
-    const counts = byDomain.get(powerDomainOf(d)) ?? { shelves: 0, fed: 0 };
+    const domain = powerDomainOf(d);
+    const counts = byDomain.get(domain) ?? { shelves: 0, fed: 0 };
     if (d.nodeType !== null && roleOfNodeType(d.nodeType) === 'power_shelf') counts.shelves++;
     else counts.fed++;
-    byDomain.set(powerDomainOf(d), counts);
+    byDomain.set(domain, counts);
   }
   return [...byDomain].filter(([, c]) => c.shelves > 0 && c.fed > 0).map(([domain]) => domain);
 }

@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { findIdempotentAnswer, lockIdempotencyKey, storeIdempotentAnswer, type Db, type IdempotentAnswer, type Tx } from '@fleet/db';
-import { ApiError } from '../errors.js';
-import { idempotencyOf } from './jobs.service.js';
+import { idempotencyOf, reusedIdempotencyKey } from './jobs.service.js';
 
 /** What a create answers: its status, the headers worth replaying, and the body. */
 export interface CreateAnswer {
@@ -33,8 +32,6 @@ export async function idempotentCreate(db: Db, request: FastifyRequest, reply: F
   });
   if ('answer' in outcome) return send(outcome.answer, false);
   const { earlier } = outcome;
-  if (earlier.requestFingerprint !== print) {
-    throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (${earlier.action})`, [{ field: 'header.Idempotency-Key', issue: 'reused with a different request' }]);
-  }
+  if (earlier.requestFingerprint !== print) throw reusedIdempotencyKey(key, earlier.action);
   return send({ status: earlier.statusCode, headers: earlier.headers, body: earlier.response }, true);
 }

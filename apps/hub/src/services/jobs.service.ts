@@ -24,15 +24,16 @@ export function idempotencyOf(request: FastifyRequest): { key: string | undefine
   return { key, print };
 }
 
+/** The 409 for a key reused with another request; `earlier` names what the key was first used for. */
+export function reusedIdempotencyKey(key: string, earlier: string): ApiError {
+  return new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (${earlier})`, [{ field: 'header.Idempotency-Key', issue: 'reused with a different request' }]);
+}
+
 /** The job an earlier request with this key created, if any; a different request under the key is a 409. */
 export async function earlierJob(db: Db, actor: string, key: string | undefined, print: string): Promise<Job | undefined> {
   if (!key) return undefined;
   const existing = await findJobByIdempotencyKey(db, actor, key);
-  if (existing && existing.requestFingerprint !== print) {
-    throw new ApiError('CONFLICT', `Idempotency-Key ${key} was already used for a different request (job ${existing.id})`, [
-      { field: 'header.Idempotency-Key', issue: 'reused with a different request' },
-    ]);
-  }
+  if (existing && existing.requestFingerprint !== print) throw reusedIdempotencyKey(key, `job ${existing.id}`);
   return existing;
 }
 

@@ -87,11 +87,8 @@ export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): 
           maxWaitMs: timings.maxWaitS * 1000,
           details: (p): FactoryResetHeartbeat => ({ ...p, withDefaults }),
         });
-        if (seen.fingerprint) {
-          const earlier = await deps.knownHosts.recorded(target.deviceId);
-          await deps.knownHosts.replace(target, seen.fingerprint);
-          if (earlier && earlier !== seen.fingerprint) log.warn({ earlier, now: seen.fingerprint }, 'the switch came back from the reset with a new SSH host key; trusting it');
-        }
+        const replaced = seen.fingerprint ? await deps.knownHosts.replace(target, seen.fingerprint) : undefined;
+        if (replaced) log.warn({ earlier: replaced, now: seen.fingerprint }, 'the switch came back from the reset with a new SSH host key; trusting it');
         let stored = true;
         try {
           await deps.secretWriter.write({ [ref]: NVOS_DEFAULT_CREDENTIALS, ...(isDefault(current) ? {} : { [previousRef(ref)]: current }) });

@@ -56,17 +56,14 @@ export class KnownHosts {
 
   /**
    * Trusts a new key for the device in place of the one recorded: only for a key change Fleet
-   * caused and then logged in through (a factory reset may make new host keys).
+   * caused and then logged in through (a factory reset may make new host keys). Returns the key
+   * it replaced, if it was another.
    */
-  async replace(target: NvosTarget, fingerprint: string): Promise<void> {
+  async replace(target: NvosTarget, fingerprint: string): Promise<string | undefined> {
     const earlier = (await this.load())[target.deviceId]?.fingerprint;
-    if (earlier && normaliseFingerprint(earlier) === fingerprint) return;
+    if (earlier && normaliseFingerprint(earlier) === fingerprint) return undefined;
     await this.store(target, fingerprint);
-  }
-
-  /** The recorded key of a device trusted on first use, if any. */
-  async recorded(deviceId: string): Promise<string | undefined> {
-    return (await this.load())[deviceId]?.fingerprint;
+    return earlier;
   }
 
   private async store(target: NvosTarget, fingerprint: string): Promise<void> {
