@@ -181,8 +181,12 @@ export class ArtifactCache {
     } finally {
       shared.waiters--;
       if (onProgress) shared.listeners.delete(onProgress);
-      // The last caller gone: stop the transfer; the partial file stays for the next one.
-      if (shared.waiters === 0) shared.controller.abort(opts.signal?.reason);
+      // The last caller gone: stop the transfer, and return once it has stopped, so the
+      // partial file (kept for the next call) is settled when the cancellation is seen.
+      if (shared.waiters === 0) {
+        shared.controller.abort(opts.signal?.reason);
+        await shared.done.catch(() => undefined);
+      }
     }
   }
 

@@ -1,9 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { request, type Dispatcher } from 'undici';
 import { ArtifactFetchError } from './artifact-errors.js';
 
@@ -34,28 +32,53 @@ async function resumePoint(d: BlobDownload, hash: Hash): Promise<number> {
     await rm(d.partialPath, { force: true });
     return 0;
   }
-  await pipeline(createReadStream(d.partialPath, { highWaterMark: ioChunk }), async (chunks: AsyncIterable<Buffer>) => {
-    for await (const chunk of chunks) hash.update(chunk);
-  });
+  for await (const chunk of createReadStream(d.partialPath, { highWaterMark: ioChunk })) hash.update(chunk as Buffer);
   return existing.size;
 }
 
-/** Hashes and counts the bytes on their way to disk; more than the blob's size is an error. */
-class Meter extends Transform {
+/**
+ * Appends a response body to the partial file, hashing it on the way, in ~1 MiB writes.
+ * Progress counts only bytes the kernel has taken, and a transfer that breaks off or is
+ * cancelled keeps what arrived (a valid prefix): the file is settled before this returns,
+ * so a resume that starts next never races a late write.
+ */
+class PartialFileWriter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
   constructor(
     private readonly d: BlobDownload,
     private readonly hash: Hash,
-    public bytes: number,
-  ) {
-    super();
+    public onDisk: number,
+  ) {}
+
+  async write(body: AsyncIterable<Buffer>): Promise<void> {
+    const file = await open(this.d.partialPath, this.onDisk > 0 ? 'a' : 'w');
+    try {
+      for await (const chunk of body) {
+        if (this.onDisk + this.pendingBytes + chunk.length > this.d.size) throw new ArtifactFetchError('size_mismatch', this.d.digest, this.d.url, `the hub sent more than the ${this.d.size} bytes expected`);
+        this.hash.update(chunk);
+        this.pending.push(chunk);
+        this.pendingBytes += chunk.length;
+        if (this.pendingBytes >= ioChunk) await this.flush(file);
+      }
+    } finally {
+      try {
+        await this.flush(file);
+      } finally {
+        await file.close();
+      }
+    }
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.d.size) return done(new ArtifactFetchError('size_mismatch', this.d.digest, this.d.url, `the hub sent more than the ${this.d.size} bytes expected`));
-    this.hash.update(chunk);
-    this.d.onProgress?.(this.bytes);
-    done(null, chunk);
+  private async flush(file: FileHandle): Promise<void> {
+    if (this.pendingBytes === 0) return;
+    const { bytesWritten } = await file.writev(this.pending);
+    if (bytesWritten !== this.pendingBytes) throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${this.pendingBytes} bytes`);
+    this.onDisk += bytesWritten;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.d.onProgress?.(this.onDisk);
   }
 }
 
@@ -109,16 +132,16 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
     }
     const offset = bodyOffset(d, res.statusCode, res.headers, have);
     if (offset === 0 && have > 0) hash = createHash('sha256'); // the hub sent the whole blob: start over
-    const meter = new Meter(d, hash, offset);
+    const sink = new PartialFileWriter(d, hash, offset);
     try {
-      await pipeline(res.body, meter, createWriteStream(d.partialPath, { flags: offset > 0 ? 'a' : 'w', highWaterMark: ioChunk }));
+      await sink.write(res.body);
     } catch (err) {
       d.signal?.throwIfAborted();
       if (err instanceof ArtifactFetchError) throw err;
-      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${meter.bytes} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
+      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${sink.onDisk} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
     }
-    received = meter.bytes - offset;
-    have = meter.bytes;
+    received = sink.onDisk - offset;
+    have = sink.onDisk;
   }
   if (have !== d.size) throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
   const actual = hash.digest('hex');
