@@ -73,11 +73,14 @@ class PartialFileWriter {
 
   private async flush(file: FileHandle): Promise<void> {
     if (this.pendingBytes === 0) return;
-    const { bytesWritten } = await file.writev(this.pending);
-    if (bytesWritten !== this.pendingBytes) throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${this.pendingBytes} bytes`);
-    this.onDisk += bytesWritten;
+    // Taken before writing: a failed write is never retried, which could append a batch twice.
+    const batch = this.pending;
+    const bytes = this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
+    const { bytesWritten } = await file.writev(batch);
+    if (bytesWritten !== bytes) throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${bytes} bytes`);
+    this.onDisk += bytesWritten;
     this.d.onProgress?.(this.onDisk);
   }
 }
@@ -132,16 +135,16 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
     }
     const offset = bodyOffset(d, res.statusCode, res.headers, have);
     if (offset === 0 && have > 0) hash = createHash('sha256'); // the hub sent the whole blob: start over
-    const sink = new PartialFileWriter(d, hash, offset);
+    const writer = new PartialFileWriter(d, hash, offset);
     try {
-      await sink.write(res.body);
+      await writer.write(res.body);
     } catch (err) {
       d.signal?.throwIfAborted();
       if (err instanceof ArtifactFetchError) throw err;
-      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${sink.onDisk} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
+      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${writer.onDisk} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
     }
-    received = sink.onDisk - offset;
-    have = sink.onDisk;
+    received = writer.onDisk - offset;
+    have = writer.onDisk;
   }
   if (have !== d.size) throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
   const actual = hash.digest('hex');
