@@ -234,11 +234,11 @@ export class Stack {
     const db = this.dbHandle.db;
     const ts = new Date().toISOString();
     await upsertSites(db, [{ netboxId: 1, slug: this.siteId, name: this.siteId, status: 'active', netboxLastUpdated: ts }]);
-    await upsertRacks(db, fleet.racks.map((r, i) => ({ netboxId: 100 + i, siteSlug: r.site, name: r.name, rackType: r.type, status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts })));
+    await upsertRacks(db, fleet.racks.map((r, i) => ({ netboxId: 100 + i, siteNetboxId: 1, name: r.name, rackType: r.type, status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts })));
     const rackIds = new Map(fleet.racks.map((r, i) => [r.name, 100 + i]));
     const port = Number(new URL(this.bmcs[0]!.url).port);
     await upsertDevices(db, fleet.devices.map((d, i) => ({
-      netboxId: 1000 + i, siteSlug: d.site, rackNetboxId: rackIds.get(d.rack)!, name: d.name, position: d.position, face: 'front', uHeight: 1,
+      netboxId: 1000 + i, siteNetboxId: 1, rackNetboxId: rackIds.get(d.rack)!, name: d.name, position: d.position, face: 'front', uHeight: 1,
       role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf', vendor: d.vendor, model: d.nodeType,
       platform: null, serial: d.serial, lifecycleState: 'active', nodeType: d.nodeType, managementProfile: `redfish-http:${port}`,
       credentialRef: 'bmc/default', nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null, oobIpNetboxId: null, netboxLastUpdated: ts,

@@ -71,6 +71,7 @@ const customFields = [
   ['fleet_nvos_ssh', 'Fleet NVOS SSH endpoint'],
   ['fleet_nvos_credential_ref', 'Fleet NVOS credential reference'],
   ['fleet_nvos_host_key', 'Fleet NVOS SSH host key'],
+  ['fleet_redfish_system_id', 'Fleet Redfish ComputerSystem id'],
 ] as const;
 
 function customFieldsOf(d: PlannedDevice, opts: WriteOptions): Record<string, string> {

@@ -55,6 +55,7 @@ with transaction.atomic():
         ("fleet_management_profile", "Fleet management profile"), ("fleet_credential_ref", "Fleet credential reference"),
         ("fleet_nvos_url", "Fleet NVOS NVUE URL"), ("fleet_nvos_ssh", "Fleet NVOS SSH endpoint"),
         ("fleet_nvos_credential_ref", "Fleet NVOS credential reference"), ("fleet_nvos_host_key", "Fleet NVOS SSH host key"),
+        ("fleet_redfish_system_id", "Fleet Redfish ComputerSystem id"),
     ]:
         cf, created = CustomField.objects.get_or_create(name=name, defaults={"label": label, "type": "text"})
         cf.object_types.add(device_ot)

@@ -40,9 +40,9 @@ describe('hub inventory API over a synced mirror', () => {
     token = (await createApiToken(handle.db, 'inv-viewer', 'viewer')).token;
     const db = handle.db;
     await upsertSites(db, [{ netboxId: 1, slug: 'ams1', name: 'Amsterdam 1', status: 'active', netboxLastUpdated: ts }, { netboxId: 2, slug: 'osl1', name: 'Oslo 1', status: 'active', netboxLastUpdated: ts }]);
-    await upsertRacks(db, [{ netboxId: 10, siteSlug: 'ams1', name: 'r001', rackType: 'gb200_nvl72', status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts }]);
+    await upsertRacks(db, [{ netboxId: 10, siteNetboxId: 1, name: 'r001', rackType: 'gb200_nvl72', status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts }]);
     const base: Omit<DeviceRow, 'netboxId' | 'name' | 'position' | 'role' | 'nodeType' | 'oobIpNetboxId'> = {
-      siteSlug: 'ams1', rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 Compute Tray', platform: null,
+      siteNetboxId: 1, rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 Compute Tray', platform: null,
       serial: null, lifecycleState: 'active', managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default', netboxLastUpdated: ts,
       nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null,
     };
@@ -51,14 +51,14 @@ describe('hub inventory API over a synced mirror', () => {
     rows.push({ ...base, netboxId: 200, name: 'sw01', position: 20, role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: 2000, nvosUrl: 'https://10.0.0.5', nvosSsh: '10.0.0.5:22' });
     rows.push({ ...base, netboxId: 201, name: 'toaster', position: 19, role: 'toaster', vendor: 'acme', nodeType: null, oobIpNetboxId: null });
     rows.push({ ...base, netboxId: 202, name: 'nobmc', position: 18, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: null });
-    rows.push({ ...base, netboxId: 300, siteSlug: 'osl1', rackNetboxId: null, name: 'ct01', position: null, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 3000, lifecycleState: 'planned' });
+    rows.push({ ...base, netboxId: 300, siteNetboxId: 2, rackNetboxId: null, name: 'ct01', position: null, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 3000, lifecycleState: 'planned' });
     await upsertDevices(db, rows);
     const withIp = rows.filter((r) => r.oobIpNetboxId !== null);
     await upsertInterfaces(db, withIp.map((r) => ({ netboxId: r.netboxId * 10, deviceNetboxId: r.netboxId, name: 'bmc', type: '1000base-t', macAddress: '02:00:00:00:00:01', mgmtOnly: true, enabled: true, netboxLastUpdated: ts })));
     await upsertIpAddresses(db, withIp.map((r, i) => ({
       netboxId: r.oobIpNetboxId!,
       // sw01 and ct01@osl1 share an address: a duplicate IP.
-      address: r.name === 'sw01' || r.siteSlug === 'osl1' ? '127.30.9.9/32' : `127.30.0.${i + 1}/32`,
+      address: r.name === 'sw01' || r.siteNetboxId === 2 ? '127.30.9.9/32' : `127.30.0.${i + 1}/32`,
       status: 'active', dnsName: null, interfaceNetboxId: r.netboxId * 10, netboxLastUpdated: ts,
     })));
     await setBmcUrls(db, (await bmcCandidates(db)).map((c) => ({ deviceId: c.deviceId, bmcUrl: c.duplicated || !c.addresses[0] ? null : bmcUrlFor(c.profile, c.addresses[0]) })));
@@ -179,7 +179,7 @@ describe('hub inventory API over a synced mirror', () => {
   it('maps NVOS endpoints from the fleet_nvos_* fields; a switch tray without them, or with malformed ones, carries an issue', async () => {
     const sw01 = (await get('/v1/devices?site_id=ams1&role=nvlink-switch-tray')).body.items[0];
     assert.deepEqual([sw01.nvos_url, sw01.nvos_ssh], ['https://10.0.0.5', '10.0.0.5:22']);
-    const sw = { siteSlug: 'ams1', rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 NVLink Switch Tray', platform: null, serial: null,
+    const sw = { siteNetboxId: 1, rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 NVLink Switch Tray', platform: null, serial: null,
       lifecycleState: 'active', managementProfile: 'redfish', credentialRef: 'bmc/default', role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: null, netboxLastUpdated: ts,
       nvosCredentialRef: null };
     await upsertDevices(handle.db, [

@@ -18,7 +18,7 @@ export function rackTypeFrom(text: string | undefined | null): RackType | null {
 export function rackRow(r: NbRack): RackRow {
   return {
     netboxId: r.id,
-    siteSlug: r.site.slug ?? '',
+    siteNetboxId: r.site.id,
     name: r.name,
     rackType: rackTypeFrom(r.rack_type?.slug ?? r.rack_type?.model),
     status: r.status?.value ?? null,
@@ -57,9 +57,9 @@ export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): Device
   const family = familyOf(`${model ?? ''} ${type?.slug ?? ''}`);
   return {
     netboxId: d.id,
-    siteSlug: d.site.slug ?? '',
+    siteNetboxId: d.site.id,
     rackNetboxId: d.rack?.id ?? null,
-    // NetBox allows unnamed devices; the mirror needs a name unique within the site.
+    // NetBox allows unnamed devices; the mirror needs a name.
     name: d.name ?? `netbox-device-${d.id}`,
     position: d.position,
     face: d.face?.value ?? null,
@@ -79,6 +79,8 @@ export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): Device
     nvosSsh: text(d.custom_fields['fleet_nvos_ssh']),
     nvosCredentialRef: text(d.custom_fields['fleet_nvos_credential_ref']),
     nvosHostKey: text(d.custom_fields['fleet_nvos_host_key']),
+    // Names the BMC's ComputerSystem that is this device, on BMCs that manage several.
+    redfishSystemId: text(d.custom_fields['fleet_redfish_system_id']),
     oobIpNetboxId: d.oob_ip?.id ?? null,
     netboxLastUpdated: d.last_updated,
   };

@@ -4,8 +4,10 @@ import {
   deleteByNetboxIds,
   deleteMissing,
   getOrCreateSyncState,
+  openSyncIssueObjects,
   refreshInventoryIssues,
   setBmcUrls,
+  siteIdsByNetboxId,
   updateSyncState,
   upsertDevices,
   upsertInterfaces,
@@ -15,9 +17,13 @@ import {
   type Db,
   type DbOrTx,
   type NetboxKind,
+  type PassIssues,
+  type SyncIssue,
+  type Tx,
 } from '@fleet/db';
-import { bmcUrlFor } from '@fleet/domain';
+import { bmcUrlFor, SITE_ID_RULE } from '@fleet/domain';
 import type { NetboxAgentConfig } from './config.js';
+import { describeError } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
 import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbObjectChange, NbRack, NbSite } from './netbox-types.js';
@@ -53,17 +59,58 @@ export interface SyncDeps {
 
 export interface SyncResult {
   mode: 'full' | 'incremental';
+  /** Objects read from NetBox, per kind: applied, skipped or refused. */
   written: Record<string, number>;
   deleted: Record<string, number>;
+  /** Objects not mirrored because what they belong to is not (a device of a site that is not mirrored...). */
+  skipped: Record<string, number>;
+  /** Objects that could not be applied; each is an inventory issue naming it. */
+  refused: Record<string, number>;
   requests: number;
   openIssues: number;
 }
 
+/** A NetBox object as the pass handles it before mapping. */
+interface NbObject {
+  id: number;
+  last_updated: string;
+  name?: string | null;
+  slug?: string;
+  address?: string;
+  site?: { id: number; slug?: string; name?: string };
+}
+
+/** What one pass did, and the problems it met on the way (each becomes an inventory issue). */
+class Pass {
+  readonly read: Record<string, number> = {};
+  readonly deleted: Record<string, number> = {};
+  readonly skipped: Record<string, number> = {};
+  readonly refused: Record<string, number> = {};
+  readonly issues: SyncIssue[] = [];
+  /** Objects applied or deleted: their earlier sync issues are settled by this pass. */
+  readonly touched: { objectType: string; netboxId: number }[] = [];
+
+  constructor(readonly mode: SyncResult['mode']) {
+    for (const spec of kinds) this.read[spec.kind] = this.deleted[spec.kind] = this.skipped[spec.kind] = this.refused[spec.kind] = 0;
+  }
+
+  issue(spec: KindSpec, netboxId: number, code: SyncIssue['code'], message: string): void {
+    this.issues.push({ objectType: spec.changeType, netboxId, code, message });
+  }
+
+  issuesForRefresh(): PassIssues {
+    return { issues: this.issues, settled: this.mode === 'full' ? 'all' : this.touched };
+  }
+}
+
+const label = (spec: KindSpec, o: NbObject) => `${spec.kind} ${o.name ?? o.slug ?? o.address ?? `#${o.id}`} (NetBox id ${o.id})`;
+
 /**
  * Mirrors NetBox into Postgres. Full: every object, then whatever NetBox no longer has
- * is removed. Incremental: objects changed since the watermark (minus an overlap) and
- * deletions from NetBox's change log; its cost follows the number of changes, not the
- * size of the fleet.
+ * is removed. Incremental: objects changed since the watermark (minus an overlap),
+ * objects an earlier pass could not apply, and deletions from NetBox's change log; its
+ * cost follows the number of changes, not the size of the fleet. An object that cannot
+ * be applied becomes an inventory issue naming it; the rest of the pass goes on.
  */
 export class NetboxSync {
   constructor(
@@ -76,29 +123,106 @@ export class NetboxSync {
     return sites && spec.siteParam ? { [spec.siteParam]: sites } : {};
   }
 
-  private async write(db: DbOrTx, kind: NetboxKind, objects: unknown[]): Promise<void> {
-    switch (kind) {
-      case 'site':
-        return upsertSites(db, (objects as NbSite[]).map(siteRow));
+  /** One statement per kind; the NetBox ids written and the objects refused with a reason. */
+  private async write(db: DbOrTx, spec: KindSpec, objects: NbObject[], pass: Pass): Promise<number[]> {
+    switch (spec.kind) {
+      case 'site': {
+        const { written, refused } = await upsertSites(db, (objects as unknown as NbSite[]).map(siteRow));
+        for (const { row, reason } of refused) {
+          const what = `site ${row.name} (slug ${row.slug}, NetBox id ${row.netboxId})`;
+          pass.issue(
+            spec,
+            row.netboxId,
+            reason,
+            reason === 'invalid_site_id'
+              ? `${what}: the slug is no Fleet site id, which must be ${SITE_ID_RULE}; the site, its racks and devices are not mirrored until its slug is changed in NetBox`
+              : `${what}: Fleet site id ${row.slug} belongs to another mirrored site (a site keeps its Fleet id when its slug is renamed); the site, its racks and devices are not mirrored until it has another slug`,
+          );
+        }
+        return written;
+      }
       case 'rack':
-        return upsertRacks(db, (objects as NbRack[]).map(rackRow));
+        return upsertRacks(db, (objects as unknown as NbRack[]).map(rackRow));
       case 'device':
-        await upsertDevices(db, (objects as NbDevice[]).map((d) => deviceRow(d, this.deviceTypes)));
-        return;
+        return upsertDevices(db, (objects as unknown as NbDevice[]).map((d) => deviceRow(d, this.deviceTypes)));
       case 'interface':
-        return upsertInterfaces(db, (objects as NbInterface[]).map(interfaceRow));
+        return upsertInterfaces(db, (objects as unknown as NbInterface[]).map(interfaceRow));
       case 'ip':
-        return upsertIpAddresses(db, (objects as NbIpAddress[]).map(ipRow));
+        return upsertIpAddresses(db, (objects as unknown as NbIpAddress[]).map(ipRow));
+    }
+  }
+
+  /**
+   * Writes a page in one statement under a savepoint. When that fails, each object is written alone under its own
+   * savepoint, so the one that cannot be applied becomes an inventory issue and the others go in.
+   */
+  private async apply(tx: Tx, spec: KindSpec, objects: NbObject[], pass: Pass): Promise<void> {
+    if (!objects.length) return;
+    const attempt = new Pass(pass.mode);
+    let written: number[];
+    try {
+      written = await tx.transaction((sp) => this.write(sp, spec, objects, attempt));
+    } catch (err) {
+      if (objects.length > 1) {
+        for (const o of objects) await this.apply(tx, spec, [o], pass);
+        return;
+      }
+      const o = objects[0]!;
+      const why = describeError(err);
+      pass.refused[spec.kind]! += 1;
+      pass.issue(spec, o.id, 'apply_failed', `${label(spec, o)} could not be mirrored: ${why}`);
+      pass.touched.push({ objectType: spec.changeType, netboxId: o.id });
+      this.deps.log.warn({ kind: spec.kind, netboxId: o.id, err: why }, 'a NetBox object could not be mirrored; the sync goes on without it');
+      return;
+    }
+    pass.issues.push(...attempt.issues);
+    pass.refused[spec.kind]! += attempt.issues.length;
+    const done = new Set(written);
+    const refused = new Set(attempt.issues.map((i) => i.netboxId));
+    for (const o of objects) {
+      pass.touched.push({ objectType: spec.changeType, netboxId: o.id });
+      if (done.has(o.id) || refused.has(o.id)) continue;
+      pass.skipped[spec.kind]! += 1;
+      // Interfaces follow their device and addresses outside the mirrored devices are out of scope: counted only.
+      if (spec.kind === 'rack' || spec.kind === 'device') {
+        const site = o.site?.slug ?? o.site?.name ?? `#${o.site?.id}`;
+        pass.issue(spec, o.id, 'site_not_mirrored', `${label(spec, o)} is in NetBox site ${site}, which is not mirrored (see that site's inventory issue); it is not mirrored either`);
+      }
     }
   }
 
   /** Reads every object of each kind (cursor pages), in dependency order. */
-  private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, { id: number; last_updated: string }[]>> {
-    const out = new Map<NetboxKind, { id: number; last_updated: string }[]>();
+  private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, NbObject[]>> {
+    const out = new Map<NetboxKind, NbObject[]>();
     for (const spec of kinds) {
       out.set(spec.kind, await this.deps.client.all(spec.path, { ...spec.params, ...this.siteFilter(spec), ...extra }));
     }
     return out;
+  }
+
+  /** Objects an earlier pass could not apply are read again, whether or not they changed since. */
+  private async fetchUnsettled(fetched: Map<NetboxKind, NbObject[]>): Promise<void> {
+    const open = await openSyncIssueObjects(this.deps.db);
+    for (const spec of kinds) {
+      const have = new Set(fetched.get(spec.kind)!.map((o) => o.id));
+      const ids = open.filter((o) => o.objectType === spec.changeType && !have.has(o.netboxId)).map((o) => String(o.netboxId));
+      for (let i = 0; i < ids.length; i += 100) {
+        const more = await this.deps.client.all<NbObject>(spec.path, { ...spec.params, ...this.siteFilter(spec), id: ids.slice(i, i + 100) });
+        fetched.get(spec.kind)!.push(...more);
+      }
+    }
+  }
+
+  /** Applies what was read, kind by kind in dependency order, and returns the highest last_updated seen. */
+  private async applyAll(tx: Tx, fetched: Map<NetboxKind, NbObject[]>, pass: Pass): Promise<string> {
+    let watermark = '';
+    for (const spec of kinds) {
+      const objects = fetched.get(spec.kind)!;
+      for (let i = 0; i < objects.length; i += 1000) await this.apply(tx, spec, objects.slice(i, i + 1000), pass);
+      for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
+      pass.read[spec.kind] = objects.length;
+    }
+    return watermark;
   }
 
   async full(): Promise<SyncResult> {
@@ -109,27 +233,32 @@ export class NetboxSync {
     // Everything changed before this moment (NetBox's clock) is in what follows.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll();
-    let watermark = '';
-    const written: Record<string, number> = {};
-    const deleted: Record<string, number> = {};
+    const pass = new Pass('full');
     // One transaction: readers of the mirror never see half a sync.
     const openIssues = await this.deps.db.transaction(async (tx) => {
-      for (const spec of kinds) {
-        const objects = fetched.get(spec.kind)!;
-        for (let i = 0; i < objects.length; i += 1000) await this.write(tx, spec.kind, objects.slice(i, i + 1000));
-        for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
-        written[spec.kind] = objects.length;
-      }
+      const watermark = await this.applyAll(tx, fetched, pass);
+      const sites = await this.siteScope(tx, fetched.get('site')!);
       for (const spec of [...kinds].reverse()) {
-        deleted[spec.kind] = await deleteMissing(tx, spec.kind, fetched.get(spec.kind)!.map((o) => o.id), this.deps.settings.sites);
+        pass.deleted[spec.kind] = await deleteMissing(tx, spec.kind, fetched.get(spec.kind)!.map((o) => o.id), sites);
       }
-      const open = await this.derive(tx);
+      const open = await this.derive(tx, pass);
       const now = new Date();
       const mark = passStart ?? (watermark ? new Date(watermark) : now);
-      await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: written });
+      await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: pass.read });
       return open;
     });
-    return this.done('full', written, deleted, client.requests - requestsBefore, openIssues);
+    return this.done(pass, client.requests - requestsBefore, openIssues);
+  }
+
+  /**
+   * The Fleet ids of the configured sites (undefined: all sites). A configured slug may name a site whose Fleet id
+   * is its slug from before a rename, so the sites read from NetBox are looked up by NetBox id as well.
+   */
+  private async siteScope(db: DbOrTx, sitesRead: NbObject[]): Promise<string[] | undefined> {
+    const slugs = this.deps.settings.sites;
+    if (!slugs) return undefined;
+    const ids = await siteIdsByNetboxId(db, sitesRead.map((s) => s.id));
+    return [...new Set([...slugs, ...ids.values()])];
   }
 
   async incremental(): Promise<SyncResult> {
@@ -139,7 +268,6 @@ export class NetboxSync {
     if (!state.watermark || !state.changeWatermark) return this.full();
     const overlapMs = settings.overlapS * 1000;
     const since = new Date(state.watermark.getTime() - overlapMs).toISOString();
-    let watermark = state.watermark.toISOString();
     // Device types carry height, model and vendor; a fresh process loads them all once.
     const typeFilter: Record<string, string> = this.deviceTypes.size ? { last_updated__gte: since } : {};
     for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter)) this.deviceTypes.set(t.id, t);
@@ -147,6 +275,7 @@ export class NetboxSync {
     // what changed since, not how much changed just before the last watermark.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll({ last_updated__gte: since });
+    await this.fetchUnsettled(fetched);
     // Deletions: one change-log query for every kind (repeated parameters are ORed).
     const changesSince = new Date(state.changeWatermark.getTime() - overlapMs).toISOString();
     const changes = await client.all<NbObjectChange>('/api/core/object-changes/', {
@@ -154,23 +283,19 @@ export class NetboxSync {
       time_after: changesSince,
       changed_object_type: kinds.map((k) => k.changeType),
     });
-    const written: Record<string, number> = {};
-    const deleted: Record<string, number> = {};
+    const pass = new Pass('incremental');
     let changeWatermark = state.changeWatermark.toISOString();
     for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
     const openIssues = await db.transaction(async (tx) => {
-      for (const spec of kinds) {
-        const objects = fetched.get(spec.kind)!;
-        await this.write(tx, spec.kind, objects);
-        for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
-        written[spec.kind] = objects.length;
-      }
+      let watermark = await this.applyAll(tx, fetched, pass);
+      if (state.watermark!.toISOString() > watermark) watermark = state.watermark!.toISOString();
       for (const spec of [...kinds].reverse()) {
         const ids = changes.filter((c) => c.changed_object_type === spec.changeType).map((c) => c.changed_object_id);
-        deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
+        pass.deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
+        pass.touched.push(...ids.map((netboxId) => ({ objectType: spec.changeType, netboxId })));
       }
-      const changed = Object.values(written).some((n) => n > 0) || Object.values(deleted).some((n) => n > 0);
-      const open = changed ? await this.derive(tx) : -1;
+      const changed = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
+      const open = changed ? await this.derive(tx, pass) : -1;
       await updateSyncState(tx, scope, {
         watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
         changeWatermark: passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),
@@ -181,21 +306,27 @@ export class NetboxSync {
       });
       return open;
     });
-    return this.done('incremental', written, deleted, client.requests - requestsBefore, openIssues);
+    return this.done(pass, client.requests - requestsBefore, openIssues);
   }
 
   /** Counts a finished pass in the metrics and reports it. */
-  private done(mode: SyncResult['mode'], written: Record<string, number>, deleted: Record<string, number>, requests: number, openIssues: number): SyncResult {
+  private done(pass: Pass, requests: number, openIssues: number): SyncResult {
+    const { mode } = pass;
     for (const spec of kinds) {
-      this.deps.metrics.objects.inc({ kind: spec.kind, mode }, written[spec.kind] ?? 0);
-      this.deps.metrics.deletions.inc({ kind: spec.kind }, deleted[spec.kind] ?? 0);
+      this.deps.metrics.objects.inc({ kind: spec.kind, mode }, pass.read[spec.kind] ?? 0);
+      this.deps.metrics.deletions.inc({ kind: spec.kind }, pass.deleted[spec.kind] ?? 0);
     }
     this.deps.metrics.requests.inc({ mode }, requests);
-    return { mode, written, deleted, requests, openIssues };
+    if (pass.issues.length) {
+      // The whole list is in the inventory issues; the log names the first few.
+      const named = pass.issues.slice(0, 20).map((i) => `${i.code}: ${i.message}`);
+      this.deps.log.warn({ mode, skipped: pass.skipped, refused: pass.refused, issues: named }, `${pass.issues.length} NetBox objects are not mirrored; each is an inventory issue`);
+    }
+    return { mode, written: pass.read, deleted: pass.deleted, skipped: pass.skipped, refused: pass.refused, requests, openIssues };
   }
 
   /** BMC endpoints and inventory issues follow from the mirror, recomputed after changes. */
-  private async derive(db: DbOrTx): Promise<number> {
+  private async derive(db: DbOrTx, pass: Pass): Promise<number> {
     const { metrics } = this.deps;
     const candidates = await bmcCandidates(db);
     await setBmcUrls(
@@ -206,7 +337,7 @@ export class NetboxSync {
         bmcUrl: c.duplicated || c.addresses.length === 0 ? null : bmcUrlFor(c.profile, c.addresses[0]!),
       })),
     );
-    const { open } = await refreshInventoryIssues(db);
+    const { open } = await refreshInventoryIssues(db, pass.issuesForRefresh());
     metrics.openIssues.set(open);
     return open;
   }

@@ -51,6 +51,16 @@ describe('NetBox → mirror mapping', () => {
     assert.deepEqual([sw.nvosUrl, sw.nvosSsh, sw.nvosCredentialRef, sw.nvosHostKey], ['https://10.0.0.5', '10.0.0.5:22', null, null]);
   });
 
+  it('reads the Redfish system id from fleet_redfish_system_id, trimmed; absent or blank is null', () => {
+    assert.equal(deviceRow(device({ custom_fields: { fleet_redfish_system_id: ' System_2 ' } }), types).redfishSystemId, 'System_2');
+    assert.equal(deviceRow(device({ custom_fields: { fleet_redfish_system_id: '' } }), types).redfishSystemId, null);
+    assert.equal(deviceRow(device({}), types).redfishSystemId, null);
+  });
+
+  it('keys a device and a rack to their site by NetBox id, not by slug (a slug can be renamed)', () => {
+    assert.equal(deviceRow(device({ site: { id: 5, slug: 'renamed' } }), types).siteNetboxId, 5);
+  });
+
   it('reads rack families from rack types', () => {
     assert.equal(rackTypeFrom('gb300-nvl72'), 'gb300_nvl72');
     assert.equal(rackTypeFrom('GB200 NVL72'), 'gb200_nvl72');

@@ -88,7 +88,8 @@ export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack &
     .select({ rack: racks, deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = "racks"."id" and d.deleted_at is null)` })
     .from(racks)
     .where(siteIds?.length ? inArray(racks.siteId, siteIds) : undefined)
-    .orderBy(asc(racks.siteId), asc(racks.name));
+    // Rack names repeat within a site (NetBox makes them unique per location): the id keeps the order stable.
+    .orderBy(asc(racks.siteId), asc(racks.name), asc(racks.id));
   return rows.map((r) => ({ ...r.rack, deviceCount: r.deviceCount }));
 }
 
@@ -98,7 +99,7 @@ export async function getRack(db: DbOrTx, id: string): Promise<Rack | undefined>
 
 /** The devices of a rack, top of the rack first, as an elevation is drawn. */
 export async function rackDevices(db: DbOrTx, rackId: string): Promise<Device[]> {
-  return db.select().from(devices).where(and(eq(devices.rackId, rackId), isNull(devices.deletedAt))).orderBy(sql`${devices.position} desc nulls last`, asc(devices.name));
+  return db.select().from(devices).where(and(eq(devices.rackId, rackId), isNull(devices.deletedAt))).orderBy(sql`${devices.position} desc nulls last`, asc(devices.name), asc(devices.id));
 }
 
 export async function deviceNetwork(db: DbOrTx, deviceId: string) {
@@ -139,4 +140,14 @@ export async function recordPowerStates(
 export async function getDevicesByIds(db: DbOrTx, ids: string[]): Promise<Device[]> {
   if (!ids.length) return [];
   return db.select().from(devices).where(inArray(devices.id, ids));
+}
+
+/** The roles (NetBox role slugs) the mirrored devices have: what a role filter can name. */
+export async function listDeviceRoles(db: DbOrTx): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ role: devices.role })
+    .from(devices)
+    .where(and(isNull(devices.deletedAt), sql`${devices.role} is not null`))
+    .orderBy(asc(devices.role));
+  return rows.map((r) => r.role!);
 }

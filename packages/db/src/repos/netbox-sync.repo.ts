@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
+import { isSiteId } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { syncState, type SyncState } from '../schema/index.js';
 
 /**
- * Writes for the NetBox agent: batched upserts keyed by NetBox id (one statement per
+ * Writes for the NetBox agent: batched upserts keyed by NetBox id alone (one statement per
  * page, rows passed as one JSON parameter), deletions, BMC endpoints and the
  * inventory-issue reconciliation.
  */
@@ -16,7 +17,7 @@ export interface SiteRow {
 }
 export interface RackRow {
   netboxId: number;
-  siteSlug: string;
+  siteNetboxId: number;
   name: string;
   rackType: string | null;
   status: string | null;
@@ -26,7 +27,7 @@ export interface RackRow {
 }
 export interface DeviceRow {
   netboxId: number;
-  siteSlug: string;
+  siteNetboxId: number;
   rackNetboxId: number | null;
   name: string;
   position: number | null;
@@ -46,6 +47,8 @@ export interface DeviceRow {
   nvosSsh: string | null;
   nvosCredentialRef: string | null;
   nvosHostKey: string | null;
+  /** The BMC's ComputerSystem that is this device (custom field fleet_redfish_system_id); absent = null. */
+  redfishSystemId?: string | null;
   oobIpNetboxId: number | null;
   netboxLastUpdated: string;
 }
@@ -69,59 +72,99 @@ export interface IpRow {
 }
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
+const netboxIds = (res: { rows: { netbox_id: number }[] }) => res.rows.map((r) => Number(r.netbox_id));
 
-export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<void> {
-  if (!rows.length) return;
-  await db.execute(sql`
-    insert into sites (id, name, status, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
-    select r."slug", r."name", r."status", r."netboxId", r."netboxLastUpdated", now(), null
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("slug" text, "name" text, "status" text, "netboxId" int, "netboxLastUpdated" timestamptz)
-    on conflict (id) do update set name = excluded.name, status = excluded.status, netbox_id = excluded.netbox_id,
-      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null`);
+export interface SiteUpsert {
+  /** NetBox ids of the sites written. */
+  written: number[];
+  /** New sites that cannot get a Fleet site id: the slug is no DNS label, or it is the id of another live site. */
+  refused: { row: SiteRow; reason: 'invalid_site_id' | 'site_id_taken' }[];
 }
 
-export async function upsertRacks(db: DbOrTx, rows: RackRow[]): Promise<void> {
-  if (!rows.length) return;
-  await db.execute(sql`
+/**
+ * A mirrored site is found by its NetBox id and keeps its Fleet id when NetBox renames its slug: the satellite's task
+ * queue and the site's jobs name it. A new site takes its slug as Fleet id; it adopts a site registered through the API
+ * or one left by a site deleted from NetBox, never a live site mirrored from another NetBox site.
+ */
+export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpsert> {
+  if (!rows.length) return { written: [], refused: [] };
+  const recordset = (list: SiteRow[]) =>
+    sql`jsonb_to_recordset(${json(list)}::jsonb) as r("slug" text, "name" text, "status" text, "netboxId" int, "netboxLastUpdated" timestamptz)`;
+  const written = netboxIds(
+    await db.execute<{ netbox_id: number }>(sql`
+      update sites s set name = r."name", status = r."status", netbox_last_updated = r."netboxLastUpdated", last_synced_at = now(), deleted_at = null
+      from ${recordset(rows)}
+      where s.netbox_id = r."netboxId"
+      returning s.netbox_id`),
+  );
+  const updated = new Set(written);
+  const fresh = rows.filter((r) => !updated.has(r.netboxId));
+  const refused: SiteUpsert['refused'] = fresh.filter((r) => !isSiteId(r.slug)).map((row) => ({ row, reason: 'invalid_site_id' }));
+  const creatable = fresh.filter((r) => isSiteId(r.slug));
+  if (creatable.length) {
+    const inserted = netboxIds(
+      await db.execute<{ netbox_id: number }>(sql`
+        insert into sites (id, name, status, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+        select r."slug", r."name", r."status", r."netboxId", r."netboxLastUpdated", now(), null from ${recordset(creatable)}
+        on conflict (id) do update set name = excluded.name, status = excluded.status, netbox_id = excluded.netbox_id,
+          netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null
+        where sites.netbox_id is null or sites.deleted_at is not null
+        returning netbox_id`),
+    );
+    const done = new Set(inserted);
+    written.push(...inserted);
+    refused.push(...creatable.filter((r) => !done.has(r.netboxId)).map((row) => ({ row, reason: 'site_id_taken' as const })));
+  }
+  return { written, refused };
+}
+
+/** Returns the NetBox ids written; a rack whose site is not mirrored is skipped. */
+export async function upsertRacks(db: DbOrTx, rows: RackRow[]): Promise<number[]> {
+  if (!rows.length) return [];
+  const res = await db.execute<{ netbox_id: number }>(sql`
     insert into racks (site_id, name, rack_type, status, u_height, serial, netbox_id, netbox_last_updated, last_synced_at)
-    select r."siteSlug", r."name", r."rackType", r."status", r."uHeight", r."serial", r."netboxId", r."netboxLastUpdated", now()
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("siteSlug" text, "name" text, "rackType" text, "status" text, "uHeight" int, "serial" text, "netboxId" int, "netboxLastUpdated" timestamptz)
-    join sites s on s.id = r."siteSlug"
+    select s.id, r."name", r."rackType", r."status", r."uHeight", r."serial", r."netboxId", r."netboxLastUpdated", now()
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("siteNetboxId" int, "name" text, "rackType" text, "status" text, "uHeight" int, "serial" text, "netboxId" int, "netboxLastUpdated" timestamptz)
+    join sites s on s.netbox_id = r."siteNetboxId"
     on conflict (netbox_id) do update set site_id = excluded.site_id, name = excluded.name, rack_type = excluded.rack_type,
       status = excluded.status, u_height = excluded.u_height, serial = excluded.serial,
-      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), updated_at = now()`);
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), updated_at = now()
+    returning netbox_id`);
+  return netboxIds(res);
 }
 
-/** Returns the NetBox ids that were written (a device whose site is unknown is skipped). */
+/** Returns the NetBox ids written; a device whose site is not mirrored is skipped. */
 export async function upsertDevices(db: DbOrTx, rows: DeviceRow[]): Promise<number[]> {
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
     insert into devices (name, site_id, rack_id, position, face, u_height, role, vendor, model, platform, serial,
       lifecycle_state, node_type, management_profile, credential_ref, nvos_url, nvos_ssh, nvos_credential_ref, nvos_host_key,
-      oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
-    select r."name", r."siteSlug", rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform", r."serial",
+      redfish_system_id, oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+    select r."name", s.id, rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform", r."serial",
       r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."nvosUrl", r."nvosSsh", r."nvosCredentialRef", r."nvosHostKey",
-      r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteSlug" text, "rackNetboxId" int, "position" numeric, "face" text,
+      r."redfishSystemId", r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteNetboxId" int, "rackNetboxId" int, "position" numeric, "face" text,
       "uHeight" numeric, "role" text, "vendor" text, "model" text, "platform" text, "serial" text, "lifecycleState" text,
       "nodeType" text, "managementProfile" text, "credentialRef" text, "nvosUrl" text, "nvosSsh" text, "nvosCredentialRef" text, "nvosHostKey" text,
-      "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
-    join sites s on s.id = r."siteSlug"
+      "redfishSystemId" text, "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
+    join sites s on s.netbox_id = r."siteNetboxId"
     left join racks rk on rk.netbox_id = r."rackNetboxId"
     on conflict (netbox_id) do update set name = excluded.name, site_id = excluded.site_id, rack_id = excluded.rack_id,
       position = excluded.position, face = excluded.face, u_height = excluded.u_height, role = excluded.role,
       vendor = excluded.vendor, model = excluded.model, platform = excluded.platform, serial = excluded.serial,
       lifecycle_state = excluded.lifecycle_state, node_type = excluded.node_type, management_profile = excluded.management_profile,
       credential_ref = excluded.credential_ref, nvos_url = excluded.nvos_url, nvos_ssh = excluded.nvos_ssh,
-      nvos_credential_ref = excluded.nvos_credential_ref, nvos_host_key = excluded.nvos_host_key, oob_ip_netbox_id = excluded.oob_ip_netbox_id,
-      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null, updated_at = now()
+      nvos_credential_ref = excluded.nvos_credential_ref, nvos_host_key = excluded.nvos_host_key, redfish_system_id = excluded.redfish_system_id,
+      oob_ip_netbox_id = excluded.oob_ip_netbox_id, netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(),
+      deleted_at = null, updated_at = now()
     returning netbox_id`);
-  return res.rows.map((r) => Number(r.netbox_id));
+  return netboxIds(res);
 }
 
-export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promise<void> {
-  if (!rows.length) return;
-  await db.execute(sql`
+/** Returns the NetBox ids written; an interface of a device that is not mirrored is skipped. */
+export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promise<number[]> {
+  if (!rows.length) return [];
+  const res = await db.execute<{ netbox_id: number }>(sql`
     insert into interfaces (device_id, name, type, mac_address, mgmt_only, enabled, netbox_id, netbox_last_updated, last_synced_at)
     select d.id, r."name", r."type", r."macAddress", r."mgmtOnly", r."enabled", r."netboxId", r."netboxLastUpdated", now()
     from jsonb_to_recordset(${json(rows)}::jsonb) as r("deviceNetboxId" int, "name" text, "type" text, "macAddress" text,
@@ -129,13 +172,15 @@ export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promis
     join devices d on d.netbox_id = r."deviceNetboxId"
     on conflict (netbox_id) do update set device_id = excluded.device_id, name = excluded.name, type = excluded.type,
       mac_address = excluded.mac_address, mgmt_only = excluded.mgmt_only, enabled = excluded.enabled,
-      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()`);
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()
+    returning netbox_id`);
+  return netboxIds(res);
 }
 
-/** Only addresses on an interface of a device we mirror are kept; others are out of scope. */
-export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<void> {
-  if (!rows.length) return;
-  await db.execute(sql`
+/** Only addresses on an interface of a device we mirror are kept; others are out of scope. Returns the NetBox ids written. */
+export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<number[]> {
+  if (!rows.length) return [];
+  const res = await db.execute<{ netbox_id: number }>(sql`
     insert into ip_addresses (address, status, dns_name, interface_id, device_id, netbox_id, netbox_last_updated, last_synced_at)
     select r."address", r."status", r."dnsName", i.id, i.device_id, r."netboxId", r."netboxLastUpdated", now()
     from jsonb_to_recordset(${json(rows)}::jsonb) as r("address" text, "status" text, "dnsName" text, "interfaceNetboxId" int,
@@ -143,7 +188,16 @@ export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<void
     join interfaces i on i.netbox_id = r."interfaceNetboxId"
     on conflict (netbox_id) do update set address = excluded.address, status = excluded.status, dns_name = excluded.dns_name,
       interface_id = excluded.interface_id, device_id = excluded.device_id,
-      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()`);
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()
+    returning netbox_id`);
+  return netboxIds(res);
+}
+
+/** Fleet site ids of mirrored NetBox sites (they differ from the slug after a slug rename). */
+export async function siteIdsByNetboxId(db: DbOrTx, ids: number[]): Promise<Map<number, string>> {
+  if (!ids.length) return new Map();
+  const res = await db.execute<{ id: string; netbox_id: number }>(sql`select id, netbox_id from sites where netbox_id = any(${`{${ids.join(',')}}`}::int[])`);
+  return new Map(res.rows.map((r) => [Number(r.netbox_id), r.id]));
 }
 
 export type NetboxKind = 'site' | 'rack' | 'device' | 'interface' | 'ip';
@@ -209,11 +263,33 @@ export async function setBmcUrls(db: DbOrTx, rows: { deviceId: string; bmcUrl: s
     where d.id = r."deviceId" and d.bmc_url is distinct from r."bmcUrl"`);
 }
 
+/** A problem met while applying a pass (not derived from the mirror): the object is not, or not fully, mirrored. */
+export interface SyncIssue {
+  /** NetBox's object type, e.g. dcim.device. */
+  objectType: string;
+  netboxId: number;
+  code: SyncIssueCode;
+  message: string;
+}
+export const syncIssueCodes = ['invalid_site_id', 'site_id_taken', 'site_not_mirrored', 'apply_failed'] as const;
+export type SyncIssueCode = (typeof syncIssueCodes)[number];
+
 /**
- * Recomputes open inventory issues from the mirror as it now is: new problems are
- * opened, problems still there are touched, fixed ones are resolved.
+ * What a pass knows about the problems it met. A full pass saw every object, so a sync issue it did not meet again is
+ * resolved; an incremental pass settles only the objects it applied or deleted.
  */
-export async function refreshInventoryIssues(db: DbOrTx): Promise<{ open: number }> {
+export interface PassIssues {
+  issues: SyncIssue[];
+  settled: 'all' | { objectType: string; netboxId: number }[];
+}
+
+/**
+ * Recomputes open inventory issues from the mirror as it now is, plus those the pass met:
+ * new problems are opened, problems still there are touched, fixed ones are resolved.
+ */
+export async function refreshInventoryIssues(db: DbOrTx, pass: PassIssues = { issues: [], settled: 'all' }): Promise<{ open: number }> {
+  const settledAll = pass.settled === 'all';
+  const settled = pass.settled === 'all' ? [] : pass.settled;
   await db.execute(sql`
     with found as (
       select 'dcim.device' as object_type, d.netbox_id, d.id as device_id, 'missing_bmc_address' as code,
@@ -252,8 +328,16 @@ export async function refreshInventoryIssues(db: DbOrTx): Promise<{ open: number
             case when d.nvos_host_key !~ '^SHA256:[A-Za-z0-9+/]{43}$' then 'fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)' end) as problems
           from devices d where d.netbox_id is not null and d.deleted_at is null and coalesce(d.nvos_url, d.nvos_ssh, d.nvos_host_key) is not null
       ) p where p.problems <> ''
+      union all
+      select r."objectType", r."netboxId",
+             (select d.id from devices d where r."objectType" = 'dcim.device' and d.netbox_id = r."netboxId"), r."code", r."message"
+        from jsonb_to_recordset(${json(pass.issues)}::jsonb) as r("objectType" text, "netboxId" int, "code" text, "message" text)
     ),
     distinct_found as (select distinct on (object_type, netbox_id, code) * from found),
+    settled as (
+      select r."objectType" as object_type, r."netboxId" as netbox_id
+        from jsonb_to_recordset(${json(settled)}::jsonb) as r("objectType" text, "netboxId" int)
+    ),
     opened as (
       insert into inventory_issues (object_type, netbox_id, device_id, code, message)
       select object_type, netbox_id, device_id, code, message from distinct_found
@@ -261,9 +345,20 @@ export async function refreshInventoryIssues(db: DbOrTx): Promise<{ open: number
       do update set last_seen_at = now(), message = excluded.message, device_id = excluded.device_id
       returning id)
     update inventory_issues i set resolved_at = now()
-    where i.resolved_at is null and i.id not in (select id from opened)`);
+    where i.resolved_at is null and i.id not in (select id from opened)
+      -- A sync issue stays open until a pass applies (or deletes) its object again.
+      and (${settledAll}::boolean or not (i.code = any(${`{${syncIssueCodes.join(',')}}`}::text[]))
+           or exists (select 1 from settled s where s.object_type = i.object_type and s.netbox_id = i.netbox_id))`);
   const open = await db.execute<{ n: number }>(sql`select count(*)::int as n from inventory_issues where resolved_at is null`);
   return { open: Number(open.rows[0]?.n ?? 0) };
+}
+
+/** Objects with an open sync issue, which an incremental pass fetches again (the object may not have changed). */
+export async function openSyncIssueObjects(db: DbOrTx): Promise<{ objectType: string; netboxId: number }[]> {
+  const res = await db.execute<{ object_type: string; netbox_id: number }>(sql`
+    select distinct object_type, netbox_id from inventory_issues
+    where resolved_at is null and code = any(${`{${syncIssueCodes.join(',')}}`}::text[])`);
+  return res.rows.map((r) => ({ objectType: r.object_type, netboxId: Number(r.netbox_id) }));
 }
 
 export async function getOrCreateSyncState(db: DbOrTx, scope: string): Promise<SyncState> {

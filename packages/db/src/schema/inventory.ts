@@ -4,8 +4,9 @@ import { createdAt, tsz, updatedAt } from './_columns.js';
 
 /**
  * Inventory mirrors NetBox (the source of truth): every synced row keeps its NetBox id
- * (upsert key), NetBox's last_updated, and when we last saw it. Devices registered
- * through the API (no NetBox id) live beside synced ones.
+ * (its only key: names are unique only where NetBox makes them so, which the mirror leaves
+ * to NetBox), NetBox's last_updated, and when we last saw it. Devices registered through
+ * the API (no NetBox id) live beside synced ones.
  */
 const provenance = () => ({
   netboxId: integer('netbox_id').unique(),
@@ -14,7 +15,10 @@ const provenance = () => ({
 });
 
 export const sites = pgTable('sites', {
-  /** Short stable slug (NetBox's site slug); the satellite task queue is `site-<id>`. */
+  /**
+   * A lower-case DNS label (`isSiteId`): NetBox's site slug when the site was first mirrored, kept when the slug is
+   * renamed later, because the satellite task queue is `site-<id>` and jobs refer to it (docs/inventory.md).
+   */
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   status: text('status'),
@@ -41,14 +45,18 @@ export const racks = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('racks_site_id_idx').on(t.siteId), uniqueIndex('racks_site_id_name_unique').on(t.siteId, t.name)],
+  // No unique name per site: NetBox makes rack names unique per location, not per site.
+  (t) => [index('racks_site_id_idx').on(t.siteId)],
 );
 
 export const devices = pgTable(
   'devices',
   {
     id: uuid('id').primaryKey().defaultRandom(),
-    /** Unique within a site, as in NetBox. */
+    /**
+     * Unique within a site among live devices registered through the API; NetBox's names are unique only per site
+     * and tenant, and a deleted device's name may be reused, so synced devices are keyed by NetBox id alone.
+     */
     name: text('name').notNull(),
     siteId: text('site_id')
       .notNull()
@@ -80,6 +88,8 @@ export const devices = pgTable(
     nvosCredentialRef: text('nvos_credential_ref'),
     /** Switch trays: pinned SSH host key (`SHA256:<base64>`); without it the satellite trusts the first key seen. */
     nvosHostKey: text('nvos_host_key'),
+    /** The Redfish ComputerSystem id that is this device, on BMCs that manage several (custom field fleet_redfish_system_id). */
+    redfishSystemId: text('redfish_system_id'),
     firmwareVersion: text('firmware_version'),
     powerState: text('power_state').notNull().default('Unknown'),
     powerStateAt: tsz('power_state_at'),
@@ -92,7 +102,9 @@ export const devices = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    uniqueIndex('devices_site_id_name_unique').on(t.siteId, t.name),
+    uniqueIndex('devices_registered_site_id_name_unique')
+      .on(t.siteId, t.name)
+      .where(sql`${t.netboxId} is null and ${t.deletedAt} is null`),
     index('devices_site_id_idx').on(t.siteId),
     index('devices_rack_id_idx').on(t.rackId),
     index('devices_role_idx').on(t.role),

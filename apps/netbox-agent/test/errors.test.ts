@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { describeError } from '../src/errors.js';
+
+/** drizzle-orm's DrizzleQueryError, as it shapes itself: the SQL and every parameter in its message. */
+class DrizzleQueryError extends Error {
+  constructor(
+    readonly query: string,
+    readonly params: unknown[],
+    cause: unknown,
+  ) {
+    super(`Failed query: ${query}\nparams: ${params.join(',')}`, { cause });
+  }
+}
+
+describe('describeError', () => {
+  it('keeps every line and what Postgres says about the refused row, never the statement parameters', () => {
+    const pgError = Object.assign(new Error('duplicate key value violates unique constraint "racks_site_id_name_unique"'), {
+      code: '23505',
+      detail: 'Key (site_id, name)=(ams1, r001) already exists.',
+      table: 'racks',
+      constraint: 'racks_site_id_name_unique',
+    });
+    const err = new DrizzleQueryError('\n    insert into racks (site_id, name)\n    select r."siteSlug" from jsonb_to_recordset($1::jsonb)', ['[{"name":"r001","credentialRef":"vault/secret-path"}]'], pgError);
+    const text = describeError(new Error('sync failed\nsecond line', { cause: err }));
+    assert.match(text, /^sync failed\nsecond line: failed query: insert into racks \(site_id, name\) select/);
+    assert.match(text, /SQLSTATE 23505; Key \(site_id, name\)=\(ams1, r001\) already exists\.; table racks; constraint racks_site_id_name_unique$/);
+    assert.doesNotMatch(text, /vault|params/);
+  });
+});

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { connectDb, getOrCreateSyncState, type DbHandle } from '@fleet/db';
+import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { createSyncMetrics } from '../src/metrics.js';
+import type { NetboxClient } from '../src/netbox-client.js';
+import type { NbDevice, NbDeviceType, NbObjectChange, NbRack, NbSite } from '../src/netbox-types.js';
+import { NetboxSync } from '../src/sync.js';
+
+const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+
+/** NetBox's REST lists in memory: the filters the agent uses (id, last_updated__gte) and the change log. */
+class FakeNetbox {
+  requests = 0;
+  serverTime: Date | undefined = new Date();
+  readonly baseUrl = 'http://netbox.invalid';
+  readonly objects = new Map<string, { id: number; last_updated: string }[]>();
+  readonly changes: NbObjectChange[] = [];
+  private clock = Date.parse('2026-01-01T00:00:00Z');
+
+  stamp(): string {
+    this.clock += 1000;
+    this.serverTime = new Date(this.clock);
+    return new Date(this.clock).toISOString();
+  }
+
+  put(path: string, object: { id: number; last_updated?: string }): void {
+    const list = this.objects.get(path) ?? [];
+    this.objects.set(path, [...list.filter((o) => o.id !== object.id), { ...object, last_updated: this.stamp() }]);
+  }
+
+  async all<T>(path: string, params: Record<string, string | string[]> = {}): Promise<T[]> {
+    this.requests++;
+    if (path === '/api/core/object-changes/') return this.changes as T[];
+    const ids = params['id'] ? new Set([params['id']].flat().map(Number)) : undefined;
+    const since = params['last_updated__gte'] as string | undefined;
+    // Nested site briefs carry the site's current slug, as NetBox serialises them.
+    const slugs = new Map((this.objects.get('/api/dcim/sites/') ?? []).map((s) => [s.id, (s as NbSite).slug]));
+    return (this.objects.get(path) ?? [])
+      .filter((o) => (!ids || ids.has(o.id)) && (!since || o.last_updated >= since))
+      .map((o) => ('site' in o ? { ...o, site: { id: (o as NbRack).site.id, slug: slugs.get((o as NbRack).site.id) } } : o)) as T[];
+  }
+
+  async close(): Promise<void> {}
+}
+
+const type: NbDeviceType = { id: 1, model: 'GB200 NVL72 Compute Tray', slug: 'compute-gb200-nvidia', u_height: 1, manufacturer: { id: 1, slug: 'nvidia' }, last_updated: '' };
+const site = (id: number, slug: string): NbSite => ({ id, slug, name: `Site ${slug}`, status: { value: 'active' }, last_updated: '' });
+const rack = (id: number, siteId: number, name: string, uHeight = 48): NbRack => ({
+  id, name, site: { id: siteId }, status: { value: 'active' }, u_height: uHeight, serial: null, rack_type: { id: 1, slug: 'gb200-nvl72' }, last_updated: '',
+});
+const device = (id: number, siteId: number, rackId: number | null, name: string): NbDevice => ({
+  id, name, device_type: { id: 1 }, role: { id: 1, slug: 'compute-tray' }, platform: null, serial: null, site: { id: siteId },
+  rack: rackId === null ? null : { id: rackId }, position: null, face: null, status: { value: 'active' }, oob_ip: null,
+  custom_fields: { fleet_credential_ref: 'bmc/default' }, last_updated: '',
+});
+
+describe('NetBox sync: an object that cannot be applied', () => {
+  let database: TestDatabase;
+  let handle: DbHandle;
+  let netbox: FakeNetbox;
+  let warnings: string[];
+
+  const sync = () => {
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    return new NetboxSync({
+      db: handle.db,
+      client: netbox as unknown as NetboxClient,
+      log,
+      metrics: createSyncMetrics(new Registry(), () => undefined),
+      settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0 },
+    });
+  };
+  const issues = async () =>
+    (await handle.pool.query<{ object_type: string; netbox_id: number; code: string; message: string }>(
+      'select object_type, netbox_id, code, message from inventory_issues where resolved_at is null and code <> $1 order by object_type, netbox_id',
+      ['missing_bmc_address'],
+    )).rows;
+  const names = async () => (await handle.pool.query<{ name: string; site_id: string }>('select name, site_id from devices where deleted_at is null order by name')).rows;
+
+  before(async () => {
+    database = await cloneTestDatabase(databaseUrl, template);
+    handle = connectDb(database.url, 2);
+  });
+  after(async () => {
+    await handle?.close();
+    await database?.drop();
+  });
+  beforeEach(async () => {
+    await handle.pool.query('truncate sites, racks, devices, interfaces, ip_addresses, inventory_issues, sync_state cascade');
+    // As the agent does when it starts.
+    await getOrCreateSyncState(handle.db, 'netbox');
+    netbox = new FakeNetbox();
+    warnings = [];
+    netbox.put('/api/dcim/device-types/', type);
+    netbox.put('/api/dcim/sites/', site(1, 'ams1'));
+    netbox.put('/api/dcim/racks/', rack(10, 1, 'r001'));
+    netbox.put('/api/dcim/devices/', device(100, 1, 10, 'ct01'));
+  });
+
+  it('a rack Postgres refuses becomes an issue naming it, logged whole without the statement parameters; the rest is mirrored', async () => {
+    // 2^31 U: out of range for the column, the kind of value only the database notices.
+    netbox.put('/api/dcim/racks/', rack(11, 1, 'r-huge', 2 ** 31));
+    netbox.put('/api/dcim/devices/', device(101, 1, 11, 'ct02'));
+    const result = await sync().full();
+    assert.deepEqual(result.refused, { site: 0, rack: 1, device: 0, interface: 0, ip: 0 });
+    assert.deepEqual((await names()).map((d) => d.name), ['ct01', 'ct02'], 'the device of the refused rack is mirrored, unracked');
+    const [issue] = await issues();
+    assert.deepEqual([issue!.object_type, issue!.netbox_id, issue!.code], ['dcim.rack', 11, 'apply_failed']);
+    assert.match(issue!.message, /^rack r-huge \(NetBox id 11\) could not be mirrored: .*out of range for type integer/);
+    const logged = warnings.join('\n');
+    assert.match(logged, /out of range for type integer/);
+    assert.doesNotMatch(logged + issue!.message, /r001|bmc\/default|params:/, 'no statement parameters in the log or the issue');
+
+    // The rack is not touched by the next incremental pass, but it is read again; fixed in NetBox, its issue resolves.
+    const open = await sync().incremental();
+    assert.equal(open.mode, 'incremental');
+    assert.equal(open.refused['rack'], 1);
+    assert.equal((await issues()).length, 1, 'still open while NetBox still has the bad value');
+    netbox.objects.set('/api/dcim/racks/', netbox.objects.get('/api/dcim/racks/')!.map((r) => (r.id === 11 ? { ...r, u_height: 48 } : r)));
+    await sync().incremental();
+    assert.deepEqual(await issues(), []);
+    const racks = (await handle.pool.query('select name from racks order by name')).rows.map((r) => r.name);
+    assert.deepEqual(racks, ['r-huge', 'r001']);
+  });
+
+  it('a site whose slug is no DNS label is an issue naming it; its racks and devices are reported skipped', async () => {
+    netbox.put('/api/dcim/sites/', site(2, 'Lab_B'));
+    netbox.put('/api/dcim/racks/', rack(20, 2, 'r001'));
+    netbox.put('/api/dcim/devices/', device(200, 2, 20, 'ct01'));
+    const result = await sync().full();
+    assert.equal(result.skipped['device'], 1);
+    assert.equal(result.skipped['rack'], 1);
+    assert.deepEqual((await names()).map((d) => d.site_id), ['ams1']);
+    const found = await issues();
+    assert.deepEqual(found.map((i) => [i.object_type, i.netbox_id, i.code]), [
+      ['dcim.device', 200, 'site_not_mirrored'],
+      ['dcim.rack', 20, 'site_not_mirrored'],
+      ['dcim.site', 2, 'invalid_site_id'],
+    ]);
+    assert.match(found[2]!.message, /^site Site Lab_B \(slug Lab_B, NetBox id 2\): the slug is no Fleet site id, which must be a lower-case DNS label/);
+    assert.match(found[0]!.message, /^device ct01 \(NetBox id 200\) is in NetBox site Lab_B, which is not mirrored/);
+    assert.match(warnings.join('\n'), /3 NetBox objects are not mirrored/);
+
+    // Renamed to a valid slug, the site and what it holds come in with the next incremental pass.
+    netbox.put('/api/dcim/sites/', site(2, 'lab-b'));
+    await sync().incremental();
+    assert.deepEqual((await names()).map((d) => d.site_id), ['ams1', 'lab-b']);
+    assert.deepEqual(await issues(), []);
+  });
+
+  it('a renamed site slug keeps its Fleet site id; a new site taking the old slug is an issue, not a failed sync', async () => {
+    await sync().full();
+    netbox.put('/api/dcim/sites/', site(1, 'ams-one'));
+    netbox.put('/api/dcim/sites/', site(3, 'ams1'));
+    netbox.put('/api/dcim/devices/', device(300, 3, null, 'ct01'));
+    await sync().incremental();
+    const sites = (await handle.pool.query('select id, netbox_id, name from sites order by id')).rows;
+    assert.deepEqual(sites, [{ id: 'ams1', netbox_id: 1, name: 'Site ams-one' }]);
+    assert.deepEqual(await names(), [{ name: 'ct01', site_id: 'ams1' }]);
+    assert.deepEqual((await issues()).map((i) => [i.object_type, i.netbox_id, i.code]), [
+      ['dcim.device', 300, 'site_not_mirrored'],
+      ['dcim.site', 3, 'site_id_taken'],
+    ]);
+  });
+
+  it('a device reusing a deleted device name, and names repeated in one site, are mirrored', async () => {
+    await sync().full();
+    netbox.objects.set('/api/dcim/devices/', []);
+    netbox.changes.push({ id: 1, time: netbox.stamp(), action: { value: 'delete' }, changed_object_type: 'dcim.device', changed_object_id: 100 });
+    netbox.put('/api/dcim/devices/', device(101, 1, 10, 'ct01'));
+    netbox.put('/api/dcim/devices/', device(102, 1, 10, 'ct01'));
+    netbox.put('/api/dcim/racks/', rack(12, 1, 'r001'));
+    await sync().incremental();
+    const rows = (await handle.pool.query('select netbox_id, name, deleted_at is not null as deleted from devices order by netbox_id')).rows;
+    assert.deepEqual(rows, [
+      { netbox_id: 100, name: 'ct01', deleted: true },
+      { netbox_id: 101, name: 'ct01', deleted: false },
+      { netbox_id: 102, name: 'ct01', deleted: false },
+    ]);
+    assert.equal((await handle.pool.query("select count(*)::int as n from racks where name = 'r001'")).rows[0].n, 2);
+  });
+});
