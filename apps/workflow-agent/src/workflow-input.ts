@@ -39,12 +39,7 @@ export function devicePowerInput(job: Job, device: Device, power: AgentConfig['p
   return {
     jobId: job.id,
     action: PowerAction.parse(job.params['action']),
-    target: {
-      deviceId: device.id,
-      nodeType: device.nodeType,
-      bmcUrl: device.bmcUrl,
-      credentialRef: device.credentialRef,
-    },
+    target: bmcTarget(device, device.nodeType, device.bmcUrl, device.credentialRef),
     settleTimeoutS: power.settleTimeoutS,
     activity: activityOf(power),
   };
@@ -64,10 +59,14 @@ export function rackTargets(devices: Device[]): RackTargets | string[] {
       problems.push(`${d.name}: no ${missing.join(', ')}`);
       continue;
     }
-    const t: BmcTarget = { deviceId: d.id, nodeType: d.nodeType, bmcUrl: d.bmcUrl, credentialRef: d.credentialRef };
+    const t = bmcTarget(d, d.nodeType, d.bmcUrl, d.credentialRef);
     if (d.nodeType.startsWith('powershelf_')) targets.shelves.push(t);
-    else if (d.nodeType.startsWith('switch_')) targets.switches.push(t);
-    else targets.compute.push(t);
+    else if (d.nodeType.startsWith('switch_')) {
+      targets.switches.push(t);
+      // A cold reboot asks NVUE on the switch trays whose NVOS the inventory can reach.
+      const nvos = nvosTarget(d);
+      if (!Array.isArray(nvos)) (targets.switchNvos ??= []).push(nvos);
+    } else targets.compute.push(t);
   }
   return problems.length ? problems : targets;
 }
@@ -91,7 +90,12 @@ export function coldRebootInput(job: Job, targets: RackTargets, power: AgentConf
 export function deviceTarget(device: Device): BmcTarget | string[] {
   const missing = missingForOperation(device);
   if (missing.length || !device.nodeType || !device.bmcUrl || !device.credentialRef) return missing;
-  return { deviceId: device.id, nodeType: device.nodeType, bmcUrl: device.bmcUrl, credentialRef: device.credentialRef };
+  return bmcTarget(device, device.nodeType, device.bmcUrl, device.credentialRef);
+}
+
+/** The target of an operable device; its Redfish system only when the inventory names one. */
+function bmcTarget(device: Device, nodeType: string, bmcUrl: string, credentialRef: string): BmcTarget {
+  return { deviceId: device.id, nodeType, bmcUrl, credentialRef, ...(device.redfishSystemId ? { redfishSystemId: device.redfishSystemId } : {}) };
 }
 
 export function bmcResetInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DeviceBmcResetInput {
@@ -153,7 +157,14 @@ export function nvosTarget(device: Device): NvosTarget | string[] {
   const ssh = device.nvosSsh ? parseHostPort(device.nvosSsh) : undefined;
   const credentialRef = device.nvosCredentialRef ?? device.credentialRef;
   if (missing.length || !device.nvosUrl || !ssh || !credentialRef) return missing;
-  return { deviceId: device.id, nvueUrl: device.nvosUrl, ssh, credentialRef, ...(device.nvosHostKey ? { hostKeyFingerprint: device.nvosHostKey } : {}) };
+  return {
+    deviceId: device.id,
+    nvueUrl: device.nvosUrl,
+    ssh,
+    credentialRef,
+    ...(device.credentialRef ? { bmcCredentialRef: device.credentialRef } : {}),
+    ...(device.nvosHostKey ? { hostKeyFingerprint: device.nvosHostKey } : {}),
+  };
 }
 
 /** One switch's NVOS install: the image by digest and the build its name carries. */

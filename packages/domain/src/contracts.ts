@@ -9,6 +9,8 @@ export interface BmcTarget {
   nodeType: string;
   bmcUrl: string;
   credentialRef: string;
+  /** The Redfish ComputerSystem Id that is this device, on BMCs that list several (inventory `redfish_system_id`). */
+  redfishSystemId?: string;
 }
 
 export interface ActivityTimeouts {

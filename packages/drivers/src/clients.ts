@@ -35,6 +35,7 @@ export class DriverClients {
     return new RedfishClient({
       baseUrl: this.ctx.target.bmcUrl,
       credentials: this.ctx.credentials,
+      device: this.ctx.target.deviceId,
       ...this.ctx.redfish,
       ...overrides,
       ...(this.ctx.signal ? { signal: this.ctx.signal } : {}),

@@ -1,6 +1,6 @@
 import type { NodeType, PowerAction, RedfishResetType } from '@fleet/domain';
+import { chassisPowerState, resetChassis } from '@fleet/redfish';
 import { redfishNode } from './redfish-node.js';
-import { chassisPowerState, resetChassis } from './resources.redfish.js';
 import type { DriverContext, PowerShelfDriver } from './types.js';
 
 /** The chassis whose PowerState is the shelf's output and whose Chassis.Reset switches it (rms.md §4.3). */

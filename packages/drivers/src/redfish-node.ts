@@ -1,10 +1,9 @@
 import type { ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
-import { managerIds, resetManager, type RedfishClient } from '@fleet/redfish';
+import { managerIds, readManager, resetManager, type RedfishClient } from '@fleet/redfish';
 import { DriverClients } from './clients.js';
 import { redfishFirmware } from './firmware.redfish.js';
 import { UnsupportedOperationError } from './errors.js';
 import { probeAnswer, probePower } from './probe.js';
-import { readManager } from './resources.redfish.js';
 import type { DriverContext, PowerDriver } from './types.js';
 
 /** Where a node's power lives: the resource whose PowerState is read and whose reset action is posted. */

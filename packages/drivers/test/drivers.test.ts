@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { nodeTypes, powerActions, type BmcTarget, type NodeType, type PowerAction, type RedfishResetType } from '@fleet/domain';
-import { RedfishError } from '@fleet/redfish';
-import { startRedfishSimulator, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
+import { RedfishError, ResetTypeNotAllowedError, SystemSelectionError } from '@fleet/redfish';
+import { startRedfishSimulator, type BmcSpec, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
 import { driverFor, supportedNodeTypes, UnsupportedNodeTypeError, UnsupportedOperationError, type NodeDriver } from '../src/index.js';
 
 const credentials = { username: 'admin', password: 'sekret' };
@@ -62,18 +62,22 @@ describe('drivers against the simulator', () => {
   let sim: RedfishSimulator;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const bmcs: { id: string; profile: ProfileId; nodeType: NodeType }[] = [
+  const bmcs: { id: string; profile: ProfileId; nodeType: NodeType; quirks?: BmcSpec['quirks'] }[] = [
     { id: 'shelf-liteon', profile: 'powershelf-liteon', nodeType: 'powershelf_gb200_liteon' },
     { id: 'shelf-delta', profile: 'powershelf-delta', nodeType: 'powershelf_gb300_delta' },
     { id: 'switch', profile: 'nvswitch-tray', nodeType: 'switch_gb200_nvidia' },
     { id: 'compute-bmc', profile: 'gb300-compute', nodeType: 'compute_gb300_nvidia' },
     { id: 'compute-hmc', profile: 'gb200-compute', nodeType: 'compute_gb200_nvidia' },
+    // A shelf BMC that, like NVIDIA's BlueField and GH200 BMCs, lists its reset types only in the ActionInfo.
+    { id: 'shelf-actioninfo', profile: 'powershelf-liteon', nodeType: 'powershelf_gb200_liteon', quirks: { resetTypesInActionInfoOnly: true, resetTypes: ['On', 'PowerCycle'] } },
+    // A bladed enclosure: a second host system beside System_0 (and the HGX baseboard).
+    { id: 'blades', profile: 'gb200-compute', nodeType: 'compute_gb200_nvidia', quirks: { extraSystems: ['System_1'] } },
   ];
   const open: NodeDriver[] = [];
-  const driver = (id: string, password = credentials.password): NodeDriver => {
+  const driver = (id: string, password = credentials.password, redfishSystemId?: string): NodeDriver => {
     const spec = bmcs.find((b) => b.id === id)!;
     const d = driverFor(spec.nodeType)({
-      target: { deviceId: id, nodeType: spec.nodeType, bmcUrl: sim.bmcUrl(id), credentialRef: 'r' },
+      target: { deviceId: id, nodeType: spec.nodeType, bmcUrl: sim.bmcUrl(id), credentialRef: 'r', ...(redfishSystemId ? { redfishSystemId } : {}) },
       credentials: { ...credentials, password },
       redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
     });
@@ -84,7 +88,7 @@ describe('drivers against the simulator', () => {
 
   before(async () => {
     sim = await startRedfishSimulator({
-      bmcs: bmcs.map((b, i) => ({ id: b.id, profile: b.profile, address: `${block}.${i + 1}`, port, ...credentials })),
+      bmcs: bmcs.map((b, i) => ({ id: b.id, profile: b.profile, address: `${block}.${i + 1}`, port, ...credentials, ...(b.quirks ? { quirks: b.quirks } : {}) })),
       timeScale: 0.01,
     });
   });
@@ -119,6 +123,31 @@ describe('drivers against the simulator', () => {
     await assert.rejects(shelf.resetManager('hmc'), (e: unknown) => e instanceof UnsupportedOperationError && /HMC/.test(e.message));
     await assert.rejects(shelf.probeManager('hmc'), UnsupportedOperationError);
     assert.equal(posts('shelf-liteon').length, before);
+  });
+
+  it('a shelf whose reset types are only in its ActionInfo: off (ForceOff) is refused, typed, before any POST; PowerCycle goes', async () => {
+    const shelf = driver('shelf-actioninfo');
+    const err = await shelf.reset(shelf.resetTypeFor('off')).catch((e: unknown) => e);
+    assert.ok(err instanceof ResetTypeNotAllowedError, String(err));
+    assert.deepEqual([err.device, err.uri, err.resetType, err.allowed], ['shelf-actioninfo', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', 'ForceOff', ['On', 'PowerCycle']]);
+    assert.equal(posts('shelf-actioninfo').length, 0);
+    await shelf.reset(shelf.resetTypeFor('power-cycle'));
+    assert.deepEqual(posts('shelf-actioninfo').map((r) => r.body), [{ ResetType: 'PowerCycle' }]);
+  });
+
+  it('several host systems: a device naming none is refused with the members listed; one naming its system is powered there', async () => {
+    const unnamed = driver('blades');
+    const err = await unnamed.reset('On').catch((e: unknown) => e);
+    assert.ok(err instanceof SystemSelectionError, String(err));
+    assert.deepEqual(err.members, ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0', '/redfish/v1/Systems/System_1']);
+    assert.match(err.message, /device blades: the BMC has several systems \(System_0, HGX_Baseboard_0, System_1\) and the device names none/);
+    await assert.rejects(unnamed.powerState(), SystemSelectionError);
+    await assert.rejects(driver('blades', credentials.password, 'System_9').powerState(), (e: unknown) => e instanceof SystemSelectionError && e.code === 'NotFound' && e.requested === 'System_9');
+    assert.equal(posts('blades').length, 0);
+    const named = driver('blades', credentials.password, 'System_0');
+    await named.reset('On');
+    assert.equal(await until(() => named.powerState(), (s) => s === 'On'), 'On');
+    assert.deepEqual(posts('blades').map((r) => r.path), ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset']);
   });
 
   it('switch tray: on through ComputerSystem.Reset on System_0', async () => {

@@ -1,6 +1,8 @@
+import { powerStates, type PowerState, type RedfishResetType } from '@fleet/domain';
+import { postReset } from './actions.js';
 import type { RedfishClient } from './client.js';
 import { compact } from './compact.js';
-import { findMember, linkOf, readCollection, rootLink } from './discovery.js';
+import { linkOf, memberUri, readCollection, rootLink } from './discovery.js';
 import { RedfishError } from './errors.js';
 
 export interface ResourceStatus {
@@ -21,6 +23,8 @@ export interface ChassisSummary {
   powerState?: string;
   status?: ResourceStatus;
   powerSubsystemUri?: string;
+  /** The older Power resource, on chassis that have it (some have only this). */
+  powerUri?: string;
 }
 
 export interface PowerSupply {
@@ -39,7 +43,11 @@ export interface PowerSupply {
 
 export interface PowerSubsystem {
   uri: string;
+  /** Which resource was read: the PowerSubsystem, or the older Power resource (deprecated in 2020.4, still served by many BMCs). */
+  source: 'PowerSubsystem' | 'Power';
   capacityWatts?: number;
+  /** Power resource only: PowerControl's PowerConsumedWatts. */
+  consumedWatts?: number;
   status?: ResourceStatus;
   powerSupplies: PowerSupply[];
   /** Inconsistencies in the BMC's collections (e.g. a PSU listed twice). */
@@ -68,15 +76,20 @@ export async function listChassis(client: RedfishClient): Promise<{ chassis: Cha
   });
 }
 
-/** The PowerSubsystem of one chassis (by Id) with its power supplies. */
+/**
+ * The PowerSubsystem of one chassis (by Id) with its power supplies; a chassis that offers only
+ * the older Power resource is read from that (its PowerSupplies and first PowerControl).
+ */
 export async function getPowerSubsystem(client: RedfishClient, chassisId: string): Promise<PowerSubsystem> {
   return client.discovered(async () => {
-    const chassisCollection = await rootLink(client, 'Chassis');
-    const uri = await findMember(client, chassisCollection, chassisId);
-    if (!uri) throw new RedfishError('NotFound', client.bmc, chassisCollection, `no chassis ${chassisId}`);
+    const uri = await memberUri(client, 'Chassis', chassisId);
     const chassis = await client.get<unknown>(uri);
     const linked = linkOf(chassis, 'PowerSubsystem');
-    if (!linked) throw new RedfishError('NotFound', client.bmc, uri, 'chassis has no PowerSubsystem');
+    if (!linked) {
+      const legacy = linkOf(chassis, 'Power');
+      if (legacy) return readLegacyPower(legacy, await client.get<RawPower>(legacy));
+      throw new RedfishError('NotFound', client.bmc, uri, 'chassis has neither a PowerSubsystem nor a Power resource');
+    }
     const warnings: string[] = [];
     let raw = await client.get<RawPowerSubsystem>(linked);
     let subsystemUri = linked;
@@ -89,6 +102,59 @@ export async function getPowerSubsystem(client: RedfishClient, chassisId: string
       if (!isPowerSubsystem(raw)) throw new RedfishError('NotFound', client.bmc, subsystemUri, 'no PowerSubsystem resource for this chassis');
     }
     return readPowerSubsystem(client, subsystemUri, raw, warnings);
+  });
+}
+
+interface RawChassisWithPower {
+  '@odata.id'?: string;
+  PowerState?: string;
+  Actions?: Record<string, unknown>;
+}
+
+const knownStates: readonly string[] = powerStates;
+
+/** PowerState of a chassis (a power shelf's output), read fresh. */
+export function chassisPowerState(client: RedfishClient, chassisId: string): Promise<PowerState> {
+  return client.discovered(async () => {
+    const state = (await client.get<RawChassisWithPower>(await memberUri(client, 'Chassis', chassisId))).PowerState;
+    return state !== undefined && knownStates.includes(state) ? (state as PowerState) : 'Unknown';
+  });
+}
+
+/** POSTs Chassis.Reset to the target the chassis advertises, if it (or its ActionInfo) allows `resetType`. */
+export function resetChassis(client: RedfishClient, chassisId: string, resetType: RedfishResetType): Promise<void> {
+  return client.discovered(async () => {
+    const uri = await memberUri(client, 'Chassis', chassisId);
+    await postReset(client, await client.get<RawChassisWithPower>(uri), uri, '#Chassis.Reset', resetType);
+  });
+}
+
+interface RawPower {
+  PowerControl?: { PowerCapacityWatts?: number; PowerConsumedWatts?: number; Status?: ResourceStatus }[];
+  PowerSupplies?: Record<string, unknown>[];
+}
+
+function readLegacyPower(uri: string, raw: RawPower): PowerSubsystem {
+  const control = raw.PowerControl?.[0];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  const powerSupplies: PowerSupply[] = [];
+  (raw.PowerSupplies ?? []).forEach((p, i) => {
+    // Power lists supplies inline, each named by MemberId and a JSON-pointer @odata.id.
+    const id = typeof p['MemberId'] === 'string' ? p['MemberId'] : String(i);
+    if (seen.has(id)) return void warnings.push(`${uri}: power supply ${id} listed more than once`);
+    seen.add(id);
+    const supplyUri = typeof p['@odata.id'] === 'string' ? p['@odata.id'] : `${uri}#/PowerSupplies/${i}`;
+    powerSupplies.push(toPowerSupply(supplyUri, { ...p, Id: id }));
+  });
+  return compact<PowerSubsystem>({
+    uri,
+    source: 'Power',
+    capacityWatts: control?.PowerCapacityWatts,
+    consumedWatts: control?.PowerConsumedWatts,
+    status: control?.Status,
+    powerSupplies,
+    warnings,
   });
 }
 
@@ -111,6 +177,7 @@ async function readPowerSubsystem(client: RedfishClient, uri: string, raw: RawPo
   for (const m of members) powerSupplies.push(toPowerSupply(m, await client.get<Record<string, unknown>>(m)));
   return {
     uri,
+    source: 'PowerSubsystem',
     ...(raw.CapacityWatts !== undefined ? { capacityWatts: raw.CapacityWatts } : {}),
     ...(raw.Status ? { status: raw.Status } : {}),
     powerSupplies,
@@ -132,6 +199,7 @@ function summarise(uri: string, c: RawChassis): ChassisSummary {
     powerState: c.PowerState,
     status: c.Status,
     powerSubsystemUri,
+    powerUri: linkOf(c, 'Power'),
   });
 }
 

@@ -51,17 +51,20 @@ interface RequestSpec {
  */
 export class RedfishClient {
   readonly bmc: string;
+  /** The inventory device this BMC is (options.device), for errors that must name it. */
+  readonly device: string | undefined;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly session: SessionAuth | undefined;
   private readonly basicAuth: string;
   private tail: Promise<unknown> = Promise.resolve();
   private rootDoc: Promise<ServiceRoot> | undefined;
-  private readonly links = new Map<string, Promise<string>>();
+  private readonly memo = new Map<string, Promise<unknown>>();
   private closed = false;
 
   constructor(private readonly opts: RedfishClientOptions) {
     this.bmc = opts.baseUrl;
+    this.device = opts.device;
     this.basicAuth = `Basic ${Buffer.from(`${opts.credentials.username}:${opts.credentials.password}`).toString('base64')}`;
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
@@ -133,20 +136,31 @@ export class RedfishClient {
    * A URI found by discovery, kept under `key` until invalidate(). Only links are cached:
    * resource bodies (power state, task state) are always read fresh.
    */
-  async link(key: string, resolve: () => Promise<string>): Promise<string> {
-    let p = this.links.get(key);
+  link(key: string, resolve: () => Promise<string>): Promise<string> {
+    return this.cached(`link:${key}`, resolve);
+  }
+
+  /**
+   * A value that only changes when the BMC is reset or re-flashed (a discovered link, an
+   * ActionInfo), kept under `key` until invalidate(). A failed resolve is not kept.
+   */
+  cached<T>(key: string, resolve: () => Promise<T>): Promise<T> {
+    let p = this.memo.get(key) as Promise<T> | undefined;
     if (!p) {
-      p = resolve();
-      this.links.set(key, p);
-      p.catch(() => this.links.delete(key));
+      const fresh = resolve();
+      p = fresh;
+      this.memo.set(key, fresh);
+      fresh.catch(() => {
+        if (this.memo.get(key) === fresh) this.memo.delete(key);
+      });
     }
     return p;
   }
 
-  /** Forgets discovered links; call after a BMC reset or firmware activation. */
+  /** Forgets discovered links and cached ActionInfo; call after a BMC reset or firmware activation. */
   invalidate(): void {
     this.rootDoc = undefined;
-    this.links.clear();
+    this.memo.clear();
   }
 
   /**
@@ -155,7 +169,7 @@ export class RedfishClient {
    * from the service root and the operation runs once more.
    */
   async discovered<T>(op: () => Promise<T>): Promise<T> {
-    const warm = this.rootDoc !== undefined || this.links.size > 0;
+    const warm = this.rootDoc !== undefined || this.memo.size > 0;
     try {
       return await op();
     } catch (err) {

@@ -65,13 +65,30 @@ export function linkOf(resource: unknown, name: string): string | undefined {
  * saves reading every member; otherwise each member is read and its Id compared.
  */
 export async function findMember(client: RedfishClient, collectionUri: string, id: string): Promise<string | undefined> {
-  const { members } = await readCollection(client, collectionUri);
+  return memberWithId(client, (await readCollection(client, collectionUri)).members, id);
+}
+
+/** The one of `members` whose Id is `id`: by path first, else by reading each member. */
+export async function memberWithId(client: RedfishClient, members: readonly string[], id: string): Promise<string | undefined> {
   const byPath = members.find((m) => m.endsWith(`/${id}`));
   if (byPath) return byPath;
   for (const m of members) {
     if ((await client.get<{ Id?: string }>(m)).Id === id) return m;
   }
   return undefined;
+}
+
+/**
+ * URI of member `id` of a collection named in the service root (Chassis, Managers), found by
+ * discovery and cached until the client is invalidated; NotFound when the BMC lists no such member.
+ */
+export function memberUri(client: RedfishClient, collection: 'Chassis' | 'Managers' | 'Systems', id: string): Promise<string> {
+  return client.link(`${collection}:${id}`, async () => {
+    const collectionUri = await rootLink(client, collection);
+    const found = await findMember(client, collectionUri, id);
+    if (!found) throw new RedfishError('NotFound', client.bmc, collectionUri, `no ${collection} member ${id}`);
+    return found;
+  });
 }
 
 /** Some services write links with a trailing slash (`/redfish/v1/`); compare and cache without it. */

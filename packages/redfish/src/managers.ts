@@ -1,6 +1,6 @@
+import { postReset } from './actions.js';
 import type { RedfishClient } from './client.js';
-import { findMember, rootLink } from './discovery.js';
-import { RedfishError } from './errors.js';
+import { memberUri } from './discovery.js';
 
 /** The tray BMC and the HGX baseboard's management controller (HMC) on NVIDIA trays. */
 export const managerIds = { bmc: 'BMC_0', hmc: 'HGX_BMC_0' } as const;
@@ -10,12 +10,7 @@ export type ManagerResetType = 'GracefulRestart' | 'ForceRestart' | 'GracefulShu
 
 interface Manager {
   '@odata.id': string;
-  Actions?: {
-    '#Manager.Reset'?: { target?: string; '@Redfish.ActionInfo'?: string; 'ResetType@Redfish.AllowableValues'?: string[] };
-  };
-}
-interface ActionInfo {
-  Parameters?: { Name?: string; AllowableValues?: string[] }[];
+  Actions?: Record<string, unknown>;
 }
 
 /**
@@ -29,25 +24,13 @@ export async function resetManager(
 ): Promise<void> {
   const id = typeof manager === 'string' ? managerIds[manager] : manager.id;
   await client.discovered(async () => {
-    const managers = await rootLink(client, 'Managers');
-    const uri = await client.link(`manager:${id}`, async () => {
-      const found = await findMember(client, managers, id);
-      if (!found) throw new RedfishError('NotFound', client.bmc, managers, `no manager ${id}`);
-      return found;
-    });
-    const action = (await client.get<Manager>(uri)).Actions?.['#Manager.Reset'];
-    if (!action?.target) throw new RedfishError('FailedPrecondition', client.bmc, uri, 'manager advertises no Manager.Reset action');
-    const allowed = action['ResetType@Redfish.AllowableValues'] ?? (await allowedFromActionInfo(client, action['@Redfish.ActionInfo']));
-    if (allowed && !allowed.includes(resetType)) {
-      throw new RedfishError('InvalidArgument', client.bmc, action.target, `ResetType ${resetType} not allowed (allowed: ${allowed.join(', ')})`);
-    }
-    await client.post(action.target, { ResetType: resetType });
+    const uri = await memberUri(client, 'Managers', id);
+    await postReset(client, await client.get<Manager>(uri), uri, '#Manager.Reset', resetType);
   });
   client.invalidate();
 }
 
-async function allowedFromActionInfo(client: RedfishClient, uri: string | undefined): Promise<string[] | undefined> {
-  if (!uri) return undefined;
-  const info = await client.get<ActionInfo>(uri);
-  return info.Parameters?.find((p) => p.Name === 'ResetType')?.AllowableValues;
+/** Reads a manager resource; succeeds only if the controller answers. */
+export function readManager(client: RedfishClient, managerId: string): Promise<unknown> {
+  return client.discovered(async () => client.get<unknown>(await memberUri(client, 'Managers', managerId)));
 }

@@ -25,6 +25,8 @@ export interface RedfishClientOptions {
   /** e.g. https://10.0.0.5 or http://127.1.0.7:8000 */
   baseUrl: string;
   credentials: RedfishCredentials;
+  /** The inventory device behind this BMC (its id), named in errors such as a refused ResetType. */
+  device?: string;
   /** `basic` (default) sends credentials on every call; `session` uses one SessionService session per client. */
   auth?: RedfishAuthMode;
   /** TCP + TLS handshake budget. Default 10 s. */

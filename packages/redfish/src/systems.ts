@@ -1,6 +1,7 @@
 import { resetTypeFor, type PowerAction, type PowerState, type RedfishResetType } from '@fleet/domain';
+import { postReset } from './actions.js';
 import type { RedfishClient } from './client.js';
-import { findMember, readCollection, rootLink } from './discovery.js';
+import { memberWithId, readCollection, rootLink } from './discovery.js';
 import { RedfishError } from './errors.js';
 
 export interface ComputerSystem {
@@ -8,48 +9,81 @@ export interface ComputerSystem {
   Id: string;
   PowerState?: PowerState;
   Processors?: { '@odata.id': string };
-  Actions?: { '#ComputerSystem.Reset'?: { target?: string; 'ResetType@Redfish.AllowableValues'?: string[] } };
+  Actions?: Record<string, unknown>;
 }
 
-/** The host system on NVIDIA trays; any other Id can be asked for. */
-export const defaultSystemId = 'System_0';
+/**
+ * Systems that are never a device's host: NVIDIA trays list the HGX GPU baseboard beside the
+ * host (System_0 and HGX_Baseboard_0 on GB200 and GH200), so it does not make a tray ambiguous.
+ */
+const auxiliarySystem = /\/HGX_Baseboard_\d+$/;
 
-/** URI of the system `systemId` (or the only/first system when none has that Id), found from the service root. */
-export function systemUri(client: RedfishClient, systemId = defaultSystemId): Promise<string> {
-  return client.link(`system:${systemId}`, async () => {
+const idOf = (uri: string) => uri.slice(uri.lastIndexOf('/') + 1);
+
+/** The BMC cannot say which of its systems is the device: the one named is missing, or several and none named. */
+export class SystemSelectionError extends RedfishError {
+  constructor(
+    client: RedfishClient,
+    collectionUri: string,
+    /** The system the device names, if it names one. */
+    readonly requested: string | undefined,
+    /** Every member of the Systems collection. */
+    readonly members: readonly string[],
+  ) {
+    const listed = members.length ? members.map(idOf).join(', ') : 'none';
+    const device = client.device ? `device ${client.device}: ` : '';
+    super(
+      requested === undefined && members.length > 0 ? 'FailedPrecondition' : 'NotFound',
+      client.bmc,
+      collectionUri,
+      requested !== undefined
+        ? `${device}no system ${requested} (the BMC lists: ${listed})`
+        : members.length
+          ? `${device}the BMC has several systems (${listed}) and the device names none; set its Redfish system id (NetBox custom field fleet_redfish_system_id)`
+          : `${device}Systems collection is empty`,
+    );
+    this.name = 'SystemSelectionError';
+  }
+}
+
+/**
+ * URI of the device's system, found from the service root and cached: the system `systemId`
+ * when the device names one (it must exist), else the BMC's only host system. A BMC with
+ * several (a bladed enclosure) and none named is refused, never answered with its first.
+ */
+export function systemUri(client: RedfishClient, systemId?: string): Promise<string> {
+  return client.link(`system:${systemId ?? ''}`, async () => {
     const systems = await rootLink(client, 'Systems');
-    const uri = (await findMember(client, systems, systemId)) ?? (await readCollection(client, systems)).members[0];
-    if (!uri) throw new RedfishError('NotFound', client.bmc, systems, 'Systems collection is empty');
-    return uri;
+    const { members } = await readCollection(client, systems);
+    if (systemId !== undefined) {
+      const found = await memberWithId(client, members, systemId);
+      if (!found) throw new SystemSelectionError(client, systems, systemId, members);
+      return found;
+    }
+    const hosts = members.filter((m) => !auxiliarySystem.test(m));
+    if (hosts.length !== 1) throw new SystemSelectionError(client, systems, undefined, members);
+    return hosts[0]!;
   });
 }
 
 /** The system resource, read fresh (only its URI is cached). */
-export function findSystem(client: RedfishClient, systemId = defaultSystemId): Promise<ComputerSystem> {
+export function findSystem(client: RedfishClient, systemId?: string): Promise<ComputerSystem> {
   return client.discovered(async () => client.get<ComputerSystem>(await systemUri(client, systemId)));
 }
 
-export async function getPowerState(client: RedfishClient, systemId = defaultSystemId): Promise<PowerState> {
+export async function getPowerState(client: RedfishClient, systemId?: string): Promise<PowerState> {
   return (await findSystem(client, systemId)).PowerState ?? 'Unknown';
 }
 
-/** POSTs ComputerSystem.Reset to the target the system itself advertises. */
-export async function resetSystem(client: RedfishClient, resetType: RedfishResetType, systemId = defaultSystemId): Promise<void> {
+/** POSTs ComputerSystem.Reset to the target the system advertises, if it allows `resetType`. */
+export async function resetSystem(client: RedfishClient, resetType: RedfishResetType, systemId?: string): Promise<void> {
   await client.discovered(async () => {
-    const system = await client.get<ComputerSystem>(await systemUri(client, systemId));
-    const action = system.Actions?.['#ComputerSystem.Reset'];
-    if (!action?.target) {
-      throw new RedfishError('FailedPrecondition', client.bmc, system['@odata.id'], 'system advertises no ComputerSystem.Reset action');
-    }
-    const allowed = action['ResetType@Redfish.AllowableValues'];
-    if (allowed && !allowed.includes(resetType)) {
-      throw new RedfishError('InvalidArgument', client.bmc, action.target, `ResetType ${resetType} not allowed (allowed: ${allowed.join(', ')})`);
-    }
-    await client.post(action.target, { ResetType: resetType });
+    const uri = await systemUri(client, systemId);
+    await postReset(client, await client.get<ComputerSystem>(uri), uri, '#ComputerSystem.Reset', resetType);
   });
 }
 
 /** A fleet power action through RMS's ResetType mapping ("off" is a graceful shutdown). */
-export function applyPowerAction(client: RedfishClient, action: PowerAction, systemId = defaultSystemId): Promise<void> {
+export function applyPowerAction(client: RedfishClient, action: PowerAction, systemId?: string): Promise<void> {
   return resetSystem(client, resetTypeFor[action], systemId);
 }

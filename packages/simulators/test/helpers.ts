@@ -22,7 +22,7 @@ export interface TestSim {
 }
 
 export async function startSim(
-  bmcs: { id: string; profile?: ProfileId; sessionLimit?: number; powerState?: 'On' | 'Off' }[],
+  bmcs: { id: string; profile?: ProfileId; sessionLimit?: number; powerState?: 'On' | 'Off'; quirks?: BmcSpec['quirks'] }[],
   opts: { timeScale?: number; timings?: Partial<Timings> } = {},
 ): Promise<TestSim> {
   const net = block();

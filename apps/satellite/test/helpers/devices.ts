@@ -3,7 +3,7 @@ import type { Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import type { BmcTarget, NodeType } from '@fleet/domain';
-import { startRedfishSimulator, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
+import { startRedfishSimulator, type BmcSpec, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
 import { createDeviceActivities } from '../../src/activities/index.js';
 import { UnknownCredentialError, type SecretStore } from '../../src/secrets/index.js';
 
@@ -32,7 +32,7 @@ const profileFor: Record<string, ProfileId> = {
 
 export interface Bench {
   sim: RedfishSimulator;
-  target(id: string, credentialRef?: string): BmcTarget;
+  target(id: string, credentialRef?: string, redfishSystemId?: string): BmcTarget;
   posts(id: string, pathEnd?: string): { path: string; body?: unknown }[];
   close(): Promise<void>;
 }
@@ -42,7 +42,7 @@ export interface Bench {
  * 1/100 speed: power-on 0.3 s, graceful shutdown 0.2 s, BMC reboot 1.2 s. Devices of one
  * power domain lose AC while none of its shelves is on.
  */
-export async function startBench(devices: Record<string, { nodeType: NodeType; powerState?: 'On' | 'Off'; powerDomain?: string }>): Promise<Bench> {
+export async function startBench(devices: Record<string, { nodeType: NodeType; powerState?: 'On' | 'Off'; powerDomain?: string; quirks?: BmcSpec['quirks'] }>): Promise<Bench> {
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
   const entries = Object.entries(devices);
@@ -56,12 +56,19 @@ export async function startBench(devices: Record<string, { nodeType: NodeType; p
       password: 'sekret',
       ...(d.powerState ? { powerState: d.powerState } : {}),
       ...(d.powerDomain ? { powerDomain: d.powerDomain } : {}),
+      ...(d.quirks ? { quirks: d.quirks } : {}),
     })),
     timeScale: 0.01,
   });
   return {
     sim,
-    target: (id, credentialRef = 'bmc/good') => ({ deviceId: `dev-${id}`, nodeType: devices[id]!.nodeType, bmcUrl: sim.bmcUrl(id), credentialRef }),
+    target: (id, credentialRef = 'bmc/good', redfishSystemId) => ({
+      deviceId: `dev-${id}`,
+      nodeType: devices[id]!.nodeType,
+      bmcUrl: sim.bmcUrl(id),
+      credentialRef,
+      ...(redfishSystemId ? { redfishSystemId } : {}),
+    }),
     posts: (id, pathEnd = '') => sim.bmc(id).log.filter((r) => r.method === 'POST' && r.path.endsWith(pathEnd)),
     close: () => sim.close(),
   };

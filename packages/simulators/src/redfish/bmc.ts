@@ -1,5 +1,6 @@
 import type { PowerState } from '@fleet/domain';
 import type { Faults } from './faults.js';
+import type { BmcQuirks } from './quirks.js';
 import { RequestLog, type LoggedRequest } from './request-log.js';
 import { SessionStore } from './sessions.js';
 import { TaskStore } from './tasks.js';
@@ -29,6 +30,8 @@ export interface BmcSpec {
   powerDomain?: string;
   /** Position of a compute tray in its rack (Oem.Nvidia.MNNVLinkTopology); derived from the id when absent. */
   topology?: { chassisSerialNumber: string; traySlotNumber: number; traySlotIndex: number };
+  /** Real-BMC shapes the profile does not show by default: ActionInfo-only reset types, several systems. */
+  quirks?: BmcQuirks;
 }
 
 export interface Timings {

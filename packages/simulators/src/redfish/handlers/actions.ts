@@ -1,10 +1,12 @@
 import { isResetType, type SimulatedBmc } from '../bmc.js';
 import { redfishError } from '../errors.js';
 import { isObject, type Reply } from '../http-util.js';
+import { allowedResetTypes } from '../quirks.js';
 
 /** The profile's power action: ComputerSystem.Reset on trays, Chassis.Reset on power shelves. */
 export function powerReset(bmc: SimulatedBmc, body: unknown): Reply {
-  const { actionName, resetTypes } = bmc.profile.power;
+  const { actionName } = bmc.profile.power;
+  const resetTypes = allowedResetTypes(bmc);
   const resetType = isObject(body) ? body['ResetType'] : undefined;
   if (resetType === undefined) throw redfishError(400, 'ActionParameterMissing', [actionName, 'ResetType']);
   if (!isResetType(resetType) || !resetTypes.includes(resetType)) {

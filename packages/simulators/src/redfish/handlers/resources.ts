@@ -3,6 +3,7 @@ import type { SimulatedBmc } from '../bmc.js';
 import { redfishError, type RedfishErrorReply } from '../errors.js';
 import { etagOf, isObject, matchesEtag, type Reply } from '../http-util.js';
 import { message, type RedfishMessage } from '../messages.js';
+import { extraSystem } from '../quirks.js';
 import { taskBody } from '../tasks.js';
 import { getSession, SESSIONS } from './sessions.js';
 
@@ -12,6 +13,8 @@ const TASKS = '/redfish/v1/TaskService/Tasks';
 export function readResource(bmc: SimulatedBmc, path: string): Record<string, unknown> | undefined {
   const build = bmc.profile.resources.get(path);
   if (build) return { ...build(bmc), ...bmc.patches(path) };
+  const extra = extraSystem(bmc, path);
+  if (extra) return extra;
   if (path.startsWith(`${TASKS}/`)) {
     const task = bmc.tasks().byId.get(path.slice(TASKS.length + 1));
     return task ? taskBody(task) : undefined;

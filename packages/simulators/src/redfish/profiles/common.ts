@@ -1,5 +1,6 @@
 import { isRunning } from '../tasks.js';
 import type { SimulatedBmc } from '../bmc.js';
+import { allowedResetTypes, extraSystemPaths, SYSTEMS } from '../quirks.js';
 import type { Body, Builder, FirmwareSpec, PowerControl } from './types.js';
 
 /**
@@ -263,19 +264,27 @@ export function addChassis(tree: Tree, c: ChassisOptions): string {
   return path;
 }
 
-/** The `ResetType@Redfish.AllowableValues` action plus its ActionInfo resource. */
-export function resetAction(tree: Tree, power: PowerControl, owner: string): Body {
+/**
+ * The reset action (a builder, as a BMC's quirks shape it): its target, its ActionInfo resource
+ * and, unless the BMC names them only there, the same `ResetType@Redfish.AllowableValues` inline.
+ */
+export function resetAction(tree: Tree, power: PowerControl, owner: string): Builder {
   const infoPath = `${owner}/ResetActionInfo`;
-  tree.add(infoPath, () => ({
+  tree.add(infoPath, (bmc) => ({
     '@odata.id': infoPath,
     '@odata.type': '#ActionInfo.v1_3_0.ActionInfo',
     Id: 'ResetActionInfo',
     Name: 'Reset Action Info',
-    Parameters: [{ Name: 'ResetType', Required: true, DataType: 'String', AllowableValues: power.resetTypes }],
+    Parameters: [{ Name: 'ResetType', Required: true, DataType: 'String', AllowableValues: allowedResetTypes(bmc) }],
   }));
-  return {
+  return (bmc) => ({
     target: power.action,
     '@Redfish.ActionInfo': infoPath,
-    'ResetType@Redfish.AllowableValues': power.resetTypes,
-  };
+    ...(bmc.spec.quirks?.resetTypesInActionInfoOnly ? {} : { 'ResetType@Redfish.AllowableValues': allowedResetTypes(bmc) }),
+  });
+}
+
+/** The Systems collection: the profile's systems, then any a bladed-enclosure quirk adds. */
+export function addSystems(tree: Tree, systems: readonly string[]): void {
+  tree.add(SYSTEMS, (bmc) => collectionBody(SYSTEMS, 'ComputerSystemCollection', 'Computer System Collection', [...systems, ...extraSystemPaths(bmc)]));
 }

@@ -1,5 +1,5 @@
 import type { SimulatedBmc } from '../bmc.js';
-import { addChassis, addManager, addServiceBasics, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import { addChassis, addManager, addServiceBasics, addSystems, ref, refs, resetAction, Tree, uuidFor } from './common.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -67,13 +67,13 @@ export function computeTray(d: ComputeTrayData): Profile {
 
   // Systems: the host (System_0, Grace CPUs) and the HGX baseboard (GPUs), as NVIDIA's BMC lays them out.
   const systems = ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0'];
-  tree.collection('/redfish/v1/Systems', 'ComputerSystemCollection', 'Computer System Collection', systems);
+  addSystems(tree, systems);
   const reset = resetAction(tree, power, power.resource);
   tree.add(
     power.resource,
     (bmc) => ({
       ...systemBody(bmc, 'System_0', d.model, BMC, [chassis('BMC_0'), chassis('CBC_0')]),
-      Actions: { '#ComputerSystem.Reset': reset },
+      Actions: { '#ComputerSystem.Reset': reset(bmc) },
     }),
     ['AssetTag', 'LocationIndicatorActive'],
   );

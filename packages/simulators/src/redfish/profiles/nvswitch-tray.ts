@@ -1,4 +1,4 @@
-import { addChassis, addManager, addServiceBasics, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import { addChassis, addManager, addServiceBasics, addSystems, ref, refs, resetAction, Tree, uuidFor } from './common.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -28,7 +28,7 @@ function build(): Profile {
   const BMC = '/redfish/v1/Managers/BMC_0';
   const tree = new Tree();
   addServiceBasics(tree, { product: 'P4978', vendor: 'NVIDIA', systems: true, managerProvidingService: BMC }, firmware, 209_715_200);
-  tree.collection('/redfish/v1/Systems', 'ComputerSystemCollection', 'Computer System Collection', [power.resource]);
+  addSystems(tree, [power.resource]);
   const reset = resetAction(tree, power, power.resource);
   tree.add(
     power.resource,
@@ -45,7 +45,7 @@ function build(): Profile {
       PowerState: bmc.powerState,
       Status: { State: 'Enabled', Health: 'OK' },
       Links: { Chassis: refs(['/redfish/v1/Chassis/BMC_0']), ManagedBy: [ref(BMC)] },
-      Actions: { '#ComputerSystem.Reset': reset },
+      Actions: { '#ComputerSystem.Reset': reset(bmc) },
     }),
     ['AssetTag'],
   );

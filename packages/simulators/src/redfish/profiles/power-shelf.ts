@@ -47,7 +47,7 @@ export function powerShelf(d: PowerShelfData): Profile {
     model: d.shelfModel,
     managedBy: BMC,
     powered: true,
-    extra: () => ({ PowerSubsystem: ref(`${SHELF}/PowerSubsystem`), Actions: { '#Chassis.Reset': reset } }),
+    extra: (bmc) => ({ PowerSubsystem: ref(`${SHELF}/PowerSubsystem`), Actions: { '#Chassis.Reset': reset(bmc) } }),
   });
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', [SHELF]);
   tree.add(`${SHELF}/PowerSubsystem`, (bmc) => ({
