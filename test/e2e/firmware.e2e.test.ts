@@ -30,6 +30,10 @@ describe('firmware updates against simulated trays, faults included', () => {
     assert.ok(done.result!.components.every((c) => c.status === 'updated' && c.code === 'SUCCESS'));
     const now = await installed(stack, 'bmc-0001');
     for (const id of manifest.components) assert.equal(now.get(id), '25.09.1', id);
+    // The hub shows the versions the job verified on the device.
+    const device = expectStatus(200)(await stack.api('GET', `/v1/devices/${stack.deviceIds.get('bmc-0001')}`, undefined, stack.tokens.viewer)).body as { firmware: { component_id: string; version: string; job_id: string }[] };
+    const verified = new Map(device.firmware.map((f) => [f.component_id, [f.version, f.job_id]]));
+    for (const id of manifest.components) assert.deepEqual(verified.get(id), ['25.09.1', done.id], id);
     const log = await flashes(stack, 'bmc-0001');
     assert.equal(log.length, manifest.components.length);
     assert.deepEqual(duplicates(log), []);

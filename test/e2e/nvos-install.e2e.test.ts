@@ -59,6 +59,10 @@ describe('NVOS image install on simulated switches, faults and worker crashes in
     assert.equal(sw.counters.installsStarted, 1);
     assert.equal((await stagedFile(stack, 'sw-0001', FILE))!.sha256, digest, 'the switch holds the image byte for byte');
     assert.equal(await imageOpens('sw-0001'), 1);
+    // The hub records the build the job verified on the device.
+    const device = expectStatus(200)(await stack.api('GET', `/v1/devices/${stack.deviceIds.get('sw-0001')}`, undefined, stack.tokens.viewer)).body as { firmware_version: string; firmware: { component_id: string; version: string; job_id: string }[] };
+    assert.equal(device.firmware_version, BUILD);
+    assert.deepEqual(device.firmware.map((f) => [f.component_id, f.version, f.job_id]), [['NVOS', BUILD, job.id]]);
 
     const again = await finished(await nvosInstall(stack, 'sw-0001', packageId));
     assert.equal(again.state, 'succeeded');

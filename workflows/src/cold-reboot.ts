@@ -3,6 +3,7 @@ import type { BmcTarget, ColdRebootInput, JobMemo, PowerAction } from '@fleet/do
 import { coldRebootStages, jobMemoKey } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
 import { jobErrorFrom } from './device-power.js';
+import { switchActivities } from './switch-activities.js';
 import { StageRecorder } from './timeline.js';
 
 class StageFailed extends Error {}
@@ -47,6 +48,46 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
     rec.finish(stage, 'completed', `${targets.length} devices ${condition}`);
   };
 
+  /**
+   * verify_nvos_ready: NVUE answers on every switch tray the inventory gives an NVOS endpoint, asked concurrently
+   * up to `nvosHelloAttempts` times, `nvosHelloBackoffS`·2^n apart (durable timers); a switch that never answers,
+   * or cannot be logged in to at all, fails the stage naming it.
+   */
+  const nvosReady = async () => {
+    const stage = 'verify_nvos_ready';
+    const nvos = input.targets.switchNvos ?? [];
+    const asked = new Set(nvos.map((n) => n.deviceId));
+    const unasked = switches.filter((s) => !asked.has(s.deviceId)).map((s) => s.deviceId);
+    for (const id of unasked) rec.device(id, { state: 'succeeded', message: 'BMC reachable after the power cycle; the inventory gives no NVOS endpoint to ask' });
+    const note = unasked.length ? `; not asked, no NVOS endpoint in the inventory (fleet_nvos_url, fleet_nvos_ssh): ${unasked.join(', ')}` : '';
+    if (!nvos.length) {
+      rec.start(stage);
+      rec.finish(stage, 'skipped', `no switch tray to ask${note}`);
+      return;
+    }
+    const attempts = Math.max(1, Math.floor(t.nvosHelloAttempts));
+    const maxWaitS = t.nvosHelloBackoffS * (2 ** (attempts - 1) - 1);
+    rec.start(stage, `NVUE hello on ${nvos.length} switch trays, up to ${attempts} attempts over ${maxWaitS}s`);
+    const { nvueHello } = switchActivities(input.activity);
+    let pending = nvos;
+    for (let attempt = 1; ; attempt++) {
+      const r = await nvueHello({ targets: pending });
+      for (const id of r.answered) rec.device(id, { state: 'succeeded', message: `NVUE answered (attempt ${attempt})` });
+      if (!r.failed.length) break;
+      const permanent = r.failed.filter((f) => f.permanent);
+      if (permanent.length || attempt >= attempts) {
+        const failed = permanent.length ? permanent : r.failed;
+        for (const f of failed) rec.device(f.deviceId, { state: 'failed', error: { code: f.error.type, message: f.error.message, details: { deviceId: f.deviceId } } });
+        const why = permanent.length ? 'cannot be asked' : `did not answer NVUE after ${attempts} attempts over ${maxWaitS}s`;
+        fail(stage, `${failed.length}/${nvos.length} switch trays ${why}: ${failed.map((f) => `${f.deviceId} (${f.error.type}: ${f.error.message})`).join('; ')}`, failed.map((f) => f.deviceId));
+      }
+      const left = new Set(r.failed.map((f) => f.deviceId));
+      pending = pending.filter((p) => left.has(p.deviceId));
+      await sleep(`${t.nvosHelloBackoffS * 2 ** (attempt - 1)}s`);
+    }
+    rec.finish(stage, 'completed', `${nvos.length} switch trays answer NVUE${note}`);
+  };
+
   const fail = (stage: string, message: string, devices: string[]): never => {
     rec.finish(stage, 'failed', message);
     for (const id of devices) if (rec.devices[id]?.state !== 'failed') rec.device(id, { state: 'failed', message: `${stage}: ${message}` });
@@ -62,9 +103,7 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
     await gate('verify_discharged', trays, 'unreachable', t.dischargeFloorS, t.dischargePollMaxS);
     await power('power_on_shelves', shelves, 'on', input.settleTimeoutS, true);
     await gate('verify_bmc_up', trays, 'reachable', t.bmcUpFloorS, t.bmcUpPollMaxS);
-    rec.start('verify_nvos_ready');
-    rec.finish('verify_nvos_ready', 'skipped', 'NVOS readiness (NVUE hello) needs the switch-tray NVUE client; switch BMCs were verified reachable');
-    for (const s of switches) rec.device(s.deviceId, { state: 'succeeded', message: 'BMC reachable after the power cycle' });
+    await nvosReady();
     await power('power_on_compute', compute, 'on', input.settleTimeoutS, false);
     rec.start('wait_compute_boot', `${t.computeBootWaitS}s: the BMC gives no OS signal`);
     await sleep(`${t.computeBootWaitS}s`);

@@ -125,7 +125,7 @@ describe('hub: NVOS images and switch installs', () => {
     assert.equal((await post(`/v1/devices/${other.id}/nvos-install`, 'viewer', { package_id: imageId })).statusCode, 403);
   });
   it('switch operations: factory reset needs admin and the device name as confirmation; rotation and certificates need admin; firmware steps must name switch components', async () => {
-    const sw = (await post('/v1/devices', 'admin', switchTray('sw-ops'))).json();
+    const sw = (await post('/v1/devices', 'admin', switchTray('sw-ops', { nvos_credential_ref: 'nvos/sw-ops' }))).json();
     assert.equal((await post(`/v1/devices/${sw.id}/nvos-factory-reset`, 'operator', { confirm: 'sw-ops' })).statusCode, 403);
     const wrong = await post(`/v1/devices/${sw.id}/nvos-factory-reset`, 'admin', { confirm: 'sw-other' });
     assert.equal(wrong.statusCode, 400);
@@ -157,5 +157,39 @@ describe('hub: NVOS images and switch installs', () => {
     const update = await post(`/v1/devices/${sw.id}/switch-firmware-update`, 'operator', { manifest_id: good.id });
     assert.equal(update.statusCode, 202, update.body);
     assert.equal(update.json().kind, 'switch.firmware_update');
+  });
+  it('NVOS password rotation: 409 unless the switch has a reference of its own, for NVOS only; 202 when it does', async () => {
+    const tray = async (name: string, extra: object = {}) => (await post('/v1/devices', 'admin', switchTray(name, extra))).json().id as string;
+    const rotate = (id: string) => post(`/v1/devices/${id}/nvos-password-rotation`, 'admin', {});
+    const refused = async (id: string, why: RegExp) => {
+      const res = await rotate(id);
+      assert.equal(res.statusCode, 409, res.body);
+      const { error } = res.json();
+      assert.equal(error.code, 'FAILED_PRECONDITION');
+      assert.match(error.message, why);
+      assert.match(error.message, /NetBox custom field fleet_nvos_credential_ref, or nvos_credential_ref on POST \/v1\/devices/);
+      assert.equal(error.details[0].field, 'nvos_credential_ref');
+    };
+    const jobsOf = async (id: string) => (await handle.pool.query("select id from jobs where device_id = $1 and kind = 'switch.password_rotation'", [id])).rowCount;
+
+    // No NVOS reference: NVOS logs in with the BMC's, which the rotation would overwrite.
+    const fallback = await tray('sw-rot-fallback');
+    await refused(fallback, /sw-rot-fallback has no NVOS credential reference of its own \(it logs in with its BMC's, bmc\/sw\)/);
+    // The BMC reference of every other tray in the site (bmc/sw), named as NVOS reference.
+    const asBmc = await tray('sw-rot-bmc', { credential_ref: 'bmc/sw-rot-bmc', nvos_credential_ref: 'bmc/sw' });
+    await refused(asBmc, /credential reference bmc\/sw of sw-rot-bmc is also used by the BMC of sw-a, /);
+    // Its own BMC's reference, spelled out.
+    const ownBmc = await tray('sw-rot-own-bmc', { credential_ref: 'bmc/sw-rot-own-bmc', nvos_credential_ref: 'bmc/sw-rot-own-bmc' });
+    await refused(ownBmc, /is also used by the BMC of sw-rot-own-bmc/);
+    // Another switch's NVOS reference.
+    const [first, second] = [await tray('sw-rot-shared-1', { nvos_credential_ref: 'nvos/shared' }), await tray('sw-rot-shared-2', { nvos_credential_ref: 'nvos/shared' })];
+    await refused(first, /is also used by the NVOS of sw-rot-shared-2/);
+    await refused(second, /is also used by the NVOS of sw-rot-shared-1/);
+    for (const id of [fallback, asBmc, ownBmc, first, second]) assert.equal(await jobsOf(id), 0, 'a refused rotation leaves no job');
+
+    const own = await tray('sw-rot-own', { nvos_credential_ref: 'nvos/sw-rot-own' });
+    const accepted = await rotate(own);
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    assert.equal(accepted.json().kind, 'switch.password_rotation');
   });
 });

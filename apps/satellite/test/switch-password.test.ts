@@ -17,6 +17,7 @@ describe('rotateSwitchPassword activity', () => {
       { id: 'env', password: 'initial-pw-4' },
       { id: 'stale', password: 'on-the-switch-only' },
       { id: 'elsewhere', password: 'initial-pw-6' },
+      { id: 'bmc-ref', password: 'initial-pw-7' },
     ]);
     // What the satellite believes `stale`'s password is differs from what the switch has.
     await bench.secretWriter.write({ 'switch/stale': { username: USER, password: 'long-forgotten' } });
@@ -137,5 +138,24 @@ describe('rotateSwitchPassword activity', () => {
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'FAILED_PRECONDITION');
     assert.match(err.message, /holds no pending password for switch\/elsewhere/);
+  });
+  it("never writes the device's BMC reference: FAILED_PRECONDITION, not retried, before the switch or the store is touched", async () => {
+    bench.sim.switch('bmc-ref').clearNvueLog();
+    // An NVOS reference that fell back to the BMC's (or names it): other BMCs may log in with it too.
+    const target = { ...bench.target('bmc-ref'), bmcCredentialRef: 'switch/bmc-ref' };
+    const err = await runIn(mockEnv(), rotation(), { target }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApplicationFailure);
+    assert.equal(err.type, 'FAILED_PRECONDITION');
+    assert.equal(err.nonRetryable, true);
+    assert.match(err.message, /dev-bmc-ref: the NVOS credential reference switch\/bmc-ref is the device's BMC reference: .*fleet_nvos_credential_ref/);
+    assert.deepEqual(nvueLines(bench.sim, 'bmc-ref'), []);
+    assert.deepEqual(bench.secrets()['switch/bmc-ref'], { username: USER, password: 'initial-pw-7' });
+    assert.equal(bench.secrets()['switch/bmc-ref#previous'], undefined);
+    assert.equal(await bench.pendingPasswords.get('switch/bmc-ref'), undefined);
+
+    // The same switch with an NVOS reference of its own beside a BMC one rotates.
+    const own = await runIn(mockEnv(), rotation(), { target: { ...bench.target('bmc-ref'), bmcCredentialRef: 'bmc/default' } });
+    assert.equal(own.rotatedNow, true);
+    assert.notEqual(bench.secrets()['switch/bmc-ref']!.password, 'initial-pw-7');
   });
 });

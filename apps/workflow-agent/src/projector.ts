@@ -4,7 +4,6 @@ import {
   aggregateBatchParents,
   applyChildOutcomes,
   applyJobProjections,
-  recordDeviceFirmware,
   closeOpenChildren,
   listOpenDispatchedJobs,
   recordPowerStates,
@@ -12,7 +11,8 @@ import {
   type Job,
   type JobProjection,
 } from '@fleet/db';
-import { jobMemoKey, PowerState, type ComponentVersion, type JobMemo, type JobState } from '@fleet/domain';
+import { jobMemoKey, PowerState, type JobMemo, type JobState } from '@fleet/domain';
+import { applyDeviceVersions, deviceVersionsOf, type DeviceVersions } from './device-versions.js';
 import type { AgentMetrics } from './metrics.js';
 
 export interface ProjectorDeps {
@@ -61,7 +61,7 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
     const projections: JobProjection[] = [];
     const readings: { deviceId: string; powerState: string; at: Date }[] = [];
     const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
-    const firmware: FirmwareReading[] = [];
+    const firmware: DeviceVersions[] = [];
     const endedCampaigns: string[] = [];
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
@@ -72,7 +72,7 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       projections.push(p);
       const reading = powerReading(job, p);
       if (reading) readings.push(reading);
-      const fw = firmwareReading(job, wf, p);
+      const fw = deviceVersionsOf(job, wf, p);
       if (fw) firmware.push(fw);
       if (job.kind === 'firmware.campaign' && p.state !== 'running') endedCampaigns.push(job.id);
       if (job.kind.startsWith('rack.')) {
@@ -91,7 +91,7 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       // the parent ended were never reached.
       for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
       await closeOpenChildren(tx, rackChildren.filter((r) => r.terminal).map((r) => r.parentId), 'not reached: the rack job ended first');
-      await recordDeviceFirmware(tx, firmware);
+      await applyDeviceVersions(tx, firmware);
       // A campaign that ended (cancelled, failed) never started the devices still queued.
       await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
       return changed;
@@ -131,24 +131,4 @@ function powerReading(job: Job, p: JobProjection): { deviceId: string; powerStat
   if ((job.kind !== 'device.power' && job.kind !== 'device.power_refresh') || p.state !== 'succeeded' || !job.deviceId) return undefined;
   const parsed = PowerState.safeParse(p.result?.['powerState']);
   return parsed.success ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() } : undefined;
-}
-
-type FirmwareReading = { deviceId: string; jobId: string; at: Date; components: ComponentVersion[] };
-
-/** Installed versions a firmware job read off the device (an update's final inventory, a refresh, an NVOS build). */
-function firmwareReading(job: Job, wf: WorkflowExecutionInfo, p: JobProjection): FirmwareReading | undefined {
-  if (!job.deviceId || p.state === 'running') return undefined;
-  const result = ((wf.memo?.[jobMemoKey] ?? {}) as JobMemo).result;
-  const succeeded = p.state === 'succeeded';
-  const list =
-    job.kind === 'device.firmware_update' || job.kind === 'switch.firmware_update'
-      ? result?.['inventory']
-      : job.kind === 'device.firmware_refresh' && succeeded
-        ? result?.['components']
-        : job.kind === 'switch.nvos_install' && succeeded && typeof result?.['to'] === 'string'
-          ? [{ id: 'NVOS', version: result['to'] }]
-          : undefined;
-  if (!Array.isArray(list) || list.length === 0) return undefined;
-  const components = list.filter((c): c is ComponentVersion => typeof c?.id === 'string' && typeof c?.version === 'string');
-  return { deviceId: job.deviceId, jobId: job.id, at: p.finishedAt ?? new Date(), components };
 }

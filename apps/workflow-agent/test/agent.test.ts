@@ -132,7 +132,7 @@ describe('workflow agent', () => {
     const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
     assert.equal(started.workflowType!.name, 'switchNvosInstall');
     const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString());
-    assert.deepEqual(input.target, { deviceId: sw.id, nvueUrl: 'https://10.0.0.5', ssh: { host: '10.0.0.5', port: 22 }, credentialRef: 'nvos/default' });
+    assert.deepEqual(input.target, { deviceId: sw.id, nvueUrl: 'https://10.0.0.5', ssh: { host: '10.0.0.5', port: 22 }, credentialRef: 'nvos/default', bmcCredentialRef: 'bmc/default' });
     assert.deepEqual(input.image, { digest: 'a'.repeat(64), size: 1024, fileName: 'nvos-amd64-25.06.1000.bin', buildId: '25.06.1000' });
     const { rows } = await handle.pool.query(`select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`, [refused.id]);
     assert.deepEqual(rows[0], { state: 'failed', code: 'FAILED_PRECONDITION', message: 'device switch-2 has no NVOS NVUE URL, NVOS SSH endpoint in the inventory' });

@@ -9,3 +9,5 @@ export * from './repos/parent-jobs.repo.js';
 export * from './repos/firmware-dispatch.repo.js';
 export * from './repos/campaigns.repo.js';
 export * from './repos/firmware.repo.js';
+export * from './repos/credential-refs.repo.js';
+export * from './repos/device-versions.repo.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ActivityTimeouts, BmcTarget } from './contracts.js';
+import type { NvosTarget } from './switch.js';
 
 export const rackPowerOps = ['on', 'off', 'cycle'] as const;
 export const RackPowerOp = z.enum(rackPowerOps);
@@ -10,6 +11,8 @@ export interface RackTargets {
   shelves: BmcTarget[];
   switches: BmcTarget[];
   compute: BmcTarget[];
+  /** The NVOS side of the switch trays the inventory gives an NVOS endpoint (cold reboot's verify_nvos_ready). */
+  switchNvos?: NvosTarget[];
 }
 
 export interface RackPowerInput {
@@ -32,7 +35,9 @@ export const coldRebootDefaults = {
   dischargePollMaxS: 600,
   bmcUpFloorS: 120,
   bmcUpPollMaxS: 600,
+  /** verify_nvos_ready: NVUE hello on every switch tray, `nvosHelloAttempts` tries `nvosHelloBackoffS`·2^n apart (30, 60, 120, 240: at most 450 s). */
   nvosHelloBackoffS: 30,
+  nvosHelloAttempts: 5,
   computeBootWaitS: 300,
   pollIntervalS: 15,
 } as const;

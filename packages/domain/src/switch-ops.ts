@@ -113,6 +113,13 @@ export interface SwitchCertificateResult {
   validTo: string | null;
 }
 
+/** One round of NVUE hellos (GET /nvue_v1/system) over a rack's switch trays. */
+export interface NvueHelloResult {
+  answered: string[];
+  /** Switches that did not answer, with why; `permanent` when waiting cannot change it (credentials, host key, TLS). */
+  failed: { deviceId: string; error: { type: string; message: string }; permanent: boolean }[];
+}
+
 /** What switch workflows ask of a site's satellite (types only; the satellite implements them). */
 export interface SwitchActivities {
   /** New strong password generated on the satellite, applied, verified by login, then stored under the same reference. */
@@ -128,4 +135,6 @@ export interface SwitchActivities {
   powerCycleSwitch(input: { target: NvosTarget; probeIntervalS: number; probes: number }): Promise<{ deviceId: string; outageSeen: boolean; backAfterS: number }>;
   /** Imports the domain's CA and switch certificate, binds the NVUE API to them, and checks them over a new connection. */
   installSwitchCertificate(input: { target: NvosTarget; domain: string }): Promise<SwitchCertificateResult>;
+  /** Asks every switch's NVUE once, concurrently (cold reboot's verify_nvos_ready); the workflow owns the backoff. */
+  nvueHello(input: { targets: NvosTarget[] }): Promise<NvueHelloResult>;
 }

@@ -10,6 +10,8 @@ export interface NvosTarget {
   nvueUrl: string;
   ssh: { host: string; port: number };
   credentialRef: string;
+  /** The device's BMC reference: another protocol's login, which an NVOS credential write must never replace. */
+  bmcCredentialRef?: string;
   /** Pinned SSH host key (`SHA256:<base64>`); without it the satellite trusts the first key it sees. */
   hostKeyFingerprint?: string;
 }
@@ -67,6 +69,34 @@ export function missingForNvos(d: NvosInventory): string[] {
     ...(d.nvosSsh && parseHostPort(d.nvosSsh) ? [] : ['NVOS SSH endpoint']),
     ...((d.nvosCredentialRef ?? d.credentialRef) ? [] : ['credential reference']),
   ];
+}
+
+/** A device's credential references, as the NVOS password rotation check reads them. */
+export interface CredentialRefHolder {
+  name: string;
+  credentialRef: string | null;
+  nvosCredentialRef: string | null;
+}
+
+/** How an operator gives a switch tray an NVOS reference of its own. */
+export const ownNvosCredentialHint = 'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or nvos_credential_ref on POST /v1/devices';
+
+/**
+ * Why rotating the NVOS password of `device` would overwrite a secret something else logs in with, or undefined
+ * when its NVOS reference is its own. A rotation writes the new password under the reference, so a reference that
+ * falls back to the BMC's, equals any device's BMC reference, or is another switch's NVOS reference would lock
+ * those logins out. `users` are the other live devices that use the reference in either role.
+ */
+export function sharedNvosCredential(device: CredentialRefHolder, users: CredentialRefHolder[]): string | undefined {
+  const ref = device.nvosCredentialRef;
+  if (!ref) return `device ${device.name} has no NVOS credential reference of its own (it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`;
+  const roles = [
+    ...(device.credentialRef === ref ? [`the BMC of ${device.name}`] : []),
+    ...users.flatMap((u) => [...(u.credentialRef === ref ? [`the BMC of ${u.name}`] : []), ...(u.nvosCredentialRef === ref ? [`the NVOS of ${u.name}`] : [])]),
+  ];
+  if (!roles.length) return undefined;
+  const shown = roles.length > 5 ? `${roles.slice(0, 5).join(', ')} and ${roles.length - 5} more` : roles.join(', ');
+  return `the NVOS credential reference ${ref} of ${device.name} is also used by ${shown}: a rotation would replace their password; ${ownNvosCredentialHint}`;
 }
 
 // ---- NVOS image install (workflow input, activities, result) ----

@@ -5,6 +5,7 @@ import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind } f
 import { ApiError, invalid, notFound } from '../errors.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
+import { assertOwnNvosCredential } from '../services/switch-credentials.service.js';
 import { jobView, type ViewContext } from '../views.js';
 
 const uuid = z.string().uuid('must be a UUID');
@@ -69,13 +70,17 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/nvos-password-rotation',
       tag: 'switch',
       summary:
-        "Rotate the switch's NVOS password (intent): the satellite generates it, applies it through an NVUE revision, checks it and stores it in its own secret store; it never reaches the hub, Postgres, Temporal or logs",
+        "Rotate the switch's NVOS password (intent): the satellite generates it, applies it through an NVUE revision, checks it and stores it in its own secret store under the switch's NVOS credential reference; it never reaches the hub, Postgres, Temporal or logs. 409 when that reference is not the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
       role: 'admin',
       params: IdParam,
       success: [202, 'The job (Location: /v1/jobs/{id})'],
       errors: [400, 404, 409],
     },
-    async ({ request, reply, params }) => accepted(request, reply, await nvosDevice(params.id, 'rotate its NVOS password'), 'switch.password_rotation', {}),
+    async ({ request, reply, params }) => {
+      const device = await nvosDevice(params.id, 'rotate its NVOS password');
+      await assertOwnNvosCredential(db, device);
+      return accepted(request, reply, device, 'switch.password_rotation', {});
+    },
   );
 
   defineRoute(

@@ -2,6 +2,7 @@ import type { SwitchActivities } from '@fleet/domain';
 import { createSwitchCertificateActivity, type SwitchCertificateDeps } from './switch-certificate.js';
 import { createSwitchFactoryResetActivity, type SwitchFactoryResetDeps } from './switch-factory-reset.js';
 import { createSwitchFirmwareActivities, type SwitchFirmwareDeps } from './switch-firmware.js';
+import { createNvueHelloActivity } from './switch-nvue-hello.js';
 import { createSwitchPasswordActivity, type SwitchPasswordDeps } from './switch-password.js';
 import { createSwitchPowerCycleActivity } from './switch-power-cycle.js';
 
@@ -15,5 +16,6 @@ export function createSwitchActivities(deps: SwitchActivityDeps): SwitchActiviti
     ...createSwitchFirmwareActivities(deps),
     ...createSwitchPowerCycleActivity(deps),
     ...createSwitchCertificateActivity(deps),
+    ...createNvueHelloActivity(deps),
   };
 }

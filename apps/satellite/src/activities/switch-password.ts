@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { NvosTarget, SwitchActivities, SwitchPasswordRotationResult } from '@fleet/domain';
+import { ownNvosCredentialHint, type NvosTarget, type SwitchActivities, type SwitchPasswordRotationResult } from '@fleet/domain';
 import type { BmcCredentials } from '@fleet/drivers';
 import { changePassword, getSystem } from '@fleet/nvue';
 import { openSsh, type NvosAccess } from '../nvos/connect.js';
@@ -105,6 +105,8 @@ export function createSwitchPasswordActivity(deps: SwitchPasswordDeps): Pick<Swi
   return {
     async rotateSwitchPassword({ target }) {
       try {
+        // The hub refuses shared references; this guards every other path to a rotation.
+        if (target.credentialRef === target.bmcCredentialRef) throw sharedWithBmc(target);
         deps.secretWriter.assertWritable();
         return await rotate(target, await deps.secrets.resolve(target.credentialRef));
       } catch (err) {
@@ -121,6 +123,15 @@ function refused(target: NvosTarget, user: string, which: string): ApplicationFa
     details: [{ deviceId: target.deviceId, credentialRef: target.credentialRef }],
     nonRetryable: true,
   });
+}
+
+function sharedWithBmc(target: NvosTarget): ApplicationFailure {
+  return permanentFailure(
+    'FAILED_PRECONDITION',
+    target.deviceId,
+    `the NVOS credential reference ${target.credentialRef} is the device's BMC reference: writing a new password under it would lock the BMC logins out; ${ownNvosCredentialHint}`,
+    { credentialRef: target.credentialRef },
+  );
 }
 
 function lostElsewhere(target: NvosTarget, user: string): ApplicationFailure {
