@@ -1,4 +1,5 @@
-import type { Device, Interface, InventoryIssue, IpAddress, Job, Rack, Site, SyncState } from '@fleet/db';
+import type { Device, DeviceFirmware, Interface, InventoryIssue, IpAddress, Job, Rack, Site, SyncState } from '@fleet/db';
+import { workflowIdOf } from './services/parent-jobs.service.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -98,7 +99,7 @@ export function issueView(i: InventoryIssue) {
   };
 }
 
-export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addresses: IpAddress[] }, issues: InventoryIssue[], sync?: SyncState) {
+export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addresses: IpAddress[] }, issues: InventoryIssue[], sync?: SyncState, firmware: DeviceFirmware[] = []) {
   return {
     ...deviceView(d, sync),
     interfaces: net.interfaces.map((i) => ({
@@ -112,10 +113,18 @@ export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addr
     })),
     addresses: net.addresses.map((a) => ({ id: a.id, address: a.address, status: a.status, dns_name: a.dnsName, interface_id: a.interfaceId })),
     inventory_issues: issues.map(issueView),
+    // Installed versions per component, as the last job that read them verified them.
+    firmware: firmware.map((f) => ({ component_id: f.componentId, version: f.version, observed_at: iso(f.observedAt), job_id: f.jobId })),
   };
 }
 
-export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<string, number>>) {
+/**
+ * A job as the API shows it. `workflow_id` and `links.temporal_ui` name the workflow that runs
+ * the job: a rack sequence's child runs in its parent's workflow, a batch parent has none (null).
+ * `parentKind` is the kind of the job's parent, for children.
+ */
+export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<string, number>>, parentKind?: string) {
+  const workflowId = workflowIdOf(j, parentKind);
   return {
     id: j.id,
     kind: j.kind,
@@ -123,6 +132,7 @@ export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<stri
     target: { device_id: j.deviceId, rack_id: j.rackId, site_id: j.siteId },
     params: j.params,
     parent_id: j.parentId,
+    workflow_id: workflowId,
     created_by: j.createdBy,
     created_at: iso(j.createdAt),
     started_at: iso(j.startedAt),
@@ -134,7 +144,7 @@ export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<stri
     ...(children ? { children: { total: Object.values(children).reduce((a: number, b) => a + (b ?? 0), 0), by_state: children } } : {}),
     links: {
       self: `/v1/jobs/${j.id}`,
-      temporal_ui: ctx.temporalUiUrl ? `${ctx.temporalUiUrl.replace(/\/$/, '')}/namespaces/${ctx.temporalNamespace}/workflows/${j.id}` : null,
+      temporal_ui: ctx.temporalUiUrl && workflowId ? `${ctx.temporalUiUrl.replace(/\/$/, '')}/namespaces/${ctx.temporalNamespace}/workflows/${workflowId}` : null,
     },
   };
 }

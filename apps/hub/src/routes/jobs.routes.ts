@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { childCounts, getJob, listJobs, requestJobCancel, type Db } from '@fleet/db';
+import { childCounts, getJob, listJobs, parentKinds, requestJobCancel, type Db, type Job } from '@fleet/db';
 import { JobKind, JobState, isTerminal } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { childCancelRefusal } from '../services/parent-jobs.service.js';
 import { jobView, type ViewContext } from '../views.js';
 
 const uuid = z.string().uuid('must be a UUID');
@@ -17,17 +18,28 @@ const JobQuery = z
     cursor: z.string().optional(),
     state: repeated(JobState),
     kind: repeated(JobKind),
-    device_id: repeated(uuid),
+    device_id: repeated(uuid).describe('Every job on these devices, children of rack sequences and batches included'),
     site_id: repeated(z.string().min(1)),
-    parent_id: repeated(uuid),
+    parent_id: repeated(uuid).describe(
+      "These parents' children (a rack sequence's or batch's device jobs, a campaign's device updates). Without parent_id or device_id only top-level jobs are listed",
+    ),
   })
   .strict();
+
+/** The kind of the parent of each child in `page`, one query for the page. */
+async function parentKindsOf(db: Db, page: Job[]): Promise<Map<string, string>> {
+  return parentKinds(db, page.flatMap((j) => (j.parentId ? [j.parentId] : [])));
+}
+
+async function parentKindOf(db: Db, job: Job): Promise<string | undefined> {
+  return job.parentId ? (await parentKinds(db, [job.parentId])).get(job.parentId) : undefined;
+}
 
 export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/jobs', tag: 'jobs', summary: 'List jobs, newest first (served from Postgres; never touches Temporal)', role: 'viewer', query: JobQuery, success: [200, '{items, next_cursor}'], errors: [400] },
+    { method: 'GET', url: '/v1/jobs', tag: 'jobs', summary: 'List top-level jobs (parents and single jobs), newest first by created_at then id (served from Postgres; never touches Temporal); parent_id lists a parent\'s children, device_id every job on a device', role: 'viewer', query: JobQuery, success: [200, '{items, next_cursor}'], errors: [400] },
     async ({ query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
       const rows = await listJobs(db, {
@@ -38,12 +50,13 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         ...(q.device_id ? { deviceId: q.device_id } : {}),
         ...(q.site_id ? { siteId: q.site_id } : {}),
         ...(q.parent_id ? { parentId: q.parent_id } : {}),
+        topLevel: !q.parent_id && !q.device_id,
       });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
-      const counts = await childCounts(db, page.filter((j) => !j.deviceId).map((j) => j.id));
+      const [counts, parents] = await Promise.all([childCounts(db, page.filter((j) => !j.deviceId).map((j) => j.id)), parentKindsOf(db, page)]);
       return {
-        items: page.map((j) => jobView(j, views, counts.get(j.id))),
+        items: page.map((j) => jobView(j, views, counts.get(j.id), j.parentId ? parents.get(j.parentId) : undefined)),
         next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
       };
     },
@@ -52,29 +65,32 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/jobs/:id', tag: 'jobs', summary: 'One job: state, timestamps, progress, result, error and its Temporal UI link', role: 'viewer', params: IdParam, success: [200, 'The job'], errors: [400, 404] },
+    { method: 'GET', url: '/v1/jobs/:id', tag: 'jobs', summary: 'One job: state, timestamps, progress, result, error and the workflow that runs it (workflow_id, links.temporal_ui): a rack sequence\'s child runs in its parent\'s workflow, a batch parent has none (null)', role: 'viewer', params: IdParam, success: [200, 'The job'], errors: [400, 404] },
     async ({ params }) => {
       const job = await getJob(db, params.id);
       if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
       const counts = job.deviceId ? undefined : (await childCounts(db, [job.id])).get(job.id) ?? {};
-      return jobView(job, views, counts);
+      return jobView(job, views, counts, await parentKindOf(db, job));
     },
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/jobs/:id/cancel', tag: 'jobs', summary: 'Ask for a job to be cancelled (intent): 202 with the job, now cancelling', role: 'operator', params: IdParam, success: [202, 'The job'], errors: [400, 404, 409] },
+    { method: 'POST', url: '/v1/jobs/:id/cancel', tag: 'jobs', summary: 'Ask for a job to be cancelled (intent): 202 with the job, now cancelling. A batch cancels its children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its parent\'s workflow drives it)', role: 'operator', params: IdParam, success: [202, 'The job'], errors: [400, 404, 409] },
     async ({ request, reply, params }) => {
       const job = await getJob(db, params.id);
       if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
       if (isTerminal(job.state as JobState)) throw new ApiError('FAILED_PRECONDITION', `job ${params.id} already ${job.state}; nothing to cancel`);
+      const parentKind = await parentKindOf(db, job);
+      const refusal = childCancelRefusal(job, parentKind);
+      if (refusal) throw refusal;
       const updated = await db.transaction(async (tx) => {
         const row = await requestJobCancel(tx, params.id);
         await auditAccepted(tx, request, 202, { action: 'job.cancel', target: `job/${params.id}`, jobId: params.id });
         return row ?? (await getJob(tx, params.id))!;
       });
-      return reply.status(202).header('location', `/v1/jobs/${params.id}`).send(jobView(updated, views));
+      return reply.status(202).header('location', `/v1/jobs/${params.id}`).send(jobView(updated, views, undefined, parentKind));
     },
   );
 }

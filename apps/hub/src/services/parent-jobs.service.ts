@@ -6,6 +6,40 @@ import { auditAccepted } from '../plugins/audit.js';
 
 const UNIQUE_VIOLATION = '23505';
 
+/**
+ * How a parent's children run. A rack sequence's one workflow operates every device itself: its
+ * children are rows of per-device outcomes, not workflows. A batch has no workflow: each child is
+ * one of its own, and the parent only aggregates them. A campaign starts each child's workflow
+ * (workflow ID = child job ID) and waits for it.
+ */
+const RUN_IN_PARENT_WORKFLOW = new Set(['rack.power', 'rack.cold_reboot']);
+const NO_WORKFLOW = new Set(['batch.power']);
+/** Parents whose children can be cancelled one by one: nothing else waits on a batch child's workflow. */
+const CHILDREN_CANCELLABLE_ALONE = new Set(['batch.power']);
+
+type JobKey = Pick<Job, 'id' | 'kind' | 'parentId'>;
+
+/** The Temporal workflow that runs a job (workflow ID = job ID), or null when none does (a batch). */
+export function workflowIdOf(job: JobKey, parentKind: string | undefined): string | null {
+  if (NO_WORKFLOW.has(job.kind)) return null;
+  if (job.parentId && parentKind && RUN_IN_PARENT_WORKFLOW.has(parentKind)) return job.parentId;
+  return job.id;
+}
+
+/**
+ * The 409 for cancelling a child whose parent's workflow drives it, or undefined when it may be
+ * cancelled alone. Cancelling such a child's own workflow would not stop its device (a rack
+ * sequence's child has none) or would leave its campaign waiting for a device that never ends.
+ */
+export function childCancelRefusal(job: JobKey, parentKind: string | undefined): ApiError | undefined {
+  if (!job.parentId || (parentKind && CHILDREN_CANCELLABLE_ALONE.has(parentKind))) return undefined;
+  return new ApiError(
+    'FAILED_PRECONDITION',
+    `job ${job.id} is one device's part of ${parentKind ?? 'parent'} job ${job.parentId}, whose workflow operates the device; it cannot be cancelled alone: cancel the parent (POST /v1/jobs/${job.parentId}/cancel)`,
+    [{ field: 'path.id', issue: `child of job ${job.parentId}; cancel the parent` }],
+  );
+}
+
 export interface ParentRequest {
   parent: Omit<NewJob, 'createdBy'>;
   devices: Device[];

@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { CampaignSignal, JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
@@ -38,11 +38,14 @@ export interface JobPageQuery {
   deviceId?: string[];
   siteId?: string[];
   parentId?: string[];
+  /** Parents and single jobs only: a rack operation's children share its created_at and would crowd it out. */
+  topLevel?: boolean;
 }
 
-/** Newest first, keyset on (created_at, id). */
+/** Newest first, keyset on (created_at, id): rows created in one transaction share created_at, the id orders them. */
 export async function listJobs(db: DbOrTx, q: JobPageQuery): Promise<Job[]> {
   const c = [];
+  if (q.topLevel) c.push(isNull(jobs.parentId));
   if (q.state?.length) c.push(inArray(jobs.state, q.state));
   if (q.kind?.length) c.push(inArray(jobs.kind, q.kind));
   if (q.deviceId?.length) c.push(inArray(jobs.deviceId, q.deviceId));

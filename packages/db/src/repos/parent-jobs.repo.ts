@@ -44,6 +44,13 @@ export async function childrenOf(db: DbOrTx, parentId: string): Promise<Job[]> {
   return db.select().from(jobs).where(eq(jobs.parentId, parentId)).orderBy(jobs.createdAt, jobs.id);
 }
 
+/** The kind of each parent, by id: what a child's parent is decides which workflow runs it. */
+export async function parentKinds(db: DbOrTx, parentIds: string[]): Promise<Map<string, string>> {
+  if (!parentIds.length) return new Map();
+  const rows = await db.select({ id: jobs.id, kind: jobs.kind }).from(jobs).where(inArray(jobs.id, [...new Set(parentIds)]));
+  return new Map(rows.map((r) => [r.id, r.kind]));
+}
+
 /** Child counts by state for each parent, in one query. */
 export async function childCounts(db: DbOrTx, parentIds: string[]): Promise<Map<string, Partial<Record<JobState, number>>>> {
   const out = new Map<string, Partial<Record<JobState, number>>>();
