@@ -5,7 +5,7 @@ import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
 import { campaignRoutes } from './routes/campaigns.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
@@ -36,7 +36,10 @@ const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
 /** The hub API. It reads and writes Postgres only: no Temporal, device or NetBox calls. */
 export function buildHub(deps: HubDeps): FastifyInstance {
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
+    // Errors are logged whole, less the parameter values of a failed statement.
+    loggerInstance: deps.log.child({}, { serializers: { err: serializeError } }) as FastifyBaseLogger,
+    clientErrorHandler,
+    frameworkErrors,
     // Keep a caller's request id (for correlation across services), else make one.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -61,6 +64,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
     );
   });
   registerErrorHandling(app);
+  // Bodies are JSON (the firmware upload adds its raw bytes); any other type is a 415 naming the one to send.
+  app.removeContentTypeParser('text/plain');
   registerAuth(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));

@@ -3,13 +3,13 @@ import { invalid } from './errors.js';
 
 export const limitSchema = z.coerce.number().int().min(1).max(1000).default(100);
 
-/** Opaque keyset cursors: base64url of the last row's sort key. */
+/** Opaque keyset cursors: base64url of the last row's sort key; an empty one is the first page. */
 export function encodeCursor(key: unknown[]): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 
 export function decodeCursor<T extends z.ZodType>(cursor: string | undefined, shape: T): z.infer<T> | undefined {
-  if (cursor === undefined) return undefined;
+  if (!cursor) return undefined;
   try {
     const parsed = shape.safeParse(JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')));
     if (parsed.success) return parsed.data;

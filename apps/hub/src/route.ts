@@ -16,9 +16,21 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   params?: P;
   query?: Q;
   body?: B;
+  /** The media type of a body the handler reads itself as a stream, instead of a JSON `body`. */
+  rawBody?: string;
   /** Success status and what it carries. */
   success: [number, string];
+  /** Other successes: 200 for a dry run, 206 for a range, 304 when not modified. */
+  alsoSucceeds?: [number, string][];
+  /** Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413 and 415 are added where they can occur. */
   errors?: number[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The media type a route's body must have; a 415 names it. */
+    bodyType?: string;
+  }
 }
 
 export interface RouteContext<Q extends Schema, B extends Schema, P extends Schema> {
@@ -50,7 +62,26 @@ const statusText: Record<number, string> = {
   403: 'Role too low for this action',
   404: 'Not found',
   409: 'Conflict or failed precondition',
+  412: 'If-Match does not match the current version',
+  413: 'Request body too large',
+  415: 'Content-Type not accepted (the message names the one to send)',
+  416: 'Range outside the resource',
 };
+
+/** Methods whose bodies Fastify parses, so a body of the wrong type or size is refused before the handler. */
+const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Every failure a route can answer, from what it takes and what it declares. */
+function errorStatuses(def: RouteDef<Schema, Schema, Schema>): number[] {
+  const takesBody = bodyMethods.has(def.method);
+  return [
+    ...(def.params || def.query || takesBody ? [400] : []),
+    ...(def.role ? [401, 403] : []),
+    ...(def.params ? [404] : []),
+    ...(takesBody ? [413, 415] : []),
+    ...(def.errors ?? []),
+  ];
+}
 
 const jsonSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
 
@@ -67,8 +98,9 @@ export class ApiDoc {
         parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: jsonSchema(field) });
       }
     }
-    const responses: Record<string, unknown> = { [def.success[0]]: { description: def.success[1] } };
-    for (const code of [...(def.role ? [401, 403] : []), ...(def.errors ?? [])]) {
+    const responses: Record<string, unknown> = {};
+    for (const [code, description] of [def.success, ...(def.alsoSucceeds ?? [])]) responses[code] = { description };
+    for (const code of errorStatuses(def)) {
       responses[code] = { description: statusText[code] ?? 'Error', content: { 'application/json': { schema: errorBody } } };
     }
     (this.paths[path] ??= {})[def.method.toLowerCase()] = {
@@ -78,6 +110,7 @@ export class ApiDoc {
       ...(def.role ? { security: [{ bearer: [] }], 'x-fleet-role': def.role } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(def.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } } } : {}),
+      ...(def.rawBody ? { requestBody: { required: true, content: { [def.rawBody]: { schema: { type: 'string', format: 'binary' } } } } } : {}),
       responses,
     };
   }
@@ -85,7 +118,12 @@ export class ApiDoc {
   document(): unknown {
     return {
       openapi: '3.1.0',
-      info: { title: 'Fleet hub API', version: '1', description: 'Reads the hub projection; mutations record intents and answer 202 with a job.' },
+      info: {
+        title: 'Fleet hub API',
+        version: '1',
+        description:
+          'Reads the hub projection; mutations record intents and answer 202 with a job. Every failure answers {"error": {"code", "message", "details"}}; a method a path does not declare answers 405 with Allow.',
+      },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       paths: this.paths,
     };
@@ -103,7 +141,7 @@ export function defineRoute<Q extends Schema = undefined, B extends Schema = und
   app.route({
     method: def.method,
     url: def.url,
-    ...(def.role ? { config: { role: def.role } } : {}),
+    config: { ...(def.role ? { role: def.role } : {}), bodyType: def.rawBody ?? 'application/json' },
     handler: async (request, reply) =>
       handler({
         request,

@@ -1,11 +1,42 @@
-import type { z } from 'zod';
-import { ApiError } from './errors.js';
+import { z } from 'zod';
+import { SITE_ID_PATTERN, SITE_ID_RULE } from '@fleet/domain';
+import { ApiError, invalid } from './errors.js';
+
+/** A site ID wherever one is accepted (path, query, body); the pattern is documented in the OpenAPI schema. */
+export const siteId = z.string().regex(SITE_ID_PATTERN, `must be ${SITE_ID_RULE}`);
+
+/** C0 controls (NUL included), DEL and C1 controls: no identifier, name or filter of the API holds one. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** The first string (or object key) under `value` that holds a control character, as its field path. */
+function controlCharacterAt(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return controlCharacter.test(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = controlCharacterAt(item, `${path}.${i}`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (controlCharacter.test(key)) return path;
+      const found = controlCharacterAt(item, `${path}.${key}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
 
 /**
  * Parses one part of a request (body, query, params, a header) and answers 400
- * naming every bad field, e.g. `body.action`.
+ * naming every bad field, e.g. `body.action`. Control characters are refused in every
+ * string first, whatever the schema: Postgres cannot store a NUL, and none belongs in a request.
  */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, part: string): z.infer<S> {
+  const badField = controlCharacterAt(value, part);
+  if (badField) throw invalid(badField, 'must not contain control characters (such as NUL)');
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   const details = r.error.issues.map((i) => ({

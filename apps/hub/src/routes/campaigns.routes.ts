@@ -25,16 +25,17 @@ import { checkIfMatch } from '../firmware/preconditions.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { siteId } from '../validation.js';
 import { jobView, type ViewContext } from '../views.js';
 
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
-const SiteParam = z.object({ id: z.string().min(1) }).strict();
+const SiteParam = z.object({ id: siteId }).strict();
 
 const CampaignBody = z
   .object({
     name: z.string().min(1).max(200),
-    site_id: z.string().min(1),
+    site_id: siteId,
     /** Selection within the site: each list is an OR of its values; lists AND together; none = the whole site. */
     rack_ids: z.array(uuid).min(1).max(1000).optional(),
     device_ids: z.array(uuid).min(1).max(MAX_CAMPAIGN_DEVICES).optional(),
@@ -47,7 +48,7 @@ const CampaignBody = z
   })
   .strict();
 
-const CampaignQuery = z.object({ limit: limitSchema, cursor: z.string().optional(), site_id: repeated(z.string().min(1)), state: repeated(JobState) }).strict();
+const CampaignQuery = z.object({ limit: limitSchema, cursor: z.string().optional(), site_id: repeated(siteId), state: repeated(JobState) }).strict();
 const DeviceQuery = z.object({ limit: limitSchema, cursor: z.string().optional(), state: repeated(JobState) }).strict();
 
 const Window = z
@@ -109,7 +110,8 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
         'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant or not operable are left out with the reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
       role: 'operator',
       body: CampaignBody,
-      success: [202, 'The campaign (Location: /v1/jobs/{id}, its job); 200 {plan} for a dry run'],
+      success: [202, 'The campaign (Location: /v1/jobs/{id}, its job)'],
+      alsoSucceeds: [[200, '{plan} of a dry run (dry_run: true); nothing is written']],
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {

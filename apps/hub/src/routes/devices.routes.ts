@@ -1,14 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDevices, listInventoryIssues, type Db } from '@fleet/db';
+import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDeviceFirmware, listDevices, listInventoryIssues, type Db } from '@fleet/db';
 import { isNvueBaseUrl, lifecycleStates, missingForOperation, NodeType, parseHostPort, PowerAction, PowerState, sshHostKeyFingerprint } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { siteId } from '../validation.js';
 import { createJob } from '../services/jobs.service.js';
 import { deviceDetailView, deviceView, jobView, type ViewContext } from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
+import { checkRoleFilter } from '../inventory-filters.js';
 
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
@@ -19,7 +21,7 @@ const credentialRef = z.string().min(1).max(200).regex(/^[A-Za-z0-9_./-]+$/, 'mu
 const NewDevice = z
   .object({
     name: z.string().min(1).max(200),
-    site_id: z.string().min(1),
+    site_id: siteId,
     node_type: NodeType,
     bmc_url: httpUrl,
     credential_ref: credentialRef,
@@ -46,7 +48,7 @@ const DeviceQuery = z
     limit: limitSchema,
     cursor: z.string().optional(),
     sort: z.enum(sorts).default('name'),
-    site_id: repeated(z.string().min(1)),
+    site_id: repeated(siteId),
     rack_id: repeated(uuid),
     role: repeated(z.string().min(1)),
     vendor: repeated(z.string().min(1)),
@@ -76,6 +78,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const byName = q.sort.endsWith('name');
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
       if (after && after[2] !== q.sort) throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
+      await checkRoleFilter(db, q.role, 'query.role');
       const rows = await listDevices(db, {
         limit: q.limit + 1,
         sort: byName ? 'name' : 'created_at',
@@ -106,16 +109,17 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/devices/:id', tag: 'inventory', summary: 'A device with interfaces, addresses, sync provenance and inventory issues', role: 'viewer', params: IdParam, success: [200, 'The device'], errors: [400, 404] },
+    { method: 'GET', url: '/v1/devices/:id', tag: 'inventory', summary: 'A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions its jobs verified (a switch tray\'s NVOS build is also its firmware_version)', role: 'viewer', params: IdParam, success: [200, 'The device'], errors: [400, 404] },
     async ({ params }) => {
       const device = await getDevice(db, params.id);
       if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
-      const [net, issues, sync] = await Promise.all([
+      const [net, issues, sync, firmware] = await Promise.all([
         deviceNetwork(db, device.id),
         listInventoryIssues(db, { deviceId: [device.id], limit: 100 }),
         getSyncState(db, 'netbox'),
+        listDeviceFirmware(db, device.id),
       ]);
-      return deviceDetailView(device, net, issues, sync);
+      return deviceDetailView(device, net, issues, sync, firmware);
     },
   );
 

@@ -33,6 +33,7 @@ import { complianceView, manifestView, packageView } from '../firmware/views.js'
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { siteId } from '../validation.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
 
 export interface FirmwareDeps {
@@ -108,7 +109,7 @@ const ManifestQuery = z
 
 const ComplianceFilters = z
   .object({
-    site_id: repeated(z.string().min(1)),
+    site_id: repeated(siteId),
     rack_id: repeated(uuid),
     hardware_type: repeated(NodeType),
   })
@@ -151,7 +152,9 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
           'Upload a PLDM firmware package, or with format=nvos an NVOS switch image whose file name carries exactly one X.Y.Z build id (raw body, application/octet-stream): streamed, checked and stored by sha256. 201 new; 200 with the existing package when the same bytes are already stored.',
         role: 'operator',
         query: UploadQuery,
+        rawBody: 'application/octet-stream',
         success: [201, 'The package'],
+        alsoSucceeds: [[200, 'The package already stored with the same bytes']],
         errors: [400, 413],
       },
       async ({ request, reply, query }) => {
@@ -181,10 +184,6 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
           .send(packageView(pkg));
       },
     );
-    // defineRoute documents JSON bodies; this one is raw bytes.
-    Object.assign(doc.paths['/v1/firmware/packages']!['post']!, {
-      requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-    });
   });
 
   defineRoute(
@@ -209,7 +208,7 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/packages/:id', tag: 'firmware', summary: 'One firmware package with its parsed header (ETag: its digest)', role: 'viewer', params: IdParam, success: [200, 'The package'], errors: [400, 404] },
+    { method: 'GET', url: '/v1/firmware/packages/:id', tag: 'firmware', summary: 'One firmware package with its parsed header (ETag: its digest)', role: 'viewer', params: IdParam, success: [200, 'The package'], alsoSucceeds: [[304, 'Not modified (If-None-Match)']], errors: [400, 404] },
     async ({ request, reply, params }) => {
       const pkg = await getFirmwarePackage(db, params.id);
       if (!pkg) throw notFound('firmware package', params.id);
@@ -250,7 +249,8 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
       summary: "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) answers 206, a range past the end 416",
       role: 'viewer',
       params: z.object({ digest }).strict(),
-      success: [200, 'The bytes (206 for a range)'],
+      success: [200, 'The bytes'],
+      alsoSucceeds: [[206, 'The bytes of the range']],
       errors: [400, 404, 416],
     },
     async ({ request, reply, params }) => {
@@ -358,7 +358,7 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/manifests/:id', tag: 'firmware', summary: 'One firmware manifest (ETag: its revision)', role: 'viewer', params: IdParam, success: [200, 'The manifest'], errors: [400, 404] },
+    { method: 'GET', url: '/v1/firmware/manifests/:id', tag: 'firmware', summary: 'One firmware manifest (ETag: its revision)', role: 'viewer', params: IdParam, success: [200, 'The manifest'], alsoSucceeds: [[304, 'Not modified (If-None-Match)']], errors: [400, 404] },
     async ({ request, reply, params }) => {
       const m = await getFirmwareManifest(db, params.id);
       if (!m) throw notFound('firmware manifest', params.id);

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { listInventoryIssues, type Db } from '@fleet/db';
+import { listInventoryIssues, syncIssueCodes, type Db } from '@fleet/db';
 import { limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { issueView } from '../views.js';
 
-const codes = ['missing_bmc_address', 'duplicate_ip', 'unknown_node_type', 'missing_credential_ref', 'invalid_management_profile', 'missing_nvos_endpoint', 'invalid_nvos_endpoint'] as const;
+/** Issues the mirror shows on a device, then those a sync met applying NetBox objects: a code filter allows any of them. */
+const codes = ['missing_bmc_address', 'duplicate_ip', 'unknown_node_type', 'missing_credential_ref', 'invalid_management_profile', 'missing_nvos_endpoint', 'invalid_nvos_endpoint', ...syncIssueCodes] as const;
 
 export function issueRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(

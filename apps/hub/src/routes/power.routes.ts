@@ -5,8 +5,10 @@ import { ColdRebootOverrides, domainsPoweredOffUnderfoot, lifecycleStates, NodeT
 import { ApiError, invalid } from '../errors.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { siteId } from '../validation.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
 import { jobView, type ViewContext } from '../views.js';
+import { checkRoleFilter } from '../inventory-filters.js';
 
 const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
 
@@ -15,10 +17,10 @@ const BatchBody = z
     action: PowerAction,
     /** Which devices: a rack, a site, or an inventory filter (exactly one). */
     rack_id: z.string().uuid('must be a UUID').optional(),
-    site_id: z.string().min(1).optional(),
+    site_id: siteId.optional(),
     filter: z
       .object({
-        site_id: repeated(z.string().min(1)),
+        site_id: repeated(siteId),
         rack_id: repeated(z.string().uuid()),
         role: repeated(z.string().min(1)),
         node_type: repeated(NodeType),
@@ -114,6 +116,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     },
     async ({ request, reply, body }) => {
       if (body.rack_id) await rackOrThrow(body.rack_id);
+      await checkRoleFilter(db, body.filter?.role, 'body.filter.role');
       const filters = body.filter
         ? { siteId: body.filter.site_id, rackId: body.filter.rack_id, role: body.filter.role, nodeType: body.filter.node_type, lifecycleState: body.filter.lifecycle_state }
         : body.rack_id

@@ -5,16 +5,17 @@ import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { siteId } from '../validation.js';
 import { rackView, siteView, syncView } from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
 
 const NewSite = z
   .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug (a-z, 0-9, -)'),
+    id: siteId,
     name: z.string().min(1).max(200),
   })
   .strict();
-const IdParam = z.object({ id: z.string().min(1) }).strict();
+const IdParam = z.object({ id: siteId }).strict();
 
 export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(app, doc, { method: 'GET', url: '/v1/sites', tag: 'inventory', summary: 'List sites, with the freshness of the NetBox mirror', role: 'viewer', success: [200, 'Sites'] }, async () => {
@@ -44,7 +45,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/racks', tag: 'inventory', summary: 'List racks', role: 'viewer', query: z.object({ site_id: repeated(z.string().min(1)) }).strict(), success: [200, 'Racks'], errors: [400] },
+    { method: 'GET', url: '/v1/racks', tag: 'inventory', summary: 'List racks', role: 'viewer', query: z.object({ site_id: repeated(siteId) }).strict(), success: [200, 'Racks'], errors: [400] },
     async ({ query }) => {
       const sync = await getSyncState(db, 'netbox');
       return { items: (await listRacks(db, query.site_id)).map((r) => rackView(r, sync)), next_cursor: null };

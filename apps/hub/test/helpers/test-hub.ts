@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase } from '@fleet/db/testing';
@@ -28,14 +28,14 @@ export interface TestHub {
  * answers comes from the projection alone. `maxPackageBytes` gives it a firmware catalog whose
  * blobs live in a temp folder.
  */
-export async function startTestHub(opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns'] } = {}): Promise<TestHub> {
+export async function startTestHub(opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger } = {}): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
   const handle = connectDb(database.url, 4);
   const blobDir = opts.maxPackageBytes === undefined ? undefined : await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
   const blobs = blobDir ? new FileBlobStore(blobDir) : undefined;
   const app = buildHub({
     db: handle.db,
-    log: pino({ level: 'silent' }),
+    log: opts.log ?? pino({ level: 'silent' }),
     registry: new Registry(),
     views: { temporalNamespace: 'default' },
     ...(blobs ? { firmware: { blobs, maxPackageBytes: opts.maxPackageBytes! } } : {}),

@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { getSite, insertDevice, insertSite, type DbHandle } from '@fleet/db';
+import { SITE_ID_PATTERN, nodeTypes } from '@fleet/domain';
+import { startTestHub, type TestHub } from './helpers/test-hub.js';
+
+// What the hub accepts and answers, held to its own /openapi.json: control characters, enum filters,
+// site IDs, undeclared methods, media types, empty cursors and Fastify's own errors.
+
+type OpenApi = { paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: { pattern?: string } }[]; responses: Record<string, unknown> }>> };
+
+describe('hub API contract', () => {
+  let hub: TestHub;
+  let handle: DbHandle;
+  let app: FastifyInstance;
+  let tokens: TestHub['tokens'];
+  let openapi: OpenApi;
+
+  before(async () => {
+    hub = await startTestHub({ maxPackageBytes: 1 << 20 });
+    ({ handle, app, tokens } = hub);
+    await insertSite(handle.db, { id: 'lab', name: 'Lab' });
+    await insertDevice(handle.db, { name: 'tray-0', siteId: 'lab', nodeType: 'compute_gb200_nvidia', role: 'compute-tray', bmcUrl: 'http://127.0.0.1:9000', credentialRef: 'bmc/default' });
+    await insertDevice(handle.db, { name: 'tray-1', siteId: 'lab', nodeType: 'compute_gb200_nvidia', role: 'compute-tray', bmcUrl: 'http://127.0.0.1:9001', credentialRef: 'bmc/default' });
+    openapi = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  });
+  after(() => hub.close());
+
+  const get = (url: string, token = tokens.viewer) => app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+  const post = (url: string, body: unknown, token = tokens.operator) => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: body as object });
+
+  /** A 400 in Fleet's shape whose first detail names `field`. */
+  const assertInvalid = (res: { statusCode: number; json(): { error: { code: string; message: string; details?: { field: string; issue: string }[] } } }, field: string, issue?: RegExp) => {
+    assert.equal(res.statusCode, 400, JSON.stringify(res.json()));
+    const { error } = res.json();
+    assert.equal(error.code, 'INVALID_ARGUMENT');
+    assert.equal(error.details?.[0]?.field, field);
+    if (issue) assert.match(error.details![0]!.issue, issue);
+  };
+
+  it('a NUL in a query parameter is a 400 naming the parameter, on every kind of filter', async () => {
+    for (const [url, field] of [
+      ['/v1/racks?site_id=%00', 'query.site_id'],
+      ['/v1/devices?firmware_version=1.0%00', 'query.firmware_version'],
+      ['/v1/devices?vendor=nvidia&vendor=a%00', 'query.vendor.1'],
+      ['/v1/firmware/packages?file_name=a%00', 'query.file_name'],
+      ['/v1/firmware/compliance?site_id=lab%00', 'query.site_id'],
+      ['/v1/devices?cursor=%00', 'query.cursor'],
+    ] as const) {
+      assertInvalid(await get(url), field, /control characters/);
+    }
+  });
+
+  it('a NUL or other control character in a path parameter is a 400 naming it', async () => {
+    assertInvalid(await get('/v1/sites/lab%00'), 'path.id', /control characters/);
+    assertInvalid(await get('/v1/sites/lab%1b/maintenance-windows'), 'path.id', /control characters/);
+  });
+
+  it('a NUL in any body field is a 400 naming the field, nested ones included', async () => {
+    assertInvalid(await post('/v1/power-batches', { action: 'on', filter: { role: ['compute\u0000'] } }), 'body.filter.role.0', /control characters/);
+    assertInvalid(await post('/v1/sites', { id: 'lab2', name: 'Lab\u00002' }, tokens.admin), 'body.name', /control characters/);
+    assertInvalid(await post('/v1/firmware-campaigns', { name: 'c\u007f', site_id: 'lab', dry_run: true }), 'body.name', /control characters/);
+    assert.equal((await handle.pool.query(`select count(*)::int as n from sites where id = 'lab2'`)).rows[0].n, 0);
+  });
+
+  it('a control character in a header is a 400 in Fleet’s shape naming the header', async () => {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /v1/sites HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1\.1 400 /);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.error.code, 'INVALID_ARGUMENT');
+    assert.equal(body.error.details[0].field, 'header.X-Note');
+    assert.match(body.error.message, /control characters/);
+  });
+
+  it('an unknown value in an enum filter is a 400 listing the allowed values, not an empty page', async () => {
+    const role = await get('/v1/devices?role=compute');
+    assertInvalid(role, 'query.role', /compute-tray/);
+    assert.equal((await get('/v1/devices?role=compute-tray')).json().items.length, 2);
+    assertInvalid(await post('/v1/power-batches', { action: 'on', filter: { role: ['compute'] } }), 'body.filter.role', /compute-tray/);
+    const nodeType = await get('/v1/devices?node_type=compute');
+    assertInvalid(nodeType, 'query.node_type.0');
+    for (const t of nodeTypes) assert.match(nodeType.json().error.message, new RegExp(t));
+  });
+
+  it('site IDs are lower-case DNS labels wherever one is accepted, and the document gives the pattern', async () => {
+    for (const bad of ['R_1', 'a b', 'x'.repeat(70), '-lab', 'lab-']) {
+      assertInvalid(await post('/v1/sites', { id: bad, name: 'Bad' }, tokens.admin), 'body.id', /DNS label/);
+      assertInvalid(await get(`/v1/racks?site_id=${encodeURIComponent(bad)}`), 'query.site_id.0', /DNS label/);
+      assertInvalid(await get(`/v1/sites/${encodeURIComponent(bad)}`), 'path.id', /DNS label/);
+      assertInvalid(await post('/v1/power-batches', { action: 'on', site_id: bad }), 'body.site_id', /DNS label/);
+    }
+    for (const good of ['r', 'r0', 'x'.repeat(63)]) {
+      assert.equal((await post('/v1/sites', { id: good, name: good }, tokens.admin)).statusCode, 201);
+      assert.equal((await get(`/v1/sites/${good}`)).statusCode, 200);
+    }
+    const param = (path: string, method: string, name: string) => openapi.paths[path]![method]!.parameters!.find((p) => p.name === name)!.schema;
+    assert.equal(param('/v1/sites/{id}', 'get', 'id').pattern, SITE_ID_PATTERN.source);
+    assert.equal(param('/v1/sites/{id}/maintenance-windows', 'put', 'id').pattern, SITE_ID_PATTERN.source);
+  });
+
+  it('a method a path does not declare is a 405 with Allow; an unknown path stays a 404', async () => {
+    const del = await app.inject({ method: 'DELETE', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}` } });
+    assert.equal(del.statusCode, 405);
+    assert.equal(del.headers['allow'], 'GET, HEAD, POST');
+    assert.equal(del.json().error.code, 'INVALID_ARGUMENT');
+    const patch = await app.inject({ method: 'PATCH', url: '/v1/devices/00000000-0000-4000-8000-000000000000', payload: {} });
+    assert.equal(patch.statusCode, 405);
+    assert.equal(patch.headers['allow'], 'GET, HEAD');
+    const put = await app.inject({ method: 'PUT', url: '/v1/firmware/packages?x=1' });
+    assert.equal(put.statusCode, 405);
+    assert.equal(put.headers['allow'], 'GET, HEAD, POST');
+    // Fastify reads the body of an unrouted QUERY too, and would refuse it for its missing Content-Type.
+    const query = await app.inject({ method: 'QUERY' as 'GET', url: '/v1/sites' });
+    assert.equal(query.statusCode, 405, query.body);
+    assert.equal(query.headers['allow'], 'GET, HEAD, POST');
+    const unknown = await app.inject({ method: 'DELETE', url: '/v1/nothing-here' });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.json().error.code, 'NOT_FOUND');
+  });
+
+  it('a body of another media type is a 415 saying to send application/json, and 415 is documented', async () => {
+    for (const type of ['application/xml', 'text/plain']) {
+      const res = await app.inject({ method: 'POST', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': type }, payload: '<site/>' });
+      assert.equal(res.statusCode, 415, type);
+      assert.equal(res.json().error.code, 'INVALID_ARGUMENT');
+      assert.match(res.json().error.message, /Content-Type: application\/json/);
+      assert.equal(res.json().error.details[0].field, 'header.Content-Type');
+    }
+    for (const [path, method] of [['/v1/sites', 'post'], ['/v1/power-batches', 'post'], ['/v1/sites/{id}/maintenance-windows', 'put'], ['/v1/firmware/packages', 'post']] as const) {
+      assert.ok(openapi.paths[path]![method]!.responses['415'], `${method} ${path} documents 415`);
+    }
+  });
+
+  it('an empty cursor is the first page', async () => {
+    for (const url of ['/v1/devices?cursor=', '/v1/firmware-campaigns?cursor=', '/v1/firmware/packages?cursor=', '/v1/firmware/manifests?cursor=', '/v1/firmware/compliance?cursor=']) {
+      const res = await get(url);
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    }
+    assert.deepEqual((await get('/v1/devices?cursor=&limit=1')).json().items[0].name, 'tray-0');
+  });
+
+  it("Fastify's own 4xx (malformed JSON, a bad percent-encoding) answer in Fleet's shape", async () => {
+    const json = await app.inject({ method: 'POST', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' }, payload: '{"id":' });
+    assertInvalid(json, 'body');
+    const url = await get('/v1/sites/%zz');
+    assertInvalid(url, 'path', /percent-encoding/);
+  });
+
+  it('a dry-run campaign answers 200 with its plan, and the document lists 200 next to 202', async () => {
+    const res = await post('/v1/firmware-campaigns', { name: 'dry', site_id: 'lab', dry_run: true });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.ok(res.json().plan);
+    const responses = openapi.paths['/v1/firmware-campaigns']!['post']!.responses;
+    assert.ok(responses['200'] && responses['202']);
+    for (const code of ['400', '401', '403', '409', '413', '415']) assert.ok(responses[code], `documents ${code}`);
+  });
+});
+
+describe('hub error log', () => {
+  it('logs a failed statement whole but never its parameter values', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
+    try {
+      // The statement the original defect failed on: Postgres cannot take a NUL, and drizzle's error carries the parameters.
+      hub.app.get('/test/failing-statement', async () => getSite(hub.handle.db, 'secret-parameter-value\u0000'));
+      const res = await hub.app.inject({ method: 'GET', url: '/test/failing-statement', headers: { 'x-request-id': 'r-log' } });
+      assert.equal(res.statusCode, 500);
+      assert.match(res.json().error.message, /r-log/);
+      const logged = lines.map((l) => JSON.parse(l) as { level: number; reqId?: string; err?: { message: string; cause?: { message: string; code: string } } }).find((l) => l.level >= 50);
+      assert.ok(logged?.err, lines.join(''));
+      assert.equal(logged.reqId, 'r-log');
+      assert.doesNotMatch(lines.join(''), /secret-parameter-value/);
+      assert.match(logged.err.message, /^Failed query: select .* from "sites"/);
+      assert.match(logged.err.cause!.message, /invalid byte sequence for encoding "UTF8": 0x00/);
+      assert.equal(logged.err.cause!.code, '22021');
+    } finally {
+      await hub.close();
+    }
+  });
+});
