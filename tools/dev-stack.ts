@@ -1,38 +1,120 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { connectDb, createApiToken, findActiveToken, migrateDatabase } from '@fleet/db';
-import { startTemporalDevServer } from '@fleet/temporal';
+import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { planFleet, simulatedSwitches, simulatorProfile } from './fleetgen/layout.js';
 import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
 import { seedFirmware } from './lib/demo-firmware.js';
+import { writePrivateFile } from './lib/private-file.js';
 
 // `pnpm dev`: the whole stack with one simulated site, as separate processes. NetBox
 // holds the inventory (one GB200 NVL72 rack made by the fleet generator); the NetBox
 // agent mirrors it; the simulator plays the same rack's BMCs at the addresses NetBox
-// gives them. State is kept in .run/dev across restarts.
+// gives them. State is kept in .run/dev across restarts. `bash tools/down.sh` (or Ctrl-C) stops it all.
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(`usage: bash tools/up.sh   (installs, then runs this: node --import tsx tools/dev-stack.ts)
+
+Starts Temporal, NetBox, the simulator, hub, NetBox agent, workflow agent and one satellite for site dev-01,
+prints the URLs and API tokens, and runs until Ctrl-C, SIGTERM or \`bash tools/down.sh\` stops all of them.
+State (database fleet_dev, NetBox database netbox_dev, logs, tokens) is kept in .run/dev.`);
+  process.exit(0);
+}
 const dir = join(repoRoot, '.run', 'dev');
-mkdirSync(dir, { recursive: true });
 const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, netbox: 8001, simAdmin: 8090, bmc: 8443, nvue: 8444, nvosSsh: 8445, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466, netboxAgentMetrics: 9467 };
 const databaseUrl = 'postgres://postgres@127.0.0.1:5432/fleet_dev';
 const siteId = 'dev-01';
+const pidDir = join(dir, 'pids');
+mkdirSync(pidDir, { recursive: true });
+const t0 = Date.now();
+/** Progress lines, so a start that takes a minute never looks hung. */
+const say = (line: string) => console.log(`[dev ${((Date.now() - t0) / 1000).toFixed(0).padStart(3)}s] ${line}`);
+
+// One dev stack at a time: a second one would fight the first for its ports.
+const stackPidFile = join(dir, 'dev-stack.pid');
+const stackMarker = 'tools/dev-stack.ts';
+if (existsSync(stackPidFile)) {
+  const [pid] = readFileSync(stackPidFile, 'utf8').split(' ');
+  const cmdline = (() => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  if (cmdline.includes(stackMarker)) {
+    console.error(`the dev stack already runs (pid ${pid}); stop it first with: bash tools/down.sh`);
+    process.exit(1);
+  }
+}
+writeFileSync(stackPidFile, `${process.pid} ${stackMarker}\n`);
+/** Each process as `<pid> <text of its command line>`, so tools/down.sh can stop what a dead stack left. */
+const recordPid = (name: string, pid: number | undefined, marker: string) => {
+  if (pid) writeFileSync(join(pidDir, `${name}.pid`), `${pid} ${marker}\n`);
+};
+// The guardian: tools/down.sh --after <this pid>, in its own session so no Ctrl-C or SIGKILL of this process
+// reaches it; when this process is gone without having stopped everything, it stops what is left.
+const guardianLog = openSync(join(dir, 'down.log'), 'a');
+const guardian = spawn('bash', [join(repoRoot, 'tools/down.sh'), '--after', String(process.pid)], { cwd: repoRoot, detached: true, stdio: ['ignore', guardianLog, guardianLog] });
+guardian.unref();
+closeSync(guardianLog);
+
+const procs: [ManagedProcess, string][] = [];
+// Assigned once Temporal runs; read by stop() whenever a signal comes.
+let temporal: DevServer | undefined = undefined;
+let netboxStarted = false;
+let stopping = false;
+/** Stops whatever has started so far, newest first; runs on Ctrl-C, SIGTERM, SIGHUP or a failed start. */
+const stop = async (why: string, code: number) => {
+  if (stopping) return;
+  stopping = true;
+  say(`stopping (${why})`);
+  for (const [p] of [...procs].reverse()) {
+    if (!p.child) continue;
+    const exit = await p.stop();
+    say(`  ${p.name} stopped (exit ${exit})`);
+    rmSync(join(pidDir, `${p.name}.pid`), { force: true });
+  }
+  if (temporal) {
+    await temporal.stop();
+    say('  Temporal stopped');
+    rmSync(join(pidDir, 'temporal.pid'), { force: true });
+  }
+  if (netboxStarted) execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], { cwd: repoRoot, stdio: 'inherit' });
+  // Everything is stopped: the guardian has nothing left to do.
+  rmSync(stackPidFile, { force: true });
+  process.kill(guardian.pid!, 'SIGTERM');
+  say('stopped');
+  process.exit(code);
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal, 0));
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  void stop(`failed: ${err.message}`, 1);
+});
+process.on('unhandledRejection', (err) => {
+  console.error(err);
+  void stop(`failed: ${err instanceof Error ? err.message : String(err)}`, 1);
+});
 
 function persisted<T>(name: string, make: () => T): T {
   const file = join(dir, name);
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as T;
   const value = make();
-  writeFileSync(file, JSON.stringify(value, null, 2), { mode: 0o600 });
+  writePrivateFile(file, JSON.stringify(value, null, 2));
   return value;
 }
+// Configs are private: the simulator's holds the BMC password.
 const writeConfig = (name: string, config: unknown) => {
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(config, null, 2));
+  writePrivateFile(file, JSON.stringify(config, null, 2));
   return file;
 };
 
+say('database fleet_dev: creating and migrating');
 const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
 await admin.connect();
 if ((await admin.query(`select 1 from pg_database where datname = 'fleet_dev'`)).rowCount === 0) await admin.query('create database fleet_dev');
@@ -47,29 +129,39 @@ for (const role of ['admin', 'operator', 'viewer'] as const) {
     tokens[role] = (await createApiToken(db, `dev-${role}-${Date.now()}`, role)).token;
   }
 }
-writeFileSync(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2), { mode: 0o600 });
+writePrivateFile(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2));
 await close();
 
-console.log('starting NetBox (the first start after install takes a few seconds)...');
+say(`NetBox: starting on :${ports.netbox} (usually 10-60 s)`);
+netboxStarted = true;
 const netbox = JSON.parse(
-  execFileSync('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'], { cwd: repoRoot, encoding: 'utf8' }).trim().split('\n').pop()!,
-) as { url: string; token: string };
+  execFileSync('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+    .trim()
+    .split('\n')
+    .pop()!,
+) as { url: string; token: string; pid: number };
+say(`NetBox: ready at ${netbox.url}`);
 const netboxTokenFile = join(dir, 'netbox-token');
-writeFileSync(netboxTokenFile, netbox.token, { mode: 0o600 });
+writePrivateFile(netboxTokenFile, netbox.token);
 
 const bmcPassword = persisted('bmc-password.json', () => ({ password: randomBytes(12).toString('hex') })).password;
 const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.20.0.1', sitePrefix: 'dev' });
 const writer = new NetboxWriter(netbox.url, netbox.token);
 const present = await writer.call<{ count: number }>('GET', `/api/dcim/sites/?slug=${siteId}`);
 const nvos = { nvuePort: ports.nvue, sshPort: ports.nvosSsh };
-if (present.count === 0) await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default', nvos });
+if (present.count === 0) {
+  say(`NetBox: writing site ${siteId} (one GB200 NVL72 rack, ${fleet.devices.length} devices; about a minute, once)`);
+  await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default', nvos });
+}
 
 const secretsFile = join(dir, 'secrets.json');
 // The satellite fetches firmware from the hub with a viewer token, resolved by reference like BMC credentials.
-writeFileSync(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword }, 'hub/token': { username: 'satellite', password: tokens['viewer'] } }), { mode: 0o600 });
-const temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
+writePrivateFile(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword }, 'hub/token': { username: 'satellite', password: tokens['viewer'] } }));
+say(`Temporal: starting on :${ports.temporal}`);
+temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
+recordPid('temporal', temporal.process.pid, 'start-dev');
 
-const procs: [ManagedProcess, string][] = [
+procs.push(
   [
     new ManagedProcess('simulator', 'packages/simulators/src/main.ts', writeConfig('simulator', {
       timeScale: 0.1,
@@ -121,9 +213,16 @@ const procs: [ManagedProcess, string][] = [
     }), dir),
     'satellite worker started',
   ],
-];
-for (const [p, ready] of procs) await p.start(ready);
-
+);
+const readyMeaning: Record<string, string> = { 'netbox-agent': ' (first sync of NetBox done)' };
+for (const [p, ready] of procs) {
+  const started = Date.now();
+  say(`${p.name}: starting (log ${p.logFile})`);
+  await p.start(ready, 120_000);
+  recordPid(p.name, p.pid, p.entry);
+  say(`${p.name}: ready in ${((Date.now() - started) / 1000).toFixed(1)} s${readyMeaning[p.name] ?? ''}`);
+}
+say('firmware catalog: seeding the demo packages');
 
 const hub = `http://127.0.0.1:${ports.hub}`;
 const { manifest, nvosImageId } = await seedFirmware(hub, tokens);
@@ -153,13 +252,4 @@ Firmware (manifest "${manifest}" is the GB200 compute default):
   curl -s -X POST ${hub}/v1/firmware-campaigns -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"name":"demo","site_id":"${siteId}","node_types":["compute_gb200_nvidia"],"dry_run":true}'
 Switch NVOS (${firstSwitch.name}; its NVUE at http://<its address>:${ports.nvue}, SSH on :${ports.nvosSsh}):
   curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
-Ctrl-C stops everything.`);
-
-const stop = async () => {
-  for (const [p] of [...procs].reverse()) await p.stop();
-  await temporal.stop();
-  execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], { cwd: repoRoot });
-  process.exit(0);
-};
-process.once('SIGINT', () => void stop());
-process.once('SIGTERM', () => void stop());
+Ctrl-C here, or \`bash tools/down.sh\` from another shell, stops everything.`);

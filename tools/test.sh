@@ -2,8 +2,13 @@
 # Installs everything, then type-checks, lints and runs the whole test suite
 # (unit, Postgres, Temporal dev server and end-to-end across real processes),
 # and the Redfish conformance run against the simulator.
+#
+# Usage: bash tools/test.sh   (one test file or a few: pnpm test <path-substring> ...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
+esac
 bash tools/install.sh
 export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
 pnpm typecheck

@@ -4,25 +4,42 @@ import { planFleet, simulatedSwitches, simulatorProfile } from './layout.js';
 import { NetboxWriter, writeFleet } from './netbox-writer.js';
 
 // Creates NVL72 sites in NetBox and writes the matching simulator config.
-// Usage: tsx tools/fleetgen/main.ts --netbox URL --token-file F --sites 1 --racks 2
-//        --first-address 127.20.0.1 --bmc-port 8443 --bmc-password-file P --simulator-config out.json
-const { values } = parseArgs({
-  options: {
-    netbox: { type: 'string' },
-    'token-file': { type: 'string' },
-    sites: { type: 'string', default: '1' },
-    racks: { type: 'string', default: '1' },
-    'rack-types': { type: 'string', default: 'gb200_nvl72,gb300_nvl72' },
-    'first-address': { type: 'string', default: '127.20.0.1' },
-    'bmc-port': { type: 'string', default: '8443' },
-    'bmc-password-file': { type: 'string' },
-    'credential-ref': { type: 'string', default: 'bmc/default' },
-    'simulator-config': { type: 'string' },
-    'site-prefix': { type: 'string', default: 'site' },
-  },
-});
+const usage = `usage: tsx tools/fleetgen/main.ts --netbox URL --token-file FILE [options]
+
+Creates NVL72 sites in NetBox and writes the matching simulator config. Options (defaults in brackets):
+  --sites N [1]  --racks N [1]  --rack-types gb200_nvl72,gb300_nvl72  --site-prefix P [site]
+  --first-address 127.20.0.1  --bmc-port 8443  --bmc-password-file FILE  --credential-ref bmc/default
+  --simulator-config out.json   write the simulator config for the generated BMCs and switches`;
+const parsed = (() => {
+  try {
+    return parseArgs({
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        netbox: { type: 'string' },
+        'token-file': { type: 'string' },
+        sites: { type: 'string', default: '1' },
+        racks: { type: 'string', default: '1' },
+        'rack-types': { type: 'string', default: 'gb200_nvl72,gb300_nvl72' },
+        'first-address': { type: 'string', default: '127.20.0.1' },
+        'bmc-port': { type: 'string', default: '8443' },
+        'bmc-password-file': { type: 'string' },
+        'credential-ref': { type: 'string', default: 'bmc/default' },
+        'simulator-config': { type: 'string' },
+        'site-prefix': { type: 'string', default: 'site' },
+      },
+    });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+})();
+const { values } = parsed;
+if (values.help) {
+  console.log(usage);
+  process.exit(0);
+}
 if (!values.netbox || !values['token-file']) {
-  console.error('usage: main.ts --netbox URL --token-file FILE [--sites N --racks N --simulator-config out.json ...]');
+  console.error(usage);
   process.exit(2);
 }
 const { readFileSync } = await import('node:fs');

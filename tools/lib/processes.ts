@@ -1,47 +1,91 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** A project process (hub, agent, satellite, simulator) run as `node --import tsx <entry> --config <file>`. */
+/** Children still running; they are signalled when this process exits, however it exits short of SIGKILL. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) signalGroup(child, 'SIGTERM');
+});
+
+/** The child and anything it started: each child leads its own process group. */
+function signalGroup(child: ChildProcess, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * A project process (hub, agent, satellite, simulator) run as `node --import tsx <entry> --config <file>`.
+ * Its stdout and stderr go straight to `<logDir>/<name>.log`, never through a pipe to this process, so its
+ * logs (its shutdown line included) outlive this process and a parent that stops reading cannot block it.
+ * It runs in its own process group (a Ctrl-C reaches only the parent, which stops the children in order)
+ * with FLEET_EXIT_WITH_PARENT=1, so it stops by itself when this process dies, even by SIGKILL.
+ */
 export class ManagedProcess {
   child: ChildProcess | undefined;
-  output = '';
-  private readonly logFile: string;
+  readonly logFile: string;
+  private logged = '';
+  private readOffset: number;
 
   constructor(
     readonly name: string,
-    private readonly entry: string,
+    readonly entry: string,
     private readonly configFile: string,
     logDir: string,
     private readonly env: NodeJS.ProcessEnv = {},
   ) {
     mkdirSync(logDir, { recursive: true });
     this.logFile = join(logDir, `${name}.log`);
+    // Lines a previous run left in the file are not this process's output.
+    this.readOffset = fileSize(this.logFile);
+  }
+
+  /** Everything the process (across restarts) wrote since this object was made. */
+  get output(): string {
+    const fd = openSync(this.logFile, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size > this.readOffset) {
+        const buf = Buffer.alloc(size - this.readOffset);
+        readSync(fd, buf, 0, buf.length, this.readOffset);
+        this.readOffset = size;
+        this.logged += buf.toString();
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return this.logged;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
   }
 
   /** Starts the process and waits until its log shows `readyText`. */
   async start(readyText: string, timeoutMs = 60_000): Promise<void> {
-    const log = createWriteStream(this.logFile, { flags: 'a' });
+    const log = openSync(this.logFile, 'a');
+    const started = this.output.length;
     const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, this.entry), '--config', this.configFile], {
       cwd: repoRoot,
-      env: { ...process.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FLEET_EXIT_WITH_PARENT: '1', ...this.env },
+      stdio: ['ignore', log, log],
+      detached: true,
     });
+    closeSync(log); // the child holds its own copy
     this.child = child;
-    const onData = (d: Buffer) => {
-      this.output += d.toString();
-      log.write(d);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', () => log.end());
-    const started = this.output.length;
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     const deadline = Date.now() + timeoutMs;
     while (!this.output.slice(started).includes(readyText)) {
-      if (child.exitCode !== null) throw new Error(`${this.name} exited (${child.exitCode}) before ready:\n${this.output.slice(-3000)}`);
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${this.name} exited (${child.exitCode ?? child.signalCode}) before ready:\n${this.output.slice(-3000)}`);
+      }
       if (Date.now() > deadline) throw new Error(`${this.name} not ready after ${timeoutMs} ms:\n${this.output.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -52,7 +96,7 @@ export class ManagedProcess {
     await this.signal('SIGKILL');
   }
 
-  /** SIGTERM and wait for a graceful exit; returns the exit code. */
+  /** SIGTERM and wait for a graceful exit (SIGKILL after timeoutMs); returns the exit code. */
   async stop(timeoutMs = 30_000): Promise<number | null> {
     return this.signal('SIGTERM', timeoutMs);
   }
@@ -61,10 +105,18 @@ export class ManagedProcess {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return child?.exitCode ?? null;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    child.kill(sig);
-    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    signalGroup(child, sig);
+    const t = setTimeout(() => signalGroup(child, 'SIGKILL'), timeoutMs);
     const code = await exited;
     clearTimeout(t);
     return code;
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
   }
 }

@@ -282,14 +282,33 @@ if [ "$(cat "$conf_file" 2>/dev/null)" != "$conf_new" ]; then
   [ "$NB_MODE" != root ] || chmod 600 "$conf_file"
 fi
 
+# Reads `netbox migrate` output and reports how far it is every 20 s: one migration can run for minutes, and
+# a line arrives only when it ends. A partial line read at a timeout is the migration still running.
+migrate_progress() {  # migrate_progress TOTAL
+  local total=$1 applied=0 current='' line rc last=$SECONDS
+  while :; do
+    line=''
+    IFS= read -r -t 5 line && rc=0 || rc=$?
+    case "$line" in *Applying*) applied=$((applied + 1)); current=${line#*Applying }; current=${current%%...*};; esac
+    [ "$rc" -eq 0 ] || [ "$rc" -gt 128 ] || break   # end of input
+    if [ $((SECONDS - last)) -ge 20 ]; then
+      last=$SECONDS
+      nb_log "  $applied of $total migrations applied, now ${current:-starting}"
+    fi
+  done
+  nb_log "  $applied of $total migrations applied"
+}
+
 # ---------------------------------------------------------------- template database
 # Stamp = requirements + token + password + pepper: any change re-runs migrate and the token snippet.
 # (configuration.py changes need no migration.)
 tmpl_stamp=$(cat "$NB_VENV_HOST/.fleet-stamp" "$NB_STATE/token" "$NB_STATE/admin_password" "$NB_STATE/pepper" | sha256sum | cut -c1-16)
 if [ "$(cat "$NB_STATE/template.stamp" 2>/dev/null)" != "$tmpl_stamp" ] || ! nb_db_exists "$NB_TEMPLATE_DB"; then
   nb_db_exists "$NB_TEMPLATE_DB" || nb_psql postgres "CREATE DATABASE $NB_TEMPLATE_DB"
-  nb_log "migrating $NB_TEMPLATE_DB (first time: a few minutes)"
-  nb_netbox "$NB_TEMPLATE_DB" migrate --no-input >"$NB_STATE/migrate.log" 2>&1 ||
+  nb_log "counting the migrations to apply to $NB_TEMPLATE_DB"
+  total=$(nb_netbox "$NB_TEMPLATE_DB" showmigrations --plan 2>/dev/null | grep -c '^\[ \]' || true)
+  nb_log "migrating $NB_TEMPLATE_DB: $total migrations (the first time about 10 minutes; log: $NB_STATE/migrate.log)"
+  nb_netbox "$NB_TEMPLATE_DB" migrate --no-input 2>&1 | tee "$NB_STATE/migrate.log" | migrate_progress "$total" ||
     { tail -30 "$NB_STATE/migrate.log" >&2; nb_die "migrate failed, see $NB_STATE/migrate.log"; }
   nb_log "creating superuser admin and the API token"
   nb_ensure_token "$NB_TEMPLATE_DB"

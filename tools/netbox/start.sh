@@ -95,8 +95,15 @@ echo "$pid" >"$pidfile"
 echo "$db" >"$NB_STATE/$port.db"
 
 # Wait until the API answers with our token (Django import + URLconf load take a few seconds).
+started=$SECONDS
 deadline=$((SECONDS + ${NETBOX_START_TIMEOUT:-90}))
+next_note=$((SECONDS + 10))
+nb_log "started gunicorn (pid $pid) on $url; waiting for its API (log: $log)"
 until api_ok; do
+  if [ $SECONDS -ge $next_note ]; then
+    next_note=$((SECONDS + 10))
+    nb_log "  still starting after $((SECONDS - started)) s (importing NetBox, building its GraphQL schema)"
+  fi
   if ! kill -0 "$pid" 2>/dev/null; then
     rm -f "$pidfile" "$NB_STATE/$port.db"
     tail -40 "$log" >&2
@@ -110,4 +117,5 @@ until api_ok; do
   fi
   sleep 0.3
 done
+nb_log "API answers after $((SECONDS - started)) s"
 json "$pid"

@@ -1,9 +1,10 @@
-import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from '@fleet/config';
+import { configPathFromArgs, createLogger, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
 import { FileBlobStore } from './firmware/blob-store.js';
 
+exitOnHelp(serviceUsage('hub', 'The Fleet REST API over Postgres.', 'deploy/config/hub.example.json'));
 const config = loadConfig(HubConfig, configPathFromArgs());
 const log = createLogger('hub', config.log.level);
 const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_hub' });
@@ -22,23 +23,16 @@ const app = buildHub({
   campaigns: config.campaigns,
 });
 await app.listen({ host: config.http.host, port: config.http.port });
-log.info({ metricsPort: metrics.port }, 'hub listening');
 
-let stopping = false;
-const shutdown = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'draining in-flight requests');
-  const force = setTimeout(() => {
-    log.error('in-flight requests did not finish in time; exiting');
-    process.exit(1);
-  }, config.http.shutdownGraceS * 1000);
-  await app.close(); // stops accepting, waits for in-flight requests
-  await closeDb();
-  await metrics.close();
-  clearTimeout(force);
-  log.info('hub stopped');
-  process.exit(0);
-};
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+handleShutdown({
+  name: 'hub',
+  log,
+  graceS: config.http.shutdownGraceS,
+  drain: async () => {
+    await app.close(); // stops accepting, waits for in-flight requests
+    await closeDb();
+    await metrics.close();
+  },
+});
+// Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
+log.info({ metricsPort: metrics.port }, 'hub listening');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter } from 'prom-client';
-import { configPathFromArgs, createLogger, loadConfig, startMetricsServer } from '@fleet/config';
+import { configPathFromArgs, createLogger, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
@@ -14,6 +14,7 @@ import { PendingPasswords } from './switch/pending-passwords.js';
 import { createSecretWriter } from './switch/secret-writer.js';
 import { createSecretStore } from './secrets/index.js';
 
+exitOnHelp(serviceUsage('satellite', "The Temporal worker of one site (task queue site-<id>): every device's I/O.", 'deploy/config/satellite.example.json'));
 const config = loadConfig(SatelliteConfig, configPathFromArgs());
 const taskQueue = siteTaskQueue(config.siteId);
 const log = createLogger('satellite', config.log.level).child({ siteId: config.siteId, taskQueue });
@@ -90,13 +91,22 @@ const worker = await Worker.create({
   shutdownGraceTime: `${config.worker.shutdownGraceTimeS}s`,
 });
 
+const running = worker.run();
+const shutdown = handleShutdown({
+  name: 'satellite worker',
+  log,
+  // Running activities get shutdownGraceTimeS (then are handed back); closing the connection and the cache takes moments.
+  graceS: config.worker.shutdownGraceTimeS + 5,
+  drain: async () => {
+    // The SDK Runtime may have begun the worker's shutdown on the same signal.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await artifacts.close();
+    await connection.close();
+    await metrics.close();
+  },
+});
+// Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
 log.info({ metricsPort: metrics.port, temporal: config.temporal.address }, 'satellite worker started');
-try {
-  // The SDK Runtime turns SIGINT/SIGTERM into a graceful worker shutdown.
-  await worker.run();
-} finally {
-  await artifacts.close();
-  await connection.close();
-  await metrics.close();
-  log.info('satellite worker stopped');
-}
+// A worker that ends on its own (a fatal SDK error) stops the process too; drain rethrows its error (exit 1).
+void running.catch(() => undefined).then(() => shutdown.begin('worker ended'));

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { configPathFromArgs, createLogger, errorText, loadConfig, startMetricsServer } from '@fleet/config';
+import { configPathFromArgs, createLogger, errorText, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
 import { AgentConfig } from './config.js';
@@ -9,7 +9,10 @@ import { createAgentMetrics } from './metrics.js';
 import { reconcileOnce } from './projector.js';
 import { intentChannel } from '@fleet/db';
 
+exitOnHelp(serviceUsage('workflow-agent', 'Turns intents into Temporal workflow starts and cancels, and projects workflow status back into Postgres.', 'deploy/config/workflow-agent.example.json'));
 const config = loadConfig(AgentConfig, configPathFromArgs());
+/** Seconds the dispatch and projection cycles get to finish on SIGTERM. */
+const shutdownGraceS = 10;
 const log = createLogger('workflow-agent', config.log.level);
 const metricsServer = await startMetricsServer({ ...config.metrics, prefix: 'fleet_agent' });
 const metrics = createAgentMetrics(metricsServer.registry);
@@ -22,28 +25,30 @@ const connection = Connection.lazy({ address: config.temporal.address });
 const client = new Client({ connection, namespace: config.temporal.namespace });
 
 let stopping = false;
-let wake: (() => void) | undefined;
-const sleep = (ms: number) =>
+/** Sleepers a new intent (the dispatch loop) or the shutdown (every loop) ends early. */
+const sleepers = new Map<string, () => void>();
+const sleep = (loop: string, ms: number) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    wake = () => (clearTimeout(t), resolve());
+    sleepers.set(loop, () => (clearTimeout(t), resolve()));
   });
+let listener: pg.Client | undefined;
 
 /** LISTEN for new intents so a POST is dispatched at once; polling remains the fallback. */
 async function listenForIntents(): Promise<void> {
   while (!stopping) {
-    const listener = new pg.Client({ connectionString: config.database.url });
+    const conn = (listener = new pg.Client({ connectionString: config.database.url }));
     try {
-      await listener.connect();
-      await listener.query(`listen ${intentChannel}`);
-      listener.on('notification', () => wake?.());
-      await new Promise((_, reject) => listener.once('error', reject).once('end', () => reject(new Error('listener closed'))));
+      await conn.connect();
+      await conn.query(`listen ${intentChannel}`);
+      conn.on('notification', () => sleepers.get('dispatch')?.());
+      await new Promise((_, reject) => conn.once('error', reject).once('end', () => reject(new Error('listener closed'))));
     } catch (err) {
       if (!stopping) log.warn({ err: (err as Error).message }, 'intent listener lost; polling until it is back');
     } finally {
-      await listener.end().catch(() => undefined);
+      await conn.end().catch(() => undefined);
     }
-    if (!stopping) await new Promise((r) => setTimeout(r, 2_000));
+    if (!stopping) await sleep('listen', 2_000);
   }
 }
 
@@ -54,7 +59,7 @@ async function ensureNamespace(): Promise<void> {
       return;
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'cannot register search attributes yet; retrying');
-      await new Promise((r) => setTimeout(r, 2_000));
+      await sleep('namespace', 2_000);
     }
   }
 }
@@ -67,7 +72,7 @@ async function dispatchLoop(): Promise<void> {
     } catch (err) {
       log.error({ err: errorText(err) }, 'dispatch cycle failed');
     }
-    if (handled < config.dispatch.batchSize) await sleep(config.dispatch.idleIntervalMs);
+    if (handled < config.dispatch.batchSize) await sleep('dispatch', config.dispatch.idleIntervalMs);
   }
 }
 
@@ -82,26 +87,29 @@ async function reconcileLoop(): Promise<void> {
     } finally {
       end();
     }
-    await new Promise((r) => setTimeout(r, config.projection.intervalMs));
+    await sleep('reconcile', config.projection.intervalMs);
   }
 }
 
-log.info({ temporal: config.temporal.address, metricsPort: metricsServer.port }, 'workflow agent started');
 void listenForIntents();
-await ensureNamespace();
-const loops = Promise.all([dispatchLoop(), reconcileLoop()]);
-
-const shutdown = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'draining');
-  wake?.();
-  await loops; // each loop finishes its current cycle
-  await connection.close().catch(() => undefined);
-  await closeDb();
-  await metricsServer.close();
-  log.info('workflow agent stopped');
-  process.exit(0);
-};
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+// The loops start once Temporal has the search attributes; a shutdown before then has no cycle to wait for.
+let loops: Promise<unknown> = Promise.resolve();
+void ensureNamespace().then(() => {
+  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop()]);
+});
+handleShutdown({
+  name: 'workflow agent',
+  log,
+  graceS: shutdownGraceS,
+  drain: async () => {
+    stopping = true;
+    for (const wake of sleepers.values()) wake();
+    await listener?.end().catch(() => undefined);
+    await loops; // each loop finishes its current cycle
+    await connection.close().catch(() => undefined);
+    await closeDb();
+    await metricsServer.close();
+  },
+});
+// Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
+log.info({ temporal: config.temporal.address, metricsPort: metricsServer.port }, 'workflow agent started');

@@ -2,3 +2,5 @@ export * from './load-config.js';
 export * from './schemas.js';
 export * from './logger.js';
 export * from './metrics-server.js';
+export * from './shutdown.js';
+export * from './cli.js';

@@ -3,8 +3,13 @@ import { pino, type Logger } from 'pino';
 /**
  * Structured JSON logs. Any field that could carry a secret is redacted wherever it
  * appears, so a careless log call cannot leak a credential.
+ *
+ * Written synchronously to stdout. pino's default destination is asynchronous and flushes on exit, retrying a
+ * failed write every 100 ms for as long as it fails: with stdout a closed pipe (the process that read it died)
+ * that flush spins forever on EPIPE, and the process never exits. A synchronous destination that meets EPIPE
+ * stops writing instead.
  */
-export function createLogger(name: string, level: string, destination?: pino.DestinationStream): Logger {
+export function createLogger(name: string, level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: true })): Logger {
   return pino(
     {
       name,
