@@ -78,13 +78,15 @@ NB_QUIET=1 bash "$here/install.sh" --db "$db" --quiet
 nb_load_runtime || nb_die "install did not record a runtime (.tools/netbox-state/runtime.env)"
 
 # gunicorn is one of NetBox's own dependencies; --preload imports Django once in the master so both
-# workers are ready as soon as it is. Access log off: tests make thousands of requests.
+# workers are ready as soon as it is. Access log off: tests make thousands of requests. Keep-alive outlasts
+# clients' idle timeouts (undici keeps an idle socket 4 s; gunicorn's default is 2 s), so no client sends a
+# request on a socket the server is closing ("other side closed").
 log="$NB_STATE/$port.log"
 : >"$log"
 NB_RUN_ENV=("NETBOX_PORT=$port")
 nb_cmd "$db" gunicorn netbox.wsgi:application \
   --bind "127.0.0.1:$port" --workers "$workers" --threads "$threads" --worker-class gthread \
-  --timeout 120 --graceful-timeout 10 --preload --no-control-socket --worker-tmp-dir /dev/shm \
+  --timeout 120 --graceful-timeout 10 --keep-alive 75 --preload --no-control-socket --worker-tmp-dir /dev/shm \
   --error-logfile - --log-level warning
 NB_RUN_ENV=()
 # setsid: its own session, so the server outlives the caller's shell and terminal signals. setsid does
