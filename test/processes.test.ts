@@ -145,7 +145,12 @@ describe('process shutdown', () => {
     await agent.start('netbox agent started');
     postgres.hang();
     await new Promise((r) => setTimeout(r, 500));
-    await stopsWithin(agent, 10, [/"msg":"netbox agent stopping"/]);
+    const { code } = await stopsWithin(agent, 10, [/"msg":"netbox agent stopping"/]);
+    // Its sync waits on the hung database: the hard exit (1) ends it, or it stopped cleanly (0) between two syncs.
+    // A crash (an error line, another code, neither line) is neither.
+    const end = /"msg":"netbox agent (stopped|did not stop within 10s; exiting)"/.exec(agent.output)?.[1];
+    assert.ok(end, `no shutdown line:\n${agent.output.slice(-2000)}`);
+    assert.equal(code, end === 'stopped' ? 0 : 1, `${end}, yet exit code ${code}:\n${agent.output.slice(-2000)}`);
   });
 
   it('workflow agent: stops with a shutdown line while Temporal is unreachable', { timeout: 60_000 }, async () => {

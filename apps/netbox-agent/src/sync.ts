@@ -23,7 +23,7 @@ import {
 } from '@fleet/db';
 import { bmcUrlFor, SITE_ID_RULE } from '@fleet/domain';
 import type { NetboxAgentConfig } from './config.js';
-import { describeError } from './errors.js';
+import { describeError, refusesTheRows } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
 import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbObjectChange, NbRack, NbSite } from './netbox-types.js';
@@ -109,8 +109,8 @@ const label = (spec: KindSpec, o: NbObject) => `${spec.kind} ${o.name ?? o.slug 
  * Mirrors NetBox into Postgres. Full: every object, then whatever NetBox no longer has
  * is removed. Incremental: objects changed since the watermark (minus an overlap),
  * objects an earlier pass could not apply, and deletions from NetBox's change log; its
- * cost follows the number of changes, not the size of the fleet. An object that cannot
- * be applied becomes an inventory issue naming it; the rest of the pass goes on.
+ * cost follows the number of changes, not the size of the fleet. An object Postgres refuses
+ * becomes an inventory issue naming it; the rest of the pass goes on.
  */
 export class NetboxSync {
   constructor(
@@ -153,8 +153,10 @@ export class NetboxSync {
   }
 
   /**
-   * Writes a page in one statement under a savepoint. When that fails, each object is written alone under its own
-   * savepoint, so the one that cannot be applied becomes an inventory issue and the others go in.
+   * Writes a page in one statement under a savepoint. When Postgres refuses its rows, each object is written alone
+   * under its own savepoint, so the one that cannot be applied becomes an inventory issue and the others go in. Any
+   * other failure (connection, timeout, serialization, lock) is no fault of the objects: it fails the whole pass,
+   * which rolls back and is retried, rather than leaving stale rows behind issues that blame the objects.
    */
   private async apply(tx: Tx, spec: KindSpec, objects: NbObject[], pass: Pass): Promise<void> {
     if (!objects.length) return;
@@ -163,6 +165,7 @@ export class NetboxSync {
     try {
       written = await tx.transaction((sp) => this.write(sp, spec, objects, attempt));
     } catch (err) {
+      if (!refusesTheRows(err)) throw err;
       if (objects.length > 1) {
         for (const o of objects) await this.apply(tx, spec, [o], pass);
         return;

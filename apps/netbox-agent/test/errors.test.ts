@@ -27,4 +27,25 @@ describe('describeError', () => {
     assert.match(text, /SQLSTATE 23505; Key \(site_id, name\)=\(ams1, r001\) already exists\.; table racks; constraint racks_site_id_name_unique$/);
     assert.doesNotMatch(text, /vault|params/);
   });
+
+  it('names the column and constraint of a NOT NULL or CHECK violation, never the failing row pg lists in detail', () => {
+    const row = 'Failing row contains (11, 1, r-huge, null, 2147483647, vault/secret-path).';
+    const notNull = Object.assign(new Error('null value in column "name" of relation "racks" violates not-null constraint'), {
+      code: '23502',
+      detail: row,
+      table: 'racks',
+      column: 'name',
+    });
+    const check = Object.assign(new Error('new row for relation "racks" violates check constraint "racks_u_height_check"'), {
+      code: '23514',
+      detail: row,
+      table: 'racks',
+      constraint: 'racks_u_height_check',
+    });
+    const notNullText = describeError(notNull);
+    const checkText = describeError(new DrizzleQueryError('update racks set u_height = $1', [2147483647], check));
+    assert.equal(notNullText, 'null value in column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table racks; column name');
+    assert.match(checkText, /check constraint "racks_u_height_check"; SQLSTATE 23514; table racks; constraint racks_u_height_check$/);
+    for (const text of [notNullText, checkText]) assert.doesNotMatch(text, /Failing row|r-huge|vault|2147483647/);
+  });
 });

@@ -4,6 +4,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { connectDb, getOrCreateSyncState, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { describeError } from '../src/errors.js';
 import { createSyncMetrics } from '../src/metrics.js';
 import type { NetboxClient } from '../src/netbox-client.js';
 import type { NbDevice, NbDeviceType, NbObjectChange, NbRack, NbSite } from '../src/netbox-types.js';
@@ -125,6 +126,60 @@ describe('NetBox sync: an object that cannot be applied', () => {
     assert.deepEqual(await issues(), []);
     const racks = (await handle.pool.query('select name from racks order by name')).rows.map((r) => r.name);
     assert.deepEqual(racks, ['r-huge', 'r001']);
+  });
+
+  it('a transient database failure fails the whole pass, to be retried, with no issues; a refused row is an issue', async () => {
+    // Postgres fails every write of rack r-flaky with the SQLSTATE in test_fault while it holds one.
+    await handle.pool.query(`
+      create table test_fault (sqlstate text not null);
+      create function test_fault() returns trigger language plpgsql as $$
+      declare s text := (select sqlstate from test_fault limit 1);
+      begin
+        if s is not null and new.name = 'r-flaky' then raise exception 'simulated failure' using errcode = s; end if;
+        return new;
+      end $$;
+      create trigger test_fault before insert or update on racks for each row execute function test_fault();`);
+    const fault = async (sqlstate: string | null) => {
+      await handle.pool.query('delete from test_fault');
+      if (sqlstate) await handle.pool.query('insert into test_fault values ($1)', [sqlstate]);
+    };
+    const racks = async () => (await handle.pool.query<{ name: string }>('select name from racks order by name')).rows.map((r) => r.name);
+    try {
+      netbox.put('/api/dcim/racks/', rack(11, 1, 'r-flaky'));
+      // Serialization failure, statement timeout, connection failure, lock not available, aborted transaction.
+      for (const sqlstate of ['40001', '57014', '08006', '55P03', '25P02']) {
+        await fault(sqlstate);
+        await assert.rejects(sync().full(), (err: Error) => describeError(err).includes(`SQLSTATE ${sqlstate}`), sqlstate);
+        assert.deepEqual(await issues(), [], `${sqlstate}: no object is blamed`);
+        assert.deepEqual(await racks(), [], `${sqlstate}: the pass rolled back as a whole`);
+        assert.equal((await getOrCreateSyncState(handle.db, 'netbox')).lastSuccessAt, null, `${sqlstate}: not a success`);
+      }
+      // The next pass, the database well again, mirrors everything.
+      await fault(null);
+      await sync().full();
+      assert.deepEqual(await racks(), ['r-flaky', 'r001']);
+      // After a good pass, an incremental one fails as a whole too and leaves the mirror and its watermark as they were.
+      const before = await getOrCreateSyncState(handle.db, 'netbox');
+      netbox.put('/api/dcim/racks/', rack(11, 1, 'r-flaky', 42));
+      await fault('40P01');
+      await assert.rejects(sync().incremental());
+      assert.deepEqual(await issues(), []);
+      assert.deepEqual((await getOrCreateSyncState(handle.db, 'netbox')).watermark, before.watermark);
+
+      // A unique or data error is the row's own: an issue naming it, and the rest of the pass goes on.
+      await handle.pool.query('truncate sites, racks, devices, inventory_issues cascade');
+      for (const sqlstate of ['23505', '22001']) {
+        await fault(sqlstate);
+        const result = await sync().full();
+        assert.equal(result.refused['rack'], 1, sqlstate);
+        assert.deepEqual(await racks(), ['r001'], sqlstate);
+        assert.deepEqual((await names()).map((d) => d.name), ['ct01'], sqlstate);
+        assert.deepEqual((await issues()).map((i) => [i.object_type, i.netbox_id, i.code]), [['dcim.rack', 11, 'apply_failed']], sqlstate);
+        assert.match((await issues())[0]!.message, new RegExp(`^rack r-flaky \\(NetBox id 11\\) could not be mirrored: .*SQLSTATE ${sqlstate}`));
+      }
+    } finally {
+      await handle.pool.query('drop trigger test_fault on racks; drop function test_fault(); drop table test_fault');
+    }
   });
 
   it('a site whose slug is no DNS label is an issue naming it; its racks and devices are reported skipped', async () => {
