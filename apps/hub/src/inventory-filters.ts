@@ -1,5 +1,12 @@
+import { z } from 'zod';
 import { listDeviceRoles, type Db } from '@fleet/db';
 import { invalid } from './errors.js';
+import { repeated } from './pagination.js';
+
+/** The role filter of device selections, documented with what checkRoleFilter below answers. */
+export const roleFilter = repeated(z.string().min(1)).describe(
+  "NetBox device role slugs (e.g. compute-tray); repeat for OR. NetBox defines the roles, not Fleet: the allowed values are the roles of the inventory's current (not deleted) devices, and a value no such device has (a role NetBox defines but no device holds yet included) is a 400 whose message lists the known ones, not an empty result.",
+);
 
 /**
  * A role filter names NetBox role slugs, which NetBox defines rather than Fleet: the allowed values are the

@@ -2,8 +2,20 @@ import { z } from 'zod';
 import { SITE_ID_PATTERN, SITE_ID_RULE } from '@fleet/domain';
 import { ApiError, invalid } from './errors.js';
 
-/** A site ID wherever one is accepted (path, query, body); the pattern is documented in the OpenAPI schema. */
-export const siteId = z.string().regex(SITE_ID_PATTERN, `must be ${SITE_ID_RULE}`);
+/**
+ * The ID of a site being created: it becomes part of a Temporal task queue, a workflow ID and a NetBox slug, so it
+ * must be a DNS label (the pattern is documented in the OpenAPI schema of the create field only).
+ */
+export const newSiteId = z.string().regex(SITE_ID_PATTERN, `must be ${SITE_ID_RULE}`);
+
+/** NetBox's slug length: no site ID, mirrored or registered by hand, is longer. */
+const SITE_ID_MAX = 100;
+
+/**
+ * An existing site's ID (a path, a filter, a reference in a body). Sites registered or mirrored before the DNS-label
+ * rule keep their IDs, so a reference is not held to it: one that names no site is a 404 or a 400 where it is used.
+ */
+export const siteId = z.string().min(1, 'must not be empty').max(SITE_ID_MAX, `must be at most ${SITE_ID_MAX} characters`);
 
 /** C0 controls (NUL included), DEL and C1 controls: no identifier, name or filter of the API holds one. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point

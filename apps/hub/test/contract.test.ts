@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { getSite, insertDevice, insertSite, type DbHandle } from '@fleet/db';
-import { SITE_ID_PATTERN, nodeTypes } from '@fleet/domain';
+import { SITE_ID_PATTERN, SITE_ID_RULE, nodeTypes } from '@fleet/domain';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // What the hub accepts and answers, held to its own /openapi.json: control characters, enum filters,
@@ -94,20 +94,72 @@ describe('hub API contract', () => {
     for (const t of nodeTypes) assert.match(nodeType.json().error.message, new RegExp(t));
   });
 
-  it('site IDs are lower-case DNS labels wherever one is accepted, and the document gives the pattern', async () => {
-    for (const bad of ['R_1', 'a b', 'x'.repeat(70), '-lab', 'lab-']) {
-      assertInvalid(await post('/v1/sites', { id: bad, name: 'Bad' }, tokens.admin), 'body.id', /DNS label/);
-      assertInvalid(await get(`/v1/racks?site_id=${encodeURIComponent(bad)}`), 'query.site_id.0', /DNS label/);
-      assertInvalid(await get(`/v1/sites/${encodeURIComponent(bad)}`), 'path.id', /DNS label/);
-      assertInvalid(await post('/v1/power-batches', { action: 'on', site_id: bad }), 'body.site_id', /DNS label/);
+  /** Every place in the document whose schema carries `pattern`, as its list of keys. */
+  const patternsIn = (value: unknown, pattern: string, path: string[] = []): string[][] => {
+    if (!value || typeof value !== 'object') return [];
+    const here = (value as { pattern?: unknown }).pattern === pattern ? [path] : [];
+    return [...here, ...Object.entries(value).flatMap(([key, item]) => patternsIn(item, pattern, [...path, key]))];
+  };
+
+  it("a new site's ID must be a lower-case DNS label, and the document gives the pattern on that field only", async () => {
+    for (const bad of ['R_1', 'a b', 'x'.repeat(64), '-lab', 'lab-']) {
+      const res = await post('/v1/sites', { id: bad, name: 'Bad' }, tokens.admin);
+      assertInvalid(res, 'body.id', /DNS label/);
+      assert.ok(res.json().error.details[0].issue.includes(SITE_ID_RULE), res.body);
     }
     for (const good of ['r', 'r0', 'x'.repeat(63)]) {
       assert.equal((await post('/v1/sites', { id: good, name: good }, tokens.admin)).statusCode, 201);
       assert.equal((await get(`/v1/sites/${good}`)).statusCode, 200);
     }
-    const param = (path: string, method: string, name: string) => openapi.paths[path]![method]!.parameters!.find((p) => p.name === name)!.schema;
-    assert.equal(param('/v1/sites/{id}', 'get', 'id').pattern, SITE_ID_PATTERN.source);
-    assert.equal(param('/v1/sites/{id}/maintenance-windows', 'put', 'id').pattern, SITE_ID_PATTERN.source);
+    assert.deepEqual(patternsIn(openapi.paths, SITE_ID_PATTERN.source), [['/v1/sites', 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties', 'id']]);
+  });
+
+  it('a site whose ID predates the DNS-label rule is read, filtered on and referenced, but cannot be created again', async () => {
+    // Registered or mirrored before the rule; nothing renames it, since task queues and jobs refer to it.
+    await handle.pool.query(`insert into sites (id, name) values ('Legacy_Site', 'Legacy')`);
+    const [rack] = (await handle.pool.query(`insert into racks (site_id, name) values ('Legacy_Site', 'rack-L') returning id`)).rows;
+    await handle.pool.query(
+      `insert into devices (name, site_id, rack_id, node_type, role, bmc_url, credential_ref) values ('legacy-tray', 'Legacy_Site', $1, 'compute_gb200_nvidia', 'compute-tray', 'http://127.0.0.1:9010', 'bmc/default')`,
+      [rack.id],
+    );
+
+    const site = await get('/v1/sites/Legacy_Site');
+    assert.equal(site.statusCode, 200, site.body);
+    assert.equal(site.json().id, 'Legacy_Site');
+    assert.deepEqual((await get('/v1/racks?site_id=Legacy_Site')).json().items.map((r: { name: string }) => r.name), ['rack-L']);
+    assert.deepEqual((await get('/v1/devices?site_id=Legacy_Site')).json().items.map((d: { name: string }) => d.name), ['legacy-tray']);
+    for (const url of ['/v1/firmware/compliance?site_id=Legacy_Site', '/v1/firmware-campaigns?site_id=Legacy_Site', '/v1/sites/Legacy_Site/maintenance-windows']) {
+      const res = await get(url);
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    }
+
+    const device = await post('/v1/devices', { name: 'legacy-tray-2', site_id: 'Legacy_Site', node_type: 'compute_gb200_nvidia', bmc_url: 'http://127.0.0.1:9011', credential_ref: 'bmc/default' }, tokens.admin);
+    assert.equal(device.statusCode, 201, device.body);
+    assert.equal(device.json().site_id, 'Legacy_Site');
+    const campaign = await post('/v1/firmware-campaigns', { name: 'legacy', site_id: 'Legacy_Site', dry_run: true });
+    assert.equal(campaign.statusCode, 200, campaign.body);
+    for (const body of [{ site_id: 'Legacy_Site' }, { filter: { site_id: ['Legacy_Site'] } }]) {
+      const batch = await post('/v1/power-batches', { action: 'on', ...body });
+      assert.equal(batch.statusCode, 202, `${JSON.stringify(body)}: ${batch.body}`);
+    }
+
+    // A reference to a site that does not exist answers as it always did, naming the field.
+    assert.equal((await get('/v1/sites/No_Such_Site')).statusCode, 404);
+    assertInvalid(await post('/v1/devices', { name: 'x', site_id: 'No_Such_Site', node_type: 'compute_gb200_nvidia', bmc_url: 'http://127.0.0.1:9012', credential_ref: 'bmc/default' }, tokens.admin), 'body.site_id', /does not exist/);
+    assertInvalid(await get(`/v1/racks?site_id=${'x'.repeat(101)}`), 'query.site_id.0', /at most 100/);
+
+    const again = await post('/v1/sites', { id: 'Legacy_Site', name: 'Legacy' }, tokens.admin);
+    assertInvalid(again, 'body.id');
+    assert.equal(again.json().error.details[0].issue, `must be ${SITE_ID_RULE}`);
+  });
+
+  it('the role filter documents NetBox role slugs and the 400 for a role no device has', async () => {
+    const devices = openapi.paths['/v1/devices']!['get']!.parameters!.find((p) => p.name === 'role')!.schema as { description?: string };
+    const batch = openapi.paths['/v1/power-batches']!['post'] as unknown as { requestBody: { content: { 'application/json': { schema: { properties: { filter: { properties: { role: { description?: string } } } } } } } } };
+    for (const description of [devices.description, batch.requestBody.content['application/json'].schema.properties.filter.properties.role.description]) {
+      assert.match(description ?? '', /NetBox device role slugs/);
+      assert.match(description ?? '', /400 whose message lists the known ones/);
+    }
   });
 
   it('a method a path does not declare is a 405 with Allow; an unknown path stays a 404', async () => {
@@ -148,7 +200,7 @@ describe('hub API contract', () => {
       const res = await get(url);
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
     }
-    assert.deepEqual((await get('/v1/devices?cursor=&limit=1')).json().items[0].name, 'tray-0');
+    assert.deepEqual((await get('/v1/devices?cursor=&limit=1')).json().items, (await get('/v1/devices?limit=1')).json().items);
   });
 
   it("Fastify's own 4xx (malformed JSON, a bad percent-encoding) answer in Fleet's shape", async () => {

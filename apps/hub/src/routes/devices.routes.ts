@@ -10,7 +10,7 @@ import { siteId } from '../validation.js';
 import { createJob } from '../services/jobs.service.js';
 import { deviceDetailView, deviceView, jobView, type ViewContext } from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
-import { checkRoleFilter } from '../inventory-filters.js';
+import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
@@ -50,7 +50,7 @@ const DeviceQuery = z
     sort: z.enum(sorts).default('name'),
     site_id: repeated(siteId),
     rack_id: repeated(uuid),
-    role: repeated(z.string().min(1)),
+    role: roleFilter,
     vendor: repeated(z.string().min(1)),
     model: repeated(z.string().min(1)),
     node_type: repeated(NodeType),

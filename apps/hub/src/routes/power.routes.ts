@@ -8,7 +8,7 @@ import { defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
 import { jobView, type ViewContext } from '../views.js';
-import { checkRoleFilter } from '../inventory-filters.js';
+import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 
 const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
 
@@ -22,7 +22,7 @@ const BatchBody = z
       .object({
         site_id: repeated(siteId),
         rack_id: repeated(z.string().uuid()),
-        role: repeated(z.string().min(1)),
+        role: roleFilter,
         node_type: repeated(NodeType),
         lifecycle_state: repeated(z.enum(lifecycleStates)),
       })

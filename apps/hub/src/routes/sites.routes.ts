@@ -5,13 +5,13 @@ import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
-import { siteId } from '../validation.js';
+import { newSiteId, siteId } from '../validation.js';
 import { rackView, siteView, syncView } from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
 
 const NewSite = z
   .object({
-    id: siteId,
+    id: newSiteId,
     name: z.string().min(1).max(200),
   })
   .strict();
