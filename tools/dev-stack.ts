@@ -91,11 +91,14 @@ const stop = async (why: string, code: number) => {
   process.exit(code);
 };
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal, 0));
+// A start interrupted by a stop fails on its own ("exited before ready"): that is the stop, not a second error.
 process.on('uncaughtException', (err) => {
+  if (stopping) return;
   console.error(err);
   void stop(`failed: ${err.message}`, 1);
 });
 process.on('unhandledRejection', (err) => {
+  if (stopping) return;
   console.error(err);
   void stop(`failed: ${err instanceof Error ? err.message : String(err)}`, 1);
 });
