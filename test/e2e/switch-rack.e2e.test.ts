@@ -20,7 +20,15 @@ class SharedPasswordStack extends Stack {
 // One simulated NVL72 rack whose 9 switch trays' NVOS runs on the NVOS simulator, mirrored the way NetBox gives it:
 // NVUE and SSH endpoints, no NVOS credential reference of their own (so they log in with bmc/default, like the BMCs).
 describe('switch trays of a rack: NVOS readiness in the cold reboot, password rotation beside shared references', () => {
-  const stack = new SharedPasswordStack({ racks: 1, switches: 9, timeScale: 0.005, power: { heartbeatTimeoutS: 5, maximumAttempts: 2, settleTimeoutS: 60 }, pollIntervalMs: 50 });
+  // An NVUE request timeout longer than the heartbeat timeout, as in production (30 s against 30 s, plus the connect).
+  const stack = new SharedPasswordStack({
+    racks: 1,
+    switches: 9,
+    timeScale: 0.005,
+    power: { heartbeatTimeoutS: 5, maximumAttempts: 2, settleTimeoutS: 60 },
+    pollIntervalMs: 50,
+    nvos: { requestTimeoutMs: 8_000 },
+  });
   let rackId = '';
   let trays: string[] = [];
   let compute = '';
@@ -71,6 +79,18 @@ describe('switch trays of a rack: NVOS readiness in the cold reboot, password ro
     assert.match(done.error!.message, new RegExp(`^verify_nvos_ready: 1/9 switch trays did not answer NVUE after 3 attempts over 3s: ${silent} \\(UNAVAILABLE: `));
     assert.deepEqual(done.error!.details, { stage: 'verify_nvos_ready', devices: [silent] });
     assert.ok(Date.now() - startedAt >= 3_000, 'the backoff (1 s, then 2 s) was waited');
+    assert.equal(stage(done, 'verify_nvos_ready').status, 'failed');
+    assert.notEqual(stage(done, 'power_on_compute').status, 'completed', 'compute trays were not powered on');
+  });
+
+  it('a switch tray whose NVUE accepts the connection and never answers fails verify_nvos_ready naming it, not the job as a whole', { timeout: 240_000 }, async () => {
+    const hung = stack.deviceIds.get(trays[4]!)!;
+    await setSwitchFaults(stack, stack.switches[4]!.id, { hang: true });
+    const done = await coldReboot({ ...fast, nvosHelloAttempts: 2 }).finally(() => setSwitchFaults(stack, stack.switches[4]!.id, {}));
+    assert.equal(done.state, 'failed');
+    assert.equal(done.error!.code, 'STAGE_FAILED', JSON.stringify(done.error));
+    assert.match(done.error!.message, new RegExp(`^verify_nvos_ready: 1/9 switch trays .*${hung}`));
+    assert.deepEqual(done.error!.details, { stage: 'verify_nvos_ready', devices: [hung] });
     assert.equal(stage(done, 'verify_nvos_ready').status, 'failed');
     assert.notEqual(stage(done, 'power_on_compute').status, 'completed', 'compute trays were not powered on');
   });

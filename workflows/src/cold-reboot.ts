@@ -1,6 +1,6 @@
 import { ApplicationFailure, isCancellation, sleep, upsertMemo } from '@temporalio/workflow';
 import type { BmcTarget, ColdRebootInput, JobMemo, PowerAction } from '@fleet/domain';
-import { coldRebootStages, jobMemoKey } from '@fleet/domain/workflow-safe';
+import { coldRebootStages, jobMemoKey, nvosHelloWaits } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
 import { jobErrorFrom } from './device-power.js';
 import { switchActivities } from './switch-activities.js';
@@ -50,8 +50,9 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
 
   /**
    * verify_nvos_ready: NVUE answers on every switch tray the inventory gives an NVOS endpoint, asked concurrently
-   * up to `nvosHelloAttempts` times, `nvosHelloBackoffS`·2^n apart (durable timers); a switch that never answers,
-   * or cannot be logged in to at all, fails the stage naming it.
+   * up to `nvosHelloAttempts` times, `nvosHelloBackoffS`·2^n apart, each wait capped (nvosHelloWaits; durable
+   * timers); a switch that never answers, or cannot be logged in to at all, fails the stage naming it, and so does
+   * a hello activity that fails as a whole (its heartbeat or start-to-close timeout, its retries spent).
    */
   const nvosReady = async () => {
     const stage = 'verify_nvos_ready';
@@ -65,13 +66,20 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
       rec.finish(stage, 'skipped', `no switch tray to ask${note}`);
       return;
     }
-    const attempts = Math.max(1, Math.floor(t.nvosHelloAttempts));
-    const maxWaitS = t.nvosHelloBackoffS * (2 ** (attempts - 1) - 1);
+    const waits = nvosHelloWaits(t.nvosHelloAttempts, t.nvosHelloBackoffS);
+    const attempts = waits.length + 1;
+    const maxWaitS = waits.reduce((a, b) => a + b, 0);
     rec.start(stage, `NVUE hello on ${nvos.length} switch trays, up to ${attempts} attempts over ${maxWaitS}s`);
     const { nvueHello } = switchActivities(input.activity);
     let pending = nvos;
     for (let attempt = 1; ; attempt++) {
-      const r = await nvueHello({ targets: pending });
+      const r = await nvueHello({ targets: pending }).catch((err: unknown) => {
+        if (isCancellation(err)) throw err;
+        const error = jobErrorFrom(err);
+        const ids = pending.map((p) => p.deviceId);
+        for (const id of ids) rec.device(id, { state: 'failed', error: { ...error, details: { deviceId: id } } });
+        return fail(stage, `${ids.length}/${nvos.length} switch trays could not be asked (attempt ${attempt}: ${error.code}: ${error.message}): ${ids.join(', ')}`, ids);
+      });
       for (const id of r.answered) rec.device(id, { state: 'succeeded', message: `NVUE answered (attempt ${attempt})` });
       if (!r.failed.length) break;
       const permanent = r.failed.filter((f) => f.permanent);
@@ -83,7 +91,7 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
       }
       const left = new Set(r.failed.map((f) => f.deviceId));
       pending = pending.filter((p) => left.has(p.deviceId));
-      await sleep(`${t.nvosHelloBackoffS * 2 ** (attempt - 1)}s`);
+      await sleep(waits[attempt - 1]! * 1000);
     }
     rec.finish(stage, 'completed', `${nvos.length} switch trays answer NVUE${note}`);
   };

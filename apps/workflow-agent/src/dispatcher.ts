@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
+import { errorText } from '@fleet/config';
 import {
   cancelIfNotStarted,
   childrenOf,
@@ -13,6 +14,7 @@ import {
   markIntentDispatched,
   markIntentFailed,
   markIntentRetry,
+  nvosCredentialSharing,
   setJobState,
   type Db,
   type Intent,
@@ -90,7 +92,8 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     metrics.intentsDispatched.inc({ kind: intent.kind });
     ilog.debug('intent dispatched');
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    // Logged and stored on the intent: never err.message itself, which for a drizzle error holds the statement's values.
+    const message = errorText(err);
     if (err instanceof SignalVoidError) {
       ilog.warn({ err: message }, 'signal for an ended workflow dropped');
       await markIntentFailed(db, intent.id, message);
@@ -166,6 +169,11 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const target = nvosTarget(device);
     if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    if (job.kind === 'switch.password_rotation') {
+      // The hub checked when the request arrived; a NetBox sync since may have given the reference to another login.
+      const shared = await nvosCredentialSharing(db, device);
+      if (shared) throw new PermanentIntentError('FAILED_PRECONDITION', shared);
+    }
     let manifest: ResolvedManifest | undefined;
     if (job.kind === 'switch.firmware_update') {
       const manifestId = String(job.params['manifest_id'] ?? '');

@@ -138,6 +138,40 @@ describe('workflow agent', () => {
     assert.deepEqual(rows[0], { state: 'failed', code: 'FAILED_PRECONDITION', message: 'device switch-2 has no NVOS NVUE URL, NVOS SSH endpoint in the inventory' });
   });
 
+  it('a password rotation whose switch reference became shared after the request fails at dispatch and never reaches the satellite', async () => {
+    const device = { siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.1.4', credentialRef: 'bmc/rotate', nvosUrl: 'https://10.0.1.5', nvosSsh: '10.0.1.5:22' };
+    const own = await insertDevice(handle.db, { ...device, name: 'switch-own', nvosCredentialRef: 'nvos/switch-own' });
+    const sw = await insertDevice(handle.db, { ...device, name: 'switch-rot', nvosCredentialRef: 'nvos/switch-rot' });
+    const other = await insertDevice(handle.db, { ...device, name: 'switch-other', nvosCredentialRef: 'nvos/switch-other' });
+    // Both requests passed the hub's check; then a NetBox sync gave switch-other the same NVOS reference as switch-rot.
+    const allowed = await insertJobWithStartIntent(handle.db, { kind: 'switch.password_rotation', deviceId: own.id, siteId: 'lab', params: {}, createdBy: 'agent-test' });
+    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.password_rotation', deviceId: sw.id, siteId: 'lab', params: {}, createdBy: 'agent-test' });
+    await handle.pool.query(`update devices set nvos_credential_ref = 'nvos/switch-rot' where id = $1`, [other.id]);
+    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    const { rows } = await handle.pool.query(`select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`, [job.id]);
+    assert.equal(rows[0].state, 'failed');
+    assert.equal(rows[0].code, 'FAILED_PRECONDITION');
+    assert.match(rows[0].message, /nvos\/switch-rot of switch-rot is also used by the NVOS of switch-other/);
+    await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
+    assert.equal((await client.workflow.getHandle(allowed.id).describe()).type, 'switchPasswordRotation', 'a reference of its own still rotates');
+  });
+
+  it('a database error is logged and stored on the intent without the statement\'s values', async () => {
+    const lines: string[] = [];
+    const capture = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+    const sw = await insertDevice(handle.db, { name: 'switch-db', siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.2.4', credentialRef: 'bmc/default', nvosUrl: 'https://10.0.2.5', nvosSsh: '10.0.2.5:22', nvosCredentialRef: 'nvos/switch-db' });
+    // Not a uuid: Postgres refuses the lookup, and drizzle's error carries the value in its message ("params: …").
+    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: sw.id, siteId: 'lab', params: { package_id: 'pkg-VALUE-0451' }, createdBy: 'agent-test' });
+    await dispatchOnce({ db: handle.db, client, config, log: capture, metrics });
+    const { rows } = await handle.pool.query(`select i.status, i.last_error, j.state from intents i join jobs j on j.id = i.job_id where i.job_id = $1`, [job.id]);
+    assert.equal(rows[0].status, 'pending', 'a database error is retried');
+    assert.equal(rows[0].state, 'queued');
+    assert.match(rows[0].last_error, /failed query: select .*firmware_packages.*SQLSTATE 22P02/i);
+    const logged = lines.filter((l) => l.includes(job.id)).join('\n');
+    assert.match(logged, /will retry/);
+    for (const text of [rows[0].last_error, logged]) assert.doesNotMatch(text, /VALUE-0451/);
+  });
+
   it('a job cancelled before its start was dispatched never reaches Temporal', async () => {
     const d = await insertDevice(handle.db, { name: 'tray-late', siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9999', credentialRef: 'bmc/default' });
     const job = await insertJobWithStartIntent(handle.db, { kind: 'device.power', deviceId: d.id, siteId: 'lab', params: { action: 'on' }, createdBy: 'agent-test' });

@@ -8,6 +8,7 @@ export { jobMemoKey } from './workflow-safe.js';
 export * from './node-types.js';
 export * from './operability.js';
 export * from './rack.js';
+export * from './nvos-hello.js';
 export * from './firmware.js';
 export * from './switch.js';
 export * from './switch-ops.js';

@@ -22,4 +22,5 @@ export const coldRebootStages = [
 /** Rack power stages: classes in power-on order, reversed for power-off. */
 export const rackPowerClasses = ['shelves', 'switches', 'compute'] as const;
 
+export { nvosHelloLimits, nvosHelloWaits } from './nvos-hello.js';
 export { buildWaves, startable, switchCounts, maintenanceWindowAt } from './campaign-schedule.js';

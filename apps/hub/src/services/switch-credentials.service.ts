@@ -1,5 +1,4 @@
-import { devicesUsingCredentialRef, type DbOrTx, type Device } from '@fleet/db';
-import { sharedNvosCredential } from '@fleet/domain';
+import { nvosCredentialSharing, type DbOrTx, type Device } from '@fleet/db';
 import { ApiError } from '../errors.js';
 
 /**
@@ -7,7 +6,6 @@ import { ApiError } from '../errors.js';
  * password under it, so a reference that is also a BMC's or another switch's would lock those logins out.
  */
 export async function assertOwnNvosCredential(db: DbOrTx, device: Device): Promise<void> {
-  const users = device.nvosCredentialRef ? await devicesUsingCredentialRef(db, device.nvosCredentialRef, device.id) : [];
-  const shared = sharedNvosCredential(device, users);
+  const shared = await nvosCredentialSharing(db, device);
   if (shared) throw new ApiError('FAILED_PRECONDITION', shared, [{ field: 'nvos_credential_ref', issue: 'must be a reference only this switch uses, for NVOS only' }]);
 }

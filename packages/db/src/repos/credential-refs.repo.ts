@@ -1,4 +1,5 @@
 import { and, isNull, ne, or, eq } from 'drizzle-orm';
+import { sharedNvosCredential, type CredentialRefHolder } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { devices } from '../schema/index.js';
 
@@ -13,4 +14,14 @@ export async function devicesUsingCredentialRef(
     .from(devices)
     .where(and(ne(devices.id, exceptDeviceId), isNull(devices.deletedAt), or(eq(devices.credentialRef, ref), eq(devices.nvosCredentialRef, ref))))
     .orderBy(devices.name);
+}
+
+/**
+ * Why rotating the NVOS password of `device` would overwrite a secret another login uses (the domain's rule,
+ * sharedNvosCredential, over the inventory as it is now), or undefined when its NVOS reference is its own. The hub
+ * asks when the request arrives and the workflow agent again at dispatch: a NetBox sync in between can share it.
+ */
+export async function nvosCredentialSharing(db: DbOrTx, device: CredentialRefHolder & { id: string }): Promise<string | undefined> {
+  const users = device.nvosCredentialRef ? await devicesUsingCredentialRef(db, device.nvosCredentialRef, device.id) : [];
+  return sharedNvosCredential(device, users);
 }
