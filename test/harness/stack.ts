@@ -6,6 +6,7 @@ import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/la
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
+import { recordHistories } from './record-histories.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
@@ -331,6 +332,7 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.allSettled([this.satellite?.stop(), this.agent?.stop(), this.hub?.stop(), this.simulator?.stop()]);
+    if (this.temporal) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.dbHandle?.close();
     await this.database?.drop();

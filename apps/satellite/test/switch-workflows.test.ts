@@ -9,6 +9,7 @@ import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { createFetchArtifactActivity } from '../src/activities/fetch-artifact.js';
 import { createSwitchActivities } from '../src/activities/switch-activities.js';
 import { PendingPasswords } from '../src/switch/pending-passwords.js';
+import { recordHistories } from '../../../test/harness/record-histories.js';
 import { logsIn, nvueLines, startSwitchBench, type SwitchBench } from './switch-helpers.js';
 import type * as workflows from '../../../workflows/src/switch-workflows.js';
 
@@ -81,6 +82,7 @@ describe('switch workflows on a Temporal dev server', () => {
   after(async () => {
     worker?.shutdown();
     await running;
+    if (temporal) await recordHistories(temporal.address);
     await env?.teardown();
     await bench?.close();
     await temporal?.stop();
