@@ -24,31 +24,72 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const cleanup = await prepareStackBench('firmware');
   // 600 s flash → 6 s, 120 s BMC boot → 1.2 s.
   const timeScale = 0.01;
-  const firmware = { taskPollS: 1, pushDelayS: 1, acStabilizeS: 1, powerStateTimeoutS: 120, bmcRecoveryS: 300, taskTimeoutS: 600 };
-  const stack = new Stack({ bmcs: devices, timeScale, projectionIntervalMs: 1000, pollIntervalMs: 200, power: { heartbeatTimeoutS: 30, settleTimeoutS: 300 }, firmware });
+  const firmware = {
+    taskPollS: 1,
+    pushDelayS: 1,
+    acStabilizeS: 1,
+    powerStateTimeoutS: 120,
+    bmcRecoveryS: 300,
+    taskTimeoutS: 600,
+  };
+  const stack = new Stack({
+    bmcs: devices,
+    timeScale,
+    projectionIntervalMs: 1000,
+    pollIntervalMs: 200,
+    power: { heartbeatTimeoutS: 30, settleTimeoutS: 300 },
+    firmware,
+  });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
   const temporal = new Client({ connection });
   const pkg = join(tmpdir(), `fleet-bench-${process.pid}.fwpkg`);
   try {
     await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
-    const policy = { canarySize: 0, autoApprove: true, waveSize: devices, maxConcurrentPerSite: cap, maxConcurrentPerRack: 18, maxConcurrentPerPowerDomain: 36, failureBudget: 10 };
+    const policy = {
+      canarySize: 0,
+      autoApprove: true,
+      waveSize: devices,
+      maxConcurrentPerSite: cap,
+      maxConcurrentPerRack: 18,
+      maxConcurrentPerPowerDomain: 36,
+      failureBudget: 10,
+    };
     const started = Date.now();
-    const created = expectStatus(202)(await stack.api('POST', '/v1/firmware-campaigns', { name: 'bench', site_id: stack.siteId, policy }, stack.tokens.operator)).body as { id: string };
-    const done = (await stack.waitForJob(created.id, 3_600_000)) as { state: string; finished_at: string; error?: unknown; result?: Record<string, number> };
+    const created = expectStatus(202)(
+      await stack.api(
+        'POST',
+        '/v1/firmware-campaigns',
+        { name: 'bench', site_id: stack.siteId, policy },
+        stack.tokens.operator,
+      ),
+    ).body as { id: string };
+    const done = (await stack.waitForJob(created.id, 3_600_000)) as {
+      state: string;
+      finished_at: string;
+      error?: unknown;
+      result?: Record<string, number>;
+    };
     if (done.state !== 'succeeded') throw new Error(`campaign ${done.state}: ${JSON.stringify(done.error)}`);
     const makespan = (Date.parse(done.finished_at) - started) / 1000;
 
     // Per device: two 600 s flashes, UPDATE_DELAY between them, a BMC reboot (activation), stabilisation.
     const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
-    const planned = [...stack.deviceIds.values()].map((id) => ({ deviceId: id, rackId: null, powerDomain: `device:${id}`, nodeType: 'compute_gb200_nvidia' }));
+    const planned = [...stack.deviceIds.values()].map((id) => ({
+      deviceId: id,
+      rackId: null,
+      powerDomain: `device:${id}`,
+      nodeType: 'compute_gb200_nvidia',
+    }));
     const lowerBound = makespanLowerBound(planned, policy, () => perDeviceS);
 
     let childEvents = 0;
     // Small pages: each listing carries the workflow's memo (timeline and per-component results).
-    for await (const wf of temporal.workflow.list({ query: `FleetJobKind = 'device.firmware_update'`, pageSize: 100 })) childEvents += wf.historyLength ?? 0;
+    for await (const wf of temporal.workflow.list({ query: `FleetJobKind = 'device.firmware_update'`, pageSize: 100 }))
+      childEvents += wf.historyLength ?? 0;
     let parentEvents = 0;
-    for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${created.id}'` })) parentEvents += wf.historyLength ?? 0;
+    for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${created.id}'` }))
+      parentEvents += wf.historyLength ?? 0;
 
     const campaignFigures: Record<string, unknown> = {
       devices,
@@ -67,12 +108,32 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       await writeFwpkgFile(pkg, {
         revision: '1.3',
         packageVersion: 'bench-1gib',
-        devices: [{ descriptors: [{ type: 2, data: '00112233445566778899aabbccddeeff' }], applicableComponents: [0, 1, 2, 3], imageSetVersion: 'bench' }],
-        components: [0, 1, 2, 3].map((i) => ({ classification: 10, identifier: i, comparisonStamp: 1, version: `c${i}`, image: { size: GIB / 4, fill: i } })),
+        devices: [
+          {
+            descriptors: [{ type: 2, data: '00112233445566778899aabbccddeeff' }],
+            applicableComponents: [0, 1, 2, 3],
+            imageSetVersion: 'bench',
+          },
+        ],
+        components: [0, 1, 2, 3].map((i) => ({
+          classification: 10,
+          identifier: i,
+          comparisonStamp: 1,
+          version: `c${i}`,
+          image: { size: GIB / 4, fill: i },
+        })),
       });
-      const probe = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'lib', 'fwpkg-parse.ts'), pkg], { encoding: 'utf8' });
+      const probe = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(import.meta.dirname, 'lib', 'fwpkg-parse.ts'), pkg],
+        { encoding: 'utf8' },
+      );
       if (probe.status !== 0) throw new Error(`fwpkg parse probe failed: ${probe.stderr}`);
-      const parse = JSON.parse(probe.stdout.trim().split('\n').pop()!) as { mibPerS: number; peakRssMib: number; baselineRssMib: number };
+      const parse = JSON.parse(probe.stdout.trim().split('\n').pop()!) as {
+        mibPerS: number;
+        peakRssMib: number;
+        baselineRssMib: number;
+      };
       const path = await measureArtifactPath(stack.hubUrl, stack.tokens, pkg, join(stack.dir, 'bench-cache'));
       Object.assign(campaignFigures, {
         fwpkg_parse_mib_per_s: parse.mibPerS,

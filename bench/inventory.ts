@@ -31,12 +31,26 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const small = await startNetbox();
   const cleanups: (() => Promise<unknown>)[] = [() => netbox.stop(true), () => small.stop(true)];
   try {
-    const fleet = planFleet({ sites, racksPerSite, rackTypes: ['gb200_nvl72', 'gb300_nvl72'], firstAddress: '127.64.0.1', sitePrefix: 'site' });
+    const fleet = planFleet({
+      sites,
+      racksPerSite,
+      rackTypes: ['gb200_nvl72', 'gb300_nvl72'],
+      firstAddress: '127.64.0.1',
+      sitePrefix: 'site',
+    });
     const populateStart = Date.now();
     // NetBox's REST API creates a few objects a second here: load 40,000 through its ORM.
-    await bulkLoadFleet(netbox.db, fleet, { managementProfile: 'redfish-https:443', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 22 } });
+    await bulkLoadFleet(netbox.db, fleet, {
+      managementProfile: 'redfish-https:443',
+      credentialRef: 'bmc/default',
+      nvos: { nvuePort: 8444, sshPort: 22 },
+    });
     const populateS = (Date.now() - populateStart) / 1000;
-    await writeFleet(new NetboxWriter(small.url, small.token), planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.65.0.1' }), { managementProfile: 'redfish', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 22 } });
+    await writeFleet(
+      new NetboxWriter(small.url, small.token),
+      planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.65.0.1' }),
+      { managementProfile: 'redfish', credentialRef: 'bmc/default', nvos: { nvuePort: 8444, sshPort: 22 } },
+    );
 
     const syncOnce = async (nb: NetboxServer, tenChanges: boolean) => {
       const db = await cloneTestDatabase(databaseUrl, template);
@@ -45,7 +59,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       cleanups.push(() => handle.close());
       await getOrCreateSyncState(handle.db, 'netbox');
       const client = new NetboxClient(nb.url, nb.token, { pageSize: 500, timeoutMs: 120_000 });
-      const sync = new NetboxSync({ db: handle.db, client, log: pino({ level: 'silent' }), metrics: createSyncMetrics(new Registry(), () => undefined), settings: { intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10 } });
+      const sync = new NetboxSync({
+        db: handle.db,
+        client,
+        log: pino({ level: 'silent' }),
+        metrics: createSyncMetrics(new Registry(), () => undefined),
+        settings: { intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10 },
+      });
       const t0 = Date.now();
       const full = await sync.full();
       const fullS = (Date.now() - t0) / 1000;
@@ -54,8 +74,14 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       await sync.incremental();
       if (tenChanges) {
         const w = new NetboxWriter(nb.url, nb.token);
-        const ids = (await w.call<{ results: { id: number }[] }>('GET', '/api/dcim/devices/?limit=10&ordering=-id')).results.map((r) => r.id);
-        await w.bulk('PATCH', '/api/dcim/devices/', ids.map((id, i) => ({ id, serial: `BENCH-${i}` })));
+        const ids = (
+          await w.call<{ results: { id: number }[] }>('GET', '/api/dcim/devices/?limit=10&ordering=-id')
+        ).results.map((r) => r.id);
+        await w.bulk(
+          'PATCH',
+          '/api/dcim/devices/',
+          ids.map((id, i) => ({ id, serial: `BENCH-${i}` })),
+        );
       }
       const inc = await sync.incremental();
       await client.close();
@@ -69,7 +95,15 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // The hub as its own process over the synced mirror.
     const hubPort = await freePort();
     const hubConfig = join(dir, 'hub.json');
-    writeFileSync(hubConfig, JSON.stringify({ log: { level: 'info' }, metrics: { port: 0 }, database: { url: big.db.url, poolSize: 20 }, http: { port: hubPort } }));
+    writeFileSync(
+      hubConfig,
+      JSON.stringify({
+        log: { level: 'info' },
+        metrics: { port: 0 },
+        database: { url: big.db.url, poolSize: 20 },
+        http: { port: hubPort },
+      }),
+    );
     const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);
     await hub.start('hub listening');
     cleanups.unshift(() => hub.stop());
@@ -86,7 +120,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
           try {
             const res = await fetch(url, { headers });
             const body = (await res.json()) as { items?: unknown[]; results?: unknown[] };
-            if (res.status !== 200 || (body.items ?? body.results ?? []).length !== 100) throw new Error(`${url}: ${res.status}`);
+            if (res.status !== 200 || (body.items ?? body.results ?? []).length !== 100)
+              throw new Error(`${url}: ${res.status}`);
             times.push(performance.now() - t);
           } catch {
             // A dropped or failed answer is not a latency sample; it is counted.
@@ -100,9 +135,21 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       return { p50: pct(0.5), p99: pct(0.99), n: times.length, errors };
     };
     // The same question to both: compute trays of one site, a page of 100.
-    await load(`http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${hubToken}` }, 40);
-    const hubStats = await load(`http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${hubToken}` }, 2000);
-    const nbStats = await load(`${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`, { authorization: `Bearer ${netbox.token}` }, 200);
+    await load(
+      `http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`,
+      { authorization: `Bearer ${hubToken}` },
+      40,
+    );
+    const hubStats = await load(
+      `http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`,
+      { authorization: `Bearer ${hubToken}` },
+      2000,
+    );
+    const nbStats = await load(
+      `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`,
+      { authorization: `Bearer ${netbox.token}` },
+      200,
+    );
 
     return {
       devices,

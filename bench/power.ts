@@ -13,31 +13,74 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
   // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
   const timeScale = 0.01;
-  const stack = new Stack({ racks, timeScale, projectionIntervalMs: 500, pollIntervalMs: 100, power: { heartbeatTimeoutS: 10, settleTimeoutS: 300 } });
+  const stack = new Stack({
+    racks,
+    timeScale,
+    projectionIntervalMs: 500,
+    pollIntervalMs: 100,
+    power: { heartbeatTimeoutS: 10, settleTimeoutS: 300 },
+  });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
   const temporal = new Client({ connection });
   try {
     const rackIds = [...stack.rackIds.values()];
-    const seconds = (job: { created_at: string; finished_at: string }) => (Date.parse(job.finished_at) - Date.parse(job.created_at)) / 1000;
+    const seconds = (job: { created_at: string; finished_at: string }) =>
+      (Date.parse(job.finished_at) - Date.parse(job.created_at)) / 1000;
 
     // One cold reboot with short floors; the gates also wait on simulated BMC boots.
-    const timings = { prestageShutdownPollMaxS: 120, dischargeFloorS: 3, dischargePollMaxS: 120, bmcUpFloorS: 3, bmcUpPollMaxS: 120, computeBootWaitS: 3, pollIntervalS: 1 };
+    const timings = {
+      prestageShutdownPollMaxS: 120,
+      dischargeFloorS: 3,
+      dischargePollMaxS: 120,
+      bmcUpFloorS: 3,
+      bmcUpPollMaxS: 120,
+      computeBootWaitS: 3,
+      pollIntervalS: 1,
+    };
     const sim = { gracefulShutdownS: 20 * timeScale, bmcBootS: 120 * timeScale, powerOnS: 30 * timeScale };
-    const floorSum = timings.dischargeFloorS + timings.bmcUpFloorS + timings.computeBootWaitS + sim.gracefulShutdownS + sim.bmcBootS + sim.powerOnS;
-    const reboot = expectStatus(202)(await stack.api('POST', `/v1/racks/${rackIds[0]}/cold-reboot`, { timings }, stack.tokens.operator)).body as { id: string };
-    const rebootDone = (await stack.waitForJob(reboot.id, 600_000)) as { state: string; created_at: string; finished_at: string; error: unknown };
-    if (rebootDone.state !== 'succeeded') throw new Error(`cold reboot ${rebootDone.state}: ${JSON.stringify(rebootDone.error)}`);
+    const floorSum =
+      timings.dischargeFloorS +
+      timings.bmcUpFloorS +
+      timings.computeBootWaitS +
+      sim.gracefulShutdownS +
+      sim.bmcBootS +
+      sim.powerOnS;
+    const reboot = expectStatus(202)(
+      await stack.api('POST', `/v1/racks/${rackIds[0]}/cold-reboot`, { timings }, stack.tokens.operator),
+    ).body as { id: string };
+    const rebootDone = (await stack.waitForJob(reboot.id, 600_000)) as {
+      state: string;
+      created_at: string;
+      finished_at: string;
+      error: unknown;
+    };
+    if (rebootDone.state !== 'succeeded')
+      throw new Error(`cold reboot ${rebootDone.state}: ${JSON.stringify(rebootDone.error)}`);
     const rebootEvents = (await temporal.workflow.getHandle(reboot.id).describe()).historyLength;
 
     // Every rack on at once.
     const started = Date.now();
-    const jobs = await Promise.all(rackIds.map(async (id) => (expectStatus(202)(await stack.api('POST', `/v1/racks/${id}/power`, { op: 'on' }, stack.tokens.operator)).body as { id: string }).id));
-    const finished = await Promise.all(jobs.map((id) => stack.waitForJob(id, 1_800_000) as Promise<{ state: string; created_at: string; finished_at: string }>));
+    const jobs = await Promise.all(
+      rackIds.map(
+        async (id) =>
+          (
+            expectStatus(202)(await stack.api('POST', `/v1/racks/${id}/power`, { op: 'on' }, stack.tokens.operator))
+              .body as { id: string }
+          ).id,
+      ),
+    );
+    const finished = await Promise.all(
+      jobs.map(
+        (id) => stack.waitForJob(id, 1_800_000) as Promise<{ state: string; created_at: string; finished_at: string }>,
+      ),
+    );
     const failed = finished.filter((j) => j.state !== 'succeeded').length;
     if (failed) throw new Error(`${failed} rack power jobs did not succeed`);
     const makespan = (Math.max(...finished.map((j) => Date.parse(j.finished_at))) - started) / 1000;
-    const events = await Promise.all(jobs.slice(0, 10).map(async (id) => (await temporal.workflow.getHandle(id).describe()).historyLength));
+    const events = await Promise.all(
+      jobs.slice(0, 10).map(async (id) => (await temporal.workflow.getHandle(id).describe()).historyLength),
+    );
 
     return {
       cold_reboot_makespan_s: Number(seconds(rebootDone).toFixed(2)),

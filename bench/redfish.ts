@@ -67,7 +67,13 @@ async function freePort(): Promise<number> {
 }
 
 /** `node --import tsx packages/simulators/src/main.ts --config <file>` with `count` gb200 trays on 127.<second>.<third>.1 onwards. */
-async function startSimulator(dir: string, processes: ManagedProcess[], name: string, count: number, second: number): Promise<SimProcess> {
+async function startSimulator(
+  dir: string,
+  processes: ManagedProcess[],
+  name: string,
+  count: number,
+  second: number,
+): Promise<SimProcess> {
   const port = await freePort();
   const adminPort = await freePort();
   const third = randomInt(0, 250 - Math.ceil(count / 256));
@@ -75,7 +81,17 @@ async function startSimulator(dir: string, processes: ManagedProcess[], name: st
     log: { level: 'info' },
     timeScale: 1,
     admin: { port: adminPort },
-    generate: [{ count, idPrefix: `${name}-`, firstAddress: `127.${second}.${third}.1`, port, username: USER, password: PASSWORD, profile: 'gb200-compute' }],
+    generate: [
+      {
+        count,
+        idPrefix: `${name}-`,
+        firstAddress: `127.${second}.${third}.1`,
+        port,
+        username: USER,
+        password: PASSWORD,
+        profile: 'gb200-compute',
+      },
+    ],
   };
   const file = join(dir, `${name}.json`);
   await writeFile(file, JSON.stringify(config));
@@ -84,7 +100,8 @@ async function startSimulator(dir: string, processes: ManagedProcess[], name: st
   await proc.start('redfish simulator ready', 180_000);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const list = (await (await fetch(`${adminUrl}/bmcs`)).json()) as { items: { id: string; url: string }[] };
-  if (list.items.length !== count) throw new Error(`${name}: simulator lists ${list.items.length} BMCs, configured ${count}`);
+  if (list.items.length !== count)
+    throw new Error(`${name}: simulator lists ${list.items.length} BMCs, configured ${count}`);
   return { process: proc, adminUrl, pid: proc.child!.pid!, urls: list.items.map((i) => i.url) };
 }
 
@@ -96,7 +113,11 @@ async function vmRssMiB(pid: number): Promise<number> {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
-async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) await fn(items[i]!, i);
@@ -106,17 +127,27 @@ async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: 
 
 // ---- inventory over 1,000 BMCs --------------------------------------------------------------------
 
-async function inventoryFigures(dir: string, processes: ManagedProcess[], count: number, siteCap: number, warmPasses: number): Promise<Record<string, unknown>> {
+async function inventoryFigures(
+  dir: string,
+  processes: ManagedProcess[],
+  count: number,
+  siteCap: number,
+  warmPasses: number,
+): Promise<Record<string, unknown>> {
   const sim = await startSimulator(dir, processes, 'inventory', count, randomInt(2, 120));
   const limiter = new SiteLimiter(siteCap);
-  const clients = sim.urls.map((baseUrl) => new RedfishClient({ baseUrl, credentials: { username: USER, password: PASSWORD }, siteLimiter: limiter }));
+  const clients = sim.urls.map(
+    (baseUrl) =>
+      new RedfishClient({ baseUrl, credentials: { username: USER, password: PASSWORD }, siteLimiter: limiter }),
+  );
   try {
     const pass = async () => {
       const started = performance.now();
       const sizes = await Promise.all(clients.map(async (c) => (await getFirmwareInventory(c)).components.length));
       const seconds = (performance.now() - started) / 1000;
       const expected = sizes[0]!;
-      if (expected === 0 || sizes.some((n) => n !== expected)) throw new Error(`inconsistent inventories: ${[...new Set(sizes)].join(', ')} components`);
+      if (expected === 0 || sizes.some((n) => n !== expected))
+        throw new Error(`inconsistent inventories: ${[...new Set(sizes)].join(', ')} components`);
       return { seconds, components: expected };
     };
     const cold = await pass();
@@ -130,7 +161,9 @@ async function inventoryFigures(dir: string, processes: ManagedProcess[], count:
     let requests = 0;
     let failed = 0;
     await forEachLimited(ids, 32, async (id) => {
-      const log = (await (await fetch(`${sim.adminUrl}/bmcs/${id}/requests`)).json()) as { items: { status: number }[] };
+      const log = (await (await fetch(`${sim.adminUrl}/bmcs/${id}/requests`)).json()) as {
+        items: { status: number }[];
+      };
       requests += log.items.length;
       failed += log.items.filter((r) => r.status !== 200).length;
     });
@@ -251,7 +284,8 @@ async function uploadFigures(dir: string): Promise<Record<string, unknown>> {
     if (received < size) throw new Error(`the sink received ${received} bytes, fewer than the ${size}-byte file`);
     const deltaMiB = (peakRss - baseRss) / MiB;
     // Reported either way, so the run keeps its other figures; the budget is 64 MiB.
-    if (deltaMiB >= 64) console.error(`warning: upload peak RSS delta ${deltaMiB.toFixed(1)} MiB is over the 64 MiB budget`);
+    if (deltaMiB >= 64)
+      console.error(`warning: upload peak RSS delta ${deltaMiB.toFixed(1)} MiB is over the 64 MiB budget`);
 
     const raw = await rawLoopback(file, sink.tcpPort, size);
     return {
@@ -297,9 +331,16 @@ async function serveSink(): Promise<void> {
     res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
   const http = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    if (req.method === 'GET' && path === '/redfish/v1') return json(res, 200, { '@odata.id': '/redfish/v1', UpdateService: { '@odata.id': '/redfish/v1/UpdateService' } });
+    if (req.method === 'GET' && path === '/redfish/v1')
+      return json(res, 200, {
+        '@odata.id': '/redfish/v1',
+        UpdateService: { '@odata.id': '/redfish/v1/UpdateService' },
+      });
     if (req.method === 'GET' && path === '/redfish/v1/UpdateService') {
-      return json(res, 200, { '@odata.id': '/redfish/v1/UpdateService', MultipartHttpPushUri: '/redfish/v1/UpdateService/update-multipart' });
+      return json(res, 200, {
+        '@odata.id': '/redfish/v1/UpdateService',
+        MultipartHttpPushUri: '/redfish/v1/UpdateService/update-multipart',
+      });
     }
     if (req.method === 'GET' && path === '/stats') return json(res, 200, { bytes: lastUpload });
     if (req.method === 'POST' && path === '/redfish/v1/UpdateService/update-multipart') {
@@ -322,7 +363,9 @@ async function serveSink(): Promise<void> {
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
   process.once('SIGTERM', () => process.exit(0));
-  process.stdout.write(`SINK ${JSON.stringify({ http: (http.address() as AddressInfo).port, tcp: (tcp.address() as AddressInfo).port })}\n`);
+  process.stdout.write(
+    `SINK ${JSON.stringify({ http: (http.address() as AddressInfo).port, tcp: (tcp.address() as AddressInfo).port })}\n`,
+  );
 }
 
 if (process.env[SINK_ENV] === '1') await serveSink();

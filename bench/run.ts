@@ -10,7 +10,15 @@ if (!name || !/^[a-z0-9-]+$/.test(name)) {
   process.exit(2);
 }
 const mod = (await import(`./${name}.ts`)) as { run: (args: string[]) => Promise<Record<string, unknown>> };
-const figures = { bench: name, ...(await mod.run(process.argv.slice(3))), cores: cpus().length, at: new Date().toISOString() };
-writeFileSync(fileURLToPath(new URL(`./results/${name}.json`, import.meta.url)), JSON.stringify(figures, null, 2) + '\n');
+const figures = {
+  bench: name,
+  ...(await mod.run(process.argv.slice(3))),
+  cores: cpus().length,
+  at: new Date().toISOString(),
+};
+writeFileSync(
+  fileURLToPath(new URL(`./results/${name}.json`, import.meta.url)),
+  JSON.stringify(figures, null, 2) + '\n',
+);
 console.log(JSON.stringify(figures));
 process.exit(0);

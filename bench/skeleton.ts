@@ -13,7 +13,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
   const baselineJobs = 5;
-  const stack = new Stack({ bmcs: jobs + baselineJobs, timeScale: 0.01, projectionIntervalMs: 200, pollIntervalMs: 100 });
+  const stack = new Stack({
+    bmcs: jobs + baselineJobs,
+    timeScale: 0.01,
+    projectionIntervalMs: 200,
+    pollIntervalMs: 100,
+  });
   await stack.start();
   try {
     const metrics = async () => {
@@ -29,7 +34,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // Baseline in the same run: one job at a time on an idle stack.
     const baseline: number[] = [];
     for (const id of allIds.slice(0, baselineJobs)) {
-      const res = expectStatus(202)(await stack.api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator));
+      const res = expectStatus(202)(
+        await stack.api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator),
+      );
       await stack.waitForJob((res.body as { id: string }).id);
       const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
         `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where id = $1`,
@@ -46,7 +53,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const jobIds: string[] = [];
     for (let i = 0; i < ids.length; i += 20) {
       const batch = await Promise.all(
-        ids.slice(i, i + 20).map((id) => stack.api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator).then(expectStatus(202))),
+        ids
+          .slice(i, i + 20)
+          .map((id) =>
+            stack
+              .api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator)
+              .then(expectStatus(202)),
+          ),
       );
       jobIds.push(...batch.map((r) => (r.body as { id: string }).id));
     }

@@ -49,9 +49,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const started = Date.now();
     const jobIds = await Promise.all(stack.switches.map((sw) => nvosInstall(stack, sw.id, pkg.id)));
     const jobs = [];
-    for (const id of jobIds) jobs.push((await stack.waitForJob(id, 3_600_000)) as { state: string; finished_at: string; error?: unknown });
+    for (const id of jobIds)
+      jobs.push((await stack.waitForJob(id, 3_600_000)) as { state: string; finished_at: string; error?: unknown });
     const failed = jobs.filter((j) => j.state !== 'succeeded');
-    if (failed.length) throw new Error(`${failed.length} of ${switches} installs failed, e.g. ${JSON.stringify(failed[0]!.error)}`);
+    if (failed.length)
+      throw new Error(`${failed.length} of ${switches} installs failed, e.g. ${JSON.stringify(failed[0]!.error)}`);
     const makespan = (Math.max(...jobs.map((j) => Date.parse(j.finished_at))) - started) / 1000;
 
     const uploads = await sftpWindow(stack);
@@ -85,7 +87,9 @@ async function sftpWindow(stack: Stack): Promise<{ bytes: number; seconds: numbe
   let first = Infinity;
   let last = 0;
   for (const sw of stack.switches) {
-    const { items } = (await (await fetch(`${stack.simAdminUrl}/switches/${sw.id}/ssh-requests`)).json()) as { items: SshLogged[] };
+    const { items } = (await (await fetch(`${stack.simAdminUrl}/switches/${sw.id}/ssh-requests`)).json()) as {
+      items: SshLogged[];
+    };
     for (const r of items.filter((x) => x.path === `/host/nos-images/${FILE}`)) {
       if (r.op === 'sftp-open') first = Math.min(first, Date.parse(r.at));
       if (r.op === 'sftp-close') {

@@ -6,7 +6,11 @@ import { repoRoot } from '../tools/lib/processes.js';
 /** Every command a user runs answers --help with its usage on stdout and exit 0, and a wrong argument with the usage, never a stack trace. */
 const run = (cmd: string, args: string[]) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FLEET_CONFIG: '' } });
+    const child = spawn(cmd, args, {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FLEET_CONFIG: '' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -36,7 +40,16 @@ describe('--help on every command', () => {
     });
   }
 
-  const scripts = ['tools/up.sh', 'tools/down.sh', 'tools/install.sh', 'tools/test.sh', 'tools/redfish-conformance.sh', 'tools/netbox/install.sh', 'tools/netbox/start.sh', 'tools/netbox/stop.sh'];
+  const scripts = [
+    'tools/up.sh',
+    'tools/down.sh',
+    'tools/install.sh',
+    'tools/test.sh',
+    'tools/redfish-conformance.sh',
+    'tools/netbox/install.sh',
+    'tools/netbox/start.sh',
+    'tools/netbox/stop.sh',
+  ];
   for (const script of scripts) {
     it(`${script} --help prints its usage and exits 0 without doing anything`, { timeout: 30_000 }, async () => {
       const r = await run('bash', [script, '--help']);
@@ -46,12 +59,19 @@ describe('--help on every command', () => {
     });
   }
 
-  it('admin-cli with an unknown option or no config prints the usage, exit 2, no stack trace', { timeout: 60_000 }, async () => {
-    for (const args of [['create-token', '--bogus'], ['create-token', '--name', 'ops', '--role', 'viewer']]) {
-      const r = await node('apps/hub/src/admin-cli.ts', ...args);
-      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
-      assert.match(r.stderr, /usage: admin-cli create-token/);
-      assert.doesNotMatch(r.stderr, stackTrace);
-    }
-  });
+  it(
+    'admin-cli with an unknown option or no config prints the usage, exit 2, no stack trace',
+    { timeout: 60_000 },
+    async () => {
+      for (const args of [
+        ['create-token', '--bogus'],
+        ['create-token', '--name', 'ops', '--role', 'viewer'],
+      ]) {
+        const r = await node('apps/hub/src/admin-cli.ts', ...args);
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, /usage: admin-cli create-token/);
+        assert.doesNotMatch(r.stderr, stackTrace);
+      }
+    },
+  );
 });

@@ -52,7 +52,10 @@ class FreezableProxy {
 }
 
 /** Sends SIGTERM and resolves with the exit code and the seconds it took; SIGKILL (code 'killed') past limitS. */
-async function terminate(child: ChildProcess, limitS: number): Promise<{ code: number | string | null; seconds: number }> {
+async function terminate(
+  child: ChildProcess,
+  limitS: number,
+): Promise<{ code: number | string | null; seconds: number }> {
   const t0 = Date.now();
   const exited = new Promise<number | string | null>((r) => child.once('exit', (code, sig) => r(code ?? sig)));
   child.kill('SIGTERM');
@@ -90,7 +93,16 @@ describe('process shutdown', () => {
   const simulatorConfig = async () => ({
     timeScale: 0.01,
     admin: { port: 0 },
-    generate: [{ count: 1, idPrefix: 'bmc-', firstAddress: '127.61.0.1', port: await freePort(), username: 'admin', password: 'pw' }],
+    generate: [
+      {
+        count: 1,
+        idPrefix: 'bmc-',
+        firstAddress: '127.61.0.1',
+        port: await freePort(),
+        username: 'admin',
+        password: 'pw',
+      },
+    ],
     switches: [],
   });
   const stopsWithin = async (p: ManagedProcess, graceS: number, lines: RegExp[]) => {
@@ -100,11 +112,14 @@ describe('process shutdown', () => {
     return { code, seconds };
   };
 
-  before(async () => {
-    mkdirSync(dir, { recursive: true });
-    database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
-    temporal = await startTemporalDevServer();
-  }, { timeout: 120_000 });
+  before(
+    async () => {
+      mkdirSync(dir, { recursive: true });
+      database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
+      temporal = await startTemporalDevServer();
+    },
+    { timeout: 120_000 },
+  );
 
   after(async () => {
     await temporal?.stop();
@@ -126,7 +141,9 @@ describe('process shutdown', () => {
     await hub.start('hub listening');
     postgres.hang();
     // A request whose token lookup waits on the hung database: it keeps the drain waiting.
-    void fetch(`http://127.0.0.1:${config.http.port}/v1/devices`, { headers: { authorization: 'Bearer nope' } }).catch(() => undefined);
+    void fetch(`http://127.0.0.1:${config.http.port}/v1/devices`, { headers: { authorization: 'Bearer nope' } }).catch(
+      () => undefined,
+    );
     await new Promise((r) => setTimeout(r, 300));
     await stopsWithin(hub, 3, [/"msg":"hub stopping"/, /did not stop within 3s/]);
   });
@@ -139,7 +156,12 @@ describe('process shutdown', () => {
       'netbox-agent',
       'apps/netbox-agent/src/main.ts',
       // NetBox is a closed port: every sync fails fast, and records its failure in the (hung) database.
-      write('netbox-agent', { metrics: { port: 0 }, database: { url: postgres.url, poolSize: 2 }, netbox: { url: `http://127.0.0.1:${await freePort()}`, tokenFile }, sync: { intervalS: 0.2 } }),
+      write('netbox-agent', {
+        metrics: { port: 0 },
+        database: { url: postgres.url, poolSize: 2 },
+        netbox: { url: `http://127.0.0.1:${await freePort()}`, tokenFile },
+        sync: { intervalS: 0.2 },
+      }),
       dir,
     );
     await agent.start('netbox agent started');
@@ -157,11 +179,18 @@ describe('process shutdown', () => {
     const agent = new ManagedProcess(
       'workflow-agent',
       'apps/workflow-agent/src/main.ts',
-      write('workflow-agent', { metrics: { port: 0 }, database: { url: database.url, poolSize: 2 }, temporal: { address: `127.0.0.1:${await freePort()}` } }),
+      write('workflow-agent', {
+        metrics: { port: 0 },
+        database: { url: database.url, poolSize: 2 },
+        temporal: { address: `127.0.0.1:${await freePort()}` },
+      }),
       dir,
     );
     await agent.start('workflow agent started');
-    const { code } = await stopsWithin(agent, 10, [/"msg":"workflow agent stopping"/, /"msg":"workflow agent stopped"/]);
+    const { code } = await stopsWithin(agent, 10, [
+      /"msg":"workflow agent stopping"/,
+      /"msg":"workflow agent stopped"/,
+    ]);
     assert.equal(code, 0);
   });
 
@@ -182,20 +211,35 @@ describe('process shutdown', () => {
     );
     writeFileSync(join(dir, 'secrets.json'), '{}', { mode: 0o600 });
     await satellite.start('satellite worker started', 90_000);
-    const { code } = await stopsWithin(satellite, 7, [/"msg":"satellite worker stopping"/, /"msg":"satellite worker stopped"/]);
+    const { code } = await stopsWithin(satellite, 7, [
+      /"msg":"satellite worker stopping"/,
+      /"msg":"satellite worker stopped"/,
+    ]);
     assert.equal(code, 0);
   });
 
   it('simulator: SIGTERM closes its servers and exits 0 with a shutdown line', { timeout: 60_000 }, async () => {
-    const sim = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', write('simulator', await simulatorConfig()), dir);
+    const sim = new ManagedProcess(
+      'simulator',
+      'packages/simulators/src/main.ts',
+      write('simulator', await simulatorConfig()),
+      dir,
+    );
     await sim.start('redfish simulator ready');
-    const { code } = await stopsWithin(sim, 5, [/"msg":"redfish simulator stopping"/, /"msg":"redfish simulator stopped"/]);
+    const { code } = await stopsWithin(sim, 5, [
+      /"msg":"redfish simulator stopping"/,
+      /"msg":"redfish simulator stopped"/,
+    ]);
     assert.equal(code, 0);
   });
 
   it('a process whose stdout is a closed pipe still stops on SIGTERM', { timeout: 60_000 }, async () => {
     const file = write('hub-closed-stdout', await hubConfig(database.url, 3));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'apps/hub/src/main.ts'), '--config', file], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'apps/hub/src/main.ts'), '--config', file],
+      { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('hub listening') && resolve()));
@@ -208,44 +252,51 @@ describe('process shutdown', () => {
     assert.notEqual(code, 'killed', `hub still ran ${seconds}s after SIGTERM with its stdout closed`);
   });
 
-  it('processes started by a parent stop when the parent dies by SIGKILL, and log why', { timeout: 60_000 }, async () => {
-    const simFile = write('simulator-orphan', await simulatorConfig());
-    const script = join(dir, 'parent.ts');
-    writeFileSync(
-      script,
-      `import { ManagedProcess } from ${JSON.stringify(join(repoRoot, 'tools/lib/processes.ts'))};
+  it(
+    'processes started by a parent stop when the parent dies by SIGKILL, and log why',
+    { timeout: 60_000 },
+    async () => {
+      const simFile = write('simulator-orphan', await simulatorConfig());
+      const script = join(dir, 'parent.ts');
+      writeFileSync(
+        script,
+        `import { ManagedProcess } from ${JSON.stringify(join(repoRoot, 'tools/lib/processes.ts'))};
 const sim = new ManagedProcess('simulator-orphan', 'packages/simulators/src/main.ts', ${JSON.stringify(simFile)}, ${JSON.stringify(dir)});
 await sim.start('redfish simulator ready');
 console.log('child ' + sim.pid);
 setInterval(() => undefined, 1000);
 `,
-    );
-    const parent = spawn(process.execPath, ['--import', 'tsx', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
-    const childPid = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      parent.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = out.match(/child (\d+)/);
-        if (m) resolve(Number(m[1]));
+      );
+      const parent = spawn(process.execPath, ['--import', 'tsx', script], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'inherit'],
       });
-      parent.once('exit', (code) => reject(new Error(`parent exited (${code}): ${out}`)));
-    });
-    parent.kill('SIGKILL');
-    // An orphan that exited may stay a zombie until init reaps it: that is not running.
-    const alive = (pid: number) => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
-    const deadline = Date.now() + 8_000;
-    while (alive(childPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    const stillAlive = alive(childPid);
-    if (stillAlive) process.kill(childPid, 'SIGKILL');
-    assert.equal(stillAlive, false, 'the simulator outlived the parent that started it');
-    const log = readFileSync(join(dir, 'simulator-orphan.log'), 'utf8');
-    assert.match(log, /"reason":"parent \d+ exited"[^\n]*"msg":"redfish simulator stopping"/);
-    assert.match(log, /"msg":"redfish simulator stopped"/);
-  });
+      const childPid = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        parent.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = out.match(/child (\d+)/);
+          if (m) resolve(Number(m[1]));
+        });
+        parent.once('exit', (code) => reject(new Error(`parent exited (${code}): ${out}`)));
+      });
+      parent.kill('SIGKILL');
+      // An orphan that exited may stay a zombie until init reaps it: that is not running.
+      const alive = (pid: number) => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      const deadline = Date.now() + 8_000;
+      while (alive(childPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const stillAlive = alive(childPid);
+      if (stillAlive) process.kill(childPid, 'SIGKILL');
+      assert.equal(stillAlive, false, 'the simulator outlived the parent that started it');
+      const log = readFileSync(join(dir, 'simulator-orphan.log'), 'utf8');
+      assert.match(log, /"reason":"parent \d+ exited"[^\n]*"msg":"redfish simulator stopping"/);
+      assert.match(log, /"msg":"redfish simulator stopped"/);
+    },
+  );
 });

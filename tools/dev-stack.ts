@@ -24,7 +24,20 @@ State (database fleet_dev, NetBox database netbox_dev, logs, tokens) is kept in 
   process.exit(0);
 }
 const dir = join(repoRoot, '.run', 'dev');
-const ports = { hub: 8080, temporal: 7233, temporalUi: 8233, netbox: 8001, simAdmin: 8090, bmc: 8443, nvue: 8444, nvosSsh: 8445, hubMetrics: 9464, agentMetrics: 9465, satelliteMetrics: 9466, netboxAgentMetrics: 9467 };
+const ports = {
+  hub: 8080,
+  temporal: 7233,
+  temporalUi: 8233,
+  netbox: 8001,
+  simAdmin: 8090,
+  bmc: 8443,
+  nvue: 8444,
+  nvosSsh: 8445,
+  hubMetrics: 9464,
+  agentMetrics: 9465,
+  satelliteMetrics: 9466,
+  netboxAgentMetrics: 9467,
+};
 const databaseUrl = 'postgres://postgres@127.0.0.1:5432/fleet_dev';
 const siteId = 'dev-01';
 const pidDir = join(dir, 'pids');
@@ -58,7 +71,11 @@ const recordPid = (name: string, pid: number | undefined, marker: string) => {
 // The guardian: tools/down.sh --after <this pid>, in its own session so no Ctrl-C or SIGKILL of this process
 // reaches it; when this process is gone without having stopped everything, it stops what is left.
 const guardianLog = openSync(join(dir, 'down.log'), 'a');
-const guardian = spawn('bash', [join(repoRoot, 'tools/down.sh'), '--after', String(process.pid)], { cwd: repoRoot, detached: true, stdio: ['ignore', guardianLog, guardianLog] });
+const guardian = spawn('bash', [join(repoRoot, 'tools/down.sh'), '--after', String(process.pid)], {
+  cwd: repoRoot,
+  detached: true,
+  stdio: ['ignore', guardianLog, guardianLog],
+});
 guardian.unref();
 closeSync(guardianLog);
 
@@ -83,7 +100,11 @@ const stop = async (why: string, code: number) => {
     say('  Temporal stopped');
     rmSync(join(pidDir, 'temporal.pid'), { force: true });
   }
-  if (netboxStarted) execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], { cwd: repoRoot, stdio: 'inherit' });
+  if (netboxStarted)
+    execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], {
+      cwd: repoRoot,
+      stdio: 'inherit',
+    });
   // Everything is stopped: the guardian has nothing left to do.
   rmSync(stackPidFile, { force: true });
   process.kill(guardian.pid!, 'SIGTERM');
@@ -120,7 +141,8 @@ const writeConfig = (name: string, config: unknown) => {
 say('database fleet_dev: creating and migrating');
 const admin = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
 await admin.connect();
-if ((await admin.query(`select 1 from pg_database where datname = 'fleet_dev'`)).rowCount === 0) await admin.query('create database fleet_dev');
+if ((await admin.query(`select 1 from pg_database where datname = 'fleet_dev'`)).rowCount === 0)
+  await admin.query('create database fleet_dev');
 await admin.end();
 await migrateDatabase(databaseUrl);
 
@@ -138,7 +160,11 @@ await close();
 say(`NetBox: starting on :${ports.netbox} (usually 10-60 s)`);
 netboxStarted = true;
 const netbox = JSON.parse(
-  execFileSync('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  execFileSync(
+    'bash',
+    [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(ports.netbox), '--db', 'netbox_dev'],
+    { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+  )
     .trim()
     .split('\n')
     .pop()!,
@@ -148,72 +174,125 @@ const netboxTokenFile = join(dir, 'netbox-token');
 writePrivateFile(netboxTokenFile, netbox.token);
 
 const bmcPassword = persisted('bmc-password.json', () => ({ password: randomBytes(12).toString('hex') })).password;
-const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.20.0.1', sitePrefix: 'dev' });
+const fleet = planFleet({
+  sites: 1,
+  racksPerSite: 1,
+  rackTypes: ['gb200_nvl72'],
+  firstAddress: '127.20.0.1',
+  sitePrefix: 'dev',
+});
 const writer = new NetboxWriter(netbox.url, netbox.token);
 const present = await writer.call<{ count: number }>('GET', `/api/dcim/sites/?slug=${siteId}`);
 const nvos = { nvuePort: ports.nvue, sshPort: ports.nvosSsh };
 if (present.count === 0) {
   say(`NetBox: writing site ${siteId} (one GB200 NVL72 rack, ${fleet.devices.length} devices; about a minute, once)`);
-  await writeFleet(writer, fleet, { managementProfile: `redfish-http:${ports.bmc}`, credentialRef: 'bmc/default', nvos });
+  await writeFleet(writer, fleet, {
+    managementProfile: `redfish-http:${ports.bmc}`,
+    credentialRef: 'bmc/default',
+    nvos,
+  });
 }
 
 const secretsFile = join(dir, 'secrets.json');
 // The satellite fetches firmware from the hub with a viewer token, resolved by reference like BMC credentials.
-writePrivateFile(secretsFile, JSON.stringify({ 'bmc/default': { username: 'admin', password: bmcPassword }, 'hub/token': { username: 'satellite', password: tokens['viewer'] } }));
+writePrivateFile(
+  secretsFile,
+  JSON.stringify({
+    'bmc/default': { username: 'admin', password: bmcPassword },
+    'hub/token': { username: 'satellite', password: tokens['viewer'] },
+  }),
+);
 say(`Temporal: starting on :${ports.temporal}`);
-temporal = await startTemporalDevServer({ port: ports.temporal, uiPort: ports.temporalUi, dbFile: join(dir, 'temporal.sqlite') });
+temporal = await startTemporalDevServer({
+  port: ports.temporal,
+  uiPort: ports.temporalUi,
+  dbFile: join(dir, 'temporal.sqlite'),
+});
 recordPid('temporal', temporal.process.pid, 'start-dev');
 
 procs.push(
   [
-    new ManagedProcess('simulator', 'packages/simulators/src/main.ts', writeConfig('simulator', {
-      timeScale: 0.1,
-      admin: { port: ports.simAdmin },
-      bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port: ports.bmc, username: 'admin', password: bmcPassword, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })),
-      // The switch trays' NVOS (NVUE REST, SSH/SFTP) beside their BMCs, with the same login.
-      switches: simulatedSwitches(fleet, { ...nvos, password: bmcPassword }),
-    }), dir),
+    new ManagedProcess(
+      'simulator',
+      'packages/simulators/src/main.ts',
+      writeConfig('simulator', {
+        timeScale: 0.1,
+        admin: { port: ports.simAdmin },
+        bmcs: fleet.devices.map((d) => ({
+          id: d.name,
+          address: d.ip,
+          port: ports.bmc,
+          username: 'admin',
+          password: bmcPassword,
+          profile: simulatorProfile(d),
+          powerDomain: `${d.site}/${d.rack}`,
+        })),
+        // The switch trays' NVOS (NVUE REST, SSH/SFTP) beside their BMCs, with the same login.
+        switches: simulatedSwitches(fleet, { ...nvos, password: bmcPassword }),
+      }),
+      dir,
+    ),
     'redfish simulator ready',
   ],
   [
-    new ManagedProcess('hub', 'apps/hub/src/main.ts', writeConfig('hub', {
-      metrics: { port: ports.hubMetrics },
-      database: { url: databaseUrl },
-      http: { port: ports.hub },
-      temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
-      firmware: { blobDir: join(dir, 'blobs') },
-    }), dir),
+    new ManagedProcess(
+      'hub',
+      'apps/hub/src/main.ts',
+      writeConfig('hub', {
+        metrics: { port: ports.hubMetrics },
+        database: { url: databaseUrl },
+        http: { port: ports.hub },
+        temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+        firmware: { blobDir: join(dir, 'blobs') },
+      }),
+      dir,
+    ),
     'hub listening',
   ],
   [
-    new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', writeConfig('netbox-agent', {
-      metrics: { port: ports.netboxAgentMetrics },
-      database: { url: databaseUrl },
-      netbox: { url: netbox.url, tokenFile: netboxTokenFile },
-      sync: { intervalS: 5 },
-    }), dir),
+    new ManagedProcess(
+      'netbox-agent',
+      'apps/netbox-agent/src/main.ts',
+      writeConfig('netbox-agent', {
+        metrics: { port: ports.netboxAgentMetrics },
+        database: { url: databaseUrl },
+        netbox: { url: netbox.url, tokenFile: netboxTokenFile },
+        sync: { intervalS: 5 },
+      }),
+      dir,
+    ),
     'netbox sync done',
   ],
   [
-    new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', writeConfig('agent', {
-      metrics: { port: ports.agentMetrics },
-      database: { url: databaseUrl },
-      temporal: { address: temporal.address },
-      projection: { intervalMs: 500 },
-    }), dir),
+    new ManagedProcess(
+      'agent',
+      'apps/workflow-agent/src/main.ts',
+      writeConfig('agent', {
+        metrics: { port: ports.agentMetrics },
+        database: { url: databaseUrl },
+        temporal: { address: temporal.address },
+        projection: { intervalMs: 500 },
+      }),
+      dir,
+    ),
     'workflow agent started',
   ],
   [
-    new ManagedProcess('satellite', 'apps/satellite/src/main.ts', writeConfig('satellite', {
-      siteId,
-      metrics: { port: ports.satelliteMetrics },
-      temporal: { address: temporal.address },
-      secrets: { provider: 'file', path: secretsFile },
-      hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
-      artifacts: { dir: join(dir, 'artifacts') },
-      dataDir: join(dir, 'satellite-data'),
-      redfish: { pollIntervalMs: 500 },
-    }), dir),
+    new ManagedProcess(
+      'satellite',
+      'apps/satellite/src/main.ts',
+      writeConfig('satellite', {
+        siteId,
+        metrics: { port: ports.satelliteMetrics },
+        temporal: { address: temporal.address },
+        secrets: { provider: 'file', path: secretsFile },
+        hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
+        artifacts: { dir: join(dir, 'artifacts') },
+        dataDir: join(dir, 'satellite-data'),
+        redfish: { pollIntervalMs: 500 },
+      }),
+      dir,
+    ),
     'satellite worker started',
   ],
 );
@@ -230,7 +309,13 @@ say('firmware catalog: seeding the demo packages');
 const hub = `http://127.0.0.1:${ports.hub}`;
 const { manifest, nvosImageId } = await seedFirmware(hub, tokens);
 const firstOf = async (role: string) =>
-  ((await (await fetch(`${hub}/v1/devices?site_id=${siteId}&role=${role}&limit=1`, { headers: { authorization: `Bearer ${tokens['viewer']}` } })).json()) as { items: { id: string; name: string }[] }).items[0]!;
+  (
+    (await (
+      await fetch(`${hub}/v1/devices?site_id=${siteId}&role=${role}&limit=1`, {
+        headers: { authorization: `Bearer ${tokens['viewer']}` },
+      })
+    ).json()) as { items: { id: string; name: string }[] }
+  ).items[0]!;
 const first = await firstOf('compute-tray');
 const firstSwitch = await firstOf('nvlink-switch-tray');
 

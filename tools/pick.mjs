@@ -13,7 +13,11 @@ import { readFileSync } from 'node:fs';
 
 const [field, what, ...where] = process.argv.slice(2);
 if (!field || field === '--help' || field === '-h' || !what) {
-  const usage = readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1).filter((l) => l.startsWith('//')).map((l) => l.replace(/^\/\/ ?/, ''));
+  const usage = readFileSync(new URL(import.meta.url), 'utf8')
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.startsWith('//'))
+    .map((l) => l.replace(/^\/\/ ?/, ''));
   (field === '--help' || field === '-h' ? console.log : console.error)(usage.join('\n'));
   process.exit(field === '--help' || field === '-h' ? 0 : 2);
 }
@@ -22,7 +26,8 @@ const fail = (message) => {
   process.exit(1);
 };
 const input = readFileSync(0, 'utf8');
-if (input.trim() === '') fail(`no answer while asking for ${what}: is the hub up? Start the stack with: bash tools/up.sh`);
+if (input.trim() === '')
+  fail(`no answer while asking for ${what}: is the hub up? Start the stack with: bash tools/up.sh`);
 let body;
 try {
   body = JSON.parse(input);
@@ -34,7 +39,8 @@ if (body && typeof body === 'object' && body.error) {
   const hint = code === 'UNAUTHENTICATED' ? ' (take a token from .run/dev/tokens.json)' : '';
   fail(`the hub refused the request for ${what}: ${code}: ${message}${hint}`);
 }
-if (!body || !Array.isArray(body.items)) fail(`the answer while asking for ${what} is not a list: ${input.slice(0, 200)}`);
+if (!body || !Array.isArray(body.items))
+  fail(`the answer while asking for ${what} is not a list: ${input.slice(0, 200)}`);
 const conditions = where.map((w) => w.split('='));
 const match = body.items.find((item) => conditions.every(([k, v]) => String(item[k]) === v));
 if (!match) {
@@ -44,5 +50,6 @@ if (!match) {
       'and that the NetBox agent has synced (.run/dev/netbox-agent.log shows "netbox sync done").',
   );
 }
-if (match[field] === undefined) fail(`the first ${what} has no field "${field}" (fields: ${Object.keys(match).join(', ')})`);
+if (match[field] === undefined)
+  fail(`the first ${what} has no field "${field}" (fields: ${Object.keys(match).join(', ')})`);
 console.log(typeof match[field] === 'string' ? match[field] : JSON.stringify(match[field]));

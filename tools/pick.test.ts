@@ -12,7 +12,12 @@ const pick = (input: string, ...args: string[]) => {
 
 describe('tools/pick.mjs (the README one-liners)', () => {
   it('prints the field of the first item, or of the first matching item', () => {
-    const body = JSON.stringify({ items: [{ id: 'a', format: 'fwpkg' }, { id: 'b', format: 'nvos' }] });
+    const body = JSON.stringify({
+      items: [
+        { id: 'a', format: 'fwpkg' },
+        { id: 'b', format: 'nvos' },
+      ],
+    });
     assert.deepEqual(pick(body, 'id', 'a device'), { code: 0, stdout: 'a\n', stderr: '' });
     assert.equal(pick(body, 'id', 'an NVOS image', 'format=nvos').stdout, 'b\n');
   });
@@ -24,13 +29,19 @@ describe('tools/pick.mjs (the README one-liners)', () => {
     assert.match(r.stderr, /^pick: no compute tray in site dev-01: the list is empty\. Check the filter/);
     assert.match(r.stderr, /bash tools\/up\.sh/);
     assert.doesNotMatch(r.stderr, /TypeError|^\s+at /m);
-    assert.match(pick('{"items":[{"id":"a","format":"fwpkg"}]}', 'id', 'NVOS image', 'format=nvos').stderr, /no NVOS image with format=nvos/);
+    assert.match(
+      pick('{"items":[{"id":"a","format":"fwpkg"}]}', 'id', 'NVOS image', 'format=nvos').stderr,
+      /no NVOS image with format=nvos/,
+    );
   });
 
   it('an error answer, an empty answer or HTML says so', () => {
     const refused = pick('{"error":{"code":"UNAUTHENTICATED","message":"missing bearer token"}}', 'id', 'a rack');
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /refused the request for a rack: UNAUTHENTICATED: missing bearer token \(take a token from \.run\/dev\/tokens\.json\)/);
+    assert.match(
+      refused.stderr,
+      /refused the request for a rack: UNAUTHENTICATED: missing bearer token \(take a token from \.run\/dev\/tokens\.json\)/,
+    );
     assert.match(pick('', 'id', 'a rack').stderr, /no answer while asking for a rack: is the hub up\?/);
     assert.match(pick('<html>', 'id', 'a rack').stderr, /not JSON/);
   });

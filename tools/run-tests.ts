@@ -42,7 +42,12 @@ const code = await new Promise<number>((resolve) => {
     {
       cwd: root,
       stdio: 'inherit',
-      env: { ...process.env, FLEET_TEST_DATABASE_URL: databaseUrl, FLEET_TEST_TEMPLATE_DB: templateDb, FLEET_TEST_WORKFLOW_BUNDLE: workflowBundle },
+      env: {
+        ...process.env,
+        FLEET_TEST_DATABASE_URL: databaseUrl,
+        FLEET_TEST_TEMPLATE_DB: templateDb,
+        FLEET_TEST_WORKFLOW_BUNDLE: workflowBundle,
+      },
     },
   );
   child.once('exit', (c) => resolve(c ?? 1));

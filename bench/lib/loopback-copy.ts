@@ -35,7 +35,11 @@ export async function loopbackCopyMibPerS(file: string, copies: number): Promise
   try {
     const { port } = (await lines.next()).value!;
     const started = process.hrtime.bigint();
-    await Promise.all(Array.from({ length: copies }, () => pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), connect({ port: port!, host: '127.0.0.1' }))));
+    await Promise.all(
+      Array.from({ length: copies }, () =>
+        pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), connect({ port: port!, host: '127.0.0.1' })),
+      ),
+    );
     const { bytes } = (await lines.next()).value!;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     if (bytes !== size * copies) throw new Error(`loopback copy: ${bytes} bytes arrived, ${size * copies} sent`);

@@ -4,62 +4,125 @@ import { Client, Connection } from '@temporalio/client';
 import { duplicates, flashes, installed, manifestFor, setFaults, waitFor } from '../harness/firmware.js';
 import { Stack, expectStatus } from '../harness/stack.js';
 
-type Campaign = { id: string; state: string; progress?: { stage?: string; message?: string }; children?: Record<string, number> };
+type Campaign = {
+  id: string;
+  state: string;
+  progress?: { stage?: string; message?: string };
+  children?: Record<string, number>;
+};
 
 describe('firmware campaign: canary, waves, failure budget', () => {
-  const stack = new Stack({ bmcs: 6, timeScale: 0.005, firmware: { taskPollS: 0.2, pushDelayS: 0.2, acStabilizeS: 0.2, powerStateTimeoutS: 30, bmcRecoveryS: 60, campaignHistoryBudget: 40 } });
-  before(async () => {
-    await stack.start();
-    await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.10.0', { isDefault: true });
-  }, { timeout: 180_000 });
+  const stack = new Stack({
+    bmcs: 6,
+    timeScale: 0.005,
+    firmware: {
+      taskPollS: 0.2,
+      pushDelayS: 0.2,
+      acStabilizeS: 0.2,
+      powerStateTimeoutS: 30,
+      bmcRecoveryS: 60,
+      campaignHistoryBudget: 40,
+    },
+  });
+  before(
+    async () => {
+      await stack.start();
+      await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.10.0', { isDefault: true });
+    },
+    { timeout: 180_000 },
+  );
   after(() => stack.stop(), { timeout: 60_000 });
 
-  const jobOf = async (id: string) => (await stack.api('GET', `/v1/jobs/${id}`, undefined, stack.tokens.viewer)).body as Campaign;
+  const jobOf = async (id: string) =>
+    (await stack.api('GET', `/v1/jobs/${id}`, undefined, stack.tokens.viewer)).body as Campaign;
 
-  it('plans first (dry run writes nothing), waits for approval after the canary, pauses when the failure budget is exceeded, and finishes once resumed', { timeout: 240_000 }, async () => {
-    const request = { name: 'gb200 25.10', site_id: stack.siteId, policy: { canarySize: 1, waveSize: 5, maxConcurrentPerSite: 3, maxConcurrentPerRack: 18, failureBudget: 0 } };
-    const plan = expectStatus(200)(await stack.api('POST', '/v1/firmware-campaigns', { ...request, dry_run: true }, stack.tokens.operator)).body as { plan: { devices: unknown[]; waves: { kind: string; device_ids: string[] }[]; estimated_duration_s: number; lower_bound_s: number } };
-    assert.equal(plan.plan.devices.length, 6);
-    assert.deepEqual(plan.plan.waves.map((w) => [w.kind, w.device_ids.length]), [['canary', 1], ['wave', 5]]);
-    assert.ok(plan.plan.estimated_duration_s >= plan.plan.lower_bound_s && plan.plan.lower_bound_s > 0);
-    assert.equal(((await stack.api('GET', '/v1/firmware-campaigns', undefined, stack.tokens.viewer)).body as { items: unknown[] }).items.length, 0);
+  it(
+    'plans first (dry run writes nothing), waits for approval after the canary, pauses when the failure budget is exceeded, and finishes once resumed',
+    { timeout: 240_000 },
+    async () => {
+      const request = {
+        name: 'gb200 25.10',
+        site_id: stack.siteId,
+        policy: { canarySize: 1, waveSize: 5, maxConcurrentPerSite: 3, maxConcurrentPerRack: 18, failureBudget: 0 },
+      };
+      const plan = expectStatus(200)(
+        await stack.api('POST', '/v1/firmware-campaigns', { ...request, dry_run: true }, stack.tokens.operator),
+      ).body as {
+        plan: {
+          devices: unknown[];
+          waves: { kind: string; device_ids: string[] }[];
+          estimated_duration_s: number;
+          lower_bound_s: number;
+        };
+      };
+      assert.equal(plan.plan.devices.length, 6);
+      assert.deepEqual(
+        plan.plan.waves.map((w) => [w.kind, w.device_ids.length]),
+        [
+          ['canary', 1],
+          ['wave', 5],
+        ],
+      );
+      assert.ok(plan.plan.estimated_duration_s >= plan.plan.lower_bound_s && plan.plan.lower_bound_s > 0);
+      assert.equal(
+        (
+          (await stack.api('GET', '/v1/firmware-campaigns', undefined, stack.tokens.viewer)).body as {
+            items: unknown[];
+          }
+        ).items.length,
+        0,
+      );
 
-    const created = expectStatus(202)(await stack.api('POST', '/v1/firmware-campaigns', request, stack.tokens.operator)).body as { id: string };
-    const id = created.id;
-    await waitFor('the canary to finish and the approval gate', async () => (await jobOf(id)).progress?.stage === 'awaiting_approval', 90_000);
+      const created = expectStatus(202)(
+        await stack.api('POST', '/v1/firmware-campaigns', request, stack.tokens.operator),
+      ).body as { id: string };
+      const id = created.id;
+      await waitFor(
+        'the canary to finish and the approval gate',
+        async () => (await jobOf(id)).progress?.stage === 'awaiting_approval',
+        90_000,
+      );
 
-    // Two trays of the first wave will fail their task: the budget (0) is exceeded at the first.
-    const byName = [...stack.deviceIds.keys()];
-    const canaryDone = (await Promise.all(byName.map(async (b) => [b, (await flashes(stack, b)).length] as const))).filter(([, n]) => n > 0);
-    assert.equal(canaryDone.length, 1, 'only the canary was updated before approval');
-    const failing = byName.filter((b) => b !== canaryDone[0]![0]).slice(0, 2);
-    for (const b of failing) await setFaults(stack, b, { taskFailure: true });
+      // Two trays of the first wave will fail their task: the budget (0) is exceeded at the first.
+      const byName = [...stack.deviceIds.keys()];
+      const canaryDone = (
+        await Promise.all(byName.map(async (b) => [b, (await flashes(stack, b)).length] as const))
+      ).filter(([, n]) => n > 0);
+      assert.equal(canaryDone.length, 1, 'only the canary was updated before approval');
+      const failing = byName.filter((b) => b !== canaryDone[0]![0]).slice(0, 2);
+      for (const b of failing) await setFaults(stack, b, { taskFailure: true });
 
-    expectStatus(202)(await stack.api('POST', `/v1/firmware-campaigns/${id}/approve`, {}, stack.tokens.operator));
-    await waitFor('the campaign to pause on its failure budget', async () => (await jobOf(id)).progress?.stage === 'paused', 120_000);
-    const paused = await jobOf(id);
-    assert.match(paused.progress?.message ?? '', /failure budget exceeded/);
-    assert.equal(paused.state, 'running');
+      expectStatus(202)(await stack.api('POST', `/v1/firmware-campaigns/${id}/approve`, {}, stack.tokens.operator));
+      await waitFor(
+        'the campaign to pause on its failure budget',
+        async () => (await jobOf(id)).progress?.stage === 'paused',
+        120_000,
+      );
+      const paused = await jobOf(id);
+      assert.match(paused.progress?.message ?? '', /failure budget exceeded/);
+      assert.equal(paused.state, 'running');
 
-    for (const b of failing) await setFaults(stack, b, {});
-    expectStatus(202)(await stack.api('POST', `/v1/firmware-campaigns/${id}/resume`, {}, stack.tokens.operator));
-    const done = await stack.waitForJob(id, 150_000);
-    // Failed devices stay failed (never reported as success); the campaign fails as a batch would.
-    assert.equal(done['state'], 'failed', JSON.stringify(done));
-    assert.equal((done['error'] as { code: string }).code, 'CAMPAIGN_FAILED');
-    const devices = (await stack.api('GET', `/v1/firmware-campaigns/${id}/devices`, undefined, stack.tokens.viewer)).body as { items: { device_id: string; state: string }[] };
-    const failed = devices.items.filter((d) => d.state === 'failed');
-    assert.ok(failed.length >= 1 && failed.length <= 2, JSON.stringify(devices.items));
-    // A small history budget: the campaign continued as new (mid-wave) and still finished.
-    const connection = await Connection.connect({ address: stack.temporal.address });
-    let runs = 0;
-    for await (const _run of new Client({ connection }).workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
-    await connection.close();
-    assert.ok(runs > 1, `expected continue-as-new, saw ${runs} run(s)`);
-    for (const b of byName) {
-      assert.deepEqual(duplicates(await flashes(stack, b)), [], `${b} flashed twice`);
-      const isFailed = failing.includes(b) && failed.some((f) => f.device_id === stack.deviceIds.get(b));
-      if (!isFailed) assert.equal((await installed(stack, b)).get('FW_BMC_0'), '25.10.0', b);
-    }
-  });
+      for (const b of failing) await setFaults(stack, b, {});
+      expectStatus(202)(await stack.api('POST', `/v1/firmware-campaigns/${id}/resume`, {}, stack.tokens.operator));
+      const done = await stack.waitForJob(id, 150_000);
+      // Failed devices stay failed (never reported as success); the campaign fails as a batch would.
+      assert.equal(done['state'], 'failed', JSON.stringify(done));
+      assert.equal((done['error'] as { code: string }).code, 'CAMPAIGN_FAILED');
+      const devices = (await stack.api('GET', `/v1/firmware-campaigns/${id}/devices`, undefined, stack.tokens.viewer))
+        .body as { items: { device_id: string; state: string }[] };
+      const failed = devices.items.filter((d) => d.state === 'failed');
+      assert.ok(failed.length >= 1 && failed.length <= 2, JSON.stringify(devices.items));
+      // A small history budget: the campaign continued as new (mid-wave) and still finished.
+      const connection = await Connection.connect({ address: stack.temporal.address });
+      let runs = 0;
+      for await (const _run of new Client({ connection }).workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
+      await connection.close();
+      assert.ok(runs > 1, `expected continue-as-new, saw ${runs} run(s)`);
+      for (const b of byName) {
+        assert.deepEqual(duplicates(await flashes(stack, b)), [], `${b} flashed twice`);
+        const isFailed = failing.includes(b) && failed.some((f) => f.device_id === stack.deviceIds.get(b));
+        if (!isFailed) assert.equal((await installed(stack, b)).get('FW_BMC_0'), '25.10.0', b);
+      }
+    },
+  );
 });

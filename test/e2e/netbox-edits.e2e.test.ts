@@ -30,9 +30,19 @@ describe('NetBox edits that names alone cannot follow', () => {
 
   const one = async (path: string) => (await writer.call<{ results: { id: number }[] }>('GET', path)).results[0]!.id;
   const rows = async (text: string, params: unknown[] = []) => (await handle.pool.query<Row>(text, params)).rows;
-  const openSyncIssues = () => rows("select code, object_type, netbox_id from inventory_issues where resolved_at is null and code in ('apply_failed', 'site_not_mirrored', 'invalid_site_id', 'site_id_taken')");
+  const openSyncIssues = () =>
+    rows(
+      "select code, object_type, netbox_id from inventory_issues where resolved_at is null and code in ('apply_failed', 'site_not_mirrored', 'invalid_site_id', 'site_id_taken')",
+    );
   const newDevice = (name: string, extra: Record<string, unknown> = {}) =>
-    writer.call<{ id: number }>('POST', '/api/dcim/devices/', { name, site: siteId, device_type: ids['type'], role: ids['role'], status: 'active', ...extra });
+    writer.call<{ id: number }>('POST', '/api/dcim/devices/', {
+      name,
+      site: siteId,
+      device_type: ids['type'],
+      role: ids['role'],
+      status: 'active',
+      ...extra,
+    });
   /** The next sync resolves (a throw fails the test) and leaves no object unmirrored. */
   const nextSync = async (mode: 'incremental' | 'full' = 'incremental'): Promise<SyncResult> => {
     const result = mode === 'full' ? await sync.full() : await sync.incremental();
@@ -40,29 +50,38 @@ describe('NetBox edits that names alone cannot follow', () => {
     return result;
   };
 
-  before(async () => {
-    netbox = await startNetbox();
-    writer = new NetboxWriter(netbox.url, netbox.token);
-    const fleet = planFleet({ sites: 1, racksPerSite: 1, rackTypes: ['gb200_nvl72'], firstAddress: '127.41.0.1', sitePrefix: 'nbe' });
-    await writeFleet(writer, fleet, { managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default' });
-    siteId = await one('/api/dcim/sites/?slug=nbe-01');
-    ids['type'] = await one('/api/dcim/device-types/?slug=compute-gb200-nvidia');
-    ids['role'] = await one('/api/dcim/device-roles/?slug=compute-tray');
-    const env = testEnv();
-    database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
-    handle = connectDb(database.url, 2);
-    client = new NetboxClient(netbox.url, netbox.token, { pageSize: 1000, timeoutMs: 30_000 });
-    sync = new NetboxSync({
-      db: handle.db,
-      client,
-      log: pino({ level: 'silent' }),
-      metrics: createSyncMetrics(new Registry(), () => undefined),
-      // No overlap: the next pass reads only what changed since this one.
-      settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0 },
-    });
-    await nextSync('full');
-    assert.equal((await rows('select count(*)::int as n from devices')).at(0)!['n'], 35);
-  }, { timeout: 600_000 });
+  before(
+    async () => {
+      netbox = await startNetbox();
+      writer = new NetboxWriter(netbox.url, netbox.token);
+      const fleet = planFleet({
+        sites: 1,
+        racksPerSite: 1,
+        rackTypes: ['gb200_nvl72'],
+        firstAddress: '127.41.0.1',
+        sitePrefix: 'nbe',
+      });
+      await writeFleet(writer, fleet, { managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default' });
+      siteId = await one('/api/dcim/sites/?slug=nbe-01');
+      ids['type'] = await one('/api/dcim/device-types/?slug=compute-gb200-nvidia');
+      ids['role'] = await one('/api/dcim/device-roles/?slug=compute-tray');
+      const env = testEnv();
+      database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
+      handle = connectDb(database.url, 2);
+      client = new NetboxClient(netbox.url, netbox.token, { pageSize: 1000, timeoutMs: 30_000 });
+      sync = new NetboxSync({
+        db: handle.db,
+        client,
+        log: pino({ level: 'silent' }),
+        metrics: createSyncMetrics(new Registry(), () => undefined),
+        // No overlap: the next pass reads only what changed since this one.
+        settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0 },
+      });
+      await nextSync('full');
+      assert.equal((await rows('select count(*)::int as n from devices')).at(0)!['n'], 35);
+    },
+    { timeout: 600_000 },
+  );
 
   after(async () => {
     await client?.close();
@@ -76,18 +95,27 @@ describe('NetBox edits that names alone cannot follow', () => {
     await writer.call('DELETE', `/api/dcim/devices/${gone}/`);
     const reborn = await newDevice('nbe-01-r001-ct05');
     await nextSync();
-    assert.deepEqual(await rows("select netbox_id, deleted_at is not null as deleted from devices where name = 'nbe-01-r001-ct05' order by netbox_id"), [
-      { netbox_id: gone, deleted: true },
-      { netbox_id: reborn.id, deleted: false },
-    ]);
+    assert.deepEqual(
+      await rows(
+        "select netbox_id, deleted_at is not null as deleted from devices where name = 'nbe-01-r001-ct05' order by netbox_id",
+      ),
+      [
+        { netbox_id: gone, deleted: true },
+        { netbox_id: reborn.id, deleted: false },
+      ],
+    );
   });
 
   it('two devices in one site share a name under different tenants', async () => {
     const tenants = [];
-    for (const t of ['tenant-a', 'tenant-b']) tenants.push((await writer.call<{ id: number }>('POST', '/api/tenancy/tenants/', { name: t, slug: t })).id);
+    for (const t of ['tenant-a', 'tenant-b'])
+      tenants.push((await writer.call<{ id: number }>('POST', '/api/tenancy/tenants/', { name: t, slug: t })).id);
     for (const tenant of tenants) await newDevice('shared-01', { tenant });
     await nextSync();
-    assert.deepEqual(await rows("select site_id from devices where name = 'shared-01' and deleted_at is null"), [{ site_id: 'nbe-01' }, { site_id: 'nbe-01' }]);
+    assert.deepEqual(await rows("select site_id from devices where name = 'shared-01' and deleted_at is null"), [
+      { site_id: 'nbe-01' },
+      { site_id: 'nbe-01' },
+    ]);
   });
 
   it('a rename chain: a device takes the name another gave up in the same sync', async () => {
@@ -96,24 +124,50 @@ describe('NetBox edits that names alone cannot follow', () => {
     await writer.call('PATCH', `/api/dcim/devices/${b}/`, { name: 'nbe-01-r001-ct07-old' });
     await writer.call('PATCH', `/api/dcim/devices/${a}/`, { name: 'nbe-01-r001-ct07' });
     await nextSync();
-    assert.deepEqual(await rows('select netbox_id, name from devices where netbox_id = any($1) order by netbox_id', [[a, b]]), [
-      { netbox_id: a, name: 'nbe-01-r001-ct07' },
-      { netbox_id: b, name: 'nbe-01-r001-ct07-old' },
-    ]);
+    assert.deepEqual(
+      await rows('select netbox_id, name from devices where netbox_id = any($1) order by netbox_id', [[a, b]]),
+      [
+        { netbox_id: a, name: 'nbe-01-r001-ct07' },
+        { netbox_id: b, name: 'nbe-01-r001-ct07-old' },
+      ],
+    );
   });
 
   it('a rack name reused in another location of the same site', async () => {
     const locations = [];
-    for (const l of ['hall-a', 'hall-b']) locations.push((await writer.call<{ id: number }>('POST', '/api/dcim/locations/', { name: l, slug: l, site: siteId, status: 'active' })).id);
-    for (const location of locations) await writer.call('POST', '/api/dcim/racks/', { name: 'spare-rack', site: siteId, location, status: 'planned', u_height: 48, width: 19 });
+    for (const l of ['hall-a', 'hall-b'])
+      locations.push(
+        (
+          await writer.call<{ id: number }>('POST', '/api/dcim/locations/', {
+            name: l,
+            slug: l,
+            site: siteId,
+            status: 'active',
+          })
+        ).id,
+      );
+    for (const location of locations)
+      await writer.call('POST', '/api/dcim/racks/', {
+        name: 'spare-rack',
+        site: siteId,
+        location,
+        status: 'planned',
+        u_height: 48,
+        width: 19,
+      });
     await nextSync();
-    assert.deepEqual(await rows("select site_id from racks where name = 'spare-rack'"), [{ site_id: 'nbe-01' }, { site_id: 'nbe-01' }]);
+    assert.deepEqual(await rows("select site_id from racks where name = 'spare-rack'"), [
+      { site_id: 'nbe-01' },
+      { site_id: 'nbe-01' },
+    ]);
   });
 
   it('a site slug rename keeps the Fleet site id, with its racks and devices', async () => {
     await writer.call('PATCH', `/api/dcim/sites/${siteId}/`, { slug: 'nbe-01-renamed', name: 'NBE 01 renamed' });
     await nextSync();
-    assert.deepEqual(await rows('select id, name, deleted_at from sites'), [{ id: 'nbe-01', name: 'NBE 01 renamed', deleted_at: null }]);
+    assert.deepEqual(await rows('select id, name, deleted_at from sites'), [
+      { id: 'nbe-01', name: 'NBE 01 renamed', deleted_at: null },
+    ]);
     // A device changed after the rename still lands in the same Fleet site.
     await newDevice('after-rename');
     await nextSync();
@@ -131,9 +185,14 @@ describe('NetBox edits that names alone cannot follow', () => {
     const ct = await one('/api/dcim/devices/?name=nbe-01-r001-ct01');
     await writer.call('PATCH', `/api/dcim/devices/${ct}/`, { custom_fields: { fleet_redfish_system_id: 'System_1' } });
     await nextSync();
-    assert.deepEqual(await rows("select name, redfish_system_id from devices where name in ('nbe-01-r001-ct01', 'nbe-01-r001-ct02') order by name"), [
-      { name: 'nbe-01-r001-ct01', redfish_system_id: 'System_1' },
-      { name: 'nbe-01-r001-ct02', redfish_system_id: null },
-    ]);
+    assert.deepEqual(
+      await rows(
+        "select name, redfish_system_id from devices where name in ('nbe-01-r001-ct01', 'nbe-01-r001-ct02') order by name",
+      ),
+      [
+        { name: 'nbe-01-r001-ct01', redfish_system_id: 'System_1' },
+        { name: 'nbe-01-r001-ct02', redfish_system_id: null },
+      ],
+    );
   });
 });

@@ -7,7 +7,10 @@ import { Stack, expectStatus } from '../harness/stack.js';
 function historyText(value: unknown): string {
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
   if (Array.isArray(value)) return value.map(historyText).join(' ');
-  if (value && typeof value === 'object') return Object.entries(value).map(([k, v]) => `${k}=${historyText(v)}`).join(' ');
+  if (value && typeof value === 'object')
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${historyText(v)}`)
+      .join(' ');
   return String(value);
 }
 
@@ -30,10 +33,14 @@ describe('walking skeleton: power on across real processes', () => {
 
   it('POST power on answers 202 with a queued job, and the job then succeeds with the device On', async () => {
     const deviceId = stack.deviceIds.get('bmc-0001')!;
-    const before = await stack.api('GET', `/v1/devices/${deviceId}`, undefined, stack.tokens.viewer).then(expectStatus(200));
+    const before = await stack
+      .api('GET', `/v1/devices/${deviceId}`, undefined, stack.tokens.viewer)
+      .then(expectStatus(200));
     assert.equal((before.body as { power_state: string }).power_state, 'Unknown');
 
-    const res = await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator).then(expectStatus(202));
+    const res = await stack
+      .api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator)
+      .then(expectStatus(202));
     const job = res.body as JobBody;
     assert.equal(res.headers.get('location'), `/v1/jobs/${job.id}`);
     assert.equal(job.kind, 'device.power');
@@ -45,16 +52,22 @@ describe('walking skeleton: power on across real processes', () => {
     assert.ok(done.started_at && done.finished_at);
     assert.ok(Date.parse(done.created_at) <= Date.parse(done.started_at!));
     assert.ok(Date.parse(done.started_at!) <= Date.parse(done.finished_at!));
-    assert.deepEqual({ powerState: done.result?.powerState, resetSent: done.result?.resetSent }, { powerState: 'On', resetSent: true });
+    assert.deepEqual(
+      { powerState: done.result?.powerState, resetSent: done.result?.resetSent },
+      { powerState: 'On', resetSent: true },
+    );
 
-    const device = await stack.api('GET', `/v1/devices/${deviceId}`, undefined, stack.tokens.viewer).then(expectStatus(200));
+    const device = await stack
+      .api('GET', `/v1/devices/${deviceId}`, undefined, stack.tokens.viewer)
+      .then(expectStatus(200));
     assert.equal((device.body as { power_state: string }).power_state, 'On');
 
     // The BMC got exactly one reset, with the RMS mapping for "on".
     const resets = (await stack.simRequests('bmc-0001')).filter((r) => r.method === 'POST');
-    assert.deepEqual(resets.map((r) => [r.path, r.body, r.status]), [
-      ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }, 204],
-    ]);
+    assert.deepEqual(
+      resets.map((r) => [r.path, r.body, r.status]),
+      [['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }, 204]],
+    );
     // The other BMC was never touched.
     assert.equal((await stack.simRequests('bmc-0002')).length, 0);
   });
@@ -62,7 +75,13 @@ describe('walking skeleton: power on across real processes', () => {
   it('the intent, its job and its audit row were written together, with the request id', async () => {
     const deviceId = stack.deviceIds.get('bmc-0002')!;
     const requestId = `req-${Date.now()}`;
-    const res = await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'force-off' }, stack.tokens.operator, { 'x-request-id': requestId });
+    const res = await stack.api(
+      'POST',
+      `/v1/devices/${deviceId}/power`,
+      { action: 'force-off' },
+      stack.tokens.operator,
+      { 'x-request-id': requestId },
+    );
     expectStatus(202)(res);
     assert.equal(res.headers.get('x-request-id'), requestId);
     const job = res.body as JobBody;
@@ -72,7 +91,16 @@ describe('walking skeleton: power on across real processes', () => {
       [requestId],
     );
     assert.deepEqual(rows, [
-      { actor: 'test-operator', role: 'operator', action: 'device.power', target: `device/${deviceId}`, outcome: 'accepted', status_code: 202, intent_kind: 'start', same_tx: true },
+      {
+        actor: 'test-operator',
+        role: 'operator',
+        action: 'device.power',
+        target: `device/${deviceId}`,
+        outcome: 'accepted',
+        status_code: 202,
+        intent_kind: 'start',
+        same_tx: true,
+      },
     ]);
     const done = (await stack.waitForJob(job.id)) as unknown as JobBody;
     assert.equal(done.state, 'succeeded');
@@ -109,7 +137,10 @@ describe('walking skeleton: power on across real processes', () => {
   });
 
   it('logs are structured JSON carrying job and workflow IDs', async () => {
-    const lines = stack.satellite.output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = stack.satellite.output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const reset = lines.find((l) => l['msg'] === 'reset sent');
     assert.ok(reset, 'satellite logged the reset');
     assert.ok(typeof reset['deviceId'] === 'string' && typeof reset['workflowId'] === 'string');

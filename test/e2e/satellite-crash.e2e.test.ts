@@ -11,7 +11,9 @@ describe('satellite killed or stopped in the middle of a power activity', () => 
 
   it('the job completes on a new worker and the BMC was reset exactly once', { timeout: 180_000 }, async () => {
     const deviceId = stack.deviceIds.get('bmc-0001')!;
-    const res = expectStatus(202)(await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator));
+    const res = expectStatus(202)(
+      await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator),
+    );
     const jobId = (res.body as { id: string }).id;
 
     const deadline = Date.now() + 60_000;
@@ -30,27 +32,37 @@ describe('satellite killed or stopped in the middle of a power activity', () => 
     assert.equal(job['state'], 'succeeded', JSON.stringify(job['error']));
     assert.equal((job['result'] as { powerState: string }).powerState, 'On');
     const resets = (await stack.simRequests('bmc-0001')).filter((r) => r.method === 'POST');
-    assert.deepEqual(resets.map((r) => r.body), [{ ResetType: 'On' }], 'exactly one reset, as asked');
+    assert.deepEqual(
+      resets.map((r) => r.body),
+      [{ ResetType: 'On' }],
+      'exactly one reset, as asked',
+    );
   });
 
-  it('SIGTERM lets the running activity finish, exits cleanly, and the job completes on the next worker', { timeout: 180_000 }, async () => {
-    const deviceId = stack.deviceIds.get('bmc-0002')!;
-    const res = expectStatus(202)(await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator));
-    const jobId = (res.body as { id: string }).id;
-    const deadline = Date.now() + 60_000;
-    while (!(await stack.simRequests('bmc-0002')).some((r) => r.method === 'POST')) {
-      assert.ok(Date.now() < deadline, 'the reset never reached the BMC');
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const code = await stack.satellite.stop();
-    assert.equal(code, 0, 'graceful exit');
-    assert.match(stack.satellite.output, /satellite worker stopped/);
-    // The activity was allowed to finish: it saw the tray settle before the process left.
-    assert.match(stack.satellite.output, new RegExp(`"deviceId":"${deviceId}"[^\n]*"msg":"device settled"`));
-    await stack.startSatellite();
-    const job = await stack.waitForJob(jobId, 120_000);
-    assert.equal(job['state'], 'succeeded', JSON.stringify(job['error']));
-    const resets = (await stack.simRequests('bmc-0002')).filter((r) => r.method === 'POST');
-    assert.equal(resets.length, 1);
-  });
+  it(
+    'SIGTERM lets the running activity finish, exits cleanly, and the job completes on the next worker',
+    { timeout: 180_000 },
+    async () => {
+      const deviceId = stack.deviceIds.get('bmc-0002')!;
+      const res = expectStatus(202)(
+        await stack.api('POST', `/v1/devices/${deviceId}/power`, { action: 'on' }, stack.tokens.operator),
+      );
+      const jobId = (res.body as { id: string }).id;
+      const deadline = Date.now() + 60_000;
+      while (!(await stack.simRequests('bmc-0002')).some((r) => r.method === 'POST')) {
+        assert.ok(Date.now() < deadline, 'the reset never reached the BMC');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const code = await stack.satellite.stop();
+      assert.equal(code, 0, 'graceful exit');
+      assert.match(stack.satellite.output, /satellite worker stopped/);
+      // The activity was allowed to finish: it saw the tray settle before the process left.
+      assert.match(stack.satellite.output, new RegExp(`"deviceId":"${deviceId}"[^\n]*"msg":"device settled"`));
+      await stack.startSatellite();
+      const job = await stack.waitForJob(jobId, 120_000);
+      assert.equal(job['state'], 'succeeded', JSON.stringify(job['error']));
+      const resets = (await stack.simRequests('bmc-0002')).filter((r) => r.method === 'POST');
+      assert.equal(resets.length, 1);
+    },
+  );
 });

@@ -8,14 +8,23 @@ export interface UploadedPackage {
 }
 
 /** Uploads a package (a PLDM package, or an NVOS image with format `nvos`) through the hub, the way an operator's client streams it. */
-export async function uploadPackage(stack: Stack, bytes: Buffer, fileName: string, format: 'pldm' | 'nvos' = 'pldm'): Promise<UploadedPackage> {
-  const res = await fetch(`${stack.hubUrl}/v1/firmware/packages?file_name=${encodeURIComponent(fileName)}&format=${format}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.tokens.operator}`, 'content-type': 'application/octet-stream' },
-    body: bytes,
-  });
+export async function uploadPackage(
+  stack: Stack,
+  bytes: Buffer,
+  fileName: string,
+  format: 'pldm' | 'nvos' = 'pldm',
+): Promise<UploadedPackage> {
+  const res = await fetch(
+    `${stack.hubUrl}/v1/firmware/packages?file_name=${encodeURIComponent(fileName)}&format=${format}`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tokens.operator}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    },
+  );
   const body = (await res.json()) as UploadedPackage;
-  if (res.status !== 201 && res.status !== 200) throw new Error(`upload ${fileName}: HTTP ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 201 && res.status !== 200)
+    throw new Error(`upload ${fileName}: HTTP ${res.status} ${JSON.stringify(body)}`);
   return body;
 }
 
@@ -23,16 +32,44 @@ export async function uploadPackage(stack: Stack, bytes: Buffer, fileName: strin
  * Packages for every updatable part of a simulator profile at `version` (BMC tray first), and
  * the manifest that pushes them in that order. Returns the manifest id and the component ids.
  */
-export async function manifestFor(stack: Stack, profile: ProfileId, hardwareType: string, version: string, opts: { name?: string; isDefault?: boolean } = {}): Promise<{ manifestId: string; components: string[] }> {
+export async function manifestFor(
+  stack: Stack,
+  profile: ProfileId,
+  hardwareType: string,
+  version: string,
+  opts: { name?: string; isDefault?: boolean } = {},
+): Promise<{ manifestId: string; components: string[] }> {
   const steps = [];
   for (const [i, part] of profileParts(profile).entries()) {
-    const pkg = await uploadPackage(stack, buildFwpkg(profilePackageSpec(profile, part, version)), `${profile}-part${i}-${version}.fwpkg`);
-    steps.push({ name: `part${i}`, package_id: pkg.id, targets: [], components: part.components.map((id) => ({ id, version })) });
+    const pkg = await uploadPackage(
+      stack,
+      buildFwpkg(profilePackageSpec(profile, part, version)),
+      `${profile}-part${i}-${version}.fwpkg`,
+    );
+    steps.push({
+      name: `part${i}`,
+      package_id: pkg.id,
+      targets: [],
+      components: part.components.map((id) => ({ id, version })),
+    });
   }
   const res = expectStatus(201)(
-    await stack.api('POST', '/v1/firmware/manifests', { name: opts.name ?? `${profile}-${version}`, hardware_type: hardwareType, steps, default: opts.isDefault ?? false }, stack.tokens.operator),
+    await stack.api(
+      'POST',
+      '/v1/firmware/manifests',
+      {
+        name: opts.name ?? `${profile}-${version}`,
+        hardware_type: hardwareType,
+        steps,
+        default: opts.isDefault ?? false,
+      },
+      stack.tokens.operator,
+    ),
   );
-  return { manifestId: (res.body as { id: string }).id, components: steps.flatMap((s) => s.components.map((c) => c.id)) };
+  return {
+    manifestId: (res.body as { id: string }).id,
+    components: steps.flatMap((s) => s.components.map((c) => c.id)),
+  };
 }
 
 /** One image the simulated BMC flashed (its flash log entry). */
@@ -49,12 +86,18 @@ export async function flashes(stack: Stack, bmcId: string): Promise<Flash[]> {
 }
 
 export async function installed(stack: Stack, bmcId: string): Promise<Map<string, string>> {
-  const body = (await (await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/firmware`)).json()) as { items: { id: string; version: string }[] };
+  const body = (await (await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/firmware`)).json()) as {
+    items: { id: string; version: string }[];
+  };
   return new Map(body.items.map((i) => [i.id, i.version]));
 }
 
 export async function setFaults(stack: Stack, bmcId: string, faults: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/faults`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+  const res = await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/faults`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(faults),
+  });
   if (!res.ok) throw new Error(`faults for ${bmcId}: HTTP ${res.status}`);
 }
 

@@ -26,7 +26,11 @@ export async function startNetbox(): Promise<NetboxServer> {
   const port = await freePort();
   const db = `netbox_t_${randomBytes(4).toString('hex')}`;
   const start = async () => {
-    const { stdout } = await run('bash', [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(port), '--db', db], { cwd: repoRoot, timeout: 600_000, maxBuffer: 1 << 20 });
+    const { stdout } = await run(
+      'bash',
+      [join(repoRoot, 'tools/netbox/start.sh'), '--port', String(port), '--db', db],
+      { cwd: repoRoot, timeout: 600_000, maxBuffer: 1 << 20 },
+    );
     return JSON.parse(stdout.trim().split('\n').pop()!) as { url: string; token: string };
   };
   const info = await start();
@@ -36,7 +40,11 @@ export async function startNetbox(): Promise<NetboxServer> {
     port,
     db,
     stop: async (drop = false) => {
-      await run('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(port), ...(drop ? ['--drop-db'] : [])], { cwd: repoRoot, timeout: 60_000 });
+      await run(
+        'bash',
+        [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(port), ...(drop ? ['--drop-db'] : [])],
+        { cwd: repoRoot, timeout: 60_000 },
+      );
     },
     restart: async () => {
       await start();

@@ -1,7 +1,15 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connectDb, createApiToken, setBmcUrls, upsertDevices, upsertRacks, upsertSites, type DbHandle } from '@fleet/db';
+import {
+  connectDb,
+  createApiToken,
+  setBmcUrls,
+  upsertDevices,
+  upsertRacks,
+  upsertSites,
+  type DbHandle,
+} from '@fleet/db';
 import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/layout.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
@@ -125,7 +133,13 @@ export class Stack {
     const block = `127.${x}.${y}`;
     const count = this.opts.bmcs ?? 2;
     if (this.opts.racks) {
-      this.fleet = planFleet({ sites: 1, racksPerSite: this.opts.racks, rackTypes: ['gb200_nvl72'], firstAddress: `${block}.1`, sitePrefix: this.sitePrefix });
+      this.fleet = planFleet({
+        sites: 1,
+        racksPerSite: this.opts.racks,
+        rackTypes: ['gb200_nvl72'],
+        firstAddress: `${block}.1`,
+        sitePrefix: this.sitePrefix,
+      });
     }
     const bmcs = this.fleet
       ? {
@@ -140,7 +154,18 @@ export class Stack {
           })),
         }
       : count > 0
-        ? { generate: [{ count, idPrefix: 'bmc-', firstAddress: `${block}.1`, port, username: 'admin', password: this.bmcPassword }] }
+        ? {
+            generate: [
+              {
+                count,
+                idPrefix: 'bmc-',
+                firstAddress: `${block}.1`,
+                port,
+                username: 'admin',
+                password: this.bmcPassword,
+              },
+            ],
+          }
         : {};
     const [nvuePort, sshPort] = [await freePort(), await freePort()];
     const switches = Array.from({ length: this.opts.switches ?? 0 }, (_, i) => ({
@@ -223,7 +248,10 @@ export class Stack {
       artifacts: { dir: join(this.dir, 'artifacts') },
       dataDir: join(this.dir, 'satellite-data'),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
-      worker: { shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5, ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}) },
+      worker: {
+        shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5,
+        ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}),
+      },
       redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
     });
     this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
@@ -234,22 +262,61 @@ export class Stack {
   private async registerFleet(fleet: Fleet): Promise<void> {
     const db = this.dbHandle.db;
     const ts = new Date().toISOString();
-    await upsertSites(db, [{ netboxId: 1, slug: this.siteId, name: this.siteId, status: 'active', netboxLastUpdated: ts }]);
-    await upsertRacks(db, fleet.racks.map((r, i) => ({ netboxId: 100 + i, siteNetboxId: 1, name: r.name, rackType: r.type, status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts })));
+    await upsertSites(db, [
+      { netboxId: 1, slug: this.siteId, name: this.siteId, status: 'active', netboxLastUpdated: ts },
+    ]);
+    await upsertRacks(
+      db,
+      fleet.racks.map((r, i) => ({
+        netboxId: 100 + i,
+        siteNetboxId: 1,
+        name: r.name,
+        rackType: r.type,
+        status: 'active',
+        uHeight: 48,
+        serial: null,
+        netboxLastUpdated: ts,
+      })),
+    );
     const rackIds = new Map(fleet.racks.map((r, i) => [r.name, 100 + i]));
     const port = Number(new URL(this.bmcs[0]!.url).port);
-    await upsertDevices(db, fleet.devices.map((d, i) => ({
-      netboxId: 1000 + i, siteNetboxId: 1, rackNetboxId: rackIds.get(d.rack)!, name: d.name, position: d.position, face: 'front', uHeight: 1,
-      role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf', vendor: d.vendor, model: d.nodeType,
-      platform: null, serial: d.serial, lifecycleState: 'active', nodeType: d.nodeType, managementProfile: `redfish-http:${port}`,
-      credentialRef: 'bmc/default', nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null, oobIpNetboxId: null, netboxLastUpdated: ts,
-    })));
-    await setBmcUrls(db, (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows.map((r) => {
-      const d = fleet.devices.find((x) => x.name === r.name)!;
-      this.deviceIds.set(r.name, r.id);
-      return { deviceId: r.id, bmcUrl: `http://${d.ip}:${port}` };
-    }));
-    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows) this.rackIds.set(r.name, r.id);
+    await upsertDevices(
+      db,
+      fleet.devices.map((d, i) => ({
+        netboxId: 1000 + i,
+        siteNetboxId: 1,
+        rackNetboxId: rackIds.get(d.rack)!,
+        name: d.name,
+        position: d.position,
+        face: 'front',
+        uHeight: 1,
+        role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf',
+        vendor: d.vendor,
+        model: d.nodeType,
+        platform: null,
+        serial: d.serial,
+        lifecycleState: 'active',
+        nodeType: d.nodeType,
+        managementProfile: `redfish-http:${port}`,
+        credentialRef: 'bmc/default',
+        nvosUrl: null,
+        nvosSsh: null,
+        nvosCredentialRef: null,
+        nvosHostKey: null,
+        oobIpNetboxId: null,
+        netboxLastUpdated: ts,
+      })),
+    );
+    await setBmcUrls(
+      db,
+      (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows.map((r) => {
+        const d = fleet.devices.find((x) => x.name === r.name)!;
+        this.deviceIds.set(r.name, r.id);
+        return { deviceId: r.id, bmcUrl: `http://${d.ip}:${port}` };
+      }),
+    );
+    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows)
+      this.rackIds.set(r.name, r.id);
   }
 
   readonly rackIds = new Map<string, string>();
@@ -258,7 +325,12 @@ export class Stack {
     if (this.fleet) await this.registerFleet(this.fleet);
     else await this.registerBmcs();
     for (const sw of this.switches) {
-      const res = await this.api('POST', '/v1/devices', this.switchDevice(sw, `${this.siteId}-${sw.id}`), this.tokens.admin).then(expectStatus(201));
+      const res = await this.api(
+        'POST',
+        '/v1/devices',
+        this.switchDevice(sw, `${this.siteId}-${sw.id}`),
+        this.tokens.admin,
+      ).then(expectStatus(201));
       this.deviceIds.set(sw.id, (res.body as { id: string }).id);
     }
   }
@@ -279,12 +351,20 @@ export class Stack {
   }
 
   private async registerBmcs(): Promise<void> {
-    await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(expectStatus(201));
+    await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(
+      expectStatus(201),
+    );
     for (const bmc of this.bmcs) {
       const res = await this.api(
         'POST',
         '/v1/devices',
-        { name: `${this.siteId}-${bmc.id}`, site_id: this.siteId, node_type: 'compute_gb200_nvidia', bmc_url: bmc.url, credential_ref: 'bmc/default' },
+        {
+          name: `${this.siteId}-${bmc.id}`,
+          site_id: this.siteId,
+          node_type: 'compute_gb200_nvidia',
+          bmc_url: bmc.url,
+          credential_ref: 'bmc/default',
+        },
         this.tokens.admin,
       ).then(expectStatus(201));
       this.deviceIds.set(bmc.id, (res.body as { id: string }).id);
@@ -293,7 +373,13 @@ export class Stack {
 
   readonly deviceIds = new Map<string, string>();
 
-  async api(method: string, path: string, body?: unknown, token?: string, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  async api(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse> {
     const res = await fetch(`${this.hubUrl}${path}`, {
       method,
       headers: {
@@ -348,7 +434,8 @@ export interface ApiResponse {
 
 export function expectStatus(status: number) {
   return (res: ApiResponse): ApiResponse => {
-    if (res.status !== status) throw new Error(`expected HTTP ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+    if (res.status !== status)
+      throw new Error(`expected HTTP ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
     return res;
   };
 }

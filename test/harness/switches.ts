@@ -40,6 +40,13 @@ export async function setSwitchFaults(stack: Stack, id: string, faults: Record<s
 
 /** Starts an NVOS install job on the switch; returns the job id. */
 export async function nvosInstall(stack: Stack, id: string, packageId: string): Promise<string> {
-  const res = expectStatus(202)(await stack.api('POST', `/v1/devices/${stack.deviceIds.get(id)}/nvos-install`, { package_id: packageId }, stack.tokens.operator));
+  const res = expectStatus(202)(
+    await stack.api(
+      'POST',
+      `/v1/devices/${stack.deviceIds.get(id)}/nvos-install`,
+      { package_id: packageId },
+      stack.tokens.operator,
+    ),
+  );
   return (res.body as { id: string }).id;
 }

@@ -47,7 +47,11 @@ const slots: { kind: DeviceKind; position: number; index: number }[] = [
 export const devicesPerRack = slots.length;
 
 function addressAt(first: string, offset: number): string {
-  const n = first.split('.').map(Number).reduce((acc, o) => acc * 256 + o, 0) + offset;
+  const n =
+    first
+      .split('.')
+      .map(Number)
+      .reduce((acc, o) => acc * 256 + o, 0) + offset;
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
@@ -101,5 +105,14 @@ export function simulatorProfile(d: PlannedDevice): string {
 export function simulatedSwitches(fleet: Fleet, o: { nvuePort: number; sshPort: number; password: string }) {
   return fleet.devices
     .filter((d) => d.kind === 'switch')
-    .map((d) => ({ id: d.name, address: d.ip, nvuePort: o.nvuePort, sshPort: o.sshPort, username: 'admin', password: o.password, nvosVersion: '25.02.4282', imageShape: d.family === 'gb300' ? 'object' : 'string' }));
+    .map((d) => ({
+      id: d.name,
+      address: d.ip,
+      nvuePort: o.nvuePort,
+      sshPort: o.sshPort,
+      username: 'admin',
+      password: o.password,
+      nvosVersion: '25.02.4282',
+      imageShape: d.family === 'gb300' ? 'object' : 'string',
+    }));
 }

@@ -55,13 +55,42 @@ const writer = new NetboxWriter(values.netbox, readFileSync(values['token-file']
 const started = Date.now();
 // A switch tray's NVOS answers on its BMC's loopback address: NVUE on the BMC port + 1, SSH on + 2.
 const nvos = { nvuePort: port + 1, sshPort: port + 2 };
-const written = await writeFleet(writer, fleet, { managementProfile: `redfish-http:${port}`, credentialRef: values['credential-ref']!, nvos });
+const written = await writeFleet(writer, fleet, {
+  managementProfile: `redfish-http:${port}`,
+  credentialRef: values['credential-ref']!,
+  nvos,
+});
 if (values['simulator-config']) {
   const password = values['bmc-password-file'] ? readFileSync(values['bmc-password-file'], 'utf8').trim() : 'change-me';
   const switches = simulatedSwitches(fleet, { ...nvos, password });
   writeFileSync(
     values['simulator-config'],
-    JSON.stringify({ timeScale: 0.1, admin: { port: 0 }, bmcs: fleet.devices.map((d) => ({ id: d.name, address: d.ip, port, username: 'admin', password, profile: simulatorProfile(d), powerDomain: `${d.site}/${d.rack}` })), switches }, null, 2),
+    JSON.stringify(
+      {
+        timeScale: 0.1,
+        admin: { port: 0 },
+        bmcs: fleet.devices.map((d) => ({
+          id: d.name,
+          address: d.ip,
+          port,
+          username: 'admin',
+          password,
+          profile: simulatorProfile(d),
+          powerDomain: `${d.site}/${d.rack}`,
+        })),
+        switches,
+      },
+      null,
+      2,
+    ),
   );
 }
-console.log(JSON.stringify({ sites: fleet.sites.length, racks: fleet.racks.length, devices: written.deviceIds.size, netbox_requests: written.requests, seconds: (Date.now() - started) / 1000 }));
+console.log(
+  JSON.stringify({
+    sites: fleet.sites.length,
+    racks: fleet.racks.length,
+    devices: written.deviceIds.size,
+    netbox_requests: written.requests,
+    seconds: (Date.now() - started) / 1000,
+  }),
+);

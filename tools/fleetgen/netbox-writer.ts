@@ -31,7 +31,8 @@ export class NetboxWriter {
 
   async bulk<T extends { id: number }>(method: 'POST' | 'PATCH', path: string, items: unknown[]): Promise<T[]> {
     const out: T[] = [];
-    for (let i = 0; i < items.length; i += this.batch) out.push(...(await this.call<T[]>(method, path, items.slice(i, i + this.batch))));
+    for (let i = 0; i < items.length; i += this.batch)
+      out.push(...(await this.call<T[]>(method, path, items.slice(i, i + this.batch))));
     return out;
   }
 
@@ -78,7 +79,9 @@ function customFieldsOf(d: PlannedDevice, opts: WriteOptions): Record<string, st
   return {
     fleet_management_profile: opts.managementProfile,
     fleet_credential_ref: opts.credentialRef,
-    ...(d.kind === 'switch' && opts.nvos ? { fleet_nvos_url: `http://${d.ip}:${opts.nvos.nvuePort}`, fleet_nvos_ssh: `${d.ip}:${opts.nvos.sshPort}` } : {}),
+    ...(d.kind === 'switch' && opts.nvos
+      ? { fleet_nvos_url: `http://${d.ip}:${opts.nvos.nvuePort}`, fleet_nvos_ssh: `${d.ip}:${opts.nvos.sshPort}` }
+      : {}),
   };
 }
 
@@ -89,35 +92,97 @@ export interface WrittenFleet {
 
 export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptions): Promise<WrittenFleet> {
   const manufacturers = new Map<string, number>();
-  for (const [slug, name] of [['nvidia', 'NVIDIA'], ['liteon', 'LITE-ON'], ['delta', 'Delta Electronics']] as const) {
+  for (const [slug, name] of [
+    ['nvidia', 'NVIDIA'],
+    ['liteon', 'LITE-ON'],
+    ['delta', 'Delta Electronics'],
+  ] as const) {
     manufacturers.set(slug, (await w.ensure('/api/dcim/manufacturers/', { slug }, { name, slug })).id);
   }
   const roles = new Map<string, number>();
-  for (const [slug, name, color] of [['compute-tray', 'Compute tray', '4caf50'], ['nvlink-switch-tray', 'NVLink switch tray', '2196f3'], ['power-shelf', 'Power shelf', 'ff9800']] as const) {
+  for (const [slug, name, color] of [
+    ['compute-tray', 'Compute tray', '4caf50'],
+    ['nvlink-switch-tray', 'NVLink switch tray', '2196f3'],
+    ['power-shelf', 'Power shelf', 'ff9800'],
+  ] as const) {
     roles.set(slug, (await w.ensure('/api/dcim/device-roles/', { slug }, { name, slug, color })).id);
   }
   const types = new Map<string, number>();
   for (const t of deviceTypeSpecs) {
-    types.set(t.key, (await w.ensure('/api/dcim/device-types/', { slug: t.key }, { model: t.model, slug: t.key, manufacturer: manufacturers.get(t.manufacturer), u_height: 1, is_full_depth: true })).id);
+    types.set(
+      t.key,
+      (
+        await w.ensure(
+          '/api/dcim/device-types/',
+          { slug: t.key },
+          {
+            model: t.model,
+            slug: t.key,
+            manufacturer: manufacturers.get(t.manufacturer),
+            u_height: 1,
+            is_full_depth: true,
+          },
+        )
+      ).id,
+    );
   }
   const rackTypes = new Map<string, number>();
-  for (const [key, model] of [['gb200_nvl72', 'GB200 NVL72'], ['gb300_nvl72', 'GB300 NVL72']] as const) {
+  for (const [key, model] of [
+    ['gb200_nvl72', 'GB200 NVL72'],
+    ['gb300_nvl72', 'GB300 NVL72'],
+  ] as const) {
     const slug = key.replace('_', '-');
-    rackTypes.set(key, (await w.ensure('/api/dcim/rack-types/', { slug }, { manufacturer: manufacturers.get('nvidia'), model, slug, form_factor: '4-post-cabinet', width: 19, u_height: 48 })).id);
+    rackTypes.set(
+      key,
+      (
+        await w.ensure(
+          '/api/dcim/rack-types/',
+          { slug },
+          {
+            manufacturer: manufacturers.get('nvidia'),
+            model,
+            slug,
+            form_factor: '4-post-cabinet',
+            width: 19,
+            u_height: 48,
+          },
+        )
+      ).id,
+    );
   }
   for (const [name, label] of customFields) {
-    await w.ensure('/api/extras/custom-fields/', { name }, { name, label, type: 'text', object_types: ['dcim.device'] });
+    await w.ensure(
+      '/api/extras/custom-fields/',
+      { name },
+      { name, label, type: 'text', object_types: ['dcim.device'] },
+    );
   }
 
-  const existingSites = new Map((await w.call<{ results: { id: number; slug: string }[] }>('GET', '/api/dcim/sites/?limit=1000')).results.map((s) => [s.slug, s.id]));
+  const existingSites = new Map(
+    (await w.call<{ results: { id: number; slug: string }[] }>('GET', '/api/dcim/sites/?limit=1000')).results.map(
+      (s) => [s.slug, s.id],
+    ),
+  );
   const newSites = fleet.sites.filter((s) => !existingSites.has(s.slug));
-  for (const s of await w.bulk<{ id: number; slug: string }>('POST', '/api/dcim/sites/', newSites.map((s) => ({ name: s.name, slug: s.slug, status: 'active' })))) existingSites.set(s.slug, s.id);
+  for (const s of await w.bulk<{ id: number; slug: string }>(
+    'POST',
+    '/api/dcim/sites/',
+    newSites.map((s) => ({ name: s.name, slug: s.slug, status: 'active' })),
+  ))
+    existingSites.set(s.slug, s.id);
 
   const rackIds = new Map<string, number>();
   const racks = await w.bulk<{ id: number; name: string; site: { id: number } }>(
     'POST',
     '/api/dcim/racks/',
-    fleet.racks.map((r) => ({ name: r.name, site: existingSites.get(r.site), status: 'active', rack_type: rackTypes.get(r.type), u_height: 48, width: 19 })),
+    fleet.racks.map((r) => ({
+      name: r.name,
+      site: existingSites.get(r.site),
+      status: 'active',
+      rack_type: rackTypes.get(r.type),
+      u_height: 48,
+      width: 19,
+    })),
   );
   racks.forEach((r, i) => rackIds.set(`${fleet.racks[i]!.site}/${fleet.racks[i]!.name}`, r.id));
 
@@ -146,15 +211,32 @@ export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptio
   const macs = await w.bulk<{ id: number }>(
     'POST',
     '/api/dcim/mac-addresses/',
-    fleet.devices.map((d, i) => ({ mac_address: d.mac, assigned_object_type: 'dcim.interface', assigned_object_id: ifaces[i]!.id })),
+    fleet.devices.map((d, i) => ({
+      mac_address: d.mac,
+      assigned_object_type: 'dcim.interface',
+      assigned_object_id: ifaces[i]!.id,
+    })),
   );
-  await w.bulk('PATCH', '/api/dcim/interfaces/', ifaces.map((iface, i) => ({ id: iface.id, primary_mac_address: macs[i]!.id })));
+  await w.bulk(
+    'PATCH',
+    '/api/dcim/interfaces/',
+    ifaces.map((iface, i) => ({ id: iface.id, primary_mac_address: macs[i]!.id })),
+  );
   const ips = await w.bulk<{ id: number }>(
     'POST',
     '/api/ipam/ip-addresses/',
-    fleet.devices.map((d, i) => ({ address: `${d.ip}/32`, status: 'active', assigned_object_type: 'dcim.interface', assigned_object_id: ifaces[i]!.id })),
+    fleet.devices.map((d, i) => ({
+      address: `${d.ip}/32`,
+      status: 'active',
+      assigned_object_type: 'dcim.interface',
+      assigned_object_id: ifaces[i]!.id,
+    })),
   );
-  await w.bulk('PATCH', '/api/dcim/devices/', fleet.devices.map((d, i) => ({ id: deviceIds.get(d.name), oob_ip: ips[i]!.id })));
+  await w.bulk(
+    'PATCH',
+    '/api/dcim/devices/',
+    fleet.devices.map((d, i) => ({ id: deviceIds.get(d.name), oob_ip: ips[i]!.id })),
+  );
   return { deviceIds, requests: w.requests };
 }
 
@@ -177,9 +259,19 @@ export async function bulkLoadFleet(db: string, fleet: Fleet, opts: WriteOptions
     await new Promise<void>((resolve, reject) =>
       execFile(
         'bash',
-        [join(root, 'tools/netbox/run-script.sh'), '--db', db, join(root, 'tools/fleetgen/netbox_bulk.py'), `FLEET_PLAN=${plan}`, `FLEET_MANAGEMENT_PROFILE=${opts.managementProfile}`, `FLEET_CREDENTIAL_REF=${opts.credentialRef}`, ...(opts.nvos ? [`FLEET_NVUE_PORT=${opts.nvos.nvuePort}`, `FLEET_NVOS_SSH_PORT=${opts.nvos.sshPort}`] : [])],
+        [
+          join(root, 'tools/netbox/run-script.sh'),
+          '--db',
+          db,
+          join(root, 'tools/fleetgen/netbox_bulk.py'),
+          `FLEET_PLAN=${plan}`,
+          `FLEET_MANAGEMENT_PROFILE=${opts.managementProfile}`,
+          `FLEET_CREDENTIAL_REF=${opts.credentialRef}`,
+          ...(opts.nvos ? [`FLEET_NVUE_PORT=${opts.nvos.nvuePort}`, `FLEET_NVOS_SSH_PORT=${opts.nvos.sshPort}`] : []),
+        ],
         { maxBuffer: 1 << 24, timeout: 1_800_000 },
-        (err, _stdout, stderr) => (err ? reject(new Error(`bulk load failed: ${err.message}\n${stderr.slice(-3000)}`)) : resolve()),
+        (err, _stdout, stderr) =>
+          err ? reject(new Error(`bulk load failed: ${err.message}\n${stderr.slice(-3000)}`)) : resolve(),
       ),
     );
   } finally {

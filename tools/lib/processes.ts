@@ -71,12 +71,16 @@ export class ManagedProcess {
   async start(readyText: string, timeoutMs = 60_000): Promise<void> {
     const log = openSync(this.logFile, 'a');
     const started = this.output.length;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, this.entry), '--config', this.configFile], {
-      cwd: repoRoot,
-      env: { ...process.env, FLEET_EXIT_WITH_PARENT: '1', ...this.env },
-      stdio: ['ignore', log, log],
-      detached: true,
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, this.entry), '--config', this.configFile],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, FLEET_EXIT_WITH_PARENT: '1', ...this.env },
+        stdio: ['ignore', log, log],
+        detached: true,
+      },
+    );
     closeSync(log); // the child holds its own copy
     this.child = child;
     running.add(child);
@@ -84,9 +88,12 @@ export class ManagedProcess {
     const deadline = Date.now() + timeoutMs;
     while (!this.output.slice(started).includes(readyText)) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${this.name} exited (${child.exitCode ?? child.signalCode}) before ready:\n${this.output.slice(-3000)}`);
+        throw new Error(
+          `${this.name} exited (${child.exitCode ?? child.signalCode}) before ready:\n${this.output.slice(-3000)}`,
+        );
       }
-      if (Date.now() > deadline) throw new Error(`${this.name} not ready after ${timeoutMs} ms:\n${this.output.slice(-3000)}`);
+      if (Date.now() > deadline)
+        throw new Error(`${this.name} not ready after ${timeoutMs} ms:\n${this.output.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -19,16 +19,29 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
   const { shelves, switches, compute } = input.targets;
   const trays = [...compute, ...switches];
   const all = [...shelves, ...switches, ...compute];
-  const rec = new StageRecorder(coldRebootStages, all.map((d) => d.deviceId), (memo) => upsertMemo({ [jobMemoKey]: memo }));
+  const rec = new StageRecorder(
+    coldRebootStages,
+    all.map((d) => d.deviceId),
+    (memo) => upsertMemo({ [jobMemoKey]: memo }),
+  );
   rec.emit();
 
-  const power = async (stage: string, targets: BmcTarget[], action: PowerAction, settleTimeoutS: number, final: boolean) => {
+  const power = async (
+    stage: string,
+    targets: BmcTarget[],
+    action: PowerAction,
+    settleTimeoutS: number,
+    final: boolean,
+  ) => {
     rec.start(stage, `${action} ${targets.length} devices`);
-    const results = await Promise.allSettled(targets.map((target) => acts.setDevicePower({ target, action, settleTimeoutS })));
+    const results = await Promise.allSettled(
+      targets.map((target) => acts.setDevicePower({ target, action, settleTimeoutS })),
+    );
     const failed: string[] = [];
     results.forEach((r, i) => {
       const id = targets[i]!.deviceId;
-      if (r.status === 'fulfilled') rec.device(id, { state: final ? 'succeeded' : 'running', powerState: r.value.powerState });
+      if (r.status === 'fulfilled')
+        rec.device(id, { state: final ? 'succeeded' : 'running', powerState: r.value.powerState });
       else {
         if (isCancellation(r.reason)) throw r.reason;
         failed.push(id);
@@ -40,11 +53,22 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
   };
 
   /** A gate: wait the floor, then poll until every device meets the condition or the maximum wait passes. */
-  const gate = async (stage: string, targets: BmcTarget[], condition: 'off' | 'unreachable' | 'reachable', floorS: number, maxS: number) => {
+  const gate = async (
+    stage: string,
+    targets: BmcTarget[],
+    condition: 'off' | 'unreachable' | 'reachable',
+    floorS: number,
+    maxS: number,
+  ) => {
     rec.start(stage, `waiting ${floorS}s, then up to ${maxS}s for ${targets.length} devices to be ${condition}`);
     if (floorS > 0) await sleep(`${floorS}s`);
     const r = await acts.awaitDevices({ targets, condition, pollIntervalS: t.pollIntervalS, maxWaitS: maxS });
-    if (r.notMet.length) fail(stage, `${r.notMet.length}/${targets.length} devices not ${condition} after ${maxS}s`, r.notMet.map((n) => n.deviceId));
+    if (r.notMet.length)
+      fail(
+        stage,
+        `${r.notMet.length}/${targets.length} devices not ${condition} after ${maxS}s`,
+        r.notMet.map((n) => n.deviceId),
+      );
     rec.finish(stage, 'completed', `${targets.length} devices ${condition}`);
   };
 
@@ -59,8 +83,14 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
     const nvos = input.targets.switchNvos ?? [];
     const asked = new Set(nvos.map((n) => n.deviceId));
     const unasked = switches.filter((s) => !asked.has(s.deviceId)).map((s) => s.deviceId);
-    for (const id of unasked) rec.device(id, { state: 'succeeded', message: 'BMC reachable after the power cycle; the inventory gives no NVOS endpoint to ask' });
-    const note = unasked.length ? `; not asked, no NVOS endpoint in the inventory (fleet_nvos_url, fleet_nvos_ssh): ${unasked.join(', ')}` : '';
+    for (const id of unasked)
+      rec.device(id, {
+        state: 'succeeded',
+        message: 'BMC reachable after the power cycle; the inventory gives no NVOS endpoint to ask',
+      });
+    const note = unasked.length
+      ? `; not asked, no NVOS endpoint in the inventory (fleet_nvos_url, fleet_nvos_ssh): ${unasked.join(', ')}`
+      : '';
     if (!nvos.length) {
       rec.start(stage);
       rec.finish(stage, 'skipped', `no switch tray to ask${note}`);
@@ -78,16 +108,31 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
         const error = jobErrorFrom(err);
         const ids = pending.map((p) => p.deviceId);
         for (const id of ids) rec.device(id, { state: 'failed', error: { ...error, details: { deviceId: id } } });
-        return fail(stage, `${ids.length}/${nvos.length} switch trays could not be asked (attempt ${attempt}: ${error.code}: ${error.message}): ${ids.join(', ')}`, ids);
+        return fail(
+          stage,
+          `${ids.length}/${nvos.length} switch trays could not be asked (attempt ${attempt}: ${error.code}: ${error.message}): ${ids.join(', ')}`,
+          ids,
+        );
       });
-      for (const id of r.answered) rec.device(id, { state: 'succeeded', message: `NVUE answered (attempt ${attempt})` });
+      for (const id of r.answered)
+        rec.device(id, { state: 'succeeded', message: `NVUE answered (attempt ${attempt})` });
       if (!r.failed.length) break;
       const permanent = r.failed.filter((f) => f.permanent);
       if (permanent.length || attempt >= attempts) {
         const failed = permanent.length ? permanent : r.failed;
-        for (const f of failed) rec.device(f.deviceId, { state: 'failed', error: { code: f.error.type, message: f.error.message, details: { deviceId: f.deviceId } } });
-        const why = permanent.length ? 'cannot be asked' : `did not answer NVUE after ${attempts} attempts over ${maxWaitS}s`;
-        fail(stage, `${failed.length}/${nvos.length} switch trays ${why}: ${failed.map((f) => `${f.deviceId} (${f.error.type}: ${f.error.message})`).join('; ')}`, failed.map((f) => f.deviceId));
+        for (const f of failed)
+          rec.device(f.deviceId, {
+            state: 'failed',
+            error: { code: f.error.type, message: f.error.message, details: { deviceId: f.deviceId } },
+          });
+        const why = permanent.length
+          ? 'cannot be asked'
+          : `did not answer NVUE after ${attempts} attempts over ${maxWaitS}s`;
+        fail(
+          stage,
+          `${failed.length}/${nvos.length} switch trays ${why}: ${failed.map((f) => `${f.deviceId} (${f.error.type}: ${f.error.message})`).join('; ')}`,
+          failed.map((f) => f.deviceId),
+        );
       }
       const left = new Set(r.failed.map((f) => f.deviceId));
       pending = pending.filter((p) => left.has(p.deviceId));
@@ -98,14 +143,21 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
 
   const fail = (stage: string, message: string, devices: string[]): never => {
     rec.finish(stage, 'failed', message);
-    for (const id of devices) if (rec.devices[id]?.state !== 'failed') rec.device(id, { state: 'failed', message: `${stage}: ${message}` });
+    for (const id of devices)
+      if (rec.devices[id]?.state !== 'failed') rec.device(id, { state: 'failed', message: `${stage}: ${message}` });
     rec.closeUnreached(`not reached: the reboot stopped at ${stage}`);
     rec.emit({ error: { code: 'STAGE_FAILED', message: `${stage}: ${message}`, details: { stage, devices } } });
     throw new StageFailed(`${stage}: ${message}`);
   };
 
   try {
-    await power('prestage_shutdown_compute', compute, 'off', t.prestageShutdownFloorS + t.prestageShutdownPollMaxS, false);
+    await power(
+      'prestage_shutdown_compute',
+      compute,
+      'off',
+      t.prestageShutdownFloorS + t.prestageShutdownPollMaxS,
+      false,
+    );
     await gate('prestage_verify_compute_down', compute, 'off', t.prestageShutdownFloorS, t.prestageShutdownPollMaxS);
     await power('power_off_shelves', shelves, 'off', input.settleTimeoutS, false);
     await gate('verify_discharged', trays, 'unreachable', t.dischargeFloorS, t.dischargePollMaxS);

@@ -1,5 +1,11 @@
 import { ApplicationFailure, isCancellation, upsertMemo } from '@temporalio/workflow';
-import type { BmcResetResult, DeviceBmcResetInput, DevicePowerRefreshInput, DeviceReading, JobMemo } from '@fleet/domain';
+import type {
+  BmcResetResult,
+  DeviceBmcResetInput,
+  DevicePowerRefreshInput,
+  DeviceReading,
+  JobMemo,
+} from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
 import { jobErrorFrom } from './device-power.js';

@@ -11,7 +11,11 @@ export function jobErrorFrom(err: unknown): JobError {
   if (isCancellation(err)) return { code: 'CANCELLED', message: 'the job was cancelled' };
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
-    return { code: cause.type ?? 'INTERNAL', message: cause.message, ...(cause.details?.length ? { details: cause.details[0] } : {}) };
+    return {
+      code: cause.type ?? 'INTERNAL',
+      message: cause.message,
+      ...(cause.details?.length ? { details: cause.details[0] } : {}),
+    };
   }
   return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
 }
@@ -35,7 +39,11 @@ export async function devicePower(input: DevicePowerInput): Promise<DevicePowerR
   });
   publish({ progress: { stage: 'power', message: `${input.action} on ${input.target.deviceId}` } });
   try {
-    const result = await setDevicePower({ target: input.target, action: input.action, settleTimeoutS: input.settleTimeoutS });
+    const result = await setDevicePower({
+      target: input.target,
+      action: input.action,
+      settleTimeoutS: input.settleTimeoutS,
+    });
     publish({ progress: { stage: 'done', percent: 100 }, result: { ...result } });
     return result;
   } catch (err) {

@@ -11,8 +11,21 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CampaignDeviceInput, CampaignDeviceOutcome, CampaignProgress, FirmwareCampaignInput, JobMemo, SwitchFirmwareStep } from '@fleet/domain';
-import { jobMemoKey, maintenanceWindowAt, searchAttributes, startable, switchCounts } from '@fleet/domain/workflow-safe';
+import type {
+  CampaignDeviceInput,
+  CampaignDeviceOutcome,
+  CampaignProgress,
+  FirmwareCampaignInput,
+  JobMemo,
+  SwitchFirmwareStep,
+} from '@fleet/domain';
+import {
+  jobMemoKey,
+  maintenanceWindowAt,
+  searchAttributes,
+  startable,
+  switchCounts,
+} from '@fleet/domain/workflow-safe';
 import { deviceFirmwareUpdate } from './firmware-update.js';
 import { switchFirmwareUpdate } from './switch-firmware-update.js';
 
@@ -20,7 +33,6 @@ export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
 export const approveSignal = defineSignal('approve');
 export const campaignStatusQuery = defineQuery<CampaignProgress>('status');
-
 
 /**
  * A firmware rollout over one site: the canary, then (once approved) the waves, each device
@@ -30,15 +42,25 @@ export const campaignStatusQuery = defineQuery<CampaignProgress>('status');
  * campaign cancels its running devices.
  */
 export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Record<string, unknown>> {
-  const st: CampaignProgress = input.carried ?? { waveIndex: 0, outcomes: {}, failuresSinceResume: 0, approved: input.policy.autoApprove, paused: false };
+  const st: CampaignProgress = input.carried ?? {
+    waveIndex: 0,
+    outcomes: {},
+    failuresSinceResume: 0,
+    approved: input.policy.autoApprove,
+    paused: false,
+  };
   // The stage the job shows: paused wins over everything but the end.
   let phase = 'starting';
   let waitingForWindow = false;
   let wake = false;
-  const stage = () => (phase === 'done' ? phase : st.paused ? 'paused' : waitingForWindow ? 'waiting_for_maintenance_window' : phase);
+  const stage = () =>
+    phase === 'done' ? phase : st.paused ? 'paused' : waitingForWindow ? 'waiting_for_maintenance_window' : phase;
   const byId = new Map(input.devices.map((d) => [d.deviceId, d]));
   const switches = switchCounts(input.devices);
-  const caps = { ...input.policy, ...(input.maxSwitchShareOfRack ? { maxSwitchShareOfRack: input.maxSwitchShareOfRack } : {}) };
+  const caps = {
+    ...input.policy,
+    ...(input.maxSwitchShareOfRack ? { maxSwitchShareOfRack: input.maxSwitchShareOfRack } : {}),
+  };
   const running = new Map<string, CampaignDeviceInput>();
 
   const publish = (extra: Partial<JobMemo> = {}) => {
@@ -46,16 +68,30 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     const n = (o: CampaignDeviceOutcome) => outcomes.filter((x) => x === o).length;
     const total = input.devices.length;
     const message = `${outcomes.length}/${total} done (${n('succeeded')} updated, ${n('skipped')} compliant, ${n('failed')} failed), ${running.size} running${st.pauseReason ? `; ${st.pauseReason}` : ''}`;
-    upsertMemo({ [jobMemoKey]: { progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message }, ...extra } satisfies JobMemo });
+    upsertMemo({
+      [jobMemoKey]: {
+        progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message },
+        ...extra,
+      } satisfies JobMemo,
+    });
   };
   const signalled = (change: () => void) => () => {
     change();
     wake = true;
     publish();
   };
-  setHandler(pauseSignal, signalled(() => ((st.paused = true), (st.pauseReason = 'paused by an operator'))));
-  setHandler(resumeSignal, signalled(() => ((st.paused = false), (st.pauseReason = undefined), (st.failuresSinceResume = 0))));
-  setHandler(approveSignal, signalled(() => (st.approved = true)));
+  setHandler(
+    pauseSignal,
+    signalled(() => ((st.paused = true), (st.pauseReason = 'paused by an operator'))),
+  );
+  setHandler(
+    resumeSignal,
+    signalled(() => ((st.paused = false), (st.pauseReason = undefined), (st.failuresSinceResume = 0))),
+  );
+  setHandler(
+    approveSignal,
+    signalled(() => (st.approved = true)),
+  );
   setHandler(campaignStatusQuery, () => st);
 
   const runDevice = async (d: CampaignDeviceInput): Promise<void> => {
@@ -75,11 +111,31 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       const result = d.nvos
         ? await executeChild(switchFirmwareUpdate, {
             ...common,
-            args: [{ jobId: d.jobId, target: d.nvos, steps: manifest.steps as SwitchFirmwareStep[], force: input.policy.force, timings: input.switchTimings, activity: input.activity }],
+            args: [
+              {
+                jobId: d.jobId,
+                target: d.nvos,
+                steps: manifest.steps as SwitchFirmwareStep[],
+                force: input.policy.force,
+                timings: input.switchTimings,
+                activity: input.activity,
+              },
+            ],
           })
         : await executeChild(deviceFirmwareUpdate, {
             ...common,
-            args: [{ jobId: d.jobId, target: d.target, role: d.role, steps: manifest.steps, expectedInventory: manifest.expectedInventory, force: input.policy.force, timings: input.timings, activity: input.activity }],
+            args: [
+              {
+                jobId: d.jobId,
+                target: d.target,
+                role: d.role,
+                steps: manifest.steps,
+                expectedInventory: manifest.expectedInventory,
+                force: input.policy.force,
+                timings: input.timings,
+                activity: input.activity,
+              },
+            ],
           });
       outcome = result.status === 'skipped' ? 'skipped' : 'succeeded';
     } catch (err) {

@@ -8,7 +8,11 @@ export interface StepPlan {
 }
 
 /** Steps whose components differ from the installed ones (all of them when forced), in manifest order. */
-export function stepsToRun(steps: FirmwareStep[], installed: ComponentVersion[], force: boolean): { run: StepPlan[]; compliant: ComponentResult[] } {
+export function stepsToRun(
+  steps: FirmwareStep[],
+  installed: ComponentVersion[],
+  force: boolean,
+): { run: StepPlan[]; compliant: ComponentResult[] } {
   const have = new Map(installed.map((c) => [c.id, c.version]));
   const run: StepPlan[] = [];
   const compliant: ComponentResult[] = [];
@@ -16,7 +20,9 @@ export function stepsToRun(steps: FirmwareStep[], installed: ComponentVersion[],
     const components = step.components.map((c) => ({ id: c.id, from: have.get(c.id) ?? null, to: c.version }));
     const outdated = components.filter((c) => c.from !== c.to);
     if (force || outdated.length > 0) run.push({ index, step, components });
-    else for (const c of components) compliant.push({ ...c, installed: c.from, status: 'skipped', code: 'SKIPPED_COMPLIANT' });
+    else
+      for (const c of components)
+        compliant.push({ ...c, installed: c.from, status: 'skipped', code: 'SKIPPED_COMPLIANT' });
   });
   return { run, compliant };
 }
@@ -35,7 +41,13 @@ export function verifyComponents(plans: StepPlan[], installed: ComponentVersion[
       const now = have.get(c.id) ?? null;
       return now === c.to
         ? { ...c, installed: now, status: 'updated', code: 'SUCCESS' }
-        : { ...c, installed: now, status: 'failed', code: 'VERIFICATION_FAILED', message: `reports ${now ?? 'nothing'} after activation, expected ${c.to}` };
+        : {
+            ...c,
+            installed: now,
+            status: 'failed',
+            code: 'VERIFICATION_FAILED',
+            message: `reports ${now ?? 'nothing'} after activation, expected ${c.to}`,
+          };
     }),
   );
 }

@@ -6,7 +6,12 @@ import { published } from './device-maintenance.js';
 export async function deviceFirmwareRefresh(input: DevicePowerRefreshInput): Promise<FirmwareInventoryReading> {
   const { readFirmwareInventory } = proxyActivities<FirmwareActivities>({
     startToCloseTimeout: `${input.activity.startToCloseTimeoutS}s`,
-    retry: { maximumAttempts: input.activity.maximumAttempts, nonRetryableErrorTypes: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'NOT_FOUND', 'FAILED_PRECONDITION'] },
+    retry: {
+      maximumAttempts: input.activity.maximumAttempts,
+      nonRetryableErrorTypes: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'NOT_FOUND', 'FAILED_PRECONDITION'],
+    },
   });
-  return published('read', `firmware inventory of ${input.target.deviceId}`, () => readFirmwareInventory({ target: input.target }));
+  return published('read', `firmware inventory of ${input.target.deviceId}`, () =>
+    readFirmwareInventory({ target: input.target }),
+  );
 }

@@ -1,4 +1,11 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, sleep, upsertMemo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  proxyActivities,
+  sleep,
+  upsertMemo,
+} from '@temporalio/workflow';
 import type {
   BmcTarget,
   ComponentResult,
@@ -25,13 +32,32 @@ function firmwareActivities(input: DeviceFirmwareUpdateInput) {
     backoffCoefficient: 2,
     maximumInterval: '60s',
     maximumAttempts: input.activity.maximumAttempts,
-    nonRetryableErrorTypes: ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'NOT_FOUND', 'FAILED_PRECONDITION', 'TARGET_NOT_FOUND', 'CLIENT_FAILURE'],
+    nonRetryableErrorTypes: [
+      'INVALID_ARGUMENT',
+      'UNAUTHENTICATED',
+      'NOT_FOUND',
+      'FAILED_PRECONDITION',
+      'TARGET_NOT_FOUND',
+      'CLIENT_FAILURE',
+    ],
   };
   const heartbeatTimeout = `${input.activity.heartbeatTimeoutS}s`;
-  const short = proxyActivities<FirmwareActivities>({ startToCloseTimeout: `${input.activity.startToCloseTimeoutS}s`, retry });
+  const short = proxyActivities<FirmwareActivities>({
+    startToCloseTimeout: `${input.activity.startToCloseTimeoutS}s`,
+    retry,
+  });
   const long = proxyActivities<FirmwareActivities>({ startToCloseTimeout: '2h', heartbeatTimeout, retry });
-  const task = proxyActivities<FirmwareActivities>({ startToCloseTimeout: `${input.timings.taskTimeoutS + 120}s`, heartbeatTimeout, retry });
-  return { readFirmwareInventory: short.readFirmwareInventory, fetchArtifact: long.fetchArtifact, pushFirmware: long.pushFirmware, awaitFirmwareTask: task.awaitFirmwareTask };
+  const task = proxyActivities<FirmwareActivities>({
+    startToCloseTimeout: `${input.timings.taskTimeoutS + 120}s`,
+    heartbeatTimeout,
+    retry,
+  });
+  return {
+    readFirmwareInventory: short.readFirmwareInventory,
+    fetchArtifact: long.fetchArtifact,
+    pushFirmware: long.pushFirmware,
+    awaitFirmwareTask: task.awaitFirmwareTask,
+  };
 }
 
 class StepFailed extends Error {
@@ -54,9 +80,14 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
   const fw = firmwareActivities(input);
   const dev = deviceActivities(input.activity);
   const { target } = input;
-  const rec = new StageRecorder(['check_inventory', 'fetch_artifacts', 'update', 'activate', 'verify'], [target.deviceId], (m) => publish(m));
+  const rec = new StageRecorder(
+    ['check_inventory', 'fetch_artifacts', 'update', 'activate', 'verify'],
+    [target.deviceId],
+    (m) => publish(m),
+  );
   let memoResult: DeviceFirmwareResult | undefined;
-  const publish = (m: JobMemo) => upsertMemo({ [jobMemoKey]: { ...m, ...(memoResult ? { result: { ...memoResult } } : {}) } });
+  const publish = (m: JobMemo) =>
+    upsertMemo({ [jobMemoKey]: { ...m, ...(memoResult ? { result: { ...memoResult } } : {}) } });
   const finish = (result: DeviceFirmwareResult): DeviceFirmwareResult => {
     memoResult = result;
     rec.emit({ progress: { stage: 'done', percent: 100, message: summary(result) }, result: { ...result } });
@@ -128,7 +159,12 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
     const components = [...done, ...verified, ...failedResults];
     const ok = components.every((c) => c.status !== 'failed');
     rec.finish('verify', ok ? 'completed' : 'failed');
-    const result = finish({ deviceId: target.deviceId, status: ok ? 'updated' : 'failed', components, inventory: after });
+    const result = finish({
+      deviceId: target.deviceId,
+      status: ok ? 'updated' : 'failed',
+      components,
+      inventory: after,
+    });
     if (!ok) throw ApplicationFailure.nonRetryable(summary(result), 'FIRMWARE_UPDATE_FAILED', result);
     return result;
   } catch (err) {
@@ -138,10 +174,20 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
     }
     const cancelled = isCancellation(err);
     const error = err instanceof StepFailed ? { code: err.code, message: err.message } : jobErrorFrom(err);
-    const code = (cancelled ? 'CANCELLED' : err instanceof StepFailed ? err.code : codeForActivityError(err)) as FirmwareResultCode;
+    const code = (
+      cancelled ? 'CANCELLED' : err instanceof StepFailed ? err.code : codeForActivityError(err)
+    ) as FirmwareResultCode;
     const components: ComponentResult[] = [
       ...done,
-      ...plans.flatMap((p) => p.components.map((c) => ({ ...c, installed: null, status: cancelled ? ('cancelled' as const) : ('failed' as const), code, message: error.message }))),
+      ...plans.flatMap((p) =>
+        p.components.map((c) => ({
+          ...c,
+          installed: null,
+          status: cancelled ? ('cancelled' as const) : ('failed' as const),
+          code,
+          message: error.message,
+        })),
+      ),
     ];
     memoResult = { deviceId: target.deviceId, status: 'failed', components, inventory: [] };
     const current = rec.timeline.currentStage;
@@ -166,19 +212,39 @@ async function pushAndMonitor(
 ): Promise<boolean> {
   const { target, timings } = input;
   for (let generation = 0; generation < MAX_PUSH_GENERATIONS; generation++) {
-    const pushed = await pushStep(fw, { jobId: input.jobId, target, step: plan.step, stepIndex: plan.index, generation, force: input.force });
-    const outcome = await fw.awaitFirmwareTask({ target, taskUri: pushed.taskUri, pollIntervalS: timings.taskPollS, timeoutS: timings.taskTimeoutS });
+    const pushed = await pushStep(fw, {
+      jobId: input.jobId,
+      target,
+      step: plan.step,
+      stepIndex: plan.index,
+      generation,
+      force: input.force,
+    });
+    const outcome = await fw.awaitFirmwareTask({
+      target,
+      taskUri: pushed.taskUri,
+      pollIntervalS: timings.taskPollS,
+      timeoutS: timings.taskTimeoutS,
+    });
     if (outcome.state === 'completed') return false;
     if (outcome.state === 'failed') throw new StepFailed(outcome.code, `${plan.step.name}: ${outcome.message}`);
     // Lost: wait for the BMC, then look at what it runs before deciding to push again.
-    await dev.awaitDevices({ targets: [target], condition: 'reachable', pollIntervalS: timings.taskPollS, maxWaitS: timings.bmcRecoveryS });
+    await dev.awaitDevices({
+      targets: [target],
+      condition: 'reachable',
+      pollIntervalS: timings.taskPollS,
+      maxWaitS: timings.bmcRecoveryS,
+    });
     const now = (await fw.readFirmwareInventory({ target })).components;
     if (plan.components.every((c) => versionOf(now, c.id) === c.to)) return true;
   }
   throw new StepFailed('NO_TASK_INFO', `${plan.step.name}: the BMC lost the update task ${MAX_PUSH_GENERATIONS} times`);
 }
 
-async function pushStep(fw: ReturnType<typeof firmwareActivities>, args: Parameters<FirmwareActivities['pushFirmware']>[0]) {
+async function pushStep(
+  fw: ReturnType<typeof firmwareActivities>,
+  args: Parameters<FirmwareActivities['pushFirmware']>[0],
+) {
   try {
     return await fw.pushFirmware(args);
   } catch (err) {
@@ -207,7 +273,12 @@ async function activate(input: DeviceFirmwareUpdateInput, dev: ReturnType<typeof
   if (wasOn) await powerOrFail(dev, target, 'on', timings);
 }
 
-async function powerOrFail(dev: ReturnType<typeof deviceActivities>, target: BmcTarget, action: 'on' | 'force-off', timings: FirmwareTimings): Promise<void> {
+async function powerOrFail(
+  dev: ReturnType<typeof deviceActivities>,
+  target: BmcTarget,
+  action: 'on' | 'force-off',
+  timings: FirmwareTimings,
+): Promise<void> {
   try {
     await dev.setDevicePower({ target, action, settleTimeoutS: timings.powerStateTimeoutS });
   } catch (err) {

@@ -29,7 +29,11 @@ export async function rackPower(input: RackPowerInput): Promise<JobMemo> {
   const plan = rackPowerPlan(input.op);
   const byClass: Record<PowerClass, BmcTarget[]> = input.targets;
   const all = [...input.targets.shelves, ...input.targets.switches, ...input.targets.compute];
-  const rec = new StageRecorder(plan.map((s) => s.name), all.map((t) => t.deviceId), (memo) => upsertMemo({ [jobMemoKey]: memo }));
+  const rec = new StageRecorder(
+    plan.map((s) => s.name),
+    all.map((t) => t.deviceId),
+    (memo) => upsertMemo({ [jobMemoKey]: memo }),
+  );
   rec.emit();
   try {
     for (const [i, step] of plan.entries()) {
@@ -37,7 +41,9 @@ export async function rackPower(input: RackPowerInput): Promise<JobMemo> {
       rec.start(step.name, `${step.action} ${targets.length} ${step.cls}`);
       const lastStepForDevice = plan.findLastIndex((s) => s.cls === step.cls) === i;
       const results = await Promise.allSettled(
-        targets.map((target) => acts.setDevicePower({ target, action: step.action, settleTimeoutS: input.settleTimeoutS })),
+        targets.map((target) =>
+          acts.setDevicePower({ target, action: step.action, settleTimeoutS: input.settleTimeoutS }),
+        ),
       );
       const failed: string[] = [];
       results.forEach((r, j) => {

@@ -2,13 +2,28 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { ActivityTimeouts, FirmwareActivities, SwitchActivities } from '@fleet/domain';
 
 /** Failure types no retry mends; an unreachable or rebooting switch, a stalled transfer, are retried. */
-const nonRetryableErrorTypes = ['INVALID_ARGUMENT', 'UNAUTHENTICATED', 'NOT_FOUND', 'FAILED_PRECONDITION', 'PERMISSION_DENIED', 'HOST_KEY_MISMATCH', 'NVUE_APPLY_FAILED', 'NVUE_ACTION_FAILED'];
+const nonRetryableErrorTypes = [
+  'INVALID_ARGUMENT',
+  'UNAUTHENTICATED',
+  'NOT_FOUND',
+  'FAILED_PRECONDITION',
+  'PERMISSION_DENIED',
+  'HOST_KEY_MISMATCH',
+  'NVUE_APPLY_FAILED',
+  'NVUE_ACTION_FAILED',
+];
 
 /** Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call. */
 export function switchActivities(t: ActivityTimeouts, startToCloseTimeoutS = t.startToCloseTimeoutS) {
   return proxyActivities<SwitchActivities & Pick<FirmwareActivities, 'fetchArtifact'>>({
     heartbeatTimeout: `${t.heartbeatTimeoutS}s`,
     startToCloseTimeout: `${startToCloseTimeoutS}s`,
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: t.maximumAttempts, nonRetryableErrorTypes },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '60s',
+      maximumAttempts: t.maximumAttempts,
+      nonRetryableErrorTypes,
+    },
   });
 }

@@ -8,7 +8,11 @@ const rank: Record<SwitchFirmwareComponent, number> = { bmc: 0, erot: 1, fpga: 2
 export function inSwitchOrder(steps: SwitchFirmwareStep[]): SwitchFirmwareStep[] {
   const names = steps.map((s) => s.name);
   const bad = names.filter((n, i) => !Object.hasOwn(rank, n) || names.indexOf(n) !== i);
-  if (bad.length) throw ApplicationFailure.nonRetryable(`switch firmware steps must name each of ${Object.keys(rank).join(', ')} at most once: ${bad.join(', ')}`, 'INVALID_ARGUMENT');
+  if (bad.length)
+    throw ApplicationFailure.nonRetryable(
+      `switch firmware steps must name each of ${Object.keys(rank).join(', ')} at most once: ${bad.join(', ')}`,
+      'INVALID_ARGUMENT',
+    );
   return [...steps].sort((a, b) => rank[a.name] - rank[b.name]);
 }
 

@@ -1,5 +1,13 @@
 import { ApplicationFailure, isCancellation, upsertMemo } from '@temporalio/workflow';
-import type { ComponentResult, ComponentVersion, DeviceFirmwareResult, JobMemo, SwitchFirmwareStep, SwitchFirmwareUpdateInput, SwitchInstallOutcome } from '@fleet/domain';
+import type {
+  ComponentResult,
+  ComponentVersion,
+  DeviceFirmwareResult,
+  JobMemo,
+  SwitchFirmwareStep,
+  SwitchFirmwareUpdateInput,
+  SwitchInstallOutcome,
+} from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
 import { jobErrorFrom } from './device-power.js';
 import { stepsToRun, verifyComponents, type StepPlan } from './firmware-plan.js';
@@ -22,9 +30,14 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
   const transfer = switchActivities(input.activity, 2 * 3600);
   const install = switchActivities(input.activity, timings.actionTimeoutS + 120);
   const activation = switchActivities(input.activity, timings.recoveryProbeS * timings.recoveryProbes + 120);
-  const rec = new StageRecorder(['check_inventory', 'fetch_artifacts', 'update', 'activate', 'verify'], [target.deviceId], (m) => publish(m));
+  const rec = new StageRecorder(
+    ['check_inventory', 'fetch_artifacts', 'update', 'activate', 'verify'],
+    [target.deviceId],
+    (m) => publish(m),
+  );
   let memoResult: DeviceFirmwareResult | undefined;
-  const publish = (m: JobMemo) => upsertMemo({ [jobMemoKey]: { ...m, ...(memoResult ? { result: { ...memoResult } } : {}) } });
+  const publish = (m: JobMemo) =>
+    upsertMemo({ [jobMemoKey]: { ...m, ...(memoResult ? { result: { ...memoResult } } : {}) } });
   const finish = (result: DeviceFirmwareResult) => {
     memoResult = result;
     rec.emit({ progress: { stage: 'done', percent: 100, message: summary(result) } });
@@ -35,7 +48,13 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
   const installOne = async (step: SwitchFirmwareStep): Promise<SwitchInstallOutcome> => {
     try {
       await transfer.stageSwitchFirmware({ target, step });
-      return await install.installSwitchFirmware({ target, step, force, pollIntervalS: timings.actionPollS, timeoutS: timings.actionTimeoutS });
+      return await install.installSwitchFirmware({
+        target,
+        step,
+        force,
+        pollIntervalS: timings.actionPollS,
+        timeoutS: timings.actionTimeoutS,
+      });
     } catch (err) {
       if (isCancellation(err)) throw err;
       return { state: 'failed', code: codeForFailure(err), message: `${step.name}: ${jobErrorFrom(err).message}` };
@@ -50,11 +69,18 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
     rec.finish('check_inventory', 'completed', `${run.length} of ${steps.length} components to install`);
     if (run.length === 0) {
       rec.skipRemaining('already compliant');
-      return finish({ deviceId: target.deviceId, status: 'skipped', components: compliant, inventory: before.components });
+      return finish({
+        deviceId: target.deviceId,
+        status: 'skipped',
+        components: compliant,
+        inventory: before.components,
+      });
     }
 
     rec.start('fetch_artifacts');
-    await Promise.all(run.map((p) => transfer.fetchArtifact({ digest: p.step.packageDigest, size: p.step.packageSize })));
+    await Promise.all(
+      run.map((p) => transfer.fetchArtifact({ digest: p.step.packageDigest, size: p.step.packageSize })),
+    );
     rec.finish('fetch_artifacts', 'completed');
 
     rec.start('update');
@@ -77,7 +103,11 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
     if (installed.length > 0) {
       rec.start('activate', 'power cycle');
       try {
-        await activation.powerCycleSwitch({ target, probeIntervalS: timings.recoveryProbeS, probes: timings.recoveryProbes });
+        await activation.powerCycleSwitch({
+          target,
+          probeIntervalS: timings.recoveryProbeS,
+          probes: timings.recoveryProbes,
+        });
         rec.finish('activate', 'completed');
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -88,14 +118,38 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
 
     rec.start('verify');
     const after: ComponentVersion[] = activationError ? [] : (await short.readSwitchFirmware({ target })).components;
-    const notActivated = (p: StepPlan) => p.components.map((c): ComponentResult => ({ ...c, installed: null, status: 'failed', code: 'ACTIVATION_FAILED', message: `activation: ${activationError}` }));
-    const notInstalled = run.slice(installed.length).flatMap((p, k) =>
-      p.components.map((c): ComponentResult => ({ ...c, installed: null, status: 'failed', code: failure!.code, message: k === 0 ? failure!.message : `not reached: ${failure!.message}` })),
-    );
-    const components = [...compliant, ...(activationError ? installed.flatMap(notActivated) : verifyComponents(installed, after)), ...notInstalled];
+    const notActivated = (p: StepPlan) =>
+      p.components.map((c): ComponentResult => ({
+        ...c,
+        installed: null,
+        status: 'failed',
+        code: 'ACTIVATION_FAILED',
+        message: `activation: ${activationError}`,
+      }));
+    const notInstalled = run
+      .slice(installed.length)
+      .flatMap((p, k) =>
+        p.components.map((c): ComponentResult => ({
+          ...c,
+          installed: null,
+          status: 'failed',
+          code: failure!.code,
+          message: k === 0 ? failure!.message : `not reached: ${failure!.message}`,
+        })),
+      );
+    const components = [
+      ...compliant,
+      ...(activationError ? installed.flatMap(notActivated) : verifyComponents(installed, after)),
+      ...notInstalled,
+    ];
     const ok = components.every((c) => c.status !== 'failed');
     rec.finish('verify', ok ? 'completed' : 'failed');
-    const result = finish({ deviceId: target.deviceId, status: ok ? 'updated' : 'failed', components, inventory: after });
+    const result = finish({
+      deviceId: target.deviceId,
+      status: ok ? 'updated' : 'failed',
+      components,
+      inventory: after,
+    });
     if (!ok) {
       rec.emit({ error: { code: 'FIRMWARE_UPDATE_FAILED', message: summary(result), details: result } });
       throw ApplicationFailure.nonRetryable(`${target.deviceId}: ${summary(result)}`, 'FIRMWARE_UPDATE_FAILED', result);

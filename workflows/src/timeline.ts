@@ -68,7 +68,11 @@ export class StageRecorder {
   emit(extra: Partial<JobMemo> = {}): void {
     const done = this.stages.filter((s) => s.status !== 'queued' && s.status !== 'running').length;
     this.publish({
-      progress: { stage: this.current ?? 'queued', percent: Math.round((100 * done) / this.stages.length), message: this.stage(this.current ?? this.stages[0]!.name).message ?? '' },
+      progress: {
+        stage: this.current ?? 'queued',
+        percent: Math.round((100 * done) / this.stages.length),
+        message: this.stage(this.current ?? this.stages[0]!.name).message ?? '',
+      },
       timeline: this.timeline,
       devices: { ...this.devices },
       ...extra,

@@ -15,7 +15,12 @@ function parse() {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { name: { type: 'string' }, role: { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        name: { type: 'string' },
+        role: { type: 'string' },
+        config: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (err) {
     console.error(`${(err as Error).message}\n\n${usage}`);

@@ -22,7 +22,11 @@ export const HubConfig = z
         /** Where package blobs live (content-addressed); made on the first upload. */
         blobDir: z.string().min(1).default('/var/lib/fleet/blobs'),
         /** Largest package an upload may carry; uploads are streamed, so this bounds disk, not memory. */
-        maxPackageBytes: z.number().int().min(1024).default(8 * 1024 ** 3),
+        maxPackageBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(8 * 1024 ** 3),
       })
       .strict()
       .default({ blobDir: '/var/lib/fleet/blobs', maxPackageBytes: 8 * 1024 ** 3 }),

@@ -17,6 +17,9 @@ export async function checkRoleFilter(db: Db, roles: string[] | undefined, field
   const known = await listDeviceRoles(db);
   const unknown = roles.filter((r) => !known.includes(r));
   if (unknown.length) {
-    throw invalid(field, `no device has role ${unknown.join(', ')}; the inventory's roles are ${known.length ? known.join(', ') : 'none yet'}`);
+    throw invalid(
+      field,
+      `no device has role ${unknown.join(', ')}; the inventory's roles are ${known.length ? known.join(', ') : 'none yet'}`,
+    );
   }
 }

@@ -1,4 +1,12 @@
-import { configPathFromArgs, createLogger, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
+import {
+  configPathFromArgs,
+  createLogger,
+  exitOnHelp,
+  handleShutdown,
+  loadConfig,
+  serviceUsage,
+  startMetricsServer,
+} from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';

@@ -50,7 +50,10 @@ const errorBody = {
       properties: {
         code: { type: 'string' },
         message: { type: 'string' },
-        details: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } } },
+        details: {
+          type: 'array',
+          items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
+        },
       },
     },
   },
@@ -92,25 +95,48 @@ export class ApiDoc {
   add(def: RouteDef<Schema, Schema, Schema>): void {
     const path = def.url.replace(/:(\w+)/g, '{$1}');
     const parameters: unknown[] = [];
-    for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
+    for (const [where, schema] of [
+      ['path', def.params],
+      ['query', def.query],
+    ] as const) {
       if (!(schema instanceof z.ZodObject)) continue;
       for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
-        parameters.push({ name, in: where, required: where === 'path' || !field.safeParse(undefined).success, schema: jsonSchema(field) });
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || !field.safeParse(undefined).success,
+          schema: jsonSchema(field),
+        });
       }
     }
     const responses: Record<string, unknown> = {};
     for (const [code, description] of [def.success, ...(def.alsoSucceeds ?? [])]) responses[code] = { description };
     for (const code of errorStatuses(def)) {
-      responses[code] = { description: statusText[code] ?? 'Error', content: { 'application/json': { schema: errorBody } } };
+      responses[code] = {
+        description: statusText[code] ?? 'Error',
+        content: { 'application/json': { schema: errorBody } },
+      };
     }
     (this.paths[path] ??= {})[def.method.toLowerCase()] = {
       summary: def.summary,
       tags: [def.tag],
-      operationId: `${def.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/\/(\w)/g, (_, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '')}`,
+      operationId: `${def.method.toLowerCase()}${path
+        .replace(/[{}]/g, '')
+        .replace(/\/(\w)/g, (_, c: string) => c.toUpperCase())
+        .replace(/[^A-Za-z0-9]/g, '')}`,
       ...(def.role ? { security: [{ bearer: [] }], 'x-fleet-role': def.role } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(def.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } } } : {}),
-      ...(def.rawBody ? { requestBody: { required: true, content: { [def.rawBody]: { schema: { type: 'string', format: 'binary' } } } } } : {}),
+      ...(def.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } } }
+        : {}),
+      ...(def.rawBody
+        ? {
+            requestBody: {
+              required: true,
+              content: { [def.rawBody]: { schema: { type: 'string', format: 'binary' } } },
+            },
+          }
+        : {}),
       responses,
     };
   }

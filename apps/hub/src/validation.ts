@@ -15,7 +15,10 @@ const SITE_ID_MAX = 100;
  * An existing site's ID (a path, a filter, a reference in a body). Sites registered or mirrored before the DNS-label
  * rule keep their IDs, so a reference is not held to it: one that names no site is a 404 or a 400 where it is used.
  */
-export const siteId = z.string().min(1, 'must not be empty').max(SITE_ID_MAX, `must be at most ${SITE_ID_MAX} characters`);
+export const siteId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(SITE_ID_MAX, `must be at most ${SITE_ID_MAX} characters`);
 
 /** C0 controls (NUL included), DEL and C1 controls: no identifier, name or filter of the API holds one. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point

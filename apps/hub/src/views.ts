@@ -1,4 +1,14 @@
-import type { Device, DeviceFirmware, Interface, InventoryIssue, IpAddress, Job, Rack, Site, SyncState } from '@fleet/db';
+import type {
+  Device,
+  DeviceFirmware,
+  Interface,
+  InventoryIssue,
+  IpAddress,
+  Job,
+  Rack,
+  Site,
+  SyncState,
+} from '@fleet/db';
 import { workflowIdOf } from './services/parent-jobs.service.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -9,7 +19,11 @@ export interface ViewContext {
 }
 
 /** Where a record came from and how fresh the mirror is. */
-function provenance(row: { netboxId: number | null; netboxLastUpdated: Date | null; lastSyncedAt: Date | null }, path: string, sync: SyncState | undefined) {
+function provenance(
+  row: { netboxId: number | null; netboxLastUpdated: Date | null; lastSyncedAt: Date | null },
+  path: string,
+  sync: SyncState | undefined,
+) {
   if (row.netboxId === null) return { source: 'api' as const };
   return {
     source: 'netbox' as const,
@@ -35,7 +49,13 @@ export function syncView(sync: SyncState | undefined) {
 }
 
 export function siteView(s: Site, sync?: SyncState) {
-  return { id: s.id, name: s.name, status: s.status, created_at: iso(s.createdAt), provenance: provenance(s, 'dcim/sites', sync) };
+  return {
+    id: s.id,
+    name: s.name,
+    status: s.status,
+    created_at: iso(s.createdAt),
+    provenance: provenance(s, 'dcim/sites', sync),
+  };
 }
 
 export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState) {
@@ -99,7 +119,13 @@ export function issueView(i: InventoryIssue) {
   };
 }
 
-export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addresses: IpAddress[] }, issues: InventoryIssue[], sync?: SyncState, firmware: DeviceFirmware[] = []) {
+export function deviceDetailView(
+  d: Device,
+  net: { interfaces: Interface[]; addresses: IpAddress[] },
+  issues: InventoryIssue[],
+  sync?: SyncState,
+  firmware: DeviceFirmware[] = [],
+) {
   return {
     ...deviceView(d, sync),
     interfaces: net.interfaces.map((i) => ({
@@ -111,10 +137,21 @@ export function deviceDetailView(d: Device, net: { interfaces: Interface[]; addr
       enabled: i.enabled,
       addresses: net.addresses.filter((a) => a.interfaceId === i.id).map((a) => a.address),
     })),
-    addresses: net.addresses.map((a) => ({ id: a.id, address: a.address, status: a.status, dns_name: a.dnsName, interface_id: a.interfaceId })),
+    addresses: net.addresses.map((a) => ({
+      id: a.id,
+      address: a.address,
+      status: a.status,
+      dns_name: a.dnsName,
+      interface_id: a.interfaceId,
+    })),
     inventory_issues: issues.map(issueView),
     // Installed versions per component, as the last job that read them verified them.
-    firmware: firmware.map((f) => ({ component_id: f.componentId, version: f.version, observed_at: iso(f.observedAt), job_id: f.jobId })),
+    firmware: firmware.map((f) => ({
+      component_id: f.componentId,
+      version: f.version,
+      observed_at: iso(f.observedAt),
+      job_id: f.jobId,
+    })),
   };
 }
 
@@ -141,10 +178,15 @@ export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<stri
     timeline: j.timeline ?? null,
     result: j.result ?? null,
     error: j.error ?? null,
-    ...(children ? { children: { total: Object.values(children).reduce((a: number, b) => a + (b ?? 0), 0), by_state: children } } : {}),
+    ...(children
+      ? { children: { total: Object.values(children).reduce((a: number, b) => a + (b ?? 0), 0), by_state: children } }
+      : {}),
     links: {
       self: `/v1/jobs/${j.id}`,
-      temporal_ui: ctx.temporalUiUrl && workflowId ? `${ctx.temporalUiUrl.replace(/\/$/, '')}/namespaces/${ctx.temporalNamespace}/workflows/${workflowId}` : null,
+      temporal_ui:
+        ctx.temporalUiUrl && workflowId
+          ? `${ctx.temporalUiUrl.replace(/\/$/, '')}/namespaces/${ctx.temporalNamespace}/workflows/${workflowId}`
+          : null,
     },
   };
 }

@@ -11,7 +11,15 @@ import { startTestHub, type TestHub } from './helpers/test-hub.js';
 // What the hub accepts and answers, held to its own /openapi.json: control characters, enum filters,
 // site IDs, undeclared methods, media types, empty cursors and Fastify's own errors.
 
-type OpenApi = { paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: { pattern?: string } }[]; responses: Record<string, unknown> }>> };
+type OpenApi = {
+  paths: Record<
+    string,
+    Record<
+      string,
+      { parameters?: { name: string; in: string; schema: { pattern?: string } }[]; responses: Record<string, unknown> }
+    >
+  >;
+};
 
 describe('hub API contract', () => {
   let hub: TestHub;
@@ -24,17 +32,40 @@ describe('hub API contract', () => {
     hub = await startTestHub({ maxPackageBytes: 1 << 20 });
     ({ handle, app, tokens } = hub);
     await insertSite(handle.db, { id: 'lab', name: 'Lab' });
-    await insertDevice(handle.db, { name: 'tray-0', siteId: 'lab', nodeType: 'compute_gb200_nvidia', role: 'compute-tray', bmcUrl: 'http://127.0.0.1:9000', credentialRef: 'bmc/default' });
-    await insertDevice(handle.db, { name: 'tray-1', siteId: 'lab', nodeType: 'compute_gb200_nvidia', role: 'compute-tray', bmcUrl: 'http://127.0.0.1:9001', credentialRef: 'bmc/default' });
+    await insertDevice(handle.db, {
+      name: 'tray-0',
+      siteId: 'lab',
+      nodeType: 'compute_gb200_nvidia',
+      role: 'compute-tray',
+      bmcUrl: 'http://127.0.0.1:9000',
+      credentialRef: 'bmc/default',
+    });
+    await insertDevice(handle.db, {
+      name: 'tray-1',
+      siteId: 'lab',
+      nodeType: 'compute_gb200_nvidia',
+      role: 'compute-tray',
+      bmcUrl: 'http://127.0.0.1:9001',
+      credentialRef: 'bmc/default',
+    });
     openapi = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
   after(() => hub.close());
 
-  const get = (url: string, token = tokens.viewer) => app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
-  const post = (url: string, body: unknown, token = tokens.operator) => app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: body as object });
+  const get = (url: string, token = tokens.viewer) =>
+    app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+  const post = (url: string, body: unknown, token = tokens.operator) =>
+    app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${token}` }, payload: body as object });
 
   /** A 400 in Fleet's shape whose first detail names `field`. */
-  const assertInvalid = (res: { statusCode: number; json(): { error: { code: string; message: string; details?: { field: string; issue: string }[] } } }, field: string, issue?: RegExp) => {
+  const assertInvalid = (
+    res: {
+      statusCode: number;
+      json(): { error: { code: string; message: string; details?: { field: string; issue: string }[] } };
+    },
+    field: string,
+    issue?: RegExp,
+  ) => {
     assert.equal(res.statusCode, 400, JSON.stringify(res.json()));
     const { error } = res.json();
     assert.equal(error.code, 'INVALID_ARGUMENT');
@@ -61,9 +92,21 @@ describe('hub API contract', () => {
   });
 
   it('a NUL in any body field is a 400 naming the field, nested ones included', async () => {
-    assertInvalid(await post('/v1/power-batches', { action: 'on', filter: { role: ['compute\u0000'] } }), 'body.filter.role.0', /control characters/);
-    assertInvalid(await post('/v1/sites', { id: 'lab2', name: 'Lab\u00002' }, tokens.admin), 'body.name', /control characters/);
-    assertInvalid(await post('/v1/firmware-campaigns', { name: 'c\u007f', site_id: 'lab', dry_run: true }), 'body.name', /control characters/);
+    assertInvalid(
+      await post('/v1/power-batches', { action: 'on', filter: { role: ['compute\u0000'] } }),
+      'body.filter.role.0',
+      /control characters/,
+    );
+    assertInvalid(
+      await post('/v1/sites', { id: 'lab2', name: 'Lab\u00002' }, tokens.admin),
+      'body.name',
+      /control characters/,
+    );
+    assertInvalid(
+      await post('/v1/firmware-campaigns', { name: 'c\u007f', site_id: 'lab', dry_run: true }),
+      'body.name',
+      /control characters/,
+    );
     assert.equal((await handle.pool.query(`select count(*)::int as n from sites where id = 'lab2'`)).rows[0].n, 0);
   });
 
@@ -71,7 +114,9 @@ describe('hub API contract', () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };
     const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write('GET /v1/sites HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n'));
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write('GET /v1/sites HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n'),
+      );
       let data = '';
       socket.on('data', (chunk) => (data += chunk.toString()));
       socket.on('end', () => resolve(data));
@@ -88,7 +133,11 @@ describe('hub API contract', () => {
     const role = await get('/v1/devices?role=compute');
     assertInvalid(role, 'query.role', /compute-tray/);
     assert.equal((await get('/v1/devices?role=compute-tray')).json().items.length, 2);
-    assertInvalid(await post('/v1/power-batches', { action: 'on', filter: { role: ['compute'] } }), 'body.filter.role', /compute-tray/);
+    assertInvalid(
+      await post('/v1/power-batches', { action: 'on', filter: { role: ['compute'] } }),
+      'body.filter.role',
+      /compute-tray/,
+    );
     const nodeType = await get('/v1/devices?node_type=compute');
     assertInvalid(nodeType, 'query.node_type.0');
     for (const t of nodeTypes) assert.match(nodeType.json().error.message, new RegExp(t));
@@ -111,13 +160,17 @@ describe('hub API contract', () => {
       assert.equal((await post('/v1/sites', { id: good, name: good }, tokens.admin)).statusCode, 201);
       assert.equal((await get(`/v1/sites/${good}`)).statusCode, 200);
     }
-    assert.deepEqual(patternsIn(openapi.paths, SITE_ID_PATTERN.source), [['/v1/sites', 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties', 'id']]);
+    assert.deepEqual(patternsIn(openapi.paths, SITE_ID_PATTERN.source), [
+      ['/v1/sites', 'post', 'requestBody', 'content', 'application/json', 'schema', 'properties', 'id'],
+    ]);
   });
 
   it('a site whose ID predates the DNS-label rule is read, filtered on and referenced, but cannot be created again', async () => {
     // Registered or mirrored before the rule; nothing renames it, since task queues and jobs refer to it.
     await handle.pool.query(`insert into sites (id, name) values ('Legacy_Site', 'Legacy')`);
-    const [rack] = (await handle.pool.query(`insert into racks (site_id, name) values ('Legacy_Site', 'rack-L') returning id`)).rows;
+    const [rack] = (
+      await handle.pool.query(`insert into racks (site_id, name) values ('Legacy_Site', 'rack-L') returning id`)
+    ).rows;
     await handle.pool.query(
       `insert into devices (name, site_id, rack_id, node_type, role, bmc_url, credential_ref) values ('legacy-tray', 'Legacy_Site', $1, 'compute_gb200_nvidia', 'compute-tray', 'http://127.0.0.1:9010', 'bmc/default')`,
       [rack.id],
@@ -126,14 +179,34 @@ describe('hub API contract', () => {
     const site = await get('/v1/sites/Legacy_Site');
     assert.equal(site.statusCode, 200, site.body);
     assert.equal(site.json().id, 'Legacy_Site');
-    assert.deepEqual((await get('/v1/racks?site_id=Legacy_Site')).json().items.map((r: { name: string }) => r.name), ['rack-L']);
-    assert.deepEqual((await get('/v1/devices?site_id=Legacy_Site')).json().items.map((d: { name: string }) => d.name), ['legacy-tray']);
-    for (const url of ['/v1/firmware/compliance?site_id=Legacy_Site', '/v1/firmware-campaigns?site_id=Legacy_Site', '/v1/sites/Legacy_Site/maintenance-windows']) {
+    assert.deepEqual(
+      (await get('/v1/racks?site_id=Legacy_Site')).json().items.map((r: { name: string }) => r.name),
+      ['rack-L'],
+    );
+    assert.deepEqual(
+      (await get('/v1/devices?site_id=Legacy_Site')).json().items.map((d: { name: string }) => d.name),
+      ['legacy-tray'],
+    );
+    for (const url of [
+      '/v1/firmware/compliance?site_id=Legacy_Site',
+      '/v1/firmware-campaigns?site_id=Legacy_Site',
+      '/v1/sites/Legacy_Site/maintenance-windows',
+    ]) {
       const res = await get(url);
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
     }
 
-    const device = await post('/v1/devices', { name: 'legacy-tray-2', site_id: 'Legacy_Site', node_type: 'compute_gb200_nvidia', bmc_url: 'http://127.0.0.1:9011', credential_ref: 'bmc/default' }, tokens.admin);
+    const device = await post(
+      '/v1/devices',
+      {
+        name: 'legacy-tray-2',
+        site_id: 'Legacy_Site',
+        node_type: 'compute_gb200_nvidia',
+        bmc_url: 'http://127.0.0.1:9011',
+        credential_ref: 'bmc/default',
+      },
+      tokens.admin,
+    );
     assert.equal(device.statusCode, 201, device.body);
     assert.equal(device.json().site_id, 'Legacy_Site');
     const campaign = await post('/v1/firmware-campaigns', { name: 'legacy', site_id: 'Legacy_Site', dry_run: true });
@@ -145,7 +218,21 @@ describe('hub API contract', () => {
 
     // A reference to a site that does not exist answers as it always did, naming the field.
     assert.equal((await get('/v1/sites/No_Such_Site')).statusCode, 404);
-    assertInvalid(await post('/v1/devices', { name: 'x', site_id: 'No_Such_Site', node_type: 'compute_gb200_nvidia', bmc_url: 'http://127.0.0.1:9012', credential_ref: 'bmc/default' }, tokens.admin), 'body.site_id', /does not exist/);
+    assertInvalid(
+      await post(
+        '/v1/devices',
+        {
+          name: 'x',
+          site_id: 'No_Such_Site',
+          node_type: 'compute_gb200_nvidia',
+          bmc_url: 'http://127.0.0.1:9012',
+          credential_ref: 'bmc/default',
+        },
+        tokens.admin,
+      ),
+      'body.site_id',
+      /does not exist/,
+    );
     assertInvalid(await get(`/v1/racks?site_id=${'x'.repeat(101)}`), 'query.site_id.0', /at most 100/);
 
     const again = await post('/v1/sites', { id: 'Legacy_Site', name: 'Legacy' }, tokens.admin);
@@ -154,20 +241,41 @@ describe('hub API contract', () => {
   });
 
   it('the role filter documents NetBox role slugs and the 400 for a role no device has', async () => {
-    const devices = openapi.paths['/v1/devices']!['get']!.parameters!.find((p) => p.name === 'role')!.schema as { description?: string };
-    const batch = openapi.paths['/v1/power-batches']!['post'] as unknown as { requestBody: { content: { 'application/json': { schema: { properties: { filter: { properties: { role: { description?: string } } } } } } } } };
-    for (const description of [devices.description, batch.requestBody.content['application/json'].schema.properties.filter.properties.role.description]) {
+    const devices = openapi.paths['/v1/devices']!['get']!.parameters!.find((p) => p.name === 'role')!.schema as {
+      description?: string;
+    };
+    const batch = openapi.paths['/v1/power-batches']!['post'] as unknown as {
+      requestBody: {
+        content: {
+          'application/json': {
+            schema: { properties: { filter: { properties: { role: { description?: string } } } } };
+          };
+        };
+      };
+    };
+    for (const description of [
+      devices.description,
+      batch.requestBody.content['application/json'].schema.properties.filter.properties.role.description,
+    ]) {
       assert.match(description ?? '', /NetBox device role slugs/);
       assert.match(description ?? '', /400 whose message lists the known ones/);
     }
   });
 
   it('a method a path does not declare is a 405 with Allow; an unknown path stays a 404', async () => {
-    const del = await app.inject({ method: 'DELETE', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}` } });
+    const del = await app.inject({
+      method: 'DELETE',
+      url: '/v1/sites',
+      headers: { authorization: `Bearer ${tokens.admin}` },
+    });
     assert.equal(del.statusCode, 405);
     assert.equal(del.headers['allow'], 'GET, HEAD, POST');
     assert.equal(del.json().error.code, 'INVALID_ARGUMENT');
-    const patch = await app.inject({ method: 'PATCH', url: '/v1/devices/00000000-0000-4000-8000-000000000000', payload: {} });
+    const patch = await app.inject({
+      method: 'PATCH',
+      url: '/v1/devices/00000000-0000-4000-8000-000000000000',
+      payload: {},
+    });
     assert.equal(patch.statusCode, 405);
     assert.equal(patch.headers['allow'], 'GET, HEAD');
     const put = await app.inject({ method: 'PUT', url: '/v1/firmware/packages?x=1' });
@@ -184,27 +292,51 @@ describe('hub API contract', () => {
 
   it('a body of another media type is a 415 saying to send application/json, and 415 is documented', async () => {
     for (const type of ['application/xml', 'text/plain']) {
-      const res = await app.inject({ method: 'POST', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': type }, payload: '<site/>' });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/v1/sites',
+        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': type },
+        payload: '<site/>',
+      });
       assert.equal(res.statusCode, 415, type);
       assert.equal(res.json().error.code, 'INVALID_ARGUMENT');
       assert.match(res.json().error.message, /Content-Type: application\/json/);
       assert.equal(res.json().error.details[0].field, 'header.Content-Type');
     }
-    for (const [path, method] of [['/v1/sites', 'post'], ['/v1/power-batches', 'post'], ['/v1/sites/{id}/maintenance-windows', 'put'], ['/v1/firmware/packages', 'post']] as const) {
+    for (const [path, method] of [
+      ['/v1/sites', 'post'],
+      ['/v1/power-batches', 'post'],
+      ['/v1/sites/{id}/maintenance-windows', 'put'],
+      ['/v1/firmware/packages', 'post'],
+    ] as const) {
       assert.ok(openapi.paths[path]![method]!.responses['415'], `${method} ${path} documents 415`);
     }
   });
 
   it('an empty cursor is the first page', async () => {
-    for (const url of ['/v1/devices?cursor=', '/v1/firmware-campaigns?cursor=', '/v1/firmware/packages?cursor=', '/v1/firmware/manifests?cursor=', '/v1/firmware/compliance?cursor=']) {
+    for (const url of [
+      '/v1/devices?cursor=',
+      '/v1/firmware-campaigns?cursor=',
+      '/v1/firmware/packages?cursor=',
+      '/v1/firmware/manifests?cursor=',
+      '/v1/firmware/compliance?cursor=',
+    ]) {
       const res = await get(url);
       assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
     }
-    assert.deepEqual((await get('/v1/devices?cursor=&limit=1')).json().items, (await get('/v1/devices?limit=1')).json().items);
+    assert.deepEqual(
+      (await get('/v1/devices?cursor=&limit=1')).json().items,
+      (await get('/v1/devices?limit=1')).json().items,
+    );
   });
 
   it("Fastify's own 4xx (malformed JSON, a bad percent-encoding) answer in Fleet's shape", async () => {
-    const json = await app.inject({ method: 'POST', url: '/v1/sites', headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' }, payload: '{"id":' });
+    const json = await app.inject({
+      method: 'POST',
+      url: '/v1/sites',
+      headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+      payload: '{"id":',
+    });
     assertInvalid(json, 'body');
     const url = await get('/v1/sites/%zz');
     assertInvalid(url, 'path', /percent-encoding/);
@@ -233,10 +365,23 @@ describe('hub error log', () => {
     try {
       // The statement the original defect failed on: Postgres cannot take a NUL, and drizzle's error carries the parameters.
       hub.app.get('/test/failing-statement', async () => getSite(hub.handle.db, 'secret-parameter-value\u0000'));
-      const res = await hub.app.inject({ method: 'GET', url: '/test/failing-statement', headers: { 'x-request-id': 'r-log' } });
+      const res = await hub.app.inject({
+        method: 'GET',
+        url: '/test/failing-statement',
+        headers: { 'x-request-id': 'r-log' },
+      });
       assert.equal(res.statusCode, 500);
       assert.match(res.json().error.message, /r-log/);
-      const logged = lines.map((l) => JSON.parse(l) as { level: number; reqId?: string; err?: { message: string; cause?: { message: string; code: string } } }).find((l) => l.level >= 50);
+      const logged = lines
+        .map(
+          (l) =>
+            JSON.parse(l) as {
+              level: number;
+              reqId?: string;
+              err?: { message: string; cause?: { message: string; code: string } };
+            },
+        )
+        .find((l) => l.level >= 50);
       assert.ok(logged?.err, lines.join(''));
       assert.equal(logged.reqId, 'r-log');
       assert.doesNotMatch(lines.join(''), /secret-parameter-value/);

@@ -22,10 +22,27 @@ function trayPackage(packageVersion: string, imageBytes = 4096): FwpkgSpec {
     revision: '1.3',
     packageVersion,
     releaseDateTime: new Date('2025-03-04T05:06:07Z'),
-    devices: [{ descriptors: [{ type: DESCRIPTOR_UUID, data: '0123456789abcdef0123456789abcdef' }], applicableComponents: [0, 1], imageSetVersion: `set-${packageVersion}` }],
+    devices: [
+      {
+        descriptors: [{ type: DESCRIPTOR_UUID, data: '0123456789abcdef0123456789abcdef' }],
+        applicableComponents: [0, 1],
+        imageSetVersion: `set-${packageVersion}`,
+      },
+    ],
     components: [
-      { classification: 0x000a, identifier: 0x0001, comparisonStamp: 0x0102, version: `bmc-${packageVersion}`, image: { size: imageBytes, fill: 0x5a } },
-      { classification: 0x000a, identifier: 0x0002, version: `hmc-${packageVersion}`, image: { data: Buffer.from('hmc image bytes') } },
+      {
+        classification: 0x000a,
+        identifier: 0x0001,
+        comparisonStamp: 0x0102,
+        version: `bmc-${packageVersion}`,
+        image: { size: imageBytes, fill: 0x5a },
+      },
+      {
+        classification: 0x000a,
+        identifier: 0x0002,
+        version: `hmc-${packageVersion}`,
+        image: { data: Buffer.from('hmc image bytes') },
+      },
     ],
   };
 }
@@ -50,12 +67,32 @@ describe('hub firmware catalog', () => {
 
   const auth = (role: keyof typeof tokens) => ({ authorization: `Bearer ${tokens[role]}` });
   const upload = (payload: Buffer | Readable, fileName = 'tray.fwpkg', headers: Record<string, string> = {}) =>
-    app.inject({ method: 'POST', url: `/v1/firmware/packages?file_name=${fileName}`, headers: { ...auth('operator'), 'content-type': 'application/octet-stream', ...headers }, payload });
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, role: keyof typeof tokens, opts: { body?: object; headers?: Record<string, string> } = {}) =>
-    app.inject({ method, url, headers: { ...auth(role), ...opts.headers }, ...(opts.body ? { payload: opts.body } : {}) });
+    app.inject({
+      method: 'POST',
+      url: `/v1/firmware/packages?file_name=${fileName}`,
+      headers: { ...auth('operator'), 'content-type': 'application/octet-stream', ...headers },
+      payload,
+    });
+  const call = (
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    role: keyof typeof tokens,
+    opts: { body?: object; headers?: Record<string, string> } = {},
+  ) =>
+    app.inject({
+      method,
+      url,
+      headers: { ...auth(role), ...opts.headers },
+      ...(opts.body ? { payload: opts.body } : {}),
+    });
   /** Every file under the blob directory (tmp and sha256 alike). */
-  const storedFiles = async () => (await readdir(blobDir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name)).sort();
-  const packageCount = async () => (await handle.pool.query('select count(*)::int as n from firmware_packages')).rows[0].n as number;
+  const storedFiles = async () =>
+    (await readdir(blobDir, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => join(e.parentPath, e.name))
+      .sort();
+  const packageCount = async () =>
+    (await handle.pool.query('select count(*)::int as n from firmware_packages')).rows[0].n as number;
 
   describe('upload', () => {
     it('201 with the parsed header; the blob is on disk under its sha256; an audit row', async () => {
@@ -67,9 +104,29 @@ describe('hub firmware catalog', () => {
       assert.equal(body.size_bytes, good.length);
       assert.equal(body.file_name, 'tray.fwpkg');
       assert.equal(body.package_version, '1.0.0');
-      assert.deepEqual(body.header, { revision: '1.3', uuid: '7b291c99-6db6-4208-801b-02026e463c78', release_date_time: '2025-03-04T05:06:07.000Z' });
-      assert.deepEqual(body.devices, [{ descriptors: [{ type: DESCRIPTOR_UUID, data: '0123456789abcdef0123456789abcdef' }], applicable_components: [0, 1], image_set_version: 'set-1.0.0' }]);
-      assert.deepEqual(body.components.map((c: { version: string; size: number; comparison_stamp: number }) => [c.version, c.size, c.comparison_stamp]), [['bmc-1.0.0', 4096, 0x0102], ['hmc-1.0.0', 15, 0xffffffff]]);
+      assert.deepEqual(body.header, {
+        revision: '1.3',
+        uuid: '7b291c99-6db6-4208-801b-02026e463c78',
+        release_date_time: '2025-03-04T05:06:07.000Z',
+      });
+      assert.deepEqual(body.devices, [
+        {
+          descriptors: [{ type: DESCRIPTOR_UUID, data: '0123456789abcdef0123456789abcdef' }],
+          applicable_components: [0, 1],
+          image_set_version: 'set-1.0.0',
+        },
+      ]);
+      assert.deepEqual(
+        body.components.map((c: { version: string; size: number; comparison_stamp: number }) => [
+          c.version,
+          c.size,
+          c.comparison_stamp,
+        ]),
+        [
+          ['bmc-1.0.0', 4096, 0x0102],
+          ['hmc-1.0.0', 15, 0xffffffff],
+        ],
+      );
       const bmc = body.components[0];
       assert.equal(bmc.sha256, sha256(good.subarray(bmc.offset, bmc.offset + bmc.size)));
       assert.equal(res.headers['location'], `/v1/firmware/packages/${goodId}`);
@@ -78,8 +135,17 @@ describe('hub firmware catalog', () => {
       assert.equal(sha256(await readFile(blobs.pathOf(goodDigest))), goodDigest);
       assert.equal(blobs.pathOf(goodDigest), join(blobDir, 'sha256', goodDigest.slice(0, 2), goodDigest));
       assert.deepEqual(await readdir(join(blobDir, 'tmp')), []);
-      const audit = await handle.pool.query("select action, outcome, status_code, target from audit_log where request_id = 'fw-up-1'");
-      assert.deepEqual(audit.rows, [{ action: 'firmware.package.upload', outcome: 'accepted', status_code: 201, target: `firmware_package/${goodId}` }]);
+      const audit = await handle.pool.query(
+        "select action, outcome, status_code, target from audit_log where request_id = 'fw-up-1'",
+      );
+      assert.deepEqual(audit.rows, [
+        {
+          action: 'firmware.package.upload',
+          outcome: 'accepted',
+          status_code: 201,
+          target: `firmware_package/${goodId}`,
+        },
+      ]);
     });
 
     it('the same bytes again (even streamed, under another name) answer 200 with the same package', async () => {
@@ -140,10 +206,20 @@ describe('hub firmware catalog', () => {
       assert.equal((await upload(good, '..')).json().error.details[0].field, 'query.file_name');
       assert.equal((await upload(good, 'a%2Fb')).statusCode, 400);
       assert.equal((await upload(good, 'x'.repeat(256))).statusCode, 400);
-      const json = await app.inject({ method: 'POST', url: '/v1/firmware/packages?file_name=a', headers: auth('operator'), payload: { x: 1 } });
+      const json = await app.inject({
+        method: 'POST',
+        url: '/v1/firmware/packages?file_name=a',
+        headers: auth('operator'),
+        payload: { x: 1 },
+      });
       assert.equal(json.statusCode, 400);
       assert.equal(json.json().error.details[0].field, 'body');
-      const viewer = await app.inject({ method: 'POST', url: '/v1/firmware/packages?file_name=a', headers: { ...auth('viewer'), 'content-type': 'application/octet-stream' }, payload: good });
+      const viewer = await app.inject({
+        method: 'POST',
+        url: '/v1/firmware/packages?file_name=a',
+        headers: { ...auth('viewer'), 'content-type': 'application/octet-stream' },
+        payload: good,
+      });
       assert.equal(viewer.statusCode, 403);
     });
 
@@ -158,7 +234,10 @@ describe('hub firmware catalog', () => {
         `POST /v1/firmware/packages?file_name=cut.fwpkg HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${tokens.operator}\r\ncontent-type: application/octet-stream\r\ncontent-length: ${pkg.length}\r\n\r\n`,
       );
       socket.write(pkg.subarray(0, 100_000));
-      await waitFor(async () => (await readdir(join(blobDir, 'tmp'))).length === 1, 'the upload to reach the blob store');
+      await waitFor(
+        async () => (await readdir(join(blobDir, 'tmp'))).length === 1,
+        'the upload to reach the blob store',
+      );
       socket.destroy();
       await waitFor(async () => (await readdir(join(blobDir, 'tmp'))).length === 0, 'the partial blob to be removed');
       assert.deepEqual(await storedFiles(), before);
@@ -193,7 +272,9 @@ describe('hub firmware catalog', () => {
       assert.equal(span.statusCode, 206);
       assert.equal(span.headers['content-range'], `bytes 10-19/${good.length}`);
       assert.ok(span.rawPayload.equals(good.subarray(10, 20)));
-      const clamped = await call('GET', blobUrl(), 'viewer', { headers: { range: `bytes=${good.length - 3}-${good.length + 100}` } });
+      const clamped = await call('GET', blobUrl(), 'viewer', {
+        headers: { range: `bytes=${good.length - 3}-${good.length + 100}` },
+      });
       assert.ok(clamped.rawPayload.equals(good.subarray(good.length - 3)));
       const suffix = await call('GET', blobUrl(), 'viewer', { headers: { range: 'bytes=-5' } });
       assert.ok(suffix.rawPayload.equals(good.subarray(good.length - 5)));
@@ -209,7 +290,10 @@ describe('hub firmware catalog', () => {
       const unknown = await call('GET', `/v1/firmware/blobs/${'0'.repeat(64)}`, 'viewer');
       assert.equal(unknown.statusCode, 404);
       assert.equal(unknown.json().error.code, 'NOT_FOUND');
-      assert.equal((await call('GET', '/v1/firmware/blobs/ABC', 'viewer')).json().error.details[0].field, 'path.digest');
+      assert.equal(
+        (await call('GET', '/v1/firmware/blobs/ABC', 'viewer')).json().error.details[0].field,
+        'path.digest',
+      );
       assert.equal((await app.inject({ method: 'GET', url: blobUrl() })).statusCode, 401);
     });
   });
@@ -219,23 +303,42 @@ describe('hub firmware catalog', () => {
       const second = await upload(buildFwpkg(trayPackage('1.1.0')), 'tray-1.1.fwpkg');
       assert.equal(second.statusCode, 201);
       const page1 = await call('GET', '/v1/firmware/packages?limit=1', 'viewer');
-      assert.deepEqual(page1.json().items.map((p: { package_version: string }) => p.package_version), ['1.1.0']);
+      assert.deepEqual(
+        page1.json().items.map((p: { package_version: string }) => p.package_version),
+        ['1.1.0'],
+      );
       const page2 = await call('GET', `/v1/firmware/packages?limit=1&cursor=${page1.json().next_cursor}`, 'viewer');
-      assert.deepEqual(page2.json().items.map((p: { package_version: string }) => p.package_version), ['1.0.0']);
+      assert.deepEqual(
+        page2.json().items.map((p: { package_version: string }) => p.package_version),
+        ['1.0.0'],
+      );
       assert.equal(page2.json().next_cursor, null);
       const byDigest = await call('GET', `/v1/firmware/packages?digest=${goodDigest}`, 'viewer');
-      assert.deepEqual(byDigest.json().items.map((p: { id: string }) => p.id), [goodId]);
+      assert.deepEqual(
+        byDigest.json().items.map((p: { id: string }) => p.id),
+        [goodId],
+      );
       const one = await call('GET', `/v1/firmware/packages/${goodId}`, 'viewer');
       assert.equal(one.headers['etag'], `"${goodDigest}"`);
-      const fresh = await call('GET', `/v1/firmware/packages/${goodId}`, 'viewer', { headers: { 'if-none-match': `"${goodDigest}"` } });
+      const fresh = await call('GET', `/v1/firmware/packages/${goodId}`, 'viewer', {
+        headers: { 'if-none-match': `"${goodDigest}"` },
+      });
       assert.equal(fresh.statusCode, 304);
-      assert.equal((await call('GET', '/v1/firmware/packages/00000000-0000-4000-8000-000000000000', 'viewer')).statusCode, 404);
+      assert.equal(
+        (await call('GET', '/v1/firmware/packages/00000000-0000-4000-8000-000000000000', 'viewer')).statusCode,
+        404,
+      );
     });
   });
 
   describe('manifests', () => {
     const steps = (packageId: string, version = '1.0.0') => [
-      { name: 'bmc', package_id: packageId, targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'], components: [{ id: 'FW_BMC_0', version: `bmc-${version}` }] },
+      {
+        name: 'bmc',
+        package_id: packageId,
+        targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'],
+        components: [{ id: 'FW_BMC_0', version: `bmc-${version}` }],
+      },
       { name: 'hmc', package_id: packageId, components: [{ id: 'HGX_FW_BMC_0', version: `hmc-${version}` }] },
     ];
     const create = (body: object) => call('POST', '/v1/firmware/manifests', 'operator', { body });
@@ -246,29 +349,62 @@ describe('hub firmware catalog', () => {
       const badType = await create({ name: 'm', hardware_type: 'toaster', steps: steps(goodId) });
       assert.equal(badType.statusCode, 400);
       assert.equal(badType.json().error.details[0].field, 'body.hardware_type');
-      const missing = await create({ name: 'm', hardware_type: 'compute_gb200_nvidia', steps: steps('00000000-0000-4000-8000-000000000000') });
+      const missing = await create({
+        name: 'm',
+        hardware_type: 'compute_gb200_nvidia',
+        steps: steps('00000000-0000-4000-8000-000000000000'),
+      });
       assert.equal(missing.statusCode, 400);
-      assert.deepEqual(missing.json().error.details.map((d: { field: string }) => d.field), ['body.steps.0.package_id', 'body.steps.1.package_id']);
+      assert.deepEqual(
+        missing.json().error.details.map((d: { field: string }) => d.field),
+        ['body.steps.0.package_id', 'body.steps.1.package_id'],
+      );
       const wrongVersion = await create({
         name: 'm',
         hardware_type: 'compute_gb200_nvidia',
-        steps: [{ name: 'bmc', package_id: goodId, components: [{ id: 'FW_BMC_0', version: 'bmc-1.0.0' }, { id: 'FW_CPLD_0', version: '7.7' }] }],
+        steps: [
+          {
+            name: 'bmc',
+            package_id: goodId,
+            components: [
+              { id: 'FW_BMC_0', version: 'bmc-1.0.0' },
+              { id: 'FW_CPLD_0', version: '7.7' },
+            ],
+          },
+        ],
       });
       assert.equal(wrongVersion.statusCode, 400);
       assert.equal(wrongVersion.json().error.details[0].field, 'body.steps.0.components.1.version');
-      assert.match(wrongVersion.json().error.message, /FW_CPLD_0 version 7\.7 is not in package tray\.fwpkg, whose images are versions bmc-1\.0\.0, hmc-1\.0\.0/);
-      const twice = await create({ name: 'm', hardware_type: 'compute_gb200_nvidia', steps: [steps(goodId)[0], { ...steps(goodId)[1], name: 'bmc' }] });
+      assert.match(
+        wrongVersion.json().error.message,
+        /FW_CPLD_0 version 7\.7 is not in package tray\.fwpkg, whose images are versions bmc-1\.0\.0, hmc-1\.0\.0/,
+      );
+      const twice = await create({
+        name: 'm',
+        hardware_type: 'compute_gb200_nvidia',
+        steps: [steps(goodId)[0], { ...steps(goodId)[1], name: 'bmc' }],
+      });
       assert.equal(twice.statusCode, 400);
       assert.equal(twice.json().error.details[0].field, 'body.steps.1.name');
       assert.equal((await handle.pool.query('select count(*)::int as n from firmware_manifests')).rows[0].n, 0);
     });
 
     it('201 with ETag = revision; a second manifest with the same name is 409', async () => {
-      const res = await create({ name: 'gb200-2025.03', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId), default: true });
+      const res = await create({
+        name: 'gb200-2025.03',
+        hardware_type: 'compute_gb200_nvidia',
+        steps: steps(goodId),
+        default: true,
+      });
       assert.equal(res.statusCode, 201, res.body);
       manifestA = res.json().id;
       assert.equal(res.headers['etag'], '"1"');
-      assert.deepEqual(res.json().steps[1], { name: 'hmc', package_id: goodId, targets: [], components: [{ id: 'HGX_FW_BMC_0', version: 'hmc-1.0.0' }] });
+      assert.deepEqual(res.json().steps[1], {
+        name: 'hmc',
+        package_id: goodId,
+        targets: [],
+        components: [{ id: 'HGX_FW_BMC_0', version: 'hmc-1.0.0' }],
+      });
       assert.equal(res.json().default, true);
       const dup = await create({ name: 'gb200-2025.03', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId) });
       assert.equal(dup.statusCode, 409);
@@ -281,13 +417,27 @@ describe('hub firmware catalog', () => {
       const first = await call('POST', '/v1/firmware/manifests', 'operator', { body, headers });
       const again = await call('POST', '/v1/firmware/manifests', 'operator', { body, headers });
       assert.equal(first.statusCode, 201, first.body);
-      assert.deepEqual([again.statusCode, again.json(), again.headers['etag'], again.headers['location']], [201, first.json(), first.headers['etag'], `/v1/firmware/manifests/${first.json().id}`]);
-      assert.equal((await handle.pool.query("select count(*)::int as n from firmware_manifests where name = 'gb200-retried'")).rows[0].n, 1);
-      await call('DELETE', `/v1/firmware/manifests/${first.json().id}`, 'admin', { headers: { 'if-match': first.headers['etag'] as string } });
+      assert.deepEqual(
+        [again.statusCode, again.json(), again.headers['etag'], again.headers['location']],
+        [201, first.json(), first.headers['etag'], `/v1/firmware/manifests/${first.json().id}`],
+      );
+      assert.equal(
+        (await handle.pool.query("select count(*)::int as n from firmware_manifests where name = 'gb200-retried'"))
+          .rows[0].n,
+        1,
+      );
+      await call('DELETE', `/v1/firmware/manifests/${first.json().id}`, 'admin', {
+        headers: { 'if-match': first.headers['etag'] as string },
+      });
     });
 
     it('a new default takes over from the old in one transaction; POST .../default swaps back', async () => {
-      const b = await create({ name: 'gb200-2025.04', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId), default: true });
+      const b = await create({
+        name: 'gb200-2025.04',
+        hardware_type: 'compute_gb200_nvidia',
+        steps: steps(goodId),
+        default: true,
+      });
       manifestB = b.json().id;
       const a = (await call('GET', `/v1/firmware/manifests/${manifestA}`, 'viewer')).json();
       assert.equal(a.default, false);
@@ -295,8 +445,15 @@ describe('hub firmware catalog', () => {
       const back = await call('POST', `/v1/firmware/manifests/${manifestA}/default`, 'operator');
       assert.equal(back.statusCode, 200);
       assert.equal(back.json().default, true);
-      const defaults = await call('GET', '/v1/firmware/manifests?hardware_type=compute_gb200_nvidia&default=true', 'viewer');
-      assert.deepEqual(defaults.json().items.map((m: { id: string }) => m.id), [manifestA]);
+      const defaults = await call(
+        'GET',
+        '/v1/firmware/manifests?hardware_type=compute_gb200_nvidia&default=true',
+        'viewer',
+      );
+      assert.deepEqual(
+        defaults.json().items.map((m: { id: string }) => m.id),
+        [manifestA],
+      );
       const all = await call('GET', '/v1/firmware/manifests?limit=1', 'viewer');
       assert.equal(all.json().items[0].name, 'gb200-2025.03');
       const rest = await call('GET', `/v1/firmware/manifests?limit=1&cursor=${all.json().next_cursor}`, 'viewer');
@@ -307,19 +464,32 @@ describe('hub firmware catalog', () => {
       const current = await call('GET', `/v1/firmware/manifests/${manifestB}`, 'viewer');
       const tag = current.headers['etag'] as string;
       const body = { name: 'gb200-2025.04', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId).slice(0, 1) };
-      const stale = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', { body, headers: { 'if-match': '"999"' } });
+      const stale = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', {
+        body,
+        headers: { 'if-match': '"999"' },
+      });
       assert.equal(stale.statusCode, 412);
       assert.equal(stale.json().error.code, 'FAILED_PRECONDITION');
-      const ok = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', { body, headers: { 'if-match': tag } });
+      const ok = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', {
+        body,
+        headers: { 'if-match': tag },
+      });
       assert.equal(ok.statusCode, 200, ok.body);
       assert.equal(ok.json().revision, current.json().revision + 1);
       assert.equal(ok.headers['etag'], `"${ok.json().revision}"`);
       assert.equal(ok.json().steps.length, 1);
-      const again = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', { body, headers: { 'if-match': tag } });
+      const again = await call('PUT', `/v1/firmware/manifests/${manifestB}`, 'operator', {
+        body,
+        headers: { 'if-match': tag },
+      });
       assert.equal(again.statusCode, 412);
-      const fresh = await call('GET', `/v1/firmware/manifests/${manifestB}`, 'viewer', { headers: { 'if-none-match': ok.headers['etag'] as string } });
+      const fresh = await call('GET', `/v1/firmware/manifests/${manifestB}`, 'viewer', {
+        headers: { 'if-none-match': ok.headers['etag'] as string },
+      });
       assert.equal(fresh.statusCode, 304);
-      const moveDefault = await call('PUT', `/v1/firmware/manifests/${manifestA}`, 'operator', { body: { ...body, name: 'gb200-2025.03', hardware_type: 'compute_gb300_nvidia' } });
+      const moveDefault = await call('PUT', `/v1/firmware/manifests/${manifestA}`, 'operator', {
+        body: { ...body, name: 'gb200-2025.03', hardware_type: 'compute_gb300_nvidia' },
+      });
       assert.equal(moveDefault.statusCode, 409);
     });
 
@@ -330,7 +500,11 @@ describe('hub firmware catalog', () => {
       const used = await call('DELETE', `/v1/firmware/packages/${other.id}`, 'admin');
       assert.equal(used.statusCode, 409);
       assert.match(used.json().error.message, /used by manifest temp/);
-      assert.equal((await call('DELETE', `/v1/firmware/manifests/${m.json().id}`, 'admin', { headers: { 'if-match': '"7"' } })).statusCode, 412);
+      assert.equal(
+        (await call('DELETE', `/v1/firmware/manifests/${m.json().id}`, 'admin', { headers: { 'if-match': '"7"' } }))
+          .statusCode,
+        412,
+      );
       assert.equal((await call('DELETE', `/v1/firmware/manifests/${m.json().id}`, 'admin')).statusCode, 204);
       assert.equal((await call('DELETE', `/v1/firmware/packages/${other.id}`, 'admin')).statusCode, 204);
       assert.equal(await blobs.stat(other.digest), undefined);
@@ -345,7 +519,15 @@ describe('hub firmware catalog', () => {
       await insertSite(handle.db, { id: 'fw-a', name: 'A' });
       await insertSite(handle.db, { id: 'fw-b', name: 'B' });
       const add = async (name: string, siteId: string, nodeType: string | null) => {
-        ids[name] = (await insertDevice(handle.db, { name, siteId, nodeType, bmcUrl: 'http://127.0.0.1:1', credentialRef: 'bmc/x' })).id;
+        ids[name] = (
+          await insertDevice(handle.db, {
+            name,
+            siteId,
+            nodeType,
+            bmcUrl: 'http://127.0.0.1:1',
+            credentialRef: 'bmc/x',
+          })
+        ).id;
       };
       await add('c-compliant', 'fw-a', 'compute_gb200_nvidia');
       await add('c-outdated', 'fw-a', 'compute_gb200_nvidia');
@@ -362,22 +544,36 @@ describe('hub firmware catalog', () => {
         ['c-unknown', 'FW_BMC_0', 'bmc-1.0.0'],
       ];
       for (const [device, component, version] of installed) {
-        await handle.pool.query('insert into device_firmware (device_id, component_id, version) values ($1, $2, $3)', [ids[device], component, version]);
+        await handle.pool.query('insert into device_firmware (device_id, component_id, version) values ($1, $2, $3)', [
+          ids[device],
+          component,
+          version,
+        ]);
       }
     });
 
     it('every live device against its default manifest, by name, with the per-component comparison', async () => {
       const res = await call('GET', '/v1/firmware/compliance', 'viewer');
       assert.equal(res.statusCode, 200, res.body);
-      const items = res.json().items as { name: string; status: string; manifest_id: string | null; components: unknown[] }[];
-      assert.deepEqual(items.map((i) => [i.name, i.status]), [
-        ['c-compliant', 'compliant'],
-        ['c-outdated', 'outdated'],
-        ['c-unknown', 'unknown'],
-        ['s-nomanifest', 'no_manifest'],
-        ['x-untyped', 'no_manifest'],
-      ]);
-      const manifest = (await call('GET', '/v1/firmware/manifests?default=true&hardware_type=compute_gb200_nvidia', 'viewer')).json().items[0];
+      const items = res.json().items as {
+        name: string;
+        status: string;
+        manifest_id: string | null;
+        components: unknown[];
+      }[];
+      assert.deepEqual(
+        items.map((i) => [i.name, i.status]),
+        [
+          ['c-compliant', 'compliant'],
+          ['c-outdated', 'outdated'],
+          ['c-unknown', 'unknown'],
+          ['s-nomanifest', 'no_manifest'],
+          ['x-untyped', 'no_manifest'],
+        ],
+      );
+      const manifest = (
+        await call('GET', '/v1/firmware/manifests?default=true&hardware_type=compute_gb200_nvidia', 'viewer')
+      ).json().items[0];
       assert.equal(items[0]!.manifest_id, manifest.id);
       assert.deepEqual(items[1]!.components, [
         { id: 'FW_BMC_0', desired: 'bmc-1.0.0', installed: 'bmc-0.9.0', compliant: false },
@@ -389,15 +585,26 @@ describe('hub firmware catalog', () => {
 
     it('filters by site, hardware type and status; keyset pages by device', async () => {
       const outdated = await call('GET', '/v1/firmware/compliance?status=outdated&status=unknown', 'viewer');
-      assert.deepEqual(outdated.json().items.map((i: { name: string }) => i.name), ['c-outdated', 'c-unknown']);
+      assert.deepEqual(
+        outdated.json().items.map((i: { name: string }) => i.name),
+        ['c-outdated', 'c-unknown'],
+      );
       const siteB = await call('GET', '/v1/firmware/compliance?site_id=fw-b', 'viewer');
-      assert.deepEqual(siteB.json().items.map((i: { name: string }) => i.name), ['x-untyped']);
+      assert.deepEqual(
+        siteB.json().items.map((i: { name: string }) => i.name),
+        ['x-untyped'],
+      );
       const switches = await call('GET', '/v1/firmware/compliance?hardware_type=switch_gb200_nvidia', 'viewer');
-      assert.deepEqual(switches.json().items.map((i: { name: string }) => i.name), ['s-nomanifest']);
+      assert.deepEqual(
+        switches.json().items.map((i: { name: string }) => i.name),
+        ['s-nomanifest'],
+      );
       const names: string[] = [];
       let cursor: string | null = null;
       do {
-        const page: { items: { name: string }[]; next_cursor: string | null } = (await call('GET', `/v1/firmware/compliance?limit=2${cursor ? `&cursor=${cursor}` : ''}`, 'viewer')).json();
+        const page: { items: { name: string }[]; next_cursor: string | null } = (
+          await call('GET', `/v1/firmware/compliance?limit=2${cursor ? `&cursor=${cursor}` : ''}`, 'viewer')
+        ).json();
         names.push(...page.items.map((i) => i.name));
         cursor = page.next_cursor;
       } while (cursor);
@@ -416,7 +623,13 @@ describe('hub firmware catalog', () => {
   it('the upload and every firmware route are in /openapi.json', async () => {
     const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
     assert.ok(doc.paths['/v1/firmware/packages'].post.requestBody.content['application/octet-stream']);
-    for (const path of ['/v1/firmware/packages/{id}', '/v1/firmware/blobs/{digest}', '/v1/firmware/manifests/{id}/default', '/v1/firmware/compliance/summary']) assert.ok(doc.paths[path], path);
+    for (const path of [
+      '/v1/firmware/packages/{id}',
+      '/v1/firmware/blobs/{digest}',
+      '/v1/firmware/manifests/{id}/default',
+      '/v1/firmware/compliance/summary',
+    ])
+      assert.ok(doc.paths[path], path);
   });
 });
 

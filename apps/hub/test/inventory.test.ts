@@ -36,35 +36,142 @@ describe('hub inventory API over a synced mirror', () => {
   before(async () => {
     database = await cloneTestDatabase(baseUrl, template);
     handle = connectDb(database.url, 4);
-    app = buildHub({ db: handle.db, log: pino({ level: 'silent' }), registry: new Registry(), views: { temporalNamespace: 'default' } });
+    app = buildHub({
+      db: handle.db,
+      log: pino({ level: 'silent' }),
+      registry: new Registry(),
+      views: { temporalNamespace: 'default' },
+    });
     token = (await createApiToken(handle.db, 'inv-viewer', 'viewer')).token;
     const db = handle.db;
-    await upsertSites(db, [{ netboxId: 1, slug: 'ams1', name: 'Amsterdam 1', status: 'active', netboxLastUpdated: ts }, { netboxId: 2, slug: 'osl1', name: 'Oslo 1', status: 'active', netboxLastUpdated: ts }]);
-    await upsertRacks(db, [{ netboxId: 10, siteNetboxId: 1, name: 'r001', rackType: 'gb200_nvl72', status: 'active', uHeight: 48, serial: null, netboxLastUpdated: ts }]);
+    await upsertSites(db, [
+      { netboxId: 1, slug: 'ams1', name: 'Amsterdam 1', status: 'active', netboxLastUpdated: ts },
+      { netboxId: 2, slug: 'osl1', name: 'Oslo 1', status: 'active', netboxLastUpdated: ts },
+    ]);
+    await upsertRacks(db, [
+      {
+        netboxId: 10,
+        siteNetboxId: 1,
+        name: 'r001',
+        rackType: 'gb200_nvl72',
+        status: 'active',
+        uHeight: 48,
+        serial: null,
+        netboxLastUpdated: ts,
+      },
+    ]);
     const base: Omit<DeviceRow, 'netboxId' | 'name' | 'position' | 'role' | 'nodeType' | 'oobIpNetboxId'> = {
-      siteNetboxId: 1, rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 Compute Tray', platform: null,
-      serial: null, lifecycleState: 'active', managementProfile: 'redfish-http:8443', credentialRef: 'bmc/default', netboxLastUpdated: ts,
-      nvosUrl: null, nvosSsh: null, nvosCredentialRef: null, nvosHostKey: null,
+      siteNetboxId: 1,
+      rackNetboxId: 10,
+      face: 'front',
+      uHeight: 1,
+      vendor: 'nvidia',
+      model: 'GB200 NVL72 Compute Tray',
+      platform: null,
+      serial: null,
+      lifecycleState: 'active',
+      managementProfile: 'redfish-http:8443',
+      credentialRef: 'bmc/default',
+      netboxLastUpdated: ts,
+      nvosUrl: null,
+      nvosSsh: null,
+      nvosCredentialRef: null,
+      nvosHostKey: null,
     };
     const rows: DeviceRow[] = [];
-    for (let i = 1; i <= 12; i++) rows.push({ ...base, netboxId: 100 + i, name: `ct${String(i).padStart(2, '0')}`, position: 30 + i, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 1000 + i });
-    rows.push({ ...base, netboxId: 200, name: 'sw01', position: 20, role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: 2000, nvosUrl: 'https://10.0.0.5', nvosSsh: '10.0.0.5:22' });
-    rows.push({ ...base, netboxId: 201, name: 'toaster', position: 19, role: 'toaster', vendor: 'acme', nodeType: null, oobIpNetboxId: null });
-    rows.push({ ...base, netboxId: 202, name: 'nobmc', position: 18, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: null });
-    rows.push({ ...base, netboxId: 300, siteNetboxId: 2, rackNetboxId: null, name: 'ct01', position: null, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', oobIpNetboxId: 3000, lifecycleState: 'planned' });
+    for (let i = 1; i <= 12; i++)
+      rows.push({
+        ...base,
+        netboxId: 100 + i,
+        name: `ct${String(i).padStart(2, '0')}`,
+        position: 30 + i,
+        role: 'compute-tray',
+        nodeType: 'compute_gb200_nvidia',
+        oobIpNetboxId: 1000 + i,
+      });
+    rows.push({
+      ...base,
+      netboxId: 200,
+      name: 'sw01',
+      position: 20,
+      role: 'nvlink-switch-tray',
+      nodeType: 'switch_gb200_nvidia',
+      oobIpNetboxId: 2000,
+      nvosUrl: 'https://10.0.0.5',
+      nvosSsh: '10.0.0.5:22',
+    });
+    rows.push({
+      ...base,
+      netboxId: 201,
+      name: 'toaster',
+      position: 19,
+      role: 'toaster',
+      vendor: 'acme',
+      nodeType: null,
+      oobIpNetboxId: null,
+    });
+    rows.push({
+      ...base,
+      netboxId: 202,
+      name: 'nobmc',
+      position: 18,
+      role: 'compute-tray',
+      nodeType: 'compute_gb200_nvidia',
+      oobIpNetboxId: null,
+    });
+    rows.push({
+      ...base,
+      netboxId: 300,
+      siteNetboxId: 2,
+      rackNetboxId: null,
+      name: 'ct01',
+      position: null,
+      role: 'compute-tray',
+      nodeType: 'compute_gb200_nvidia',
+      oobIpNetboxId: 3000,
+      lifecycleState: 'planned',
+    });
     await upsertDevices(db, rows);
     const withIp = rows.filter((r) => r.oobIpNetboxId !== null);
-    await upsertInterfaces(db, withIp.map((r) => ({ netboxId: r.netboxId * 10, deviceNetboxId: r.netboxId, name: 'bmc', type: '1000base-t', macAddress: '02:00:00:00:00:01', mgmtOnly: true, enabled: true, netboxLastUpdated: ts })));
-    await upsertIpAddresses(db, withIp.map((r, i) => ({
-      netboxId: r.oobIpNetboxId!,
-      // sw01 and ct01@osl1 share an address: a duplicate IP.
-      address: r.name === 'sw01' || r.siteNetboxId === 2 ? '127.30.9.9/32' : `127.30.0.${i + 1}/32`,
-      status: 'active', dnsName: null, interfaceNetboxId: r.netboxId * 10, netboxLastUpdated: ts,
-    })));
-    await setBmcUrls(db, (await bmcCandidates(db)).map((c) => ({ deviceId: c.deviceId, bmcUrl: c.duplicated || !c.addresses[0] ? null : bmcUrlFor(c.profile, c.addresses[0]) })));
+    await upsertInterfaces(
+      db,
+      withIp.map((r) => ({
+        netboxId: r.netboxId * 10,
+        deviceNetboxId: r.netboxId,
+        name: 'bmc',
+        type: '1000base-t',
+        macAddress: '02:00:00:00:00:01',
+        mgmtOnly: true,
+        enabled: true,
+        netboxLastUpdated: ts,
+      })),
+    );
+    await upsertIpAddresses(
+      db,
+      withIp.map((r, i) => ({
+        netboxId: r.oobIpNetboxId!,
+        // sw01 and ct01@osl1 share an address: a duplicate IP.
+        address: r.name === 'sw01' || r.siteNetboxId === 2 ? '127.30.9.9/32' : `127.30.0.${i + 1}/32`,
+        status: 'active',
+        dnsName: null,
+        interfaceNetboxId: r.netboxId * 10,
+        netboxLastUpdated: ts,
+      })),
+    );
+    await setBmcUrls(
+      db,
+      (await bmcCandidates(db)).map((c) => ({
+        deviceId: c.deviceId,
+        bmcUrl: c.duplicated || !c.addresses[0] ? null : bmcUrlFor(c.profile, c.addresses[0]),
+      })),
+    );
     await refreshInventoryIssues(db);
     await getOrCreateSyncState(db, 'netbox');
-    await updateSyncState(db, 'netbox', { sourceUrl: 'http://netbox.example', stale: false, lastSuccessAt: new Date() });
+    await updateSyncState(db, 'netbox', {
+      sourceUrl: 'http://netbox.example',
+      stale: false,
+      lastSuccessAt: new Date(),
+    });
   });
   after(async () => {
     await app.close();
@@ -80,9 +187,15 @@ describe('hub inventory API over a synced mirror', () => {
   it('filters devices by site, role, node type and lifecycle state (repeat a parameter for OR)', async () => {
     assert.equal((await get('/v1/devices?site_id=ams1&limit=1000')).body.items.length, 15);
     assert.equal((await get('/v1/devices?role=compute-tray&site_id=ams1')).body.items.length, 13);
-    assert.equal((await get('/v1/devices?node_type=switch_gb200_nvidia&node_type=compute_gb200_nvidia')).body.items.length, 15);
+    assert.equal(
+      (await get('/v1/devices?node_type=switch_gb200_nvidia&node_type=compute_gb200_nvidia')).body.items.length,
+      15,
+    );
     const planned = (await get('/v1/devices?lifecycle_state=planned')).body.items;
-    assert.deepEqual(planned.map((d: { site_id: string }) => d.site_id), ['osl1']);
+    assert.deepEqual(
+      planned.map((d: { site_id: string }) => d.site_id),
+      ['osl1'],
+    );
     assert.equal((await get('/v1/devices?power_state=On')).body.items.length, 0);
   });
 
@@ -91,7 +204,9 @@ describe('hub inventory API over a synced mirror', () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res: { status: number; body: { items: { id: string }[]; next_cursor: string | null } } = await get(`/v1/devices?limit=4&sort=${sort}${cursor ? `&cursor=${cursor}` : ''}`);
+        const res: { status: number; body: { items: { id: string }[]; next_cursor: string | null } } = await get(
+          `/v1/devices?limit=4&sort=${sort}${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         assert.equal(res.status, 200);
         seen.push(...res.body.items.map((d) => d.id));
         cursor = res.body.next_cursor;
@@ -131,7 +246,20 @@ describe('hub inventory API over a synced mirror', () => {
     assert.equal(racks[0].device_count, 15);
     const rack = (await get(`/v1/racks/${racks[0].id}`)).body;
     assert.equal(rack.rack_type, 'gb200_nvl72');
-    assert.deepEqual(rack.elevation.slice(0, 2).map((e: { name: string; position: number; face: string; u_height: number }) => [e.name, e.position, e.face, e.u_height]), [['ct12', 42, 'front', 1], ['ct11', 41, 'front', 1]]);
+    assert.deepEqual(
+      rack.elevation
+        .slice(0, 2)
+        .map((e: { name: string; position: number; face: string; u_height: number }) => [
+          e.name,
+          e.position,
+          e.face,
+          e.u_height,
+        ]),
+      [
+        ['ct12', 42, 'front', 1],
+        ['ct11', 41, 'front', 1],
+      ],
+    );
     assert.equal(rack.provenance.netbox_url, `http://netbox.example/dcim/racks/10/`);
   });
 
@@ -141,8 +269,14 @@ describe('hub inventory API over a synced mirror', () => {
     assert.equal(sw.interfaces[0].name, 'bmc');
     assert.deepEqual(sw.interfaces[0].addresses, ['127.30.9.9/32']);
     assert.equal(sw.bmc_url, null, 'a duplicated address is not used');
-    assert.deepEqual(sw.inventory_issues.map((i: { code: string }) => i.code), ['duplicate_ip']);
-    assert.deepEqual({ source: sw.provenance.source, id: sw.provenance.netbox_id, stale: sw.provenance.stale }, { source: 'netbox', id: 200, stale: false });
+    assert.deepEqual(
+      sw.inventory_issues.map((i: { code: string }) => i.code),
+      ['duplicate_ip'],
+    );
+    assert.deepEqual(
+      { source: sw.provenance.source, id: sw.provenance.netbox_id, stale: sw.provenance.stale },
+      { source: 'netbox', id: 200, stale: false },
+    );
     // osl1 has a ct01 too (with the duplicated address): ask for the one in ams1.
     const ct = (await get('/v1/devices?role=compute-tray&site_id=ams1&limit=1')).body.items[0];
     assert.equal(ct.bmc_url, 'http://127.30.0.1:8443');
@@ -150,15 +284,28 @@ describe('hub inventory API over a synced mirror', () => {
 
   it('lists inventory issues by code', async () => {
     const codes = (await get('/v1/inventory-issues?limit=100')).body.items.map((i: { code: string }) => i.code).sort();
-    assert.deepEqual(codes, ['duplicate_ip', 'duplicate_ip', 'missing_bmc_address', 'missing_bmc_address', 'unknown_node_type']);
+    assert.deepEqual(codes, [
+      'duplicate_ip',
+      'duplicate_ip',
+      'missing_bmc_address',
+      'missing_bmc_address',
+      'unknown_node_type',
+    ]);
     assert.equal((await get('/v1/inventory-issues?code=unknown_node_type')).body.items.length, 1);
     assert.equal((await get('/v1/inventory-issues?code=melted')).status, 400);
   });
 
   it('a device the inventory cannot operate gets 409 FAILED_PRECONDITION on a power request', async () => {
     const opToken = (await createApiToken(handle.db, 'inv-operator', 'operator')).token;
-    const nobmc = (await get('/v1/devices?sort=name&limit=100')).body.items.find((d: { name: string }) => d.name === 'nobmc');
-    const res = await app.inject({ method: 'POST', url: `/v1/devices/${nobmc.id}/power`, headers: { authorization: `Bearer ${opToken}` }, payload: { action: 'on' } });
+    const nobmc = (await get('/v1/devices?sort=name&limit=100')).body.items.find(
+      (d: { name: string }) => d.name === 'nobmc',
+    );
+    const res = await app.inject({
+      method: 'POST',
+      url: `/v1/devices/${nobmc.id}/power`,
+      headers: { authorization: `Bearer ${opToken}` },
+      payload: { action: 'on' },
+    });
     assert.equal(res.statusCode, 409);
     assert.equal(res.json().error.code, 'FAILED_PRECONDITION');
     assert.match(res.json().error.message, /BMC address/);
@@ -169,30 +316,97 @@ describe('hub inventory API over a synced mirror', () => {
     assert.equal(res.statusCode, 200);
     const doc = res.json();
     assert.equal(doc.openapi, '3.1.0');
-    for (const path of ['/v1/devices', '/v1/devices/{id}', '/v1/devices/{id}/power', '/v1/racks/{id}', '/v1/jobs', '/v1/jobs/{id}/cancel', '/v1/inventory-issues', '/v1/sites']) {
+    for (const path of [
+      '/v1/devices',
+      '/v1/devices/{id}',
+      '/v1/devices/{id}/power',
+      '/v1/racks/{id}',
+      '/v1/jobs',
+      '/v1/jobs/{id}/cancel',
+      '/v1/inventory-issues',
+      '/v1/sites',
+    ]) {
       assert.ok(doc.paths[path], path);
     }
     const params = doc.paths['/v1/devices'].get.parameters.map((p: { name: string }) => p.name);
-    for (const p of ['site_id', 'rack_id', 'role', 'vendor', 'model', 'node_type', 'lifecycle_state', 'power_state', 'firmware_version', 'sort', 'cursor', 'limit']) assert.ok(params.includes(p), p);
+    for (const p of [
+      'site_id',
+      'rack_id',
+      'role',
+      'vendor',
+      'model',
+      'node_type',
+      'lifecycle_state',
+      'power_state',
+      'firmware_version',
+      'sort',
+      'cursor',
+      'limit',
+    ])
+      assert.ok(params.includes(p), p);
   });
 
   it('maps NVOS endpoints from the fleet_nvos_* fields; a switch tray without them, or with malformed ones, carries an issue', async () => {
     const sw01 = (await get('/v1/devices?site_id=ams1&role=nvlink-switch-tray')).body.items[0];
     assert.deepEqual([sw01.nvos_url, sw01.nvos_ssh], ['https://10.0.0.5', '10.0.0.5:22']);
-    const sw = { siteNetboxId: 1, rackNetboxId: 10, face: 'front', uHeight: 1, vendor: 'nvidia', model: 'GB200 NVL72 NVLink Switch Tray', platform: null, serial: null,
-      lifecycleState: 'active', managementProfile: 'redfish', credentialRef: 'bmc/default', role: 'nvlink-switch-tray', nodeType: 'switch_gb200_nvidia', oobIpNetboxId: null, netboxLastUpdated: ts,
-      nvosCredentialRef: null };
+    const sw = {
+      siteNetboxId: 1,
+      rackNetboxId: 10,
+      face: 'front',
+      uHeight: 1,
+      vendor: 'nvidia',
+      model: 'GB200 NVL72 NVLink Switch Tray',
+      platform: null,
+      serial: null,
+      lifecycleState: 'active',
+      managementProfile: 'redfish',
+      credentialRef: 'bmc/default',
+      role: 'nvlink-switch-tray',
+      nodeType: 'switch_gb200_nvidia',
+      oobIpNetboxId: null,
+      netboxLastUpdated: ts,
+      nvosCredentialRef: null,
+    };
     await upsertDevices(handle.db, [
       { ...sw, netboxId: 210, name: 'sw-bare', position: 10, nvosUrl: null, nvosSsh: null, nvosHostKey: null },
-      { ...sw, netboxId: 211, name: 'sw-bad', position: 11, nvosUrl: 'ftp://10.0.0.7', nvosSsh: '10.0.0.7', nvosHostKey: 'md5:aa' },
+      {
+        ...sw,
+        netboxId: 211,
+        name: 'sw-bad',
+        position: 11,
+        nvosUrl: 'ftp://10.0.0.7',
+        nvosSsh: '10.0.0.7',
+        nvosHostKey: 'md5:aa',
+      },
     ]);
     await refreshInventoryIssues(handle.db);
-    const issues = async (code: string) => (await get(`/v1/inventory-issues?code=${code}`)).body.items.map((i: { netbox_id: number; message: string }) => [i.netbox_id, i.message]);
-    assert.deepEqual((await issues('missing_nvos_endpoint')).map(([id]: [number]) => id), [210]);
-    assert.deepEqual(await issues('invalid_nvos_endpoint'), [[211,
-      'fleet_nvos_url is ftp://10.0.0.7; expected http(s)://host[:port]; fleet_nvos_ssh is 10.0.0.7; expected host:port; fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)']]);
+    const issues = async (code: string) =>
+      (await get(`/v1/inventory-issues?code=${code}`)).body.items.map((i: { netbox_id: number; message: string }) => [
+        i.netbox_id,
+        i.message,
+      ]);
+    assert.deepEqual(
+      (await issues('missing_nvos_endpoint')).map(([id]: [number]) => id),
+      [210],
+    );
+    assert.deepEqual(await issues('invalid_nvos_endpoint'), [
+      [
+        211,
+        'fleet_nvos_url is ftp://10.0.0.7; expected http(s)://host[:port]; fleet_nvos_ssh is 10.0.0.7; expected host:port; fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)',
+      ],
+    ]);
     // Fixed in NetBox, the next sync resolves the issue.
-    await upsertDevices(handle.db, [{ ...sw, netboxId: 211, name: 'sw-bad', position: 11, nvosUrl: 'https://[fd00::7]:8443', nvosSsh: '[fd00::7]:22', nvosHostKey: `SHA256:${'A'.repeat(43)}` }]);
+    await upsertDevices(handle.db, [
+      {
+        ...sw,
+        netboxId: 211,
+        name: 'sw-bad',
+        position: 11,
+        nvosUrl: 'https://[fd00::7]:8443',
+        nvosSsh: '[fd00::7]:22',
+        nvosHostKey: `SHA256:${'A'.repeat(43)}`,
+      },
+    ]);
     await refreshInventoryIssues(handle.db);
     assert.deepEqual(await issues('invalid_nvos_endpoint'), []);
     await handle.pool.query('delete from inventory_issues where netbox_id in (210, 211)');

@@ -28,26 +28,68 @@ describe('jobs: parents and children', () => {
   const rackDevices: string[] = [];
 
   const call = (method: 'GET' | 'POST', url: string, token: string, body?: unknown) =>
-    app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(body === undefined ? {} : { payload: body as object }) });
+    app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
   const list = async (query: string) => {
     const res = await call('GET', `/v1/jobs?${query}`, tokens.viewer);
     assert.equal(res.statusCode, 200, res.body);
     return res.json() as { items: JobBody[]; next_cursor: string | null };
   };
-  const intents = async (jobId: string) => (await handle.pool.query('select kind from intents where job_id = $1 order by id', [jobId])).rows.map((r) => r.kind);
+  const intents = async (jobId: string) =>
+    (await handle.pool.query('select kind from intents where job_id = $1 order by id', [jobId])).rows.map(
+      (r) => r.kind,
+    );
 
   before(async () => {
     hub = await startTestHub();
     ({ handle, app, tokens } = hub);
     await insertSite(handle.db, { id: 'lab', name: 'Lab' });
-    const [rack] = await handle.db.insert(racks).values({ siteId: 'lab', name: 'r1', rackType: 'gb200_nvl72' }).returning();
+    const [rack] = await handle.db
+      .insert(racks)
+      .values({ siteId: 'lab', name: 'r1', rackType: 'gb200_nvl72' })
+      .returning();
     const inRack = { siteId: 'lab', rackId: rack!.id, credentialRef: 'bmc/default' };
-    rackDevices.push((await insertDevice(handle.db, { ...inRack, name: 'shelf-1', role: 'power-shelf', nodeType: 'powershelf_gb200_liteon', bmcUrl: 'http://127.0.0.1:9100' })).id);
+    rackDevices.push(
+      (
+        await insertDevice(handle.db, {
+          ...inRack,
+          name: 'shelf-1',
+          role: 'power-shelf',
+          nodeType: 'powershelf_gb200_liteon',
+          bmcUrl: 'http://127.0.0.1:9100',
+        })
+      ).id,
+    );
     for (let i = 0; i < 6; i++) {
-      rackDevices.push((await insertDevice(handle.db, { ...inRack, name: `tray-${i}`, role: 'compute-tray', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9101 + i}` })).id);
+      rackDevices.push(
+        (
+          await insertDevice(handle.db, {
+            ...inRack,
+            name: `tray-${i}`,
+            role: 'compute-tray',
+            nodeType: 'compute_gb200_nvidia',
+            bmcUrl: `http://127.0.0.1:${9101 + i}`,
+          })
+        ).id,
+      );
     }
     await insertSite(handle.db, { id: 'lab2', name: 'Lab 2' });
-    const loose = await Promise.all([0, 1].map((i) => insertDevice(handle.db, { name: `loose-${i}`, siteId: 'lab2', role: 'compute-tray', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9200 + i}`, credentialRef: 'bmc/default' })));
+    const loose = await Promise.all(
+      [0, 1].map((i) =>
+        insertDevice(handle.db, {
+          name: `loose-${i}`,
+          siteId: 'lab2',
+          role: 'compute-tray',
+          nodeType: 'compute_gb200_nvidia',
+          bmcUrl: `http://127.0.0.1:${9200 + i}`,
+          credentialRef: 'bmc/default',
+        }),
+      ),
+    );
     single = (await call('POST', `/v1/devices/${loose[0]!.id}/power`, tokens.operator, { action: 'on' })).json();
     batchJob = (await call('POST', '/v1/power-batches', tokens.operator, { site_id: 'lab2', action: 'on' })).json();
     // The rack sequence is the newest job; its 7 children share its created_at (one transaction).
@@ -58,10 +100,16 @@ describe('jobs: parents and children', () => {
   after(() => hub.close());
 
   it('lists top-level jobs by default: limit=1 is the newest parent, never one of its children', async () => {
-    const { rows } = await handle.pool.query('select count(distinct created_at)::int as n from jobs where id = $1 or parent_id = $1', [rackJob.id]);
+    const { rows } = await handle.pool.query(
+      'select count(distinct created_at)::int as n from jobs where id = $1 or parent_id = $1',
+      [rackJob.id],
+    );
     assert.equal(rows[0].n, 1, 'the parent and its children share created_at');
     const newest = await list('limit=1');
-    assert.deepEqual(newest.items.map((j) => j.id), [rackJob.id]);
+    assert.deepEqual(
+      newest.items.map((j) => j.id),
+      [rackJob.id],
+    );
     const all = await list('limit=1000');
     assert.deepEqual(all.items.map((j) => j.id).sort(), [rackJob.id, batchJob.id, single.id].sort());
     assert.ok(all.items.every((j) => j.parent_id === null));
@@ -84,16 +132,21 @@ describe('jobs: parents and children', () => {
     const paged: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { items: JobBody[]; next_cursor: string | null } = await list(`parent_id=${rackJob.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { items: JobBody[]; next_cursor: string | null } = await list(
+        `parent_id=${rackJob.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       paged.push(...page.items.map((j) => j.id));
       cursor = page.next_cursor;
     } while (cursor);
     assert.deepEqual(paged, ids);
   });
 
-  it("device_id lists every job on the device, its part of a rack sequence included", async () => {
+  it('device_id lists every job on the device, its part of a rack sequence included', async () => {
     const res = await list(`device_id=${rackDevices[1]}`);
-    assert.deepEqual(res.items.map((j) => j.parent_id), [rackJob.id]);
+    assert.deepEqual(
+      res.items.map((j) => j.parent_id),
+      [rackJob.id],
+    );
   });
 
   it("a rack sequence's child names its parent's workflow; a batch has no workflow, its children have their own", async () => {
@@ -111,9 +164,15 @@ describe('jobs: parents and children', () => {
   it('the Temporal UI link opens the workflow that runs the job, or is null when none does', async () => {
     const ctx = { temporalUiUrl: 'http://ui:8233/', temporalNamespace: 'fleet' };
     const child = (await getJob(handle.db, (await list(`parent_id=${rackJob.id}&limit=1`)).items[0]!.id))!;
-    assert.equal(jobView(child, ctx, undefined, 'rack.power').links.temporal_ui, `http://ui:8233/namespaces/fleet/workflows/${rackJob.id}`);
+    assert.equal(
+      jobView(child, ctx, undefined, 'rack.power').links.temporal_ui,
+      `http://ui:8233/namespaces/fleet/workflows/${rackJob.id}`,
+    );
     assert.equal(jobView((await getJob(handle.db, batchJob.id))!, ctx).links.temporal_ui, null);
-    assert.equal(jobView((await getJob(handle.db, single.id))!, ctx).links.temporal_ui, `http://ui:8233/namespaces/fleet/workflows/${single.id}`);
+    assert.equal(
+      jobView((await getJob(handle.db, single.id))!, ctx).links.temporal_ui,
+      `http://ui:8233/namespaces/fleet/workflows/${single.id}`,
+    );
   });
 
   it("cancelling a rack sequence's child is a 409 naming the parent to cancel; nothing is written", async () => {
@@ -121,7 +180,10 @@ describe('jobs: parents and children', () => {
     const res = await call('POST', `/v1/jobs/${child.id}/cancel`, tokens.operator);
     assert.equal(res.statusCode, 409, res.body);
     assert.equal(res.json().error.code, 'FAILED_PRECONDITION');
-    assert.match(res.json().error.message, new RegExp(`rack.power job ${rackJob.id}.*POST /v1/jobs/${rackJob.id}/cancel`));
+    assert.match(
+      res.json().error.message,
+      new RegExp(`rack.power job ${rackJob.id}.*POST /v1/jobs/${rackJob.id}/cancel`),
+    );
     assert.equal(res.json().error.details[0].field, 'path.id');
     assert.equal((await getJob(handle.db, child.id))!.state, 'queued');
     assert.deepEqual(await intents(child.id), []);
@@ -132,7 +194,13 @@ describe('jobs: parents and children', () => {
   });
 
   it("cancelling a campaign's device job is a 409 naming the campaign; a batch child is cancelled alone", async () => {
-    const device = await insertDevice(handle.db, { name: 'campaign-tray', siteId: 'lab2', nodeType: 'compute_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9300', credentialRef: 'bmc/default' });
+    const device = await insertDevice(handle.db, {
+      name: 'campaign-tray',
+      siteId: 'lab2',
+      nodeType: 'compute_gb200_nvidia',
+      bmcUrl: 'http://127.0.0.1:9300',
+      credentialRef: 'bmc/default',
+    });
     const { rows } = await handle.pool.query(
       `with c as (insert into jobs (kind, state, site_id, params, created_by) values ('firmware.campaign', 'running', 'lab2', '{}', 't') returning id)
        insert into jobs (kind, state, site_id, device_id, parent_id, params, created_by) select 'device.firmware_update', 'queued', 'lab2', $1, c.id, '{}', 't' from c
@@ -142,7 +210,10 @@ describe('jobs: parents and children', () => {
     const campaignChild = rows[0] as { id: string; parent_id: string };
     const refused = await call('POST', `/v1/jobs/${campaignChild.id}/cancel`, tokens.operator);
     assert.equal(refused.statusCode, 409, refused.body);
-    assert.match(refused.json().error.message, new RegExp(`firmware.campaign job ${campaignChild.parent_id}.*cancel the parent`));
+    assert.match(
+      refused.json().error.message,
+      new RegExp(`firmware.campaign job ${campaignChild.parent_id}.*cancel the parent`),
+    );
     assert.deepEqual(await intents(campaignChild.id), []);
 
     // A batch child is a workflow of its own that nothing else waits on.

@@ -13,7 +13,14 @@ import { startTestHub, type TestHub } from './helpers/test-hub.js';
 // 405 with Allow fails the build. A fixed seed and a few examples per operation keep each run bounded.
 
 const st = fileURLToPath(new URL('../../../.tools/venv/bin/st', import.meta.url));
-const checks = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'response_schema_conformance', 'unsupported_method'];
+const checks = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_headers_conformance',
+  'response_schema_conformance',
+  'unsupported_method',
+];
 
 interface RunResult {
   code: number | null;
@@ -22,7 +29,13 @@ interface RunResult {
 }
 
 /** One bounded `st run` with a token; the request count comes from its NDJSON event stream. */
-async function schemathesis(openapiUrl: string, token: string, reportDir: string, name: string, filters: string[] = []): Promise<RunResult> {
+async function schemathesis(
+  openapiUrl: string,
+  token: string,
+  reportDir: string,
+  name: string,
+  filters: string[] = [],
+): Promise<RunResult> {
   const events = join(reportDir, `${name}.ndjson`);
   const args = [
     'run',
@@ -57,12 +70,16 @@ async function schemathesis(openapiUrl: string, token: string, reportDir: string
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('exit', resolve);
-    child.once('error', (err) => reject(new Error(`cannot run ${st} (bash tools/install.sh installs it): ${err.message}`)));
+    child.once('error', (err) =>
+      reject(new Error(`cannot run ${st} (bash tools/install.sh installs it): ${err.message}`)),
+    );
   });
   let requests = 0;
   for (const line of (await readFile(events, 'utf8').catch(() => '')).split('\n')) {
     // Each ScenarioFinished event records the request and response of every case it ran.
-    const finished = line.startsWith('{"ScenarioFinished"') ? (JSON.parse(line) as { ScenarioFinished: { recorder: { interactions?: object } } }).ScenarioFinished : undefined;
+    const finished = line.startsWith('{"ScenarioFinished"')
+      ? (JSON.parse(line) as { ScenarioFinished: { recorder: { interactions?: object } } }).ScenarioFinished
+      : undefined;
     requests += Object.keys(finished?.recorder.interactions ?? {}).length;
   }
   return { code, output, requests };
@@ -77,11 +94,32 @@ describe('schemathesis against the hub /openapi.json', () => {
     hub = await startTestHub({ maxPackageBytes: 1 << 20 });
     const { db } = hub.handle;
     await insertSite(db, { id: 'lab', name: 'Lab' });
-    const [rack] = await db.insert(racks).values({ siteId: 'lab', name: 'rack-1', rackType: 'gb200_nvl72' }).returning();
+    const [rack] = await db
+      .insert(racks)
+      .values({ siteId: 'lab', name: 'rack-1', rackType: 'gb200_nvl72' })
+      .returning();
     const inRack = { siteId: 'lab', rackId: rack!.id, credentialRef: 'bmc/default' };
-    await insertDevice(db, { ...inRack, name: 'shelf-1', role: 'power-shelf', nodeType: 'powershelf_gb200_liteon', bmcUrl: 'http://127.0.0.1:9100' });
-    await insertDevice(db, { ...inRack, name: 'tray-1', role: 'compute-tray', nodeType: 'compute_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9101' });
-    await insertDevice(db, { ...inRack, name: 'switch-1', role: 'switch-tray', nodeType: 'switch_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9102' });
+    await insertDevice(db, {
+      ...inRack,
+      name: 'shelf-1',
+      role: 'power-shelf',
+      nodeType: 'powershelf_gb200_liteon',
+      bmcUrl: 'http://127.0.0.1:9100',
+    });
+    await insertDevice(db, {
+      ...inRack,
+      name: 'tray-1',
+      role: 'compute-tray',
+      nodeType: 'compute_gb200_nvidia',
+      bmcUrl: 'http://127.0.0.1:9101',
+    });
+    await insertDevice(db, {
+      ...inRack,
+      name: 'switch-1',
+      role: 'switch-tray',
+      nodeType: 'switch_gb200_nvidia',
+      bmcUrl: 'http://127.0.0.1:9102',
+    });
     await hub.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = hub.app.server.address() as { port: number };
     openapiUrl = `http://127.0.0.1:${port}/openapi.json`;
@@ -101,7 +139,9 @@ describe('schemathesis against the hub /openapi.json', () => {
     it(`finds no 5xx and no undocumented status with the ${role} token`, { timeout: 150_000 }, async () => {
       const started = Date.now();
       const run = await schemathesis(openapiUrl, hub.tokens[role], reportDir, role, [...filters]);
-      console.log(`schemathesis (${role} token): ${run.requests} requests in ${Math.round((Date.now() - started) / 1000)} s; checks: ${checks.join(', ')}`);
+      console.log(
+        `schemathesis (${role} token): ${run.requests} requests in ${Math.round((Date.now() - started) / 1000)} s; checks: ${checks.join(', ')}`,
+      );
       assert.equal(run.code, 0, run.output);
       assert.ok(run.requests >= least, `schemathesis sent only ${run.requests} requests\n${run.output}`);
     });

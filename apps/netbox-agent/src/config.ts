@@ -20,7 +20,11 @@ export const NetboxAgentConfig = z
         /** Seconds between incremental syncs. */
         intervalS: z.number().min(0.1).max(3600).default(30),
         /** Seconds between full reconciles (catches deletes the change log no longer has). */
-        fullSyncIntervalS: z.number().min(1).max(86_400 * 30).default(3600),
+        fullSyncIntervalS: z
+          .number()
+          .min(1)
+          .max(86_400 * 30)
+          .default(3600),
         /** Incremental syncs re-read this many seconds before the watermark (clock and commit skew). */
         overlapS: z.number().min(0).max(3600).default(10),
         /** Limit the mirror to these NetBox site slugs; all sites when absent. */

@@ -19,7 +19,15 @@ function describeOne(e: unknown): string {
   if ('params' in e && 'query' in e && typeof e.query === 'string') {
     return `failed query: ${e.query.replace(/\s+/g, ' ').trim().slice(0, 120)}`;
   }
-  const pg = e as Error & { code?: string; detail?: string; hint?: string; constraint?: string; table?: string; column?: string; where?: string };
+  const pg = e as Error & {
+    code?: string;
+    detail?: string;
+    hint?: string;
+    constraint?: string;
+    table?: string;
+    column?: string;
+    where?: string;
+  };
   const extra = [
     pg.code && /^[0-9A-Z]{5}$/.test(pg.code) ? `SQLSTATE ${pg.code}` : undefined,
     pg.detail && !listsTheRow(pg) ? pg.detail : undefined,

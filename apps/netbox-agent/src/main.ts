@@ -1,5 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { configPathFromArgs, createLogger, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
+import {
+  configPathFromArgs,
+  createLogger,
+  exitOnHelp,
+  handleShutdown,
+  loadConfig,
+  serviceUsage,
+  startMetricsServer,
+} from '@fleet/config';
 import { connectDb, getOrCreateSyncState, updateSyncState } from '@fleet/db';
 import { NetboxAgentConfig } from './config.js';
 import { describeError } from './errors.js';
@@ -8,12 +16,20 @@ import { NetboxClient, NetboxError } from './netbox-client.js';
 import type { NbDeviceType } from './netbox-types.js';
 import { NetboxSync, scope } from './sync.js';
 
-exitOnHelp(serviceUsage('netbox-agent', 'Mirrors NetBox (sites, racks, devices, interfaces, addresses) into Postgres.', 'deploy/config/netbox-agent.example.json'));
+exitOnHelp(
+  serviceUsage(
+    'netbox-agent',
+    'Mirrors NetBox (sites, racks, devices, interfaces, addresses) into Postgres.',
+    'deploy/config/netbox-agent.example.json',
+  ),
+);
 const config = loadConfig(NetboxAgentConfig, configPathFromArgs());
 /** Seconds the current sync gets to finish on SIGTERM. */
 const shutdownGraceS = 10;
 const log = createLogger('netbox-agent', config.log.level).child({ netbox: config.netbox.url });
-const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) => log.warn({ err: err.message }, 'idle Postgres connection lost'));
+const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
+  log.warn({ err: err.message }, 'idle Postgres connection lost'),
+);
 let lastSuccess: Date | undefined = (await getOrCreateSyncState(db, scope)).lastSuccessAt ?? undefined;
 const metricsServer = await startMetricsServer({ ...config.metrics, prefix: 'fleet_netbox_agent' });
 const metrics = createSyncMetrics(metricsServer.registry, () => lastSuccess);
@@ -50,7 +66,11 @@ log.info({ metricsPort: metricsServer.port, sites: config.sync.sites ?? 'all' },
 async function syncLoop(): Promise<void> {
   while (!stopping) {
     // The token is read on every cycle: rotating the file needs no restart.
-    const client = new NetboxClient(config.netbox.url, readFileSync(config.netbox.tokenFile, 'utf8').trim(), config.netbox);
+    const client = new NetboxClient(
+      config.netbox.url,
+      readFileSync(config.netbox.tokenFile, 'utf8').trim(),
+      config.netbox,
+    );
     const sync = new NetboxSync({ db, client, log, metrics, settings: config.sync }, deviceTypes);
     const full = Date.now() - lastFull > config.sync.fullSyncIntervalS * 1000;
     const end = metrics.duration.startTimer({ mode: full ? 'full' : 'incremental' });
@@ -59,23 +79,37 @@ async function syncLoop(): Promise<void> {
       if (result.mode === 'full') lastFull = Date.now();
       lastSuccess = new Date();
       failures = 0;
-      const changed = Object.values(result.written).some((n) => n > 0) || Object.values(result.deleted).some((n) => n > 0);
+      const changed =
+        Object.values(result.written).some((n) => n > 0) || Object.values(result.deleted).some((n) => n > 0);
       log[changed || result.mode === 'full' ? 'info' : 'debug'](result, 'netbox sync done');
     } catch (err) {
       failures++;
-      const reason = err instanceof NetboxError ? (err.authFailure ? 'auth' : err.status ? `http_${err.status}` : 'unreachable') : 'internal';
+      const reason =
+        err instanceof NetboxError
+          ? err.authFailure
+            ? 'auth'
+            : err.status
+              ? `http_${err.status}`
+              : 'unreachable'
+          : 'internal';
       metrics.errors.inc({ reason });
       // Whole (every line and cause, what Postgres says about the row), never the statement's parameters.
-      const message = err instanceof NetboxError && err.authFailure ? `NetBox rejected the API token (${err.status}): ${err.causeText}` : describeError(err);
+      const message =
+        err instanceof NetboxError && err.authFailure
+          ? `NetBox rejected the API token (${err.status}): ${err.causeText}`
+          : describeError(err);
       // The mirror keeps serving its last state, marked stale; the agent keeps trying.
-      await updateSyncState(db, scope, { lastAttemptAt: new Date(), lastError: message, stale: true }).catch(() => undefined);
+      await updateSyncState(db, scope, { lastAttemptAt: new Date(), lastError: message, stale: true }).catch(
+        () => undefined,
+      );
       log.error({ reason, failures, err: message }, 'netbox sync failed; serving the last state as stale');
     } finally {
       end();
       await client.close();
     }
     await updateSyncState(db, scope, { lastAttemptAt: new Date() }).catch(() => undefined);
-    const backoffS = failures === 0 ? config.sync.intervalS : Math.min(300, config.sync.intervalS * 2 ** Math.min(failures, 8));
+    const backoffS =
+      failures === 0 ? config.sync.intervalS : Math.min(300, config.sync.intervalS * 2 ** Math.min(failures, 8));
     await sleep(backoffS * 1000);
   }
 }

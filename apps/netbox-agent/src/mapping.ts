@@ -4,7 +4,13 @@ import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbRack, NbSite }
 
 /** NetBox objects → mirror rows. Pure, so odd real-world data is easy to test. */
 export function siteRow(s: NbSite): SiteRow {
-  return { netboxId: s.id, slug: s.slug, name: s.name, status: s.status?.value ?? null, netboxLastUpdated: s.last_updated };
+  return {
+    netboxId: s.id,
+    slug: s.slug,
+    name: s.name,
+    status: s.status?.value ?? null,
+    netboxLastUpdated: s.last_updated,
+  };
 }
 
 export function rackTypeFrom(text: string | undefined | null): RackType | null {
@@ -44,7 +50,13 @@ function familyOf(text: string): ProductFamily | null {
   return null;
 }
 
-const vendorAliases: Record<string, string> = { 'lite-on': 'liteon', liteon: 'liteon', nvidia: 'nvidia', delta: 'delta', 'delta-electronics': 'delta' };
+const vendorAliases: Record<string, string> = {
+  'lite-on': 'liteon',
+  liteon: 'liteon',
+  nvidia: 'nvidia',
+  delta: 'delta',
+  'delta-electronics': 'delta',
+};
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 

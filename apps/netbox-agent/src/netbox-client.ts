@@ -40,12 +40,17 @@ export class NetboxClient {
   ) {
     // v2 tokens (nbt_<key>.<secret>) are Bearer; legacy 40-hex tokens use the Token scheme.
     this.auth = token.startsWith('nbt_') ? `Bearer ${token}` : `Token ${token}`;
-    this.dispatcher = new Agent({ headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connect: { timeout: opts.timeoutMs } });
+    this.dispatcher = new Agent({
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      connect: { timeout: opts.timeoutMs },
+    });
   }
 
   async get<T>(path: string, params: Record<string, string | string[]> = {}): Promise<T> {
     const url = new URL(path, this.baseUrl);
-    for (const [k, v] of Object.entries(params)) for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, one);
+    for (const [k, v] of Object.entries(params))
+      for (const one of Array.isArray(v) ? v : [v]) url.searchParams.append(k, one);
     return this.getUrl<T>(url.toString());
   }
 
@@ -74,7 +79,9 @@ export class NetboxClient {
       try {
         return await this.getOnce<T>(url);
       } catch (err) {
-        const transient = err instanceof NetboxError && (err.status === undefined || err.status === 502 || err.status === 503 || err.status === 504);
+        const transient =
+          err instanceof NetboxError &&
+          (err.status === undefined || err.status === 502 || err.status === 503 || err.status === 504);
         if (!transient || attempt >= 3) throw err;
         await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
       }
@@ -85,7 +92,10 @@ export class NetboxClient {
     this.requests++;
     let res: Dispatcher.ResponseData;
     try {
-      res = await request(url, { dispatcher: this.dispatcher, headers: { authorization: this.auth, accept: 'application/json' } });
+      res = await request(url, {
+        dispatcher: this.dispatcher,
+        headers: { authorization: this.auth, accept: 'application/json' },
+      });
     } catch (err) {
       throw new NetboxError(url, undefined, (err as Error).message);
     }

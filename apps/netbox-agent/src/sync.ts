@@ -26,7 +26,15 @@ import type { NetboxAgentConfig } from './config.js';
 import { describeError, refusesTheRows } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
-import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbObjectChange, NbRack, NbSite } from './netbox-types.js';
+import type {
+  NbDevice,
+  NbDeviceType,
+  NbInterface,
+  NbIpAddress,
+  NbObjectChange,
+  NbRack,
+  NbSite,
+} from './netbox-types.js';
 import type { SyncMetrics } from './metrics.js';
 
 export const scope = 'netbox';
@@ -44,9 +52,20 @@ interface KindSpec {
 const kinds: KindSpec[] = [
   { kind: 'site', path: '/api/dcim/sites/', changeType: 'dcim.site', siteParam: 'slug' },
   { kind: 'rack', path: '/api/dcim/racks/', changeType: 'dcim.rack', siteParam: 'site' },
-  { kind: 'device', path: '/api/dcim/devices/', changeType: 'dcim.device', siteParam: 'site', params: { exclude: 'config_context' } },
+  {
+    kind: 'device',
+    path: '/api/dcim/devices/',
+    changeType: 'dcim.device',
+    siteParam: 'site',
+    params: { exclude: 'config_context' },
+  },
   { kind: 'interface', path: '/api/dcim/interfaces/', changeType: 'dcim.interface', siteParam: 'site' },
-  { kind: 'ip', path: '/api/ipam/ip-addresses/', changeType: 'ipam.ipaddress', params: { assigned_object_type: 'dcim.interface' } },
+  {
+    kind: 'ip',
+    path: '/api/ipam/ip-addresses/',
+    changeType: 'ipam.ipaddress',
+    params: { assigned_object_type: 'dcim.interface' },
+  },
 ];
 
 export interface SyncDeps {
@@ -91,7 +110,8 @@ class Pass {
   readonly touched: { objectType: string; netboxId: number }[] = [];
 
   constructor(readonly mode: SyncResult['mode']) {
-    for (const spec of kinds) this.read[spec.kind] = this.deleted[spec.kind] = this.skipped[spec.kind] = this.refused[spec.kind] = 0;
+    for (const spec of kinds)
+      this.read[spec.kind] = this.deleted[spec.kind] = this.skipped[spec.kind] = this.refused[spec.kind] = 0;
   }
 
   issue(spec: KindSpec, netboxId: number, code: SyncIssue['code'], message: string): void {
@@ -103,7 +123,8 @@ class Pass {
   }
 }
 
-const label = (spec: KindSpec, o: NbObject) => `${spec.kind} ${o.name ?? o.slug ?? o.address ?? `#${o.id}`} (NetBox id ${o.id})`;
+const label = (spec: KindSpec, o: NbObject) =>
+  `${spec.kind} ${o.name ?? o.slug ?? o.address ?? `#${o.id}`} (NetBox id ${o.id})`;
 
 /**
  * Mirrors NetBox into Postgres. Full: every object, then whatever NetBox no longer has
@@ -144,7 +165,10 @@ export class NetboxSync {
       case 'rack':
         return upsertRacks(db, (objects as unknown as NbRack[]).map(rackRow));
       case 'device':
-        return upsertDevices(db, (objects as unknown as NbDevice[]).map((d) => deviceRow(d, this.deviceTypes)));
+        return upsertDevices(
+          db,
+          (objects as unknown as NbDevice[]).map((d) => deviceRow(d, this.deviceTypes)),
+        );
       case 'interface':
         return upsertInterfaces(db, (objects as unknown as NbInterface[]).map(interfaceRow));
       case 'ip':
@@ -175,7 +199,10 @@ export class NetboxSync {
       pass.refused[spec.kind]! += 1;
       pass.issue(spec, o.id, 'apply_failed', `${label(spec, o)} could not be mirrored: ${why}`);
       pass.touched.push({ objectType: spec.changeType, netboxId: o.id });
-      this.deps.log.warn({ kind: spec.kind, netboxId: o.id, err: why }, 'a NetBox object could not be mirrored; the sync goes on without it');
+      this.deps.log.warn(
+        { kind: spec.kind, netboxId: o.id, err: why },
+        'a NetBox object could not be mirrored; the sync goes on without it',
+      );
       return;
     }
     pass.issues.push(...attempt.issues);
@@ -189,7 +216,12 @@ export class NetboxSync {
       // Interfaces follow their device and addresses outside the mirrored devices are out of scope: counted only.
       if (spec.kind === 'rack' || spec.kind === 'device') {
         const site = o.site?.slug ?? o.site?.name ?? `#${o.site?.id}`;
-        pass.issue(spec, o.id, 'site_not_mirrored', `${label(spec, o)} is in NetBox site ${site}, which is not mirrored (see that site's inventory issue); it is not mirrored either`);
+        pass.issue(
+          spec,
+          o.id,
+          'site_not_mirrored',
+          `${label(spec, o)} is in NetBox site ${site}, which is not mirrored (see that site's inventory issue); it is not mirrored either`,
+        );
       }
     }
   }
@@ -208,9 +240,15 @@ export class NetboxSync {
     const open = await openSyncIssueObjects(this.deps.db);
     for (const spec of kinds) {
       const have = new Set(fetched.get(spec.kind)!.map((o) => o.id));
-      const ids = open.filter((o) => o.objectType === spec.changeType && !have.has(o.netboxId)).map((o) => String(o.netboxId));
+      const ids = open
+        .filter((o) => o.objectType === spec.changeType && !have.has(o.netboxId))
+        .map((o) => String(o.netboxId));
       for (let i = 0; i < ids.length; i += 100) {
-        const more = await this.deps.client.all<NbObject>(spec.path, { ...spec.params, ...this.siteFilter(spec), id: ids.slice(i, i + 100) });
+        const more = await this.deps.client.all<NbObject>(spec.path, {
+          ...spec.params,
+          ...this.siteFilter(spec),
+          id: ids.slice(i, i + 100),
+        });
         fetched.get(spec.kind)!.push(...more);
       }
     }
@@ -242,12 +280,26 @@ export class NetboxSync {
       const watermark = await this.applyAll(tx, fetched, pass);
       const sites = await this.siteScope(tx, fetched.get('site')!);
       for (const spec of [...kinds].reverse()) {
-        pass.deleted[spec.kind] = await deleteMissing(tx, spec.kind, fetched.get(spec.kind)!.map((o) => o.id), sites);
+        pass.deleted[spec.kind] = await deleteMissing(
+          tx,
+          spec.kind,
+          fetched.get(spec.kind)!.map((o) => o.id),
+          sites,
+        );
       }
       const open = await this.derive(tx, pass);
       const now = new Date();
       const mark = passStart ?? (watermark ? new Date(watermark) : now);
-      await updateSyncState(tx, scope, { watermark: mark, changeWatermark: mark, lastFullSyncAt: now, lastSuccessAt: now, lastError: null, stale: false, sourceUrl: client.baseUrl, counts: pass.read });
+      await updateSyncState(tx, scope, {
+        watermark: mark,
+        changeWatermark: mark,
+        lastFullSyncAt: now,
+        lastSuccessAt: now,
+        lastError: null,
+        stale: false,
+        sourceUrl: client.baseUrl,
+        counts: pass.read,
+      });
       return open;
     });
     return this.done(pass, client.requests - requestsBefore, openIssues);
@@ -260,7 +312,10 @@ export class NetboxSync {
   private async siteScope(db: DbOrTx, sitesRead: NbObject[]): Promise<string[] | undefined> {
     const slugs = this.deps.settings.sites;
     if (!slugs) return undefined;
-    const ids = await siteIdsByNetboxId(db, sitesRead.map((s) => s.id));
+    const ids = await siteIdsByNetboxId(
+      db,
+      sitesRead.map((s) => s.id),
+    );
     return [...new Set([...slugs, ...ids.values()])];
   }
 
@@ -273,7 +328,8 @@ export class NetboxSync {
     const since = new Date(state.watermark.getTime() - overlapMs).toISOString();
     // Device types carry height, model and vendor; a fresh process loads them all once.
     const typeFilter: Record<string, string> = this.deviceTypes.size ? { last_updated__gte: since } : {};
-    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter)) this.deviceTypes.set(t.id, t);
+    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter))
+      this.deviceTypes.set(t.id, t);
     // The next pass starts from here (NetBox's clock, less the overlap): its cost follows
     // what changed since, not how much changed just before the last watermark.
     const passStart = client.serverTime;
@@ -323,9 +379,20 @@ export class NetboxSync {
     if (pass.issues.length) {
       // The whole list is in the inventory issues; the log names the first few.
       const named = pass.issues.slice(0, 20).map((i) => `${i.code}: ${i.message}`);
-      this.deps.log.warn({ mode, skipped: pass.skipped, refused: pass.refused, issues: named }, `${pass.issues.length} NetBox objects are not mirrored; each is an inventory issue`);
+      this.deps.log.warn(
+        { mode, skipped: pass.skipped, refused: pass.refused, issues: named },
+        `${pass.issues.length} NetBox objects are not mirrored; each is an inventory issue`,
+      );
     }
-    return { mode, written: pass.read, deleted: pass.deleted, skipped: pass.skipped, refused: pass.refused, requests, openIssues };
+    return {
+      mode,
+      written: pass.read,
+      deleted: pass.deleted,
+      skipped: pass.skipped,
+      refused: pass.refused,
+      requests,
+      openIssues,
+    };
   }
 
   /** BMC endpoints and inventory issues follow from the mirror, recomputed after changes. */

@@ -5,9 +5,39 @@ import { deviceRow, rackTypeFrom } from '../src/mapping.js';
 import type { NbDevice, NbDeviceType } from '../src/netbox-types.js';
 
 const types = new Map<number, NbDeviceType>([
-  [1, { id: 1, model: 'GB200 NVL72 Compute Tray', slug: 'compute-gb200-nvidia', u_height: 1, manufacturer: { id: 1, slug: 'nvidia' }, last_updated: '' }],
-  [2, { id: 2, model: 'GB300 NVL72 Power Shelf (LITE-ON)', slug: 'powershelf-gb300-liteon', u_height: 1, manufacturer: { id: 2, slug: 'lite-on' }, last_updated: '' }],
-  [3, { id: 3, model: 'Toaster 3000', slug: 'toaster', u_height: 2, manufacturer: { id: 3, slug: 'acme' }, last_updated: '' }],
+  [
+    1,
+    {
+      id: 1,
+      model: 'GB200 NVL72 Compute Tray',
+      slug: 'compute-gb200-nvidia',
+      u_height: 1,
+      manufacturer: { id: 1, slug: 'nvidia' },
+      last_updated: '',
+    },
+  ],
+  [
+    2,
+    {
+      id: 2,
+      model: 'GB300 NVL72 Power Shelf (LITE-ON)',
+      slug: 'powershelf-gb300-liteon',
+      u_height: 1,
+      manufacturer: { id: 2, slug: 'lite-on' },
+      last_updated: '',
+    },
+  ],
+  [
+    3,
+    {
+      id: 3,
+      model: 'Toaster 3000',
+      slug: 'toaster',
+      u_height: 2,
+      manufacturer: { id: 3, slug: 'acme' },
+      last_updated: '',
+    },
+  ],
 ]);
 
 const device = (over: Partial<NbDevice>): NbDevice => ({
@@ -37,7 +67,16 @@ describe('NetBox → mirror mapping', () => {
   });
 
   it('keeps what it cannot classify, with a null node type (an inventory issue), instead of failing', () => {
-    const odd = deviceRow(device({ device_type: { id: 3 }, role: { id: 9, slug: 'toaster' }, name: null, status: { value: 'burn-in' }, custom_fields: {} }), types);
+    const odd = deviceRow(
+      device({
+        device_type: { id: 3 },
+        role: { id: 9, slug: 'toaster' },
+        name: null,
+        status: { value: 'burn-in' },
+        custom_fields: {},
+      }),
+      types,
+    );
     assert.equal(odd.nodeType, null);
     assert.equal(odd.name, 'netbox-device-7');
     assert.equal(odd.lifecycleState, 'burn-in', 'unknown NetBox status values are kept');
@@ -47,12 +86,28 @@ describe('NetBox → mirror mapping', () => {
   });
 
   it('reads NVOS endpoints from the fleet_nvos_* custom fields, trimmed, blanks as absent', () => {
-    const sw = deviceRow(device({ custom_fields: { fleet_nvos_url: ' https://10.0.0.5 ', fleet_nvos_ssh: '10.0.0.5:22', fleet_nvos_credential_ref: '', fleet_nvos_host_key: null } }), types);
-    assert.deepEqual([sw.nvosUrl, sw.nvosSsh, sw.nvosCredentialRef, sw.nvosHostKey], ['https://10.0.0.5', '10.0.0.5:22', null, null]);
+    const sw = deviceRow(
+      device({
+        custom_fields: {
+          fleet_nvos_url: ' https://10.0.0.5 ',
+          fleet_nvos_ssh: '10.0.0.5:22',
+          fleet_nvos_credential_ref: '',
+          fleet_nvos_host_key: null,
+        },
+      }),
+      types,
+    );
+    assert.deepEqual(
+      [sw.nvosUrl, sw.nvosSsh, sw.nvosCredentialRef, sw.nvosHostKey],
+      ['https://10.0.0.5', '10.0.0.5:22', null, null],
+    );
   });
 
   it('reads the Redfish system id from fleet_redfish_system_id, trimmed; absent or blank is null', () => {
-    assert.equal(deviceRow(device({ custom_fields: { fleet_redfish_system_id: ' System_2 ' } }), types).redfishSystemId, 'System_2');
+    assert.equal(
+      deviceRow(device({ custom_fields: { fleet_redfish_system_id: ' System_2 ' } }), types).redfishSystemId,
+      'System_2',
+    );
     assert.equal(deviceRow(device({ custom_fields: { fleet_redfish_system_id: '' } }), types).redfishSystemId, null);
     assert.equal(deviceRow(device({}), types).redfishSystemId, null);
   });

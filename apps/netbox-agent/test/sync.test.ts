@@ -42,21 +42,54 @@ class FakeNetbox {
     const slugs = new Map((this.objects.get('/api/dcim/sites/') ?? []).map((s) => [s.id, (s as NbSite).slug]));
     return (this.objects.get(path) ?? [])
       .filter((o) => (!ids || ids.has(o.id)) && (!since || o.last_updated >= since))
-      .map((o) => ('site' in o ? { ...o, site: { id: (o as NbRack).site.id, slug: slugs.get((o as NbRack).site.id) } } : o)) as T[];
+      .map((o) =>
+        'site' in o ? { ...o, site: { id: (o as NbRack).site.id, slug: slugs.get((o as NbRack).site.id) } } : o,
+      ) as T[];
   }
 
   async close(): Promise<void> {}
 }
 
-const type: NbDeviceType = { id: 1, model: 'GB200 NVL72 Compute Tray', slug: 'compute-gb200-nvidia', u_height: 1, manufacturer: { id: 1, slug: 'nvidia' }, last_updated: '' };
-const site = (id: number, slug: string): NbSite => ({ id, slug, name: `Site ${slug}`, status: { value: 'active' }, last_updated: '' });
+const type: NbDeviceType = {
+  id: 1,
+  model: 'GB200 NVL72 Compute Tray',
+  slug: 'compute-gb200-nvidia',
+  u_height: 1,
+  manufacturer: { id: 1, slug: 'nvidia' },
+  last_updated: '',
+};
+const site = (id: number, slug: string): NbSite => ({
+  id,
+  slug,
+  name: `Site ${slug}`,
+  status: { value: 'active' },
+  last_updated: '',
+});
 const rack = (id: number, siteId: number, name: string, uHeight = 48): NbRack => ({
-  id, name, site: { id: siteId }, status: { value: 'active' }, u_height: uHeight, serial: null, rack_type: { id: 1, slug: 'gb200-nvl72' }, last_updated: '',
+  id,
+  name,
+  site: { id: siteId },
+  status: { value: 'active' },
+  u_height: uHeight,
+  serial: null,
+  rack_type: { id: 1, slug: 'gb200-nvl72' },
+  last_updated: '',
 });
 const device = (id: number, siteId: number, rackId: number | null, name: string): NbDevice => ({
-  id, name, device_type: { id: 1 }, role: { id: 1, slug: 'compute-tray' }, platform: null, serial: null, site: { id: siteId },
-  rack: rackId === null ? null : { id: rackId }, position: null, face: null, status: { value: 'active' }, oob_ip: null,
-  custom_fields: { fleet_credential_ref: 'bmc/default' }, last_updated: '',
+  id,
+  name,
+  device_type: { id: 1 },
+  role: { id: 1, slug: 'compute-tray' },
+  platform: null,
+  serial: null,
+  site: { id: siteId },
+  rack: rackId === null ? null : { id: rackId },
+  position: null,
+  face: null,
+  status: { value: 'active' },
+  oob_ip: null,
+  custom_fields: { fleet_credential_ref: 'bmc/default' },
+  last_updated: '',
 });
 
 describe('NetBox sync: an object that cannot be applied', () => {
@@ -76,11 +109,18 @@ describe('NetBox sync: an object that cannot be applied', () => {
     });
   };
   const issues = async () =>
-    (await handle.pool.query<{ object_type: string; netbox_id: number; code: string; message: string }>(
-      'select object_type, netbox_id, code, message from inventory_issues where resolved_at is null and code <> $1 order by object_type, netbox_id',
-      ['missing_bmc_address'],
-    )).rows;
-  const names = async () => (await handle.pool.query<{ name: string; site_id: string }>('select name, site_id from devices where deleted_at is null order by name')).rows;
+    (
+      await handle.pool.query<{ object_type: string; netbox_id: number; code: string; message: string }>(
+        'select object_type, netbox_id, code, message from inventory_issues where resolved_at is null and code <> $1 order by object_type, netbox_id',
+        ['missing_bmc_address'],
+      )
+    ).rows;
+  const names = async () =>
+    (
+      await handle.pool.query<{ name: string; site_id: string }>(
+        'select name, site_id from devices where deleted_at is null order by name',
+      )
+    ).rows;
 
   before(async () => {
     database = await cloneTestDatabase(databaseUrl, template);
@@ -91,7 +131,9 @@ describe('NetBox sync: an object that cannot be applied', () => {
     await database?.drop();
   });
   beforeEach(async () => {
-    await handle.pool.query('truncate sites, racks, devices, interfaces, ip_addresses, inventory_issues, sync_state cascade');
+    await handle.pool.query(
+      'truncate sites, racks, devices, interfaces, ip_addresses, inventory_issues, sync_state cascade',
+    );
     // As the agent does when it starts.
     await getOrCreateSyncState(handle.db, 'netbox');
     netbox = new FakeNetbox();
@@ -108,20 +150,34 @@ describe('NetBox sync: an object that cannot be applied', () => {
     netbox.put('/api/dcim/devices/', device(101, 1, 11, 'ct02'));
     const result = await sync().full();
     assert.deepEqual(result.refused, { site: 0, rack: 1, device: 0, interface: 0, ip: 0 });
-    assert.deepEqual((await names()).map((d) => d.name), ['ct01', 'ct02'], 'the device of the refused rack is mirrored, unracked');
+    assert.deepEqual(
+      (await names()).map((d) => d.name),
+      ['ct01', 'ct02'],
+      'the device of the refused rack is mirrored, unracked',
+    );
     const [issue] = await issues();
     assert.deepEqual([issue!.object_type, issue!.netbox_id, issue!.code], ['dcim.rack', 11, 'apply_failed']);
-    assert.match(issue!.message, /^rack r-huge \(NetBox id 11\) could not be mirrored: .*out of range for type integer/);
+    assert.match(
+      issue!.message,
+      /^rack r-huge \(NetBox id 11\) could not be mirrored: .*out of range for type integer/,
+    );
     const logged = warnings.join('\n');
     assert.match(logged, /out of range for type integer/);
-    assert.doesNotMatch(logged + issue!.message, /r001|bmc\/default|params:/, 'no statement parameters in the log or the issue');
+    assert.doesNotMatch(
+      logged + issue!.message,
+      /r001|bmc\/default|params:/,
+      'no statement parameters in the log or the issue',
+    );
 
     // The rack is not touched by the next incremental pass, but it is read again; fixed in NetBox, its issue resolves.
     const open = await sync().incremental();
     assert.equal(open.mode, 'incremental');
     assert.equal(open.refused['rack'], 1);
     assert.equal((await issues()).length, 1, 'still open while NetBox still has the bad value');
-    netbox.objects.set('/api/dcim/racks/', netbox.objects.get('/api/dcim/racks/')!.map((r) => (r.id === 11 ? { ...r, u_height: 48 } : r)));
+    netbox.objects.set(
+      '/api/dcim/racks/',
+      netbox.objects.get('/api/dcim/racks/')!.map((r) => (r.id === 11 ? { ...r, u_height: 48 } : r)),
+    );
     await sync().incremental();
     assert.deepEqual(await issues(), []);
     const racks = (await handle.pool.query('select name from racks order by name')).rows.map((r) => r.name);
@@ -143,16 +199,25 @@ describe('NetBox sync: an object that cannot be applied', () => {
       await handle.pool.query('delete from test_fault');
       if (sqlstate) await handle.pool.query('insert into test_fault values ($1)', [sqlstate]);
     };
-    const racks = async () => (await handle.pool.query<{ name: string }>('select name from racks order by name')).rows.map((r) => r.name);
+    const racks = async () =>
+      (await handle.pool.query<{ name: string }>('select name from racks order by name')).rows.map((r) => r.name);
     try {
       netbox.put('/api/dcim/racks/', rack(11, 1, 'r-flaky'));
       // Serialization failure, statement timeout, connection failure, lock not available, aborted transaction.
       for (const sqlstate of ['40001', '57014', '08006', '55P03', '25P02']) {
         await fault(sqlstate);
-        await assert.rejects(sync().full(), (err: Error) => describeError(err).includes(`SQLSTATE ${sqlstate}`), sqlstate);
+        await assert.rejects(
+          sync().full(),
+          (err: Error) => describeError(err).includes(`SQLSTATE ${sqlstate}`),
+          sqlstate,
+        );
         assert.deepEqual(await issues(), [], `${sqlstate}: no object is blamed`);
         assert.deepEqual(await racks(), [], `${sqlstate}: the pass rolled back as a whole`);
-        assert.equal((await getOrCreateSyncState(handle.db, 'netbox')).lastSuccessAt, null, `${sqlstate}: not a success`);
+        assert.equal(
+          (await getOrCreateSyncState(handle.db, 'netbox')).lastSuccessAt,
+          null,
+          `${sqlstate}: not a success`,
+        );
       }
       // The next pass, the database well again, mirrors everything.
       await fault(null);
@@ -173,9 +238,20 @@ describe('NetBox sync: an object that cannot be applied', () => {
         const result = await sync().full();
         assert.equal(result.refused['rack'], 1, sqlstate);
         assert.deepEqual(await racks(), ['r001'], sqlstate);
-        assert.deepEqual((await names()).map((d) => d.name), ['ct01'], sqlstate);
-        assert.deepEqual((await issues()).map((i) => [i.object_type, i.netbox_id, i.code]), [['dcim.rack', 11, 'apply_failed']], sqlstate);
-        assert.match((await issues())[0]!.message, new RegExp(`^rack r-flaky \\(NetBox id 11\\) could not be mirrored: .*SQLSTATE ${sqlstate}`));
+        assert.deepEqual(
+          (await names()).map((d) => d.name),
+          ['ct01'],
+          sqlstate,
+        );
+        assert.deepEqual(
+          (await issues()).map((i) => [i.object_type, i.netbox_id, i.code]),
+          [['dcim.rack', 11, 'apply_failed']],
+          sqlstate,
+        );
+        assert.match(
+          (await issues())[0]!.message,
+          new RegExp(`^rack r-flaky \\(NetBox id 11\\) could not be mirrored: .*SQLSTATE ${sqlstate}`),
+        );
       }
     } finally {
       await handle.pool.query('drop trigger test_fault on racks; drop function test_fault(); drop table test_fault');
@@ -189,21 +265,33 @@ describe('NetBox sync: an object that cannot be applied', () => {
     const result = await sync().full();
     assert.equal(result.skipped['device'], 1);
     assert.equal(result.skipped['rack'], 1);
-    assert.deepEqual((await names()).map((d) => d.site_id), ['ams1']);
+    assert.deepEqual(
+      (await names()).map((d) => d.site_id),
+      ['ams1'],
+    );
     const found = await issues();
-    assert.deepEqual(found.map((i) => [i.object_type, i.netbox_id, i.code]), [
-      ['dcim.device', 200, 'site_not_mirrored'],
-      ['dcim.rack', 20, 'site_not_mirrored'],
-      ['dcim.site', 2, 'invalid_site_id'],
-    ]);
-    assert.match(found[2]!.message, /^site Site Lab_B \(slug Lab_B, NetBox id 2\): the slug is no Fleet site id, which must be a lower-case DNS label/);
+    assert.deepEqual(
+      found.map((i) => [i.object_type, i.netbox_id, i.code]),
+      [
+        ['dcim.device', 200, 'site_not_mirrored'],
+        ['dcim.rack', 20, 'site_not_mirrored'],
+        ['dcim.site', 2, 'invalid_site_id'],
+      ],
+    );
+    assert.match(
+      found[2]!.message,
+      /^site Site Lab_B \(slug Lab_B, NetBox id 2\): the slug is no Fleet site id, which must be a lower-case DNS label/,
+    );
     assert.match(found[0]!.message, /^device ct01 \(NetBox id 200\) is in NetBox site Lab_B, which is not mirrored/);
     assert.match(warnings.join('\n'), /3 NetBox objects are not mirrored/);
 
     // Renamed to a valid slug, the site and what it holds come in with the next incremental pass.
     netbox.put('/api/dcim/sites/', site(2, 'lab-b'));
     await sync().incremental();
-    assert.deepEqual((await names()).map((d) => d.site_id), ['ams1', 'lab-b']);
+    assert.deepEqual(
+      (await names()).map((d) => d.site_id),
+      ['ams1', 'lab-b'],
+    );
     assert.deepEqual(await issues(), []);
   });
 
@@ -216,21 +304,34 @@ describe('NetBox sync: an object that cannot be applied', () => {
     const sites = (await handle.pool.query('select id, netbox_id, name from sites order by id')).rows;
     assert.deepEqual(sites, [{ id: 'ams1', netbox_id: 1, name: 'Site ams-one' }]);
     assert.deepEqual(await names(), [{ name: 'ct01', site_id: 'ams1' }]);
-    assert.deepEqual((await issues()).map((i) => [i.object_type, i.netbox_id, i.code]), [
-      ['dcim.device', 300, 'site_not_mirrored'],
-      ['dcim.site', 3, 'site_id_taken'],
-    ]);
+    assert.deepEqual(
+      (await issues()).map((i) => [i.object_type, i.netbox_id, i.code]),
+      [
+        ['dcim.device', 300, 'site_not_mirrored'],
+        ['dcim.site', 3, 'site_id_taken'],
+      ],
+    );
   });
 
   it('a device reusing a deleted device name, and names repeated in one site, are mirrored', async () => {
     await sync().full();
     netbox.objects.set('/api/dcim/devices/', []);
-    netbox.changes.push({ id: 1, time: netbox.stamp(), action: { value: 'delete' }, changed_object_type: 'dcim.device', changed_object_id: 100 });
+    netbox.changes.push({
+      id: 1,
+      time: netbox.stamp(),
+      action: { value: 'delete' },
+      changed_object_type: 'dcim.device',
+      changed_object_id: 100,
+    });
     netbox.put('/api/dcim/devices/', device(101, 1, 10, 'ct01'));
     netbox.put('/api/dcim/devices/', device(102, 1, 10, 'ct01'));
     netbox.put('/api/dcim/racks/', rack(12, 1, 'r001'));
     await sync().incremental();
-    const rows = (await handle.pool.query('select netbox_id, name, deleted_at is not null as deleted from devices order by netbox_id')).rows;
+    const rows = (
+      await handle.pool.query(
+        'select netbox_id, name, deleted_at is not null as deleted from devices order by netbox_id',
+      )
+    ).rows;
     assert.deepEqual(rows, [
       { netbox_id: 100, name: 'ct01', deleted: true },
       { netbox_id: 101, name: 'ct01', deleted: false },

@@ -3,12 +3,24 @@ import { LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
 
 const SecretsConfig = z.discriminatedUnion('provider', [
   z.object({ provider: z.literal('file'), path: z.string().min(1) }).strict(),
-  z.object({ provider: z.literal('env'), prefix: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper-case env prefix') }).strict(),
+  z
+    .object({
+      provider: z.literal('env'),
+      prefix: z.string().regex(/^[A-Z][A-Z0-9_]*$/, 'must be an upper-case env prefix'),
+    })
+    .strict(),
 ]);
 
 /** How a device's certificate is checked: the system store unless a site CA, a pin or `insecure` says otherwise. */
 const TlsPolicy = z
-  .object({ caFile: z.string().min(1).optional(), pinnedSha256: z.string().regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint').optional(), insecure: z.boolean().default(false) })
+  .object({
+    caFile: z.string().min(1).optional(),
+    pinnedSha256: z
+      .string()
+      .regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint')
+      .optional(),
+    insecure: z.boolean().default(false),
+  })
   .strict()
   .default({ insecure: false });
 
@@ -38,7 +50,11 @@ export const SatelliteConfig = z
       .object({
         dir: z.string().min(1).default('/var/cache/fleet/artifacts'),
         /** Complete packages kept; least recently used ones go first. */
-        maxBytes: z.number().int().min(1).default(100 * 1024 ** 3),
+        maxBytes: z
+          .number()
+          .int()
+          .min(1)
+          .default(100 * 1024 ** 3),
       })
       .strict()
       .default({ dir: '/var/cache/fleet/artifacts', maxBytes: 100 * 1024 ** 3 }),
@@ -69,7 +85,15 @@ export const SatelliteConfig = z
         tls: TlsPolicy,
       })
       .strict()
-      .default({ connectTimeoutMs: 10_000, requestTimeoutMs: 30_000, uploadTimeoutMs: 600_000, pollIntervalMs: 2_000, auth: 'basic', siteConcurrency: 256, tls: { insecure: false } }),
+      .default({
+        connectTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        uploadTimeoutMs: 600_000,
+        pollIntervalMs: 2_000,
+        auth: 'basic',
+        siteConcurrency: 256,
+        tls: { insecure: false },
+      }),
     /** Switch trays' NVOS: NVUE REST and SSH/SFTP (rms.md §4.4, §4.5). */
     nvos: z
       .object({
@@ -90,10 +114,16 @@ export const SatelliteConfig = z
          * The domain whose client identity (`<clientTlsRoot>/<domain>/client.{pem,key}`) every NVUE call
          * presents, as RMS's default_switch_domain: needed once switches' APIs require mTLS.
          */
-        defaultSwitchDomain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name').optional(),
+        defaultSwitchDomain: z
+          .string()
+          .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name')
+          .optional(),
       })
       .strict()
-      .refine((n) => n.sftpStepTimeoutS <= n.sftpUploadTimeoutS, { message: 'sftpStepTimeoutS must not exceed sftpUploadTimeoutS', path: ['sftpStepTimeoutS'] })
+      .refine((n) => n.sftpStepTimeoutS <= n.sftpUploadTimeoutS, {
+        message: 'sftpStepTimeoutS must not exceed sftpUploadTimeoutS',
+        path: ['sftpStepTimeoutS'],
+      })
       .default({
         connectTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,

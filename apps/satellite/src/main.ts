@@ -2,11 +2,26 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter } from 'prom-client';
-import { configPathFromArgs, createLogger, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
+import {
+  configPathFromArgs,
+  createLogger,
+  exitOnHelp,
+  handleShutdown,
+  loadConfig,
+  serviceUsage,
+  startMetricsServer,
+} from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
-import { createDeviceActivities, createFetchArtifactActivity, createFirmwareActivities, createNvosActivities, createSwitchActivities, type DeviceActivityDeps } from './activities/index.js';
+import {
+  createDeviceActivities,
+  createFetchArtifactActivity,
+  createFirmwareActivities,
+  createNvosActivities,
+  createSwitchActivities,
+  type DeviceActivityDeps,
+} from './activities/index.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { SatelliteConfig } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
@@ -14,7 +29,13 @@ import { PendingPasswords } from './switch/pending-passwords.js';
 import { createSecretWriter } from './switch/secret-writer.js';
 import { createSecretStore } from './secrets/index.js';
 
-exitOnHelp(serviceUsage('satellite', "The Temporal worker of one site (task queue site-<id>): every device's I/O.", 'deploy/config/satellite.example.json'));
+exitOnHelp(
+  serviceUsage(
+    'satellite',
+    "The Temporal worker of one site (task queue site-<id>): every device's I/O.",
+    'deploy/config/satellite.example.json',
+  ),
+);
 const config = loadConfig(SatelliteConfig, configPathFromArgs());
 const taskQueue = siteTaskQueue(config.siteId);
 const log = createLogger('satellite', config.log.level).child({ siteId: config.siteId, taskQueue });

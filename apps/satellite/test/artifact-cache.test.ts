@@ -66,7 +66,14 @@ class FlakyProxy {
   }
 }
 
-const quiet: Logger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet: Logger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 describe('site artifact cache', () => {
   let database: TestDatabase;
@@ -88,7 +95,13 @@ describe('site artifact cache', () => {
     const blobDir = await mkdtemp(join(tmpdir(), 'fleet-hub-blobs-'));
     dirs.push(blobDir);
     store = new FileBlobStore(blobDir);
-    hub = buildHub({ db: handle.db, log: silent, registry: new Registry(), views: { temporalNamespace: 'default' }, firmware: { blobs: store, maxPackageBytes: MiB } });
+    hub = buildHub({
+      db: handle.db,
+      log: silent,
+      registry: new Registry(),
+      views: { temporalNamespace: 'default' },
+      firmware: { blobs: store, maxPackageBytes: MiB },
+    });
     hub.addHook('onRequest', async (request) => {
       const m = /^\/v1\/firmware\/blobs\/(\w+)/.exec(request.url);
       if (m) requests.push({ digest: m[1]!, range: request.headers.range });
@@ -117,7 +130,12 @@ describe('site artifact cache', () => {
   const newCache = async (opts: { maxBytes?: number; url?: string; token?: string } = {}) => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-artifacts-'));
     dirs.push(dir);
-    const cache = new ArtifactCache({ dir, maxBytes: opts.maxBytes ?? 1024 * MiB, hub: { url: opts.url ?? hubUrl, token: async () => opts.token ?? token }, log: silent });
+    const cache = new ArtifactCache({
+      dir,
+      maxBytes: opts.maxBytes ?? 1024 * MiB,
+      hub: { url: opts.url ?? hubUrl, token: async () => opts.token ?? token },
+      log: silent,
+    });
     caches.push(cache);
     return { cache, dir };
   };
@@ -146,14 +164,24 @@ describe('site artifact cache', () => {
     const digest = await putBlob(bytes);
     const { cache, dir } = await newCache({ url: proxyUrl });
     proxy.cutAfter = MiB + 12_345;
-    await assert.rejects(cache.ensure(digest, bytes.length), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'unavailable' && err.retryable && err.url === `${proxyUrl}/v1/firmware/blobs/${digest}`);
+    await assert.rejects(
+      cache.ensure(digest, bytes.length),
+      (err: unknown) =>
+        err instanceof ArtifactFetchError &&
+        err.reason === 'unavailable' &&
+        err.retryable &&
+        err.url === `${proxyUrl}/v1/firmware/blobs/${digest}`,
+    );
     proxy.cutAfter = Infinity;
     const partial = (await stat(join(dir, `${digest}.partial`))).size;
     assert.ok(partial > 0 && partial < bytes.length, `partial has ${partial} bytes`);
     const lease = await cache.acquire(digest, bytes.length);
     lease.release();
     assert.equal(lease.fetchedBytes, bytes.length - partial);
-    assert.deepEqual(requestsFor(digest).map((r) => r.range), [undefined, `bytes=${partial}-`]);
+    assert.deepEqual(
+      requestsFor(digest).map((r) => r.range),
+      [undefined, `bytes=${partial}-`],
+    );
     assert.equal(sha256(await readFile(lease.path)), digest);
     assert.deepEqual(await readdir(dir), [digest]);
   });
@@ -164,7 +192,10 @@ describe('site artifact cache', () => {
     const { cache, dir } = await newCache({ url: proxyUrl });
     proxy.stallAfter = 2 * MiB;
     const controller = new AbortController();
-    const aborted = cache.ensure(digest, bytes.length, { signal: controller.signal, onProgress: (b) => b >= MiB && controller.abort(new Error('operator cancelled')) });
+    const aborted = cache.ensure(digest, bytes.length, {
+      signal: controller.signal,
+      onProgress: (b) => b >= MiB && controller.abort(new Error('operator cancelled')),
+    });
     await assert.rejects(aborted, /operator cancelled/);
     proxy.stallAfter = Infinity;
     const partial = (await stat(join(dir, `${digest}.partial`))).size;
@@ -179,7 +210,14 @@ describe('site artifact cache', () => {
     const wrong = sha256(Buffer.from('something else'));
     await putBlob(bytes, wrong);
     const { cache, dir } = await newCache();
-    await assert.rejects(cache.ensure(wrong, bytes.length), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'digest_mismatch' && err.digest === wrong && /hash to [0-9a-f]{64}/.test(err.message));
+    await assert.rejects(
+      cache.ensure(wrong, bytes.length),
+      (err: unknown) =>
+        err instanceof ArtifactFetchError &&
+        err.reason === 'digest_mismatch' &&
+        err.digest === wrong &&
+        /hash to [0-9a-f]{64}/.test(err.message),
+    );
     assert.deepEqual(await readdir(dir), []);
   });
 
@@ -224,18 +262,34 @@ describe('site artifact cache', () => {
   it('unknown digest, wrong size, bad token: typed errors that say which', async () => {
     const { cache } = await newCache();
     const unknown = 'f'.repeat(64);
-    await assert.rejects(cache.ensure(unknown, 10), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'not_found' && err.status === 404 && !err.retryable);
+    await assert.rejects(
+      cache.ensure(unknown, 10),
+      (err: unknown) =>
+        err instanceof ArtifactFetchError && err.reason === 'not_found' && err.status === 404 && !err.retryable,
+    );
     const bytes = randomBytes(1000);
     const digest = await putBlob(bytes);
-    await assert.rejects(cache.ensure(digest, 999), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'size_mismatch');
+    await assert.rejects(
+      cache.ensure(digest, 999),
+      (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'size_mismatch',
+    );
     const { cache: stranger } = await newCache({ token: 'fleet_not-a-token' });
-    await assert.rejects(stranger.ensure(digest, bytes.length), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'unauthorized' && err.status === 401);
-    await assert.rejects(cache.ensure('not-a-digest', 1), (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'invalid');
+    await assert.rejects(
+      stranger.ensure(digest, bytes.length),
+      (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'unauthorized' && err.status === 401,
+    );
+    await assert.rejects(
+      cache.ensure('not-a-digest', 1),
+      (err: unknown) => err instanceof ArtifactFetchError && err.reason === 'invalid',
+    );
   });
 
   describe('fetchArtifact activity', () => {
-    const run = (env: MockActivityEnvironment, fetchArtifact: FirmwareActivities['fetchArtifact'], input: { digest: string; size: number }) =>
-      env.run(fetchArtifact, input) as ReturnType<FirmwareActivities['fetchArtifact']>;
+    const run = (
+      env: MockActivityEnvironment,
+      fetchArtifact: FirmwareActivities['fetchArtifact'],
+      input: { digest: string; size: number },
+    ) => env.run(fetchArtifact, input) as ReturnType<FirmwareActivities['fetchArtifact']>;
 
     it('heartbeats bytes received, honours cancellation, and a retry resumes', async () => {
       const bytes = randomBytes(4 * MiB);
@@ -259,7 +313,10 @@ describe('site artifact cache', () => {
       assert.equal(result.path, join(dir, digest));
       assert.ok(result.fetchedBytes < bytes.length, `resumed: fetched ${result.fetchedBytes} bytes`);
       assert.match(requestsFor(digest).at(-1)!.range ?? '', /^bytes=\d+-$/);
-      const cached = await run(new MockActivityEnvironment(undefined, { logger: quiet }), fetchArtifact, { digest, size: bytes.length });
+      const cached = await run(new MockActivityEnvironment(undefined, { logger: quiet }), fetchArtifact, {
+        digest,
+        size: bytes.length,
+      });
       assert.equal(cached.fetchedBytes, 0);
     });
 
@@ -267,8 +324,15 @@ describe('site artifact cache', () => {
       const { cache } = await newCache();
       const { fetchArtifact } = createFetchArtifactActivity({ artifacts: cache });
       await assert.rejects(
-        run(new MockActivityEnvironment(undefined, { logger: quiet }), fetchArtifact, { digest: 'e'.repeat(64), size: 5 }),
-        (err: unknown) => err instanceof ApplicationFailure && err.type === 'NOT_FOUND' && err.nonRetryable && err.message.includes('e'.repeat(64)),
+        run(new MockActivityEnvironment(undefined, { logger: quiet }), fetchArtifact, {
+          digest: 'e'.repeat(64),
+          size: 5,
+        }),
+        (err: unknown) =>
+          err instanceof ApplicationFailure &&
+          err.type === 'NOT_FOUND' &&
+          err.nonRetryable &&
+          err.message.includes('e'.repeat(64)),
       );
     });
   });

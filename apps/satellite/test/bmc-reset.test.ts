@@ -25,11 +25,18 @@ describe('resetBmc activity', () => {
     const env = mockEnv();
     const beats: BmcResetHeartbeat[] = [];
     env.on('heartbeat', (d: BmcResetHeartbeat) => beats.push(d));
-    const result = await runActivity(env, 'resetBmc', { target: bench.target('bmc'), manager: 'bmc', waitUntilBackS: 10 });
+    const result = await runActivity(env, 'resetBmc', {
+      target: bench.target('bmc'),
+      manager: 'bmc',
+      waitUntilBackS: 10,
+    });
     assert.equal(result.deviceId, 'dev-bmc');
     assert.equal(result.outageSeen, true);
     assert.ok(result.backAfterS >= 1, `back after ${result.backAfterS}s; the simulated reboot takes 1.2 s`);
-    assert.deepEqual(bench.posts('bmc').map((r) => [r.path, r.body]), [[BMC_RESET, { ResetType: 'GracefulRestart' }]]);
+    assert.deepEqual(
+      bench.posts('bmc').map((r) => [r.path, r.body]),
+      [[BMC_RESET, { ResetType: 'GracefulRestart' }]],
+    );
     const statuses = bench.sim.bmc('bmc').log.map((r) => r.status);
     assert.ok(statuses.includes(503), 'polled while the BMC answered 503');
     assert.equal(statuses.at(-1), 200);
@@ -37,9 +44,16 @@ describe('resetBmc activity', () => {
   });
 
   it('compute HMC: Manager.Reset on HGX_BMC_0 and the wait for it', async () => {
-    const result = await runActivity(mockEnv(), 'resetBmc', { target: bench.target('hmc'), manager: 'hmc', waitUntilBackS: 10 });
+    const result = await runActivity(mockEnv(), 'resetBmc', {
+      target: bench.target('hmc'),
+      manager: 'hmc',
+      waitUntilBackS: 10,
+    });
     assert.equal(result.outageSeen, true);
-    assert.deepEqual(bench.posts('hmc').map((r) => r.path), [HMC_RESET]);
+    assert.deepEqual(
+      bench.posts('hmc').map((r) => r.path),
+      [HMC_RESET],
+    );
   });
 
   it('a retry whose heartbeat says the reset was sent does not send it again', async () => {
@@ -52,18 +66,32 @@ describe('resetBmc activity', () => {
         first.cancel();
       }
     });
-    await assert.rejects(runActivity(first, 'resetBmc', { target: bench.target('retried'), manager: 'bmc', waitUntilBackS: 10 }), CancelledFailure);
+    await assert.rejects(
+      runActivity(first, 'resetBmc', { target: bench.target('retried'), manager: 'bmc', waitUntilBackS: 10 }),
+      CancelledFailure,
+    );
     assert.ok(recorded);
     const second = mockEnv({ heartbeatDetails: recorded, attempt: 2 });
-    const result = await runActivity(second, 'resetBmc', { target: bench.target('retried'), manager: 'bmc', waitUntilBackS: 10 });
+    const result = await runActivity(second, 'resetBmc', {
+      target: bench.target('retried'),
+      manager: 'bmc',
+      waitUntilBackS: 10,
+    });
     assert.equal(result.outageSeen, true);
     assert.equal(bench.posts('retried', '/Manager.Reset').length, 1);
   });
 
   it('an attempt that died while sending: a BMC found rebooting took the reset, which is not sent again', async () => {
     bench.sim.bmc('lost').rebootManager();
-    const env = mockEnv({ heartbeatDetails: { sending: true, resetSent: false, outageSeen: false } satisfies BmcResetHeartbeat, attempt: 2 });
-    const result = await runActivity(env, 'resetBmc', { target: bench.target('lost'), manager: 'bmc', waitUntilBackS: 10 });
+    const env = mockEnv({
+      heartbeatDetails: { sending: true, resetSent: false, outageSeen: false } satisfies BmcResetHeartbeat,
+      attempt: 2,
+    });
+    const result = await runActivity(env, 'resetBmc', {
+      target: bench.target('lost'),
+      manager: 'bmc',
+      waitUntilBackS: 10,
+    });
     assert.equal(result.outageSeen, true);
     assert.equal(bench.posts('lost').length, 0);
   });
@@ -71,7 +99,11 @@ describe('resetBmc activity', () => {
   it('a BMC not back within waitUntilBackS is DEADLINE_EXCEEDED (retryable), the reset sent once', async () => {
     await assert.rejects(
       runActivity(mockEnv(), 'resetBmc', { target: bench.target('slow'), manager: 'bmc', waitUntilBackS: 0.3 }),
-      (err: unknown) => err instanceof ApplicationFailure && err.type === 'DEADLINE_EXCEEDED' && !err.nonRetryable && /dev-slow/.test(err.message),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'DEADLINE_EXCEEDED' &&
+        !err.nonRetryable &&
+        /dev-slow/.test(err.message),
     );
     assert.equal(bench.posts('slow').length, 1);
     await sleep(1_300);

@@ -20,11 +20,23 @@ describe('setDevicePower on every node kind', () => {
 
   for (const id of ['liteon', 'delta']) {
     it(`power shelf (${id}): off cuts the output with Chassis.Reset ForceOff, on restores it`, async () => {
-      const off = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target(id), action: 'off', settleTimeoutS: 10 });
+      const off = await runActivity(mockEnv(), 'setDevicePower', {
+        target: bench.target(id),
+        action: 'off',
+        settleTimeoutS: 10,
+      });
       assert.deepEqual(off, { deviceId: `dev-${id}`, action: 'off', powerState: 'Off', resetSent: true });
-      const on = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target(id), action: 'on', settleTimeoutS: 10 });
+      const on = await runActivity(mockEnv(), 'setDevicePower', {
+        target: bench.target(id),
+        action: 'on',
+        settleTimeoutS: 10,
+      });
       assert.equal(on.powerState, 'On');
-      const again = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target(id), action: 'on', settleTimeoutS: 10 });
+      const again = await runActivity(mockEnv(), 'setDevicePower', {
+        target: bench.target(id),
+        action: 'on',
+        settleTimeoutS: 10,
+      });
       assert.equal(again.resetSent, false);
       assert.deepEqual(
         bench.posts(id).map((r) => [r.path, r.body]),
@@ -37,21 +49,43 @@ describe('setDevicePower on every node kind', () => {
   }
 
   it('switch tray: on through ComputerSystem.Reset, settled', async () => {
-    const result = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target('switch'), action: 'on', settleTimeoutS: 10 });
+    const result = await runActivity(mockEnv(), 'setDevicePower', {
+      target: bench.target('switch'),
+      action: 'on',
+      settleTimeoutS: 10,
+    });
     assert.deepEqual(result, { deviceId: 'dev-switch', action: 'on', powerState: 'On', resetSent: true });
-    assert.deepEqual(bench.posts('switch').map((r) => [r.path, r.body]), [['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }]]);
+    assert.deepEqual(
+      bench.posts('switch').map((r) => [r.path, r.body]),
+      [['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }]],
+    );
   });
 
   it('GB300 compute tray: off is a graceful shutdown', async () => {
-    const result = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target('gb300'), action: 'off', settleTimeoutS: 10 });
+    const result = await runActivity(mockEnv(), 'setDevicePower', {
+      target: bench.target('gb300'),
+      action: 'off',
+      settleTimeoutS: 10,
+    });
     assert.equal(result.powerState, 'Off');
-    assert.deepEqual(bench.posts('gb300').map((r) => r.body), [{ ResetType: 'GracefulShutdown' }]);
+    assert.deepEqual(
+      bench.posts('gb300').map((r) => r.body),
+      [{ ResetType: 'GracefulShutdown' }],
+    );
   });
 
   it('a graceful shutdown of a shelf is refused, typed and non-retryable, with nothing sent', async () => {
     await assert.rejects(
-      runActivity(mockEnv(), 'setDevicePower', { target: bench.target('shelf3'), action: 'graceful-shutdown', settleTimeoutS: 10 }),
-      (err: unknown) => err instanceof ApplicationFailure && err.type === 'FAILED_PRECONDITION' && err.nonRetryable && /dev-shelf3/.test(err.message),
+      runActivity(mockEnv(), 'setDevicePower', {
+        target: bench.target('shelf3'),
+        action: 'graceful-shutdown',
+        settleTimeoutS: 10,
+      }),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'FAILED_PRECONDITION' &&
+        err.nonRetryable &&
+        /dev-shelf3/.test(err.message),
     );
     assert.equal(bench.posts('shelf3').length, 0);
   });

@@ -42,10 +42,22 @@ describe('NVOS activities against the simulated switch', () => {
     imagePath = join(dir, 'image.bin');
     await writeFile(imagePath, bytes);
     image = { digest: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, fileName: FILE };
-    const switches: SwitchSpec[] = ids.map((id, i) => ({ id, address: `127.0.0.${20 + i}`, nvuePort: 0, sshPort: 0, username: 'admin', password: PASSWORD, nvosVersion: '25.02.4282' }));
+    const switches: SwitchSpec[] = ids.map((id, i) => ({
+      id,
+      address: `127.0.0.${20 + i}`,
+      nvuePort: 0,
+      sshPort: 0,
+      username: 'admin',
+      password: PASSWORD,
+      nvosVersion: '25.02.4282',
+    }));
     // 1/1000 speed: install 0.3 s; a 2 s reboot, long enough for the NVUE client's own retries to give up on it.
     sim = await startNvosSimulator({ switches, timeScale: 0.001, timings: { rebootS: 2000 } });
-    const nvos = SatelliteConfig.shape.nvos.parse({ sftpStepTimeoutS: 2, connectTimeoutMs: 2_000, requestTimeoutMs: 2_000 });
+    const nvos = SatelliteConfig.shape.nvos.parse({
+      sftpStepTimeoutS: 2,
+      connectTimeoutMs: 2_000,
+      requestTimeoutMs: 2_000,
+    });
     activities = createNvosActivities({
       secrets,
       log: pino({ level: 'silent' }),
@@ -59,12 +71,32 @@ describe('NVOS activities against the simulated switch', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const target = (id: string, extra: Partial<NvosTarget> = {}): NvosTarget => ({ deviceId: `dev-${id}`, nvueUrl: sim.nvueUrl(id), ssh: sim.ssh(id), credentialRef: 'nvos/good', ...extra });
-  const run = <K extends keyof NvosActivities>(env: Env, name: K, input: Parameters<NvosActivities[K]>[0], from: NvosActivities = activities): ReturnType<NvosActivities[K]> =>
+  const target = (id: string, extra: Partial<NvosTarget> = {}): NvosTarget => ({
+    deviceId: `dev-${id}`,
+    nvueUrl: sim.nvueUrl(id),
+    ssh: sim.ssh(id),
+    credentialRef: 'nvos/good',
+    ...extra,
+  });
+  const run = <K extends keyof NvosActivities>(
+    env: Env,
+    name: K,
+    input: Parameters<NvosActivities[K]>[0],
+    from: NvosActivities = activities,
+  ): ReturnType<NvosActivities[K]> =>
     env.run(from[name] as (i: typeof input) => ReturnType<NvosActivities[K]>, input) as ReturnType<NvosActivities[K]>;
-  const install = (id: string, env = mockEnv()) => run(env, 'installNvosImage', { target: target(id), fileName: FILE, buildId: BUILD, pollIntervalS: 0.02, timeoutS: 20 });
-  const awaitBuild = (id: string, timeoutS = 20) => run(mockEnv(), 'awaitNvosBuild', { target: target(id), buildId: BUILD, pollIntervalS: 0.02, timeoutS });
-  const stage = (id: string, extra: Partial<NvosTarget> = {}) => run(mockEnv(), 'stageNvosImage', { target: target(id, extra), image });
+  const install = (id: string, env = mockEnv()) =>
+    run(env, 'installNvosImage', {
+      target: target(id),
+      fileName: FILE,
+      buildId: BUILD,
+      pollIntervalS: 0.02,
+      timeoutS: 20,
+    });
+  const awaitBuild = (id: string, timeoutS = 20) =>
+    run(mockEnv(), 'awaitNvosBuild', { target: target(id), buildId: BUILD, pollIntervalS: 0.02, timeoutS });
+  const stage = (id: string, extra: Partial<NvosTarget> = {}) =>
+    run(mockEnv(), 'stageNvosImage', { target: target(id, extra), image });
   const failure = async (p: Promise<unknown>): Promise<ApplicationFailure> => {
     const err = await p.then(
       () => assert.fail('expected a failure'),
@@ -75,14 +107,21 @@ describe('NVOS activities against the simulated switch', () => {
   };
 
   it('reads the image state, stages the image once, and trusts the host key it first saw', async () => {
-    assert.deepEqual(await run(mockEnv(), 'readNvosImage', { target: target('fresh') }), { deviceId: 'dev-fresh', current: '25.02.4282', next: '25.02.4282' });
+    assert.deepEqual(await run(mockEnv(), 'readNvosImage', { target: target('fresh') }), {
+      deviceId: 'dev-fresh',
+      current: '25.02.4282',
+      next: '25.02.4282',
+    });
     const first = await stage('fresh');
     assert.deepEqual(first, { remotePath: `/host/nos-images/${FILE}`, bytes: image.size, uploaded: true });
     const file = sim.switch('fresh').fs.file(`/host/nos-images/${FILE}`)!;
     assert.equal(file.sha256, image.digest, 'the switch holds the image byte for byte');
     assert.equal((await stage('fresh')).uploaded, false, 'same size on the switch: not sent again');
     assert.equal(file.uploads, 1);
-    const known = JSON.parse(await readFile(join(dir, 'data', 'nvos-known-hosts.json'), 'utf8')) as Record<string, { fingerprint: string }>;
+    const known = JSON.parse(await readFile(join(dir, 'data', 'nvos-known-hosts.json'), 'utf8')) as Record<
+      string,
+      { fingerprint: string }
+    >;
     assert.equal(known['dev-fresh']!.fingerprint, sim.switch('fresh').hostKey.sha256);
   });
 
@@ -94,8 +133,20 @@ describe('NVOS activities against the simulated switch', () => {
     // A device whose first-seen key is another switch's: TOFU behaves as pinned to it.
     const knownHosts = join(dir, 'data', 'nvos-known-hosts.json');
     const known = JSON.parse(await readFile(knownHosts, 'utf8')) as Record<string, unknown>;
-    await writeFile(knownHosts, JSON.stringify({ ...known, 'dev-tofu': { fingerprint: sim.switch('fresh').hostKey.sha256, host: 'x', firstSeenAt: 'x' } }));
-    const fresh = createNvosActivities({ secrets, log: pino({ level: 'silent' }), knownHosts: new KnownHosts(knownHosts), nvos: SatelliteConfig.shape.nvos.parse({}), artifacts: { acquire: async () => ({ path: imagePath, release: () => undefined }) } });
+    await writeFile(
+      knownHosts,
+      JSON.stringify({
+        ...known,
+        'dev-tofu': { fingerprint: sim.switch('fresh').hostKey.sha256, host: 'x', firstSeenAt: 'x' },
+      }),
+    );
+    const fresh = createNvosActivities({
+      secrets,
+      log: pino({ level: 'silent' }),
+      knownHosts: new KnownHosts(knownHosts),
+      nvos: SatelliteConfig.shape.nvos.parse({}),
+      artifacts: { acquire: async () => ({ path: imagePath, release: () => undefined }) },
+    });
     const tofu = await failure(run(mockEnv(), 'stageNvosImage', { target: target('tofu'), image }, fresh));
     assert.equal(tofu.type, 'HOST_KEY_MISMATCH');
     assert.match(tofu.message, /does not match/);
@@ -108,7 +159,10 @@ describe('NVOS activities against the simulated switch', () => {
     const stalled = await failure(stage('stall'));
     assert.equal(stalled.type, 'SFTP_STALL');
     assert.equal(stalled.nonRetryable, false, 'worth another attempt');
-    assert.match(stalled.message, /upload: no progress on \/host\/nos-images\/nvos-amd64-25\.06\.1000\.bin for 2000 ms/);
+    assert.match(
+      stalled.message,
+      /upload: no progress on \/host\/nos-images\/nvos-amd64-25\.06\.1000\.bin for 2000 ms/,
+    );
     assert.doesNotMatch(stalled.message, new RegExp(PASSWORD));
     sim.switch('stall').setFaults({});
     assert.equal((await stage('stall')).uploaded, true, 'the partial file is replaced once the switch answers again');
@@ -123,7 +177,10 @@ describe('NVOS activities against the simulated switch', () => {
     const done = await install('install', env);
     assert.equal(done.alreadyCurrent, false);
     assert.equal(done.installsStarted, 1);
-    assert.ok(beats.some((b) => b.actionId === done.actionId), 'the action id was heartbeated');
+    assert.ok(
+      beats.some((b) => b.actionId === done.actionId),
+      'the action id was heartbeated',
+    );
     assert.deepEqual(await awaitBuild('install'), { deviceId: 'dev-install', current: BUILD, next: BUILD });
     assert.equal(sim.switch('install').counters.installsStarted, 1);
     assert.equal(sim.switch('install').counters.reboots, 1);

@@ -23,8 +23,18 @@ describe('setDevicePower activity', () => {
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
   const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
-  const activities = createPowerActivities({ secrets, log: pino({ level: 'silent' }), pollIntervalMs: 20, redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 } });
-  const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({ deviceId: `dev-${id}`, nodeType: 'compute_gb200_nvidia', bmcUrl: sim.bmcUrl(id), credentialRef });
+  const activities = createPowerActivities({
+    secrets,
+    log: pino({ level: 'silent' }),
+    pollIntervalMs: 20,
+    redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+  });
+  const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({
+    deviceId: `dev-${id}`,
+    nodeType: 'compute_gb200_nvidia',
+    bmcUrl: sim.bmcUrl(id),
+    credentialRef,
+  });
   type PowerInput = Parameters<typeof activities.setDevicePower>[0];
   const run = (env: MockActivityEnvironment, input: PowerInput) =>
     env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, input);
@@ -32,7 +42,14 @@ describe('setDevicePower activity', () => {
 
   before(async () => {
     sim = await startRedfishSimulator({
-      bmcs: ids.map((id, i) => ({ id, address: `${block}.${i + 1}`, port, username: 'admin', password: 'sekret', powerState: id === 'b' ? 'On' : 'Off' })),
+      bmcs: ids.map((id, i) => ({
+        id,
+        address: `${block}.${i + 1}`,
+        port,
+        username: 'admin',
+        password: 'sekret',
+        powerState: id === 'b' ? 'On' : 'Off',
+      })),
       timeScale: 0.01,
     });
   });
@@ -44,7 +61,10 @@ describe('setDevicePower activity', () => {
     env.on('heartbeat', (d: unknown) => beats.push(d));
     const result = await run(env, { target: target('a'), action: 'on', settleTimeoutS: 10 });
     assert.deepEqual(result, { deviceId: 'dev-a', action: 'on', powerState: 'On', resetSent: true });
-    assert.deepEqual(posts('a').map((r) => r.body), [{ ResetType: 'On' }]);
+    assert.deepEqual(
+      posts('a').map((r) => r.body),
+      [{ ResetType: 'On' }],
+    );
     assert.ok(beats.length >= 1);
     assert.deepEqual((beats[0] as { resetSent: boolean }).resetSent, true);
   });
@@ -71,17 +91,27 @@ describe('setDevicePower activity', () => {
     await new Promise((r) => setTimeout(r, 400));
     const result = await run(new MockActivityEnvironment(), { target: target('d'), action: 'off', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'Off');
-    assert.deepEqual(posts('d').map((r) => r.body), [{ ResetType: 'GracefulShutdown' }]);
+    assert.deepEqual(
+      posts('d').map((r) => r.body),
+      [{ ResetType: 'GracefulShutdown' }],
+    );
   });
 
   it('honours cancellation while waiting for the tray to settle', async () => {
     const env = new MockActivityEnvironment();
     env.on('heartbeat', () => env.cancel());
-    const slow = startRedfishSimulator({ bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }], timeScale: 1 });
+    const slow = startRedfishSimulator({
+      bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }],
+      timeScale: 1,
+    });
     const s = await slow;
     try {
       await assert.rejects(
-        run(env, { target: { ...target('a'), deviceId: 'dev-slow', bmcUrl: s.bmcUrl('slow') }, action: 'on', settleTimeoutS: 60 }),
+        run(env, {
+          target: { ...target('a'), deviceId: 'dev-slow', bmcUrl: s.bmcUrl('slow') },
+          action: 'on',
+          settleTimeoutS: 60,
+        }),
         (err: unknown) => err instanceof CancelledFailure,
       );
     } finally {
@@ -92,11 +122,19 @@ describe('setDevicePower activity', () => {
   it('unknown credential reference and wrong password are non-retryable, typed failures naming the device', async () => {
     await assert.rejects(
       run(new MockActivityEnvironment(), { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
-      (err: unknown) => err instanceof ApplicationFailure && err.type === 'FAILED_PRECONDITION' && err.nonRetryable && /dev-e/.test(err.message),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'FAILED_PRECONDITION' &&
+        err.nonRetryable &&
+        /dev-e/.test(err.message),
     );
     await assert.rejects(
       run(new MockActivityEnvironment(), { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
-      (err: unknown) => err instanceof ApplicationFailure && err.type === 'UNAUTHENTICATED' && err.nonRetryable && !/nope|sekret/.test(JSON.stringify(err)),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'UNAUTHENTICATED' &&
+        err.nonRetryable &&
+        !/nope|sekret/.test(JSON.stringify(err)),
     );
     assert.equal(posts('e').length + posts('f').length, 0);
   });

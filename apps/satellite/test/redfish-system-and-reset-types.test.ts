@@ -9,7 +9,10 @@ describe('setDevicePower: the device names its Redfish system; reset types come 
   before(async () => {
     bench = await startBench({
       blades: { nodeType: 'compute_gb200_nvidia', quirks: { extraSystems: ['System_1', 'System_2'] } },
-      shelf: { nodeType: 'powershelf_gb200_liteon', quirks: { resetTypesInActionInfoOnly: true, resetTypes: ['On', 'PowerCycle'] } },
+      shelf: {
+        nodeType: 'powershelf_gb200_liteon',
+        quirks: { resetTypesInActionInfoOnly: true, resetTypes: ['On', 'PowerCycle'] },
+      },
     });
   });
   after(() => bench.close());
@@ -21,21 +24,38 @@ describe('setDevicePower: the device names its Redfish system; reset types come 
         err instanceof ApplicationFailure &&
         err.type === 'FAILED_PRECONDITION' &&
         err.nonRetryable &&
-        /device dev-blades: the BMC has several systems \(System_0, HGX_Baseboard_0, System_1, System_2\)/.test(err.message),
+        /device dev-blades: the BMC has several systems \(System_0, HGX_Baseboard_0, System_1, System_2\)/.test(
+          err.message,
+        ),
     );
     assert.equal(bench.posts('blades').length, 0);
   });
 
   it('the system the device names is the one powered', async () => {
-    const result = await runActivity(mockEnv(), 'setDevicePower', { target: bench.target('blades', 'bmc/good', 'System_0'), action: 'on', settleTimeoutS: 10 });
+    const result = await runActivity(mockEnv(), 'setDevicePower', {
+      target: bench.target('blades', 'bmc/good', 'System_0'),
+      action: 'on',
+      settleTimeoutS: 10,
+    });
     assert.deepEqual(result, { deviceId: 'dev-blades', action: 'on', powerState: 'On', resetSent: true });
-    assert.deepEqual(bench.posts('blades').map((r) => r.path), ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset']);
+    assert.deepEqual(
+      bench.posts('blades').map((r) => r.path),
+      ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset'],
+    );
   });
 
   it('a named system the BMC does not have: a non-retryable NOT_FOUND', async () => {
     await assert.rejects(
-      runActivity(mockEnv(), 'setDevicePower', { target: bench.target('blades', 'bmc/good', 'Blade_4'), action: 'off', settleTimeoutS: 10 }),
-      (err: unknown) => err instanceof ApplicationFailure && err.type === 'NOT_FOUND' && err.nonRetryable && /no system Blade_4 \(the BMC lists: /.test(err.message),
+      runActivity(mockEnv(), 'setDevicePower', {
+        target: bench.target('blades', 'bmc/good', 'Blade_4'),
+        action: 'off',
+        settleTimeoutS: 10,
+      }),
+      (err: unknown) =>
+        err instanceof ApplicationFailure &&
+        err.type === 'NOT_FOUND' &&
+        err.nonRetryable &&
+        /no system Blade_4 \(the BMC lists: /.test(err.message),
     );
   });
 
@@ -46,7 +66,9 @@ describe('setDevicePower: the device names its Redfish system; reset types come 
         err instanceof ApplicationFailure &&
         err.type === 'INVALID_ARGUMENT' &&
         err.nonRetryable &&
-        /\/Chassis\/powershelf\/Actions\/Chassis\.Reset: device dev-shelf: ResetType ForceOff not allowed \(allowed: On, PowerCycle\)/.test(err.message),
+        /\/Chassis\/powershelf\/Actions\/Chassis\.Reset: device dev-shelf: ResetType ForceOff not allowed \(allowed: On, PowerCycle\)/.test(
+          err.message,
+        ),
     );
     assert.equal(bench.posts('shelf').length, 0);
   });

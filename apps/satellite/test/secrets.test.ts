@@ -23,11 +23,17 @@ describe('site secret stores', () => {
     const path = join(dir, 'secrets.json');
     writeFileSync(path, JSON.stringify({ 'bmc/default': { username: 'admin', password: 'hunter2', extra: 'x' } }));
     const store = createSecretStore({ provider: 'file', path }, {});
-    await assert.rejects(store.resolve('bmc/default'), (err: Error) => /malformed/.test(err.message) && !err.message.includes('hunter2'));
+    await assert.rejects(
+      store.resolve('bmc/default'),
+      (err: Error) => /malformed/.test(err.message) && !err.message.includes('hunter2'),
+    );
   });
 
   it('env store reads PREFIX_REF as user:password', async () => {
-    const store = createSecretStore({ provider: 'env', prefix: 'FLEET_SECRET' }, { FLEET_SECRET_BMC_DEFAULT: 'root:pa:ss' });
+    const store = createSecretStore(
+      { provider: 'env', prefix: 'FLEET_SECRET' },
+      { FLEET_SECRET_BMC_DEFAULT: 'root:pa:ss' },
+    );
     assert.deepEqual(await store.resolve('bmc/default'), { username: 'root', password: 'pa:ss' });
     await assert.rejects(store.resolve('bmc/none'), UnknownCredentialError);
   });

@@ -32,14 +32,27 @@ describe('installSwitchCertificate activity', () => {
       mkdirSync(join(root, domain), { recursive: true });
       for (const [name, pem] of Object.entries(files)) writeFileSync(join(root, domain, name), pem, { mode: 0o600 });
     };
-    put(roots.switchCertRoot, 'site-a', { 'ca.pem': pki.caPem, 'client.pem': pki.server.certPem, 'client.key': pki.server.keyPem });
+    put(roots.switchCertRoot, 'site-a', {
+      'ca.pem': pki.caPem,
+      'client.pem': pki.server.certPem,
+      'client.key': pki.server.keyPem,
+    });
     put(roots.clientTlsRoot, 'site-a', { 'client.pem': pki.client.certPem, 'client.key': pki.client.keyPem });
-    put(roots.switchCertRoot, 'mismatched', { 'ca.pem': pki.caPem, 'client.pem': pki.server.certPem, 'client.key': pki.client.keyPem });
+    put(roots.switchCertRoot, 'mismatched', {
+      'ca.pem': pki.caPem,
+      'client.pem': pki.server.certPem,
+      'client.key': pki.client.keyPem,
+    });
     mkdirSync(join(roots.clientTlsRoot, 'mismatched'));
-    for (const f of ['client.pem', 'client.key']) copyFileSync(join(roots.clientTlsRoot, 'site-a', f), join(roots.clientTlsRoot, 'mismatched', f));
+    for (const f of ['client.pem', 'client.key'])
+      copyFileSync(join(roots.clientTlsRoot, 'site-a', f), join(roots.clientTlsRoot, 'mismatched', f));
     // Until a switch has the site certificate its own cannot be verified (RMS bootstraps with insecure_switch).
     const access = { ...bench.access, nvos: { ...bench.access.nvos, tls: { insecure: true } } };
-    install = createSwitchCertificateActivity({ ...access, certificates: roots, pollIntervalMs: 5 }).installSwitchCertificate;
+    install = createSwitchCertificateActivity({
+      ...access,
+      certificates: roots,
+      pollIntervalMs: 5,
+    }).installSwitchCertificate;
   });
   after(async () => {
     await bench?.close();
@@ -47,7 +60,12 @@ describe('installSwitchCertificate activity', () => {
   });
 
   const hello = async (id: string, tls: ConstructorParameters<typeof NvueClient>[0]['tls']) => {
-    const c = new NvueClient({ baseUrl: bench.sim.nvueUrl(id), credentials: { username: USER, password: `pw-${id}` }, maxAttempts: 1, ...(tls ? { tls } : {}) });
+    const c = new NvueClient({
+      baseUrl: bench.sim.nvueUrl(id),
+      credentials: { username: USER, password: `pw-${id}` },
+      maxAttempts: 1,
+      ...(tls ? { tls } : {}),
+    });
     try {
       return await getSystem(c);
     } finally {
@@ -68,8 +86,14 @@ describe('installSwitchCertificate activity', () => {
         .filter((r) => r.line.startsWith('POST /nvue_v1/system') || r.line.startsWith('PATCH /nvue_v1/system'))
         .map((r) => [r.line.replace(/rev=\d+/, 'rev=N'), r.body]),
       [
-        [`POST /nvue_v1/system/security/ca-certificate/${result.caCertificateId}`, { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } }],
-        [`POST /nvue_v1/system/security/certificate/${result.certificateId}`, { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } }],
+        [
+          `POST /nvue_v1/system/security/ca-certificate/${result.caCertificateId}`,
+          { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } },
+        ],
+        [
+          `POST /nvue_v1/system/security/certificate/${result.certificateId}`,
+          { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } },
+        ],
         ['PATCH /nvue_v1/system/api?rev=N', { certificate: result.certificateId }],
         ['PATCH /nvue_v1/system/api/mtls?rev=N', { 'ca-certificate': result.caCertificateId }],
       ],
@@ -77,8 +101,14 @@ describe('installSwitchCertificate activity', () => {
     // The switch now proves itself with the site certificate and wants the site's client certificate.
     const identity = { clientCertPem: pki.client.certPem, clientKeyPem: pki.client.keyPem };
     assert.equal((await hello('sw', { caPem: pki.caPem, ...identity }))['hostname'], 'sw');
-    await assert.rejects(hello('sw', { caPem: pki.caPem }), (err: unknown) => err instanceof NvueError && err.kind === 'Forbidden');
-    await assert.rejects(hello('sw', { pinnedSha256: pki.bootstrap.fingerprint, ...identity }), (err: unknown) => err instanceof NvueError && err.kind === 'TlsVerification');
+    await assert.rejects(
+      hello('sw', { caPem: pki.caPem }),
+      (err: unknown) => err instanceof NvueError && err.kind === 'Forbidden',
+    );
+    await assert.rejects(
+      hello('sw', { pinnedSha256: pki.bootstrap.fingerprint, ...identity }),
+      (err: unknown) => err instanceof NvueError && err.kind === 'TlsVerification',
+    );
     assert.ok(!bench.logs.join('').includes('PRIVATE KEY'), 'no key material in the logs');
   });
 
@@ -89,7 +119,10 @@ describe('installSwitchCertificate activity', () => {
       (async () => getSystem(await openNvue(without, bench.target('sw'), new AbortController().signal)))(),
       (err: unknown) => err instanceof NvueError && err.kind === 'Forbidden',
     );
-    const withDomain = { ...bench.access, nvos: { ...bench.access.nvos, tls, clientTlsRoot: roots.clientTlsRoot, defaultSwitchDomain: 'site-a' } };
+    const withDomain = {
+      ...bench.access,
+      nvos: { ...bench.access.nvos, tls, clientTlsRoot: roots.clientTlsRoot, defaultSwitchDomain: 'site-a' },
+    };
     const client = await openNvue(withDomain, bench.target('sw'), new AbortController().signal);
     try {
       assert.equal((await getSystem(client))['hostname'], 'sw');
@@ -97,7 +130,10 @@ describe('installSwitchCertificate activity', () => {
       await client.close();
     }
     const broken = { ...withDomain, nvos: { ...withDomain.nvos, defaultSwitchDomain: 'mismatched-none' } };
-    await assert.rejects(openNvue(broken, bench.target('sw'), new AbortController().signal), /cannot read .*mismatched-none\/client\.pem/);
+    await assert.rejects(
+      openNvue(broken, bench.target('sw'), new AbortController().signal),
+      /cannot read .*mismatched-none\/client\.pem/,
+    );
   });
 
   it('run again, finds everything in place and imports nothing', async () => {
@@ -113,15 +149,27 @@ describe('installSwitchCertificate activity', () => {
   });
 
   it('refuses a domain that is not a folder name, and material that is missing or does not match', async () => {
-    const bad = await runIn(mockEnv(), install, { target: bench.target('other'), domain: '../site-a' }).catch((e: unknown) => e);
+    const bad = await runIn(mockEnv(), install, { target: bench.target('other'), domain: '../site-a' }).catch(
+      (e: unknown) => e,
+    );
     assert.ok(bad instanceof ApplicationFailure && bad.type === 'INVALID_ARGUMENT' && bad.nonRetryable, String(bad));
 
-    const missing = await runIn(mockEnv(), install, { target: bench.target('other'), domain: 'site-b' }).catch((e: unknown) => e);
-    assert.ok(missing instanceof ApplicationFailure && missing.type === 'FAILED_PRECONDITION' && missing.nonRetryable, String(missing));
+    const missing = await runIn(mockEnv(), install, { target: bench.target('other'), domain: 'site-b' }).catch(
+      (e: unknown) => e,
+    );
+    assert.ok(
+      missing instanceof ApplicationFailure && missing.type === 'FAILED_PRECONDITION' && missing.nonRetryable,
+      String(missing),
+    );
     assert.match(missing.message, new RegExp(`dev-other: cannot read ${roots.switchCertRoot}/site-b/.*ENOENT`));
 
-    const mismatched = await runIn(mockEnv(), install, { target: bench.target('other'), domain: 'mismatched' }).catch((e: unknown) => e);
-    assert.ok(mismatched instanceof ApplicationFailure && mismatched.type === 'FAILED_PRECONDITION', String(mismatched));
+    const mismatched = await runIn(mockEnv(), install, { target: bench.target('other'), domain: 'mismatched' }).catch(
+      (e: unknown) => e,
+    );
+    assert.ok(
+      mismatched instanceof ApplicationFailure && mismatched.type === 'FAILED_PRECONDITION',
+      String(mismatched),
+    );
     assert.match(mismatched.message, /mismatched: client\.key is not the key of client\.pem/);
     assert.deepEqual(bench.sim.switch('other').certificates.size, 0, 'nothing reached the switch');
   });

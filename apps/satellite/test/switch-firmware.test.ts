@@ -33,8 +33,10 @@ describe('switch firmware activities', () => {
   });
   after(() => bench.close());
 
-  const stage = (id: string, step: SwitchFirmwareStep) => runIn(mockEnv(), fw.stageSwitchFirmware, { target: bench.target(id), step });
-  const install = (id: string, step: SwitchFirmwareStep, force = false, env = mockEnv()) => runIn(env, fw.installSwitchFirmware, { target: bench.target(id), step, force, ...poll });
+  const stage = (id: string, step: SwitchFirmwareStep) =>
+    runIn(mockEnv(), fw.stageSwitchFirmware, { target: bench.target(id), step });
+  const install = (id: string, step: SwitchFirmwareStep, force = false, env = mockEnv()) =>
+    runIn(env, fw.installSwitchFirmware, { target: bench.target(id), step, force, ...poll });
 
   it('reads the running and the pending versions from GET /nvue_v1/platform/firmware', async () => {
     const r = await runIn(mockEnv(), fw.readSwitchFirmware, { target: bench.target('sw') });
@@ -52,7 +54,11 @@ describe('switch firmware activities', () => {
   });
 
   it('stages over SFTP into /host/fw-images, once: a file of the same size is not sent again', async () => {
-    assert.deepEqual(await stage('sw', steps['bmc']!), { remotePath: `/host/fw-images/${steps['bmc']!.fileName}`, bytes: 64 * 1024, uploaded: true });
+    assert.deepEqual(await stage('sw', steps['bmc']!), {
+      remotePath: `/host/fw-images/${steps['bmc']!.fileName}`,
+      bytes: 64 * 1024,
+      uploaded: true,
+    });
     assert.equal((await stage('sw', steps['bmc']!)).uploaded, false);
     const file = bench.sim.switch('sw').fs.file(`/host/fw-images/${steps['bmc']!.fileName}`);
     assert.equal(file?.sha256, steps['bmc']!.packageDigest, 'the bytes the cache holds');
@@ -66,9 +72,15 @@ describe('switch firmware activities', () => {
     const outcome = await install('sw', steps['bmc']!, false, env);
     assert.equal(outcome.state, 'installed');
     assert.ok(outcome.state === 'installed' && outcome.actionId && !outcome.alreadyInstalled);
-    assert.ok(beats.length > 0 && beats.every((b) => b.actionId === (outcome.state === 'installed' ? outcome.actionId : '')));
+    assert.ok(
+      beats.length > 0 && beats.every((b) => b.actionId === (outcome.state === 'installed' ? outcome.actionId : '')),
+    );
     const post = nvueLines(bench.sim, 'sw').find((r) => r.line.startsWith('POST'));
-    assert.deepEqual(post, { line: `POST /nvue_v1/platform/firmware/bmc/files/${steps['bmc']!.fileName}`, status: 202, body: { '@install': { state: 'start', parameters: { force: false } } } });
+    assert.deepEqual(post, {
+      line: `POST /nvue_v1/platform/firmware/bmc/files/${steps['bmc']!.fileName}`,
+      status: 202,
+      body: { '@install': { state: 'start', parameters: { force: false } } },
+    });
     const r = await runIn(mockEnv(), fw.readSwitchFirmware, { target: bench.target('sw') });
     assert.deepEqual(r.pending, [{ id: 'bmc', version: '88.0002.1400' }]);
     assert.equal(r.components.find((c) => c.id === 'bmc')?.version, '88.0002.1300');
@@ -90,19 +102,34 @@ describe('switch firmware activities', () => {
     await assert.rejects(install('resume', steps['erot']!, false, first), CancelledFailure);
     assert.ok(recorded?.actionId);
     const outcome = await install('resume', steps['erot']!, false, mockEnv({ heartbeatDetails: recorded, attempt: 2 }));
-    assert.deepEqual(outcome, { state: 'installed', installed: '1.4.9', alreadyInstalled: false, actionId: recorded.actionId });
+    assert.deepEqual(outcome, {
+      state: 'installed',
+      installed: '1.4.9',
+      alreadyInstalled: false,
+      actionId: recorded.actionId,
+    });
     assert.equal(bench.sim.switch('resume').counters.firmwareInstallsStarted, 1);
   });
 
   it('a retry whose first attempt lost the answer to its POST follows the install the switch runs, not a second one', async () => {
     await stage('lost', steps['fpga']!);
     // The first attempt's POST landed, but its answer (the action id) never came back.
-    const c = new NvueClient({ baseUrl: bench.sim.nvueUrl('lost'), credentials: { username: USER, password: 'pw-lost' }, maxAttempts: 1 });
-    const started = await startAction(c, `/platform/firmware/fpga/files/${steps['fpga']!.fileName}`, { '@install': { state: 'start', parameters: { force: false } } });
+    const c = new NvueClient({
+      baseUrl: bench.sim.nvueUrl('lost'),
+      credentials: { username: USER, password: 'pw-lost' },
+      maxAttempts: 1,
+    });
+    const started = await startAction(c, `/platform/firmware/fpga/files/${steps['fpga']!.fileName}`, {
+      '@install': { state: 'start', parameters: { force: false } },
+    });
     const outcome = await install('lost', steps['fpga']!, false, mockEnv({ attempt: 2 }));
     assert.deepEqual(outcome, { state: 'installed', installed: '0.27.0', alreadyInstalled: false, actionId: started });
     assert.equal(bench.sim.switch('lost').counters.firmwareInstallsStarted, 1);
-    assert.equal(nvueLines(bench.sim, 'lost').filter((r) => r.line.startsWith('POST /nvue_v1/platform')).length, 1, 'one install POST in all');
+    assert.equal(
+      nvueLines(bench.sim, 'lost').filter((r) => r.line.startsWith('POST /nvue_v1/platform')).length,
+      1,
+      'one install POST in all',
+    );
   });
 
   it('a failed install is a TASK_FAILED result carrying the switch detail; a downgrade needs force', async () => {
@@ -110,15 +137,27 @@ describe('switch firmware activities', () => {
     bench.sim.switch('fails').setFaults({ installFailure: true });
     const failed = await install('fails', steps['fpga']!);
     assert.equal(failed.state, 'failed');
-    assert.ok(failed.state === 'failed' && failed.code === 'TASK_FAILED' && /fpga: action \d+ action_failed: .*flash write error/.test(failed.message), JSON.stringify(failed));
+    assert.ok(
+      failed.state === 'failed' &&
+        failed.code === 'TASK_FAILED' &&
+        /fpga: action \d+ action_failed: .*flash write error/.test(failed.message),
+      JSON.stringify(failed),
+    );
     bench.sim.switch('fails').setFaults({});
 
     await stage('fails', steps['old-fpga']!);
     const refused = await install('fails', steps['old-fpga']!);
-    assert.ok(refused.state === 'failed' && refused.code === 'TASK_FAILED' && /Component comparison stamp is lower: 0\.25\.0 < 0\.26\.0/.test(refused.message), JSON.stringify(refused));
+    assert.ok(
+      refused.state === 'failed' &&
+        refused.code === 'TASK_FAILED' &&
+        /Component comparison stamp is lower: 0\.25\.0 < 0\.26\.0/.test(refused.message),
+      JSON.stringify(refused),
+    );
     const forced = await install('fails', steps['old-fpga']!, true);
     assert.equal(forced.state, 'installed');
-    const post = nvueLines(bench.sim, 'fails').filter((r) => r.line.startsWith('POST')).at(-1);
+    const post = nvueLines(bench.sim, 'fails')
+      .filter((r) => r.line.startsWith('POST'))
+      .at(-1);
     assert.deepEqual(post?.body, { '@install': { state: 'start', parameters: { force: true } } });
   });
 
@@ -140,12 +179,22 @@ describe('switch firmware activities', () => {
     assert.ok(err instanceof ApplicationFailure, String(err));
     assert.equal(err.type, 'SFTP_STALL');
     assert.equal(err.nonRetryable, false);
-    assert.match(err.message, new RegExp(`dev-stall .*no progress on /host/fw-images/${steps['big']!.fileName} for 300 ms`));
+    assert.match(
+      err.message,
+      new RegExp(`dev-stall .*no progress on /host/fw-images/${steps['big']!.fileName} for 300 ms`),
+    );
     // Once the abandoned channel is gone, clearing the fault drops the held writes: the switch keeps a partial file.
     await sleep(100);
     bench.sim.switch('stall').setFaults({});
-    assert.deepEqual(await stage('stall', steps['big']!), { remotePath: `/host/fw-images/${steps['big']!.fileName}`, bytes: 1 << 20, uploaded: true });
-    assert.equal(bench.sim.switch('stall').fs.file(`/host/fw-images/${steps['big']!.fileName}`)?.sha256, steps['big']!.packageDigest);
+    assert.deepEqual(await stage('stall', steps['big']!), {
+      remotePath: `/host/fw-images/${steps['big']!.fileName}`,
+      bytes: 1 << 20,
+      uploaded: true,
+    });
+    assert.equal(
+      bench.sim.switch('stall').fs.file(`/host/fw-images/${steps['big']!.fileName}`)?.sha256,
+      steps['big']!.packageDigest,
+    );
   });
 
   it('activation: one power cycle, then the platform-firmware probe until the switch is back with the new versions', async () => {
@@ -160,12 +209,18 @@ describe('switch firmware activities', () => {
     assert.deepEqual(bench.sim.switch('cycle').firmware.bmc, { actual: '88.0002.1400', installed: '88.0002.1400' });
     assert.ok(beats[0]?.actionId && beats.some((b) => b.outageSeen));
     assert.deepEqual(
-      nvueLines(bench.sim, 'cycle').filter((r) => r.line === 'POST /nvue_v1/system').map((r) => r.body),
+      nvueLines(bench.sim, 'cycle')
+        .filter((r) => r.line === 'POST /nvue_v1/system')
+        .map((r) => r.body),
       [{ '@power-cycle': { state: 'start', parameters: { force: true } } }],
     );
 
     // A retry whose heartbeat says the cycle was sent only waits: no second power cycle.
-    const retried = await runIn(mockEnv({ heartbeatDetails: beats.at(-1), attempt: 2 }), power, { target: bench.target('cycle'), probeIntervalS: 0.01, probes: 300 });
+    const retried = await runIn(mockEnv({ heartbeatDetails: beats.at(-1), attempt: 2 }), power, {
+      target: bench.target('cycle'),
+      probeIntervalS: 0.01,
+      probes: 300,
+    });
     assert.equal(retried.outageSeen, true);
     assert.equal(bench.sim.switch('cycle').counters.reboots, 1);
   });
@@ -190,6 +245,9 @@ describe('switch firmware activities', () => {
     sw.setFaults({});
     assert.ok(err instanceof ApplicationFailure, String(err));
     assert.equal(err.type, 'DEADLINE_EXCEEDED');
-    assert.match(err.message, /dev-dark: no answer to GET \/nvue_v1\/platform\/firmware within 0\.4s of the reboot request \(it went down\)/);
+    assert.match(
+      err.message,
+      /dev-dark: no answer to GET \/nvue_v1\/platform\/firmware within 0\.4s of the reboot request \(it went down\)/,
+    );
   });
 });

@@ -49,9 +49,22 @@ export async function startSwitchBench(
 ): Promise<SwitchBench> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-switch-'));
   const secretsFile = join(dir, 'secrets.json');
-  writeFileSync(secretsFile, JSON.stringify(Object.fromEntries(switches.map((s) => [`switch/${s.id}`, { username: USER, password: s.password }]))), { mode: 0o600 });
+  writeFileSync(
+    secretsFile,
+    JSON.stringify(
+      Object.fromEntries(switches.map((s) => [`switch/${s.id}`, { username: USER, password: s.password }])),
+    ),
+    { mode: 0o600 },
+  );
   const sim = await startNvosSimulator({
-    switches: switches.map((s) => ({ address: '127.0.0.1', nvuePort: 0, sshPort: 0, username: USER, nvosVersion: '25.02.4282', ...s })),
+    switches: switches.map((s) => ({
+      address: '127.0.0.1',
+      nvuePort: 0,
+      sshPort: 0,
+      username: USER,
+      nvosVersion: '25.02.4282',
+      ...s,
+    })),
     timeScale: 0.001,
     ...(opts.timings ? { timings: opts.timings } : {}),
   });
@@ -66,8 +79,17 @@ export async function startSwitchBench(
       done();
     },
   });
-  const nvos = SatelliteConfig.shape.nvos.parse({ connectTimeoutMs: 1_000, requestTimeoutMs: 2_000, sftpStepTimeoutS: opts.sftpStepTimeoutS ?? 5 });
-  const access: NvosAccess = { secrets: createFileSecretStore(secretsFile), knownHosts: new KnownHosts(join(dir, 'known-hosts.json')), nvos, log: pino({ level: 'debug' }, sink) };
+  const nvos = SatelliteConfig.shape.nvos.parse({
+    connectTimeoutMs: 1_000,
+    requestTimeoutMs: 2_000,
+    sftpStepTimeoutS: opts.sftpStepTimeoutS ?? 5,
+  });
+  const access: NvosAccess = {
+    secrets: createFileSecretStore(secretsFile),
+    knownHosts: new KnownHosts(join(dir, 'known-hosts.json')),
+    nvos,
+    log: pino({ level: 'debug' }, sink),
+  };
   return {
     sim,
     dir,
@@ -77,15 +99,28 @@ export async function startSwitchBench(
     artifacts,
     pendingPasswords: new PendingPasswords(join(dir, 'pending-passwords.json')),
     logs,
-    target: (id) => ({ deviceId: `dev-${id}`, nvueUrl: sim.nvueUrl(id), ssh: sim.ssh(id), credentialRef: `switch/${id}` }),
+    target: (id) => ({
+      deviceId: `dev-${id}`,
+      nvueUrl: sim.nvueUrl(id),
+      ssh: sim.ssh(id),
+      credentialRef: `switch/${id}`,
+    }),
     firmwareStep: (component, version, size = 64 * 1024) => {
       const bytes = randomBytes(size);
       const digest = createHash('sha256').update(bytes).digest('hex');
       writeFileSync(join(cacheDir, digest), bytes);
       const fileName = `nvfw-${component}-${version}.bin`;
-      return { name: component, targets: [], components: [{ id: component, version }], packageDigest: digest, packageSize: size, fileName };
+      return {
+        name: component,
+        targets: [],
+        components: [{ id: component, version }],
+        packageDigest: digest,
+        packageSize: size,
+        fileName,
+      };
     },
-    secrets: () => JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, { username: string; password: string }>,
+    secrets: () =>
+      JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, { username: string; password: string }>,
     close: async () => {
       await artifacts.close();
       await sim.close();
@@ -96,7 +131,13 @@ export async function startSwitchBench(
 
 /** NVUE requests a switch received, as `METHOD path` lines with the (masked) body. */
 export function nvueLines(sim: NvosSimulator, id: string): { line: string; status: number; body?: unknown }[] {
-  return sim.switch(id).nvueRequests.map((r) => ({ line: `${r.method} ${r.path}`, status: r.status, ...(r.body === undefined ? {} : { body: r.body }) }));
+  return sim
+    .switch(id)
+    .nvueRequests.map((r) => ({
+      line: `${r.method} ${r.path}`,
+      status: r.status,
+      ...(r.body === undefined ? {} : { body: r.body }),
+    }));
 }
 
 /** Runs one activity function in a mock environment, keeping its result type. */
@@ -105,8 +146,16 @@ export function runIn<I, O>(env: MockActivityEnvironment, fn: (input: I) => Prom
 }
 
 /** Whether the switch's NVUE API and its SSH server take `password` for the admin user. */
-export async function logsIn(bench: SwitchBench, id: string, password: string): Promise<{ nvue: boolean; ssh: boolean }> {
-  const c = new NvueClient({ baseUrl: bench.sim.nvueUrl(id), credentials: { username: USER, password }, maxAttempts: 1 });
+export async function logsIn(
+  bench: SwitchBench,
+  id: string,
+  password: string,
+): Promise<{ nvue: boolean; ssh: boolean }> {
+  const c = new NvueClient({
+    baseUrl: bench.sim.nvueUrl(id),
+    credentials: { username: USER, password },
+    maxAttempts: 1,
+  });
   const nvue = await getSystem(c)
     .then(() => true)
     .catch((err: unknown) => {
@@ -115,7 +164,13 @@ export async function logsIn(bench: SwitchBench, id: string, password: string): 
     })
     .finally(() => c.close());
   const { host, port } = bench.sim.ssh(id);
-  const ssh = await connect({ host, port, username: USER, password, hostKey: { mode: 'pinned', sha256: bench.sim.switch(id).hostKey.sha256 } })
+  const ssh = await connect({
+    host,
+    port,
+    username: USER,
+    password,
+    hostKey: { mode: 'pinned', sha256: bench.sim.switch(id).hostKey.sha256 },
+  })
     .then((session) => {
       session.close();
       return true;

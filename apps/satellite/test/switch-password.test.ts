@@ -25,7 +25,12 @@ describe('rotateSwitchPassword activity', () => {
   after(() => bench.close());
 
   const rotation = (writer: SecretWriter = bench.secretWriter) =>
-    createSwitchPasswordActivity({ ...bench.access, secretWriter: writer, pendingPasswords: bench.pendingPasswords, pollIntervalMs: 5 }).rotateSwitchPassword;
+    createSwitchPasswordActivity({
+      ...bench.access,
+      secretWriter: writer,
+      pendingPasswords: bench.pendingPasswords,
+      pollIntervalMs: 5,
+    }).rotateSwitchPassword;
 
   it('generates a password, applies it with a revision, proves it over NVUE and SSH, then stores it', async () => {
     const env = mockEnv();
@@ -38,10 +43,21 @@ describe('rotateSwitchPassword activity', () => {
     const stored = bench.secrets();
     const next = stored['switch/sw1']!.password;
     assert.notEqual(next, 'initial-pw-1');
-    assert.ok(next.length >= 32 && /[A-Z]/.test(next) && /[a-z]/.test(next) && /\d/.test(next) && /[^A-Za-z0-9]/.test(next), 'a strong password');
-    assert.deepEqual(stored['switch/sw1#previous'], { username: USER, password: 'initial-pw-1' }, 'the old one is kept for rollback');
+    assert.ok(
+      next.length >= 32 && /[A-Z]/.test(next) && /[a-z]/.test(next) && /\d/.test(next) && /[^A-Za-z0-9]/.test(next),
+      'a strong password',
+    );
+    assert.deepEqual(
+      stored['switch/sw1#previous'],
+      { username: USER, password: 'initial-pw-1' },
+      'the old one is kept for rollback',
+    );
     assert.equal(statSync(bench.secretsFile).mode & 0o777, 0o600);
-    assert.deepEqual(await logsIn(bench, 'sw1', 'initial-pw-1'), { nvue: false, ssh: false }, 'the old password is refused');
+    assert.deepEqual(
+      await logsIn(bench, 'sw1', 'initial-pw-1'),
+      { nvue: false, ssh: false },
+      'the old password is refused',
+    );
     assert.deepEqual(await logsIn(bench, 'sw1', next), { nvue: true, ssh: true });
     // The file secret store the other activities use reads the new password without a restart.
     assert.equal((await bench.access.secrets.resolve('switch/sw1')).password, next);
@@ -67,7 +83,10 @@ describe('rotateSwitchPassword activity', () => {
 
   it('a retry after the switch took the new password stores that one: no second password', async () => {
     // Attempt 1 gets as far as storing, and the secret store write fails.
-    const broken: SecretWriter = { assertWritable: () => undefined, write: () => Promise.reject(new Error('disk full')) };
+    const broken: SecretWriter = {
+      assertWritable: () => undefined,
+      write: () => Promise.reject(new Error('disk full')),
+    };
     const first = mockEnv();
     let last: RotationHeartbeat | undefined;
     first.on('heartbeat', (d: RotationHeartbeat) => (last = d));
@@ -86,36 +105,50 @@ describe('rotateSwitchPassword activity', () => {
     assert.deepEqual(await logsIn(bench, 'retry', stored), { nvue: true, ssh: true });
 
     // A third attempt of the same activity finds its rotation done and changes nothing.
-    const third = await runIn(mockEnv({ heartbeatDetails: { phase: 'stored' }, attempt: 3 }), rotation(), { target: bench.target('retry') });
+    const third = await runIn(mockEnv({ heartbeatDetails: { phase: 'stored' }, attempt: 3 }), rotation(), {
+      target: bench.target('retry'),
+    });
     assert.deepEqual(third, { deviceId: 'dev-retry', username: USER, rotatedNow: false, verifiedWith: ['nvue'] });
     assert.equal(bench.sim.switch('retry').counters.passwordChanges, 1);
     assert.equal(bench.secrets()['switch/retry']!.password, stored);
   });
 
   it('a failed apply surfaces the switch issue; the pending password is reused by the next job', async () => {
-    bench.sim.switch('apply-fails').setFaults({ revisionApplyFails: 'Invalid config: password rejected by the aaa policy' });
-    const err = await runIn(mockEnv(), rotation(), { target: bench.target('apply-fails') })
-      .catch((e: unknown) => e);
+    bench.sim
+      .switch('apply-fails')
+      .setFaults({ revisionApplyFails: 'Invalid config: password rejected by the aaa policy' });
+    const err = await runIn(mockEnv(), rotation(), { target: bench.target('apply-fails') }).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'NVUE_APPLY_FAILED');
     assert.equal(err.nonRetryable, true);
-    assert.match(err.message, /dev-apply-fails .*revision \d+ failed: Invalid config: password rejected by the aaa policy/);
+    assert.match(
+      err.message,
+      /dev-apply-fails .*revision \d+ failed: Invalid config: password rejected by the aaa policy/,
+    );
     assert.equal(bench.secrets()['switch/apply-fails']!.password, 'initial-pw-3');
-    assert.deepEqual(await logsIn(bench, 'apply-fails', 'initial-pw-3'), { nvue: true, ssh: true }, 'the switch keeps the old password');
+    assert.deepEqual(
+      await logsIn(bench, 'apply-fails', 'initial-pw-3'),
+      { nvue: true, ssh: true },
+      'the switch keeps the old password',
+    );
     const pending = await bench.pendingPasswords.get('switch/apply-fails');
     assert.equal(pending?.state, 'generated');
 
     bench.sim.switch('apply-fails').setFaults({});
-    const result = await runIn(mockEnv({ workflowExecution: { workflowId: 'next-job', runId: 'r' } }), rotation(), { target: bench.target('apply-fails') });
+    const result = await runIn(mockEnv({ workflowExecution: { workflowId: 'next-job', runId: 'r' } }), rotation(), {
+      target: bench.target('apply-fails'),
+    });
     assert.equal(result.rotatedNow, true);
-    assert.equal(bench.secrets()['switch/apply-fails']!.password, pending?.state === 'generated' ? pending.password : undefined);
+    assert.equal(
+      bench.secrets()['switch/apply-fails']!.password,
+      pending?.state === 'generated' ? pending.password : undefined,
+    );
   });
 
   it('an env secret store cannot take the new password: FAILED_PRECONDITION before the switch is touched', async () => {
     bench.sim.switch('env').clearNvueLog();
     const envWriter = createSecretWriter({ provider: 'env', prefix: 'FLEET_SECRET' });
-    const err = await runIn(mockEnv(), rotation(envWriter), { target: bench.target('env') })
-      .catch((e: unknown) => e);
+    const err = await runIn(mockEnv(), rotation(envWriter), { target: bench.target('env') }).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'FAILED_PRECONDITION');
     assert.match(err.message, /dev-env: .*environment \(FLEET_SECRET_\*\) and cannot be written/);
@@ -123,8 +156,7 @@ describe('rotateSwitchPassword activity', () => {
   });
 
   it('a switch refusing the stored password fails UNAUTHENTICATED without generating one', async () => {
-    const err = await runIn(mockEnv(), rotation(), { target: bench.target('stale') })
-      .catch((e: unknown) => e);
+    const err = await runIn(mockEnv(), rotation(), { target: bench.target('stale') }).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'UNAUTHENTICATED');
     assert.match(err.message, /dev-stale: the switch refuses the stored password of admin/);
@@ -133,8 +165,9 @@ describe('rotateSwitchPassword activity', () => {
 
   it('a heartbeat saying the switch was changed, with no pending password here, stops instead of guessing', async () => {
     bench.sim.switch('elsewhere').config.users[USER]!.password = 'set-by-another-host';
-    const err = await runIn(mockEnv({ heartbeatDetails: { phase: 'applied' }, attempt: 2 }), rotation(), { target: bench.target('elsewhere') })
-      .catch((e: unknown) => e);
+    const err = await runIn(mockEnv({ heartbeatDetails: { phase: 'applied' }, attempt: 2 }), rotation(), {
+      target: bench.target('elsewhere'),
+    }).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'FAILED_PRECONDITION');
     assert.match(err.message, /holds no pending password for switch\/elsewhere/);
@@ -147,14 +180,19 @@ describe('rotateSwitchPassword activity', () => {
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'FAILED_PRECONDITION');
     assert.equal(err.nonRetryable, true);
-    assert.match(err.message, /dev-bmc-ref: the NVOS credential reference switch\/bmc-ref is the device's BMC reference: .*fleet_nvos_credential_ref/);
+    assert.match(
+      err.message,
+      /dev-bmc-ref: the NVOS credential reference switch\/bmc-ref is the device's BMC reference: .*fleet_nvos_credential_ref/,
+    );
     assert.deepEqual(nvueLines(bench.sim, 'bmc-ref'), []);
     assert.deepEqual(bench.secrets()['switch/bmc-ref'], { username: USER, password: 'initial-pw-7' });
     assert.equal(bench.secrets()['switch/bmc-ref#previous'], undefined);
     assert.equal(await bench.pendingPasswords.get('switch/bmc-ref'), undefined);
 
     // The same switch with an NVOS reference of its own beside a BMC one rotates.
-    const own = await runIn(mockEnv(), rotation(), { target: { ...bench.target('bmc-ref'), bmcCredentialRef: 'bmc/default' } });
+    const own = await runIn(mockEnv(), rotation(), {
+      target: { ...bench.target('bmc-ref'), bmcCredentialRef: 'bmc/default' },
+    });
     assert.equal(own.rotatedNow, true);
     assert.notEqual(bench.secrets()['switch/bmc-ref']!.password, 'initial-pw-7');
   });

@@ -23,7 +23,10 @@ describe('writable secret store and pending passwords', () => {
     assert.equal((await reader.resolve('bmc/default')).password, 'bmc-pw');
     for (let i = 0; i < 5; i++) {
       // Back to back, within one mtime tick: the reader's mtime cache must still see each one.
-      await writer.write({ 'switch/a': { username: 'admin', password: `pw-${i}` }, [previousRef('switch/a')]: { username: 'admin', password: `pw-${i - 1}` } });
+      await writer.write({
+        'switch/a': { username: 'admin', password: `pw-${i}` },
+        [previousRef('switch/a')]: { username: 'admin', password: `pw-${i - 1}` },
+      });
       assert.equal((await reader.resolve('switch/a')).password, `pw-${i}`);
     }
     assert.equal((await reader.resolve('switch/a#previous')).password, 'pw-3');
@@ -36,7 +39,11 @@ describe('writable secret store and pending passwords', () => {
 
   it('serialises concurrent writes: none is lost', async () => {
     const writer = createSecretWriter({ provider: 'file', path });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.write({ [`switch/c${i}`]: { username: 'admin', password: `c-${i}` } })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        writer.write({ [`switch/c${i}`]: { username: 'admin', password: `c-${i}` } }),
+      ),
+    );
     const entries = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
     for (let i = 0; i < 20; i++) assert.deepEqual(entries[`switch/c${i}`], { username: 'admin', password: `c-${i}` });
   });
@@ -62,7 +69,10 @@ describe('writable secret store and pending passwords', () => {
     const pending = new PendingPasswords(join(dir, 'state', 'pending.json'));
     assert.equal(await pending.get('switch/a'), undefined);
     await pending.generated('switch/a', 'job-1/1', 'n3w-secret');
-    assert.deepEqual({ ...(await pending.get('switch/a')), at: 'x' }, { state: 'generated', password: 'n3w-secret', owner: 'job-1/1', at: 'x' });
+    assert.deepEqual(
+      { ...(await pending.get('switch/a')), at: 'x' },
+      { state: 'generated', password: 'n3w-secret', owner: 'job-1/1', at: 'x' },
+    );
     assert.equal(statSync(join(dir, 'state', 'pending.json')).mode & 0o777, 0o600);
     await pending.stored('switch/a', 'job-1/1');
     assert.deepEqual({ ...(await pending.get('switch/a')), at: 'x' }, { state: 'stored', owner: 'job-1/1', at: 'x' });

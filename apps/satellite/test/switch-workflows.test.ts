@@ -47,7 +47,8 @@ describe('switch workflows on a Temporal dev server', () => {
   before(
     async () => {
       // Every log line of the SDK and the worker in this process, to search for secrets.
-      const text = (entry: unknown) => JSON.stringify(entry, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+      const text = (entry: unknown) =>
+        JSON.stringify(entry, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
       Runtime.install({ logger: new DefaultLogger('DEBUG', (entry) => sdkLogs.push(text(entry))) });
       temporal = await startTemporalDevServer();
       env = await TestWorkflowEnvironment.createFromExistingServer({ address: temporal.address });
@@ -96,10 +97,19 @@ describe('switch workflows on a Temporal dev server', () => {
       args: [{ jobId: 'rotate-1', target, activity }],
     });
     const result = await handle.result();
-    assert.deepEqual(result, { deviceId: 'dev-rotate', username: 'admin', rotatedNow: true, verifiedWith: ['nvue', 'ssh'] });
+    assert.deepEqual(result, {
+      deviceId: 'dev-rotate',
+      username: 'admin',
+      rotatedNow: true,
+      verifiedWith: ['nvue', 'ssh'],
+    });
 
     const next = bench.secrets()['switch/rotate']!.password;
-    assert.deepEqual(await logsIn(bench, 'rotate', 'first-pw-rotate'), { nvue: false, ssh: false }, 'the old password is refused');
+    assert.deepEqual(
+      await logsIn(bench, 'rotate', 'first-pw-rotate'),
+      { nvue: false, ssh: false },
+      'the old password is refused',
+    );
     assert.deepEqual(await logsIn(bench, 'rotate', next), { nvue: true, ssh: true });
     const secrets = [next, 'first-pw-rotate'];
     const history = historyText(await handle.fetchHistory());
@@ -119,7 +129,9 @@ describe('switch workflows on a Temporal dev server', () => {
     const result = await env.client.workflow.execute<typeof workflows.switchFactoryReset>('switchFactoryReset', {
       taskQueue,
       workflowId: 'reset-1',
-      args: [{ jobId: 'reset-1', target: bench.target('reset'), timings: { pollIntervalS: 0.01, maxWaitS: 20 }, activity }],
+      args: [
+        { jobId: 'reset-1', target: bench.target('reset'), timings: { pollIntervalS: 0.01, maxWaitS: 20 }, activity },
+      ],
     });
     assert.equal(result.submittedWithDefaults, false);
     assert.equal(bench.sim.switch('reset').counters.factoryResets, 1);
@@ -134,7 +146,10 @@ describe('switch workflows on a Temporal dev server', () => {
     timings: { actionPollS: 0.01, actionTimeoutS: 10, recoveryProbeS: 0.01, recoveryProbes: 1000 },
     activity,
   });
-  const installOrder = (id: string) => nvueLines(bench.sim, id).flatMap((r) => (/^POST \/nvue_v1\/platform\/firmware\/(\w+)\/files\//.exec(r.line)?.slice(1, 2) ?? []));
+  const installOrder = (id: string) =>
+    nvueLines(bench.sim, id).flatMap(
+      (r) => /^POST \/nvue_v1\/platform\/firmware\/(\w+)\/files\//.exec(r.line)?.slice(1, 2) ?? [],
+    );
 
   it('updates switch firmware in BMC, ERoT, FPGA, CPLD order, skips what is current, activates once and verifies', async () => {
     const result = await env.client.workflow.execute<typeof workflows.switchFirmwareUpdate>('switchFirmwareUpdate', {
@@ -177,7 +192,10 @@ describe('switch workflows on a Temporal dev server', () => {
     sw.setFaults({});
     // A WorkflowFailedError (@temporalio/client is not a dependency of the satellite).
     const cause = (err as Error).cause;
-    assert.ok(err instanceof Error && err.name === 'WorkflowFailedError' && cause instanceof ApplicationFailure, String(err));
+    assert.ok(
+      err instanceof Error && err.name === 'WorkflowFailedError' && cause instanceof ApplicationFailure,
+      String(err),
+    );
     assert.equal(cause.type, 'FIRMWARE_UPDATE_FAILED');
     const result = cause.details?.[0] as DeviceFirmwareResult;
     assert.deepEqual(

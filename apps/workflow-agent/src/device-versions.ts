@@ -26,7 +26,9 @@ export function deviceVersionsOf(job: Job, wf: WorkflowExecutionInfo, p: JobProj
           ? [{ id: NVOS_COMPONENT, version: result['to'] }]
           : undefined;
   if (!Array.isArray(list) || list.length === 0) return undefined;
-  const components = list.filter((c): c is ComponentVersion => typeof c?.id === 'string' && typeof c?.version === 'string');
+  const components = list.filter(
+    (c): c is ComponentVersion => typeof c?.id === 'string' && typeof c?.version === 'string',
+  );
   return { deviceId: job.deviceId, jobId: job.id, at: p.finishedAt ?? new Date(), components };
 }
 
@@ -38,6 +40,10 @@ export async function applyDeviceVersions(db: DbOrTx, readings: DeviceVersions[]
   await recordDeviceFirmware(db, readings);
   await setDeviceFirmwareVersions(
     db,
-    readings.flatMap((r) => r.components.filter((c) => c.id === NVOS_COMPONENT).map((c) => ({ deviceId: r.deviceId, version: c.version, at: r.at }))),
+    readings.flatMap((r) =>
+      r.components
+        .filter((c) => c.id === NVOS_COMPONENT)
+        .map((c) => ({ deviceId: r.deviceId, version: c.version, at: r.at })),
+    ),
   );
 }

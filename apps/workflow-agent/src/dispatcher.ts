@@ -21,7 +21,14 @@ import {
   type Job,
   type ResolvedManifest,
 } from '@fleet/db';
-import { isNvosImage, roleOfNodeType, siteTaskQueue, switchFirmwareComponents, workflowTypeFor, type CampaignDeviceInput } from '@fleet/domain';
+import {
+  isNvosImage,
+  roleOfNodeType,
+  siteTaskQueue,
+  switchFirmwareComponents,
+  workflowTypeFor,
+  type CampaignDeviceInput,
+} from '@fleet/domain';
 import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
@@ -121,14 +128,22 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     const device = await getDevice(db, job.deviceId);
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const input = devicePowerInput(job, device, config.power);
-    if (Array.isArray(input)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${input.join(', ')} in the inventory`);
+    if (Array.isArray(input))
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} has no ${input.join(', ')} in the inventory`,
+      );
     return { type: workflowTypeFor['device.power'], input };
   }
   if (job.kind === 'device.bmc_reset' || job.kind === 'device.power_refresh') {
     const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const target = deviceTarget(device);
-    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    if (Array.isArray(target))
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} has no ${target.join(', ')} in the inventory`,
+      );
     return job.kind === 'device.bmc_reset'
       ? { type: workflowTypeFor['device.bmc_reset'], input: bmcResetInput(job, target, config.power) }
       : { type: workflowTypeFor['device.power_refresh'], input: powerRefreshInput(job, target, config.power) };
@@ -136,7 +151,8 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
   if (job.kind === 'rack.power' || job.kind === 'rack.cold_reboot') {
     const children = await childrenOf(db, job.id);
     const targets = rackTargets(await getDevicesByIds(db, children.map((c) => c.deviceId!).filter(Boolean)));
-    if (Array.isArray(targets)) throw new PermanentIntentError('FAILED_PRECONDITION', `rack devices cannot be operated: ${targets.join('; ')}`);
+    if (Array.isArray(targets))
+      throw new PermanentIntentError('FAILED_PRECONDITION', `rack devices cannot be operated: ${targets.join('; ')}`);
     return job.kind === 'rack.power'
       ? { type: workflowTypeFor['rack.power'], input: rackPowerInput(job, targets, config.power) }
       : { type: workflowTypeFor['rack.cold_reboot'], input: coldRebootInput(job, targets, config.power) };
@@ -145,30 +161,60 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const target = deviceTarget(device);
-    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
-    if (job.kind === 'device.firmware_refresh') return { type: workflowTypeFor['device.firmware_refresh'], input: powerRefreshInput(job, target, config.power) };
+    if (Array.isArray(target))
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} has no ${target.join(', ')} in the inventory`,
+      );
+    if (job.kind === 'device.firmware_refresh')
+      return { type: workflowTypeFor['device.firmware_refresh'], input: powerRefreshInput(job, target, config.power) };
     const manifestId = String(job.params['manifest_id'] ?? '');
     const manifest = (await resolveManifests(db, [manifestId])).get(manifestId);
-    if (!manifest) throw new PermanentIntentError('FAILED_PRECONDITION', `manifest ${manifestId} or one of its packages no longer exists`);
-    return { type: workflowTypeFor['device.firmware_update'], input: firmwareUpdateInput(job, target, roleOfNodeType(target.nodeType), manifest, config) };
+    if (!manifest)
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `manifest ${manifestId} or one of its packages no longer exists`,
+      );
+    return {
+      type: workflowTypeFor['device.firmware_update'],
+      input: firmwareUpdateInput(job, target, roleOfNodeType(target.nodeType), manifest, config),
+    };
   }
-  if (job.kind === 'firmware.campaign') return { type: workflowTypeFor['firmware.campaign'], input: await campaignInput(deps, job) };
+  if (job.kind === 'firmware.campaign')
+    return { type: workflowTypeFor['firmware.campaign'], input: await campaignInput(deps, job) };
   if (job.kind === 'switch.nvos_install') {
     const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const target = nvosTarget(device);
-    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    if (Array.isArray(target))
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} has no ${target.join(', ')} in the inventory`,
+      );
     const packageId = String(job.params['package_id'] ?? '');
     const image = await getFirmwarePackage(db, packageId);
     if (!image) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${packageId} no longer exists`);
-    if (!isNvosImage(image.metadata)) throw new PermanentIntentError('FAILED_PRECONDITION', `package ${image.fileName} is not an NVOS image`);
-    return { type: workflowTypeFor['switch.nvos_install'], input: nvosInstallInput(job, target, image, image.metadata.buildId, config) };
+    if (!isNvosImage(image.metadata))
+      throw new PermanentIntentError('FAILED_PRECONDITION', `package ${image.fileName} is not an NVOS image`);
+    return {
+      type: workflowTypeFor['switch.nvos_install'],
+      input: nvosInstallInput(job, target, image, image.metadata.buildId, config),
+    };
   }
-  if (job.kind === 'switch.password_rotation' || job.kind === 'switch.factory_reset' || job.kind === 'switch.certificate_install' || job.kind === 'switch.firmware_update') {
+  if (
+    job.kind === 'switch.password_rotation' ||
+    job.kind === 'switch.factory_reset' ||
+    job.kind === 'switch.certificate_install' ||
+    job.kind === 'switch.firmware_update'
+  ) {
     const device = job.deviceId ? await getDevice(db, job.deviceId) : undefined;
     if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
     const target = nvosTarget(device);
-    if (Array.isArray(target)) throw new PermanentIntentError('FAILED_PRECONDITION', `device ${device.name} has no ${target.join(', ')} in the inventory`);
+    if (Array.isArray(target))
+      throw new PermanentIntentError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} has no ${target.join(', ')} in the inventory`,
+      );
     if (job.kind === 'switch.password_rotation') {
       // The hub checked when the request arrived; a NetBox sync since may have given the reference to another login.
       const shared = await nvosCredentialSharing(db, device);
@@ -178,7 +224,11 @@ async function workflowFor(deps: DispatcherDeps, job: Job): Promise<{ type: stri
     if (job.kind === 'switch.firmware_update') {
       const manifestId = String(job.params['manifest_id'] ?? '');
       manifest = (await resolveManifests(db, [manifestId])).get(manifestId);
-      if (!manifest) throw new PermanentIntentError('FAILED_PRECONDITION', `manifest ${manifestId} or one of its packages no longer exists`);
+      if (!manifest)
+        throw new PermanentIntentError(
+          'FAILED_PRECONDITION',
+          `manifest ${manifestId} or one of its packages no longer exists`,
+        );
     }
     return { type: workflowTypeFor[job.kind], input: switchOperationInput(job, target, config, manifest) };
   }
@@ -193,26 +243,61 @@ async function campaignInput(deps: DispatcherDeps, job: Job) {
   const { db, config } = deps;
   const campaign = await getCampaignRow(db, job.id);
   if (!campaign) throw new PermanentIntentError('NOT_FOUND', `campaign ${job.id} has no plan`);
-  const manifests = await resolveManifests(db, campaign.plan.devices.map((d) => d.manifestId));
-  const rows = new Map((await getDevicesByIds(db, campaign.plan.devices.map((d) => d.deviceId))).map((d) => [d.id, d]));
+  const manifests = await resolveManifests(
+    db,
+    campaign.plan.devices.map((d) => d.manifestId),
+  );
+  const rows = new Map(
+    (
+      await getDevicesByIds(
+        db,
+        campaign.plan.devices.map((d) => d.deviceId),
+      )
+    ).map((d) => [d.id, d]),
+  );
   const devices: CampaignDeviceInput[] = [];
   for (const p of campaign.plan.devices) {
     const row = rows.get(p.deviceId);
     const target = row ? deviceTarget(row) : ['device'];
-    const problem = Array.isArray(target) ? `no ${target.join(', ')} in the inventory` : !manifests.has(p.manifestId) ? `manifest ${p.manifestId} or a package of it is gone` : undefined;
+    const problem = Array.isArray(target)
+      ? `no ${target.join(', ')} in the inventory`
+      : !manifests.has(p.manifestId)
+        ? `manifest ${p.manifestId} or a package of it is gone`
+        : undefined;
     if (problem || Array.isArray(target)) {
       await setJobState(db, p.jobId, 'failed', { code: 'FAILED_PRECONDITION', message: `${p.name}: ${problem}` });
       continue;
     }
     const role = roleOfNodeType(p.nodeType);
-    const nvos = role === 'switch' && isSwitchComponentManifest(manifests.get(p.manifestId)!) ? nvosTarget(row!) : undefined;
+    const nvos =
+      role === 'switch' && isSwitchComponentManifest(manifests.get(p.manifestId)!) ? nvosTarget(row!) : undefined;
     if (Array.isArray(nvos)) {
-      await setJobState(db, p.jobId, 'failed', { code: 'FAILED_PRECONDITION', message: `${p.name}: no ${nvos.join(', ')} in the inventory for a switch firmware update` });
+      await setJobState(db, p.jobId, 'failed', {
+        code: 'FAILED_PRECONDITION',
+        message: `${p.name}: no ${nvos.join(', ')} in the inventory for a switch firmware update`,
+      });
       continue;
     }
-    devices.push({ deviceId: p.deviceId, jobId: p.jobId, rackId: p.rackId, powerDomain: p.powerDomain, nodeType: p.nodeType, manifestId: p.manifestId, target, role, ...(nvos ? { nvos } : {}) });
+    devices.push({
+      deviceId: p.deviceId,
+      jobId: p.jobId,
+      rackId: p.rackId,
+      powerDomain: p.powerDomain,
+      nodeType: p.nodeType,
+      manifestId: p.manifestId,
+      target,
+      role,
+      ...(nvos ? { nvos } : {}),
+    });
   }
-  return firmwareCampaignInput(job, campaign, devices, manifests, await siteMaintenanceWindows(db, campaign.siteId), config);
+  return firmwareCampaignInput(
+    job,
+    campaign,
+    devices,
+    manifests,
+    await siteMaintenanceWindows(db, campaign.siteId),
+    config,
+  );
 }
 
 /** Signals go to running workflows only: before the start is dispatched they wait, after the end they are void. */

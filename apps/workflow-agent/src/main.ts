@@ -1,6 +1,15 @@
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { configPathFromArgs, createLogger, errorText, exitOnHelp, handleShutdown, loadConfig, serviceUsage, startMetricsServer } from '@fleet/config';
+import {
+  configPathFromArgs,
+  createLogger,
+  errorText,
+  exitOnHelp,
+  handleShutdown,
+  loadConfig,
+  serviceUsage,
+  startMetricsServer,
+} from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
 import { AgentConfig } from './config.js';
@@ -9,7 +18,13 @@ import { createAgentMetrics } from './metrics.js';
 import { reconcileOnce } from './projector.js';
 import { intentChannel } from '@fleet/db';
 
-exitOnHelp(serviceUsage('workflow-agent', 'Turns intents into Temporal workflow starts and cancels, and projects workflow status back into Postgres.', 'deploy/config/workflow-agent.example.json'));
+exitOnHelp(
+  serviceUsage(
+    'workflow-agent',
+    'Turns intents into Temporal workflow starts and cancels, and projects workflow status back into Postgres.',
+    'deploy/config/workflow-agent.example.json',
+  ),
+);
 const config = loadConfig(AgentConfig, configPathFromArgs());
 /** Seconds the dispatch and projection cycles get to finish on SIGTERM. */
 const shutdownGraceS = 10;
@@ -42,7 +57,9 @@ async function listenForIntents(): Promise<void> {
       await conn.connect();
       await conn.query(`listen ${intentChannel}`);
       conn.on('notification', () => sleepers.get('dispatch')?.());
-      await new Promise((_, reject) => conn.once('error', reject).once('end', () => reject(new Error('listener closed'))));
+      await new Promise((_, reject) =>
+        conn.once('error', reject).once('end', () => reject(new Error('listener closed'))),
+      );
     } catch (err) {
       if (!stopping) log.warn({ err: (err as Error).message }, 'intent listener lost; polling until it is back');
     } finally {

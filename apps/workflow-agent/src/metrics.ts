@@ -2,14 +2,49 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function createAgentMetrics(registry: Registry) {
   return {
-    intentsDispatched: new Counter({ name: 'fleet_agent_intents_dispatched_total', help: 'Intents turned into Temporal calls', labelNames: ['kind'], registers: [registry] }),
-    intentErrors: new Counter({ name: 'fleet_agent_intent_errors_total', help: 'Intent dispatch failures', labelNames: ['kind', 'permanent'], registers: [registry] }),
-    temporalCalls: new Counter({ name: 'fleet_agent_temporal_calls_total', help: 'Calls made to Temporal', labelNames: ['op'], registers: [registry] }),
-    projectedJobs: new Counter({ name: 'fleet_agent_projected_jobs_total', help: 'Job rows changed by projection', registers: [registry] }),
-    openJobs: new Gauge({ name: 'fleet_agent_open_jobs', help: 'Open jobs seen by the last reconcile cycle', registers: [registry] }),
-    busyCycles: new Counter({ name: 'fleet_agent_reconcile_busy_cycles_total', help: 'Reconcile cycles that had open jobs', registers: [registry] }),
-    reconciledWorkflows: new Counter({ name: 'fleet_agent_reconciled_workflows_total', help: 'Workflow executions read from visibility', registers: [registry] }),
-    reconcileSeconds: new Histogram({ name: 'fleet_agent_reconcile_seconds', help: 'Duration of one reconcile cycle', registers: [registry] }),
+    intentsDispatched: new Counter({
+      name: 'fleet_agent_intents_dispatched_total',
+      help: 'Intents turned into Temporal calls',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    intentErrors: new Counter({
+      name: 'fleet_agent_intent_errors_total',
+      help: 'Intent dispatch failures',
+      labelNames: ['kind', 'permanent'],
+      registers: [registry],
+    }),
+    temporalCalls: new Counter({
+      name: 'fleet_agent_temporal_calls_total',
+      help: 'Calls made to Temporal',
+      labelNames: ['op'],
+      registers: [registry],
+    }),
+    projectedJobs: new Counter({
+      name: 'fleet_agent_projected_jobs_total',
+      help: 'Job rows changed by projection',
+      registers: [registry],
+    }),
+    openJobs: new Gauge({
+      name: 'fleet_agent_open_jobs',
+      help: 'Open jobs seen by the last reconcile cycle',
+      registers: [registry],
+    }),
+    busyCycles: new Counter({
+      name: 'fleet_agent_reconcile_busy_cycles_total',
+      help: 'Reconcile cycles that had open jobs',
+      registers: [registry],
+    }),
+    reconciledWorkflows: new Counter({
+      name: 'fleet_agent_reconciled_workflows_total',
+      help: 'Workflow executions read from visibility',
+      registers: [registry],
+    }),
+    reconcileSeconds: new Histogram({
+      name: 'fleet_agent_reconcile_seconds',
+      help: 'Duration of one reconcile cycle',
+      registers: [registry],
+    }),
   };
 }
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;

@@ -79,7 +79,8 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
         const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
         rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
         for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
-          if (o.powerState && PowerState.safeParse(o.powerState).success) readings.push({ deviceId, powerState: o.powerState, at: new Date() });
+          if (o.powerState && PowerState.safeParse(o.powerState).success)
+            readings.push({ deviceId, powerState: o.powerState, at: new Date() });
         }
       }
     }
@@ -90,7 +91,11 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
       // Rack workflows drive their child jobs through the memo; children left open when
       // the parent ended were never reached.
       for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
-      await closeOpenChildren(tx, rackChildren.filter((r) => r.terminal).map((r) => r.parentId), 'not reached: the rack job ended first');
+      await closeOpenChildren(
+        tx,
+        rackChildren.filter((r) => r.terminal).map((r) => r.parentId),
+        'not reached: the rack job ended first',
+      );
       await applyDeviceVersions(tx, firmware);
       // A campaign that ended (cancelled, failed) never started the devices still queued.
       await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
@@ -122,13 +127,19 @@ export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | un
     timeline: memo.timeline,
     // A failed job may still have a result (a firmware update's per-component outcomes).
     result: terminal ? memo.result : undefined,
-    error: terminal && state !== 'succeeded' ? (memo.error ?? { code: wf.status.name, message: `workflow ${wf.status.name.toLowerCase()}` }) : undefined,
+    error:
+      terminal && state !== 'succeeded'
+        ? (memo.error ?? { code: wf.status.name, message: `workflow ${wf.status.name.toLowerCase()}` })
+        : undefined,
   };
 }
 
 /** A finished power job tells us the device's power state as the BMC reported it. */
 function powerReading(job: Job, p: JobProjection): { deviceId: string; powerState: string; at: Date } | undefined {
-  if ((job.kind !== 'device.power' && job.kind !== 'device.power_refresh') || p.state !== 'succeeded' || !job.deviceId) return undefined;
+  if ((job.kind !== 'device.power' && job.kind !== 'device.power_refresh') || p.state !== 'succeeded' || !job.deviceId)
+    return undefined;
   const parsed = PowerState.safeParse(p.result?.['powerState']);
-  return parsed.success ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() } : undefined;
+  return parsed.success
+    ? { deviceId: job.deviceId, powerState: parsed.data, at: p.finishedAt ?? new Date() }
+    : undefined;
 }

@@ -46,7 +46,11 @@ export function devicePowerInput(job: Job, device: Device, power: AgentConfig['p
 }
 
 function activityOf(power: AgentConfig['power']) {
-  return { heartbeatTimeoutS: power.heartbeatTimeoutS, startToCloseTimeoutS: power.startToCloseTimeoutS, maximumAttempts: power.maximumAttempts };
+  return {
+    heartbeatTimeoutS: power.heartbeatTimeoutS,
+    startToCloseTimeoutS: power.startToCloseTimeoutS,
+    maximumAttempts: power.maximumAttempts,
+  };
 }
 
 /** A rack job's devices by power class; devices the inventory cannot operate are named. */
@@ -72,7 +76,14 @@ export function rackTargets(devices: Device[]): RackTargets | string[] {
 }
 
 export function rackPowerInput(job: Job, targets: RackTargets, power: AgentConfig['power']): RackPowerInput {
-  return { jobId: job.id, rackId: job.rackId!, op: RackPowerOp.parse(job.params['op']), targets, settleTimeoutS: power.settleTimeoutS, activity: activityOf(power) };
+  return {
+    jobId: job.id,
+    rackId: job.rackId!,
+    op: RackPowerOp.parse(job.params['op']),
+    targets,
+    settleTimeoutS: power.settleTimeoutS,
+    activity: activityOf(power),
+  };
 }
 
 export function coldRebootInput(job: Job, targets: RackTargets, power: AgentConfig['power']): ColdRebootInput {
@@ -95,11 +106,23 @@ export function deviceTarget(device: Device): BmcTarget | string[] {
 
 /** The target of an operable device; its Redfish system only when the inventory names one. */
 function bmcTarget(device: Device, nodeType: string, bmcUrl: string, credentialRef: string): BmcTarget {
-  return { deviceId: device.id, nodeType, bmcUrl, credentialRef, ...(device.redfishSystemId ? { redfishSystemId: device.redfishSystemId } : {}) };
+  return {
+    deviceId: device.id,
+    nodeType,
+    bmcUrl,
+    credentialRef,
+    ...(device.redfishSystemId ? { redfishSystemId: device.redfishSystemId } : {}),
+  };
 }
 
 export function bmcResetInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DeviceBmcResetInput {
-  return { jobId: job.id, target, manager: (job.params['manager'] ?? 'bmc') as ManagerKind, waitUntilBackS: power.settleTimeoutS, activity: activityOf(power) };
+  return {
+    jobId: job.id,
+    target,
+    manager: (job.params['manager'] ?? 'bmc') as ManagerKind,
+    waitUntilBackS: power.settleTimeoutS,
+    activity: activityOf(power),
+  };
 }
 
 export function powerRefreshInput(job: Job, target: BmcTarget, power: AgentConfig['power']): DevicePowerRefreshInput {
@@ -112,7 +135,13 @@ function firmwareTimings(fw: AgentConfig['firmware']): FirmwareTimings {
 }
 
 /** One device's update: its manifest resolved to package digests; the device must report every component named. */
-export function firmwareUpdateInput(job: Job, target: BmcTarget, role: NodeRole, manifest: ResolvedManifest, config: AgentConfig): DeviceFirmwareUpdateInput {
+export function firmwareUpdateInput(
+  job: Job,
+  target: BmcTarget,
+  role: NodeRole,
+  manifest: ResolvedManifest,
+  config: AgentConfig,
+): DeviceFirmwareUpdateInput {
   return {
     jobId: job.id,
     target,
@@ -141,7 +170,9 @@ export function firmwareCampaignInput(
     maxSwitchShareOfRack: config.firmware.maxSwitchShareOfRack,
     historyBudget: config.firmware.campaignHistoryBudget,
     devices,
-    manifests: Object.fromEntries([...manifests].map(([id, m]) => [id, { steps: m.steps, expectedInventory: m.expectedInventory }])),
+    manifests: Object.fromEntries(
+      [...manifests].map(([id, m]) => [id, { steps: m.steps, expectedInventory: m.expectedInventory }]),
+    ),
     // Devices the inventory can no longer operate are dropped from the waves (their jobs fail at start).
     waves: campaign.plan.waves.map((w) => ({ ...w, deviceIds: w.deviceIds.filter((id) => wanted.has(id)) })),
     windows,
@@ -168,7 +199,13 @@ export function nvosTarget(device: Device): NvosTarget | string[] {
 }
 
 /** One switch's NVOS install: the image by digest and the build its name carries. */
-export function nvosInstallInput(job: Job, target: NvosTarget, image: FirmwarePackage, buildId: string, config: AgentConfig): SwitchNvosInstallInput {
+export function nvosInstallInput(
+  job: Job,
+  target: NvosTarget,
+  image: FirmwarePackage,
+  buildId: string,
+  config: AgentConfig,
+): SwitchNvosInstallInput {
   return {
     jobId: job.id,
     target,
@@ -189,6 +226,11 @@ export function switchOperationInput(job: Job, target: NvosTarget, config: Agent
     case 'switch.certificate_install':
       return { ...base, domain: String(job.params['domain']) } satisfies SwitchCertificateInstallInput;
     default:
-      return { ...base, steps: (manifest?.steps ?? []) as SwitchFirmwareStep[], force: job.params['force'] === true, timings: defaultSwitchFirmwareTimings } satisfies SwitchFirmwareUpdateInput;
+      return {
+        ...base,
+        steps: (manifest?.steps ?? []) as SwitchFirmwareStep[],
+        force: job.params['force'] === true,
+        timings: defaultSwitchFirmwareTimings,
+      } satisfies SwitchFirmwareUpdateInput;
   }
 }

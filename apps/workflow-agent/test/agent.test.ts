@@ -3,7 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import { Client, Connection } from '@temporalio/client';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDb, createApiToken, insertDevice, insertFirmwarePackage, insertJobWithStartIntent, insertSite, type DbHandle } from '@fleet/db';
+import {
+  connectDb,
+  createApiToken,
+  insertDevice,
+  insertFirmwarePackage,
+  insertJobWithStartIntent,
+  insertSite,
+  type DbHandle,
+} from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { AgentConfig } from '../src/config.js';
@@ -26,20 +34,35 @@ describe('workflow agent', () => {
   const log = pino({ level: 'silent' });
   const jobIds: string[] = [];
 
-  before(async () => {
-    temporal = await startTemporalDevServer();
-    database = await cloneTestDatabase(baseUrl, template);
-    handle = connectDb(database.url, 4);
-    connection = await Connection.connect({ address: temporal.address });
-    client = new Client({ connection });
-    await createApiToken(handle.db, 'agent-test', 'operator');
-    await insertSite(handle.db, { id: 'lab', name: 'Lab' });
-    for (let i = 0; i < 25; i++) {
-      const d = await insertDevice(handle.db, { name: `tray-${i}`, siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://127.0.0.1:${9000 + i}`, credentialRef: 'bmc/default' });
-      const job = await insertJobWithStartIntent(handle.db, { kind: 'device.power', deviceId: d.id, siteId: 'lab', params: { action: 'on' }, createdBy: 'agent-test' });
-      jobIds.push(job.id);
-    }
-  }, { timeout: 120_000 });
+  before(
+    async () => {
+      temporal = await startTemporalDevServer();
+      database = await cloneTestDatabase(baseUrl, template);
+      handle = connectDb(database.url, 4);
+      connection = await Connection.connect({ address: temporal.address });
+      client = new Client({ connection });
+      await createApiToken(handle.db, 'agent-test', 'operator');
+      await insertSite(handle.db, { id: 'lab', name: 'Lab' });
+      for (let i = 0; i < 25; i++) {
+        const d = await insertDevice(handle.db, {
+          name: `tray-${i}`,
+          siteId: 'lab',
+          nodeType: 'compute_gb200_nvidia',
+          bmcUrl: `http://127.0.0.1:${9000 + i}`,
+          credentialRef: 'bmc/default',
+        });
+        const job = await insertJobWithStartIntent(handle.db, {
+          kind: 'device.power',
+          deviceId: d.id,
+          siteId: 'lab',
+          params: { action: 'on' },
+          createdBy: 'agent-test',
+        });
+        jobIds.push(job.id);
+      }
+    },
+    { timeout: 120_000 },
+  );
   after(async () => {
     await connection?.close();
     await handle?.close();
@@ -65,7 +88,9 @@ describe('workflow agent', () => {
   });
 
   it('a start dispatched twice (a lost answer, a crashed agent) runs one workflow', async () => {
-    await handle.pool.query(`update intents set status = 'pending', next_attempt_at = now() where job_id = $1`, [jobIds[1]]);
+    await handle.pool.query(`update intents set status = 'pending', next_attempt_at = now() where job_id = $1`, [
+      jobIds[1],
+    ]);
     assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
     const runs = [];
     for await (const wf of client.workflow.list({ query: `WorkflowId = '${jobIds[1]}'` })) runs.push(wf.runId);
@@ -80,8 +105,13 @@ describe('workflow agent', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
-    assert.deepEqual({ calls: stats.temporalCalls, workflows: stats.workflows, open: stats.openJobs }, { calls: 3, workflows: 25, open: 25 });
-    const { rows } = await handle.pool.query(`select count(*)::int as n from jobs where state = 'running' and started_at is not null and run_id is not null`);
+    assert.deepEqual(
+      { calls: stats.temporalCalls, workflows: stats.workflows, open: stats.openJobs },
+      { calls: 3, workflows: 25, open: 25 },
+    );
+    const { rows } = await handle.pool.query(
+      `select count(*)::int as n from jobs where state = 'running' and started_at is not null and run_id is not null`,
+    );
     assert.equal(rows[0].n, 25);
   });
 
@@ -93,7 +123,10 @@ describe('workflow agent', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
-    const { rows } = await handle.pool.query(`select state, finished_at is not null as finished, error->>'code' as code from jobs where id = $1`, [jobIds[2]]);
+    const { rows } = await handle.pool.query(
+      `select state, finished_at is not null as finished, error->>'code' as code from jobs where id = $1`,
+      [jobIds[2]],
+    );
     assert.deepEqual(rows[0], { state: 'failed', finished: true, code: 'TERMINATED' });
     const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
     assert.equal(stats.openJobs, 24);
@@ -105,7 +138,10 @@ describe('workflow agent', () => {
     assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
     // Without a worker the workflow cannot act on it yet, but the request is in its history.
     const history = await client.workflow.getHandle(jobIds[3]!).fetchHistory();
-    assert.ok(history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes), 'cancel requested');
+    assert.ok(
+      history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes),
+      'cancel requested',
+    );
     await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [jobIds[3]]);
     assert.equal(rows[0].state, 'cancelling', 'a running workflow does not pull a cancelling job back to running');
@@ -121,49 +157,138 @@ describe('workflow agent', () => {
       metadata: { format: 'nvos', buildId: '25.06.1000' },
       uploadedBy: 'agent-test',
     }))!;
-    const device = { siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.0.4', credentialRef: 'bmc/default' };
-    const sw = await insertDevice(handle.db, { ...device, name: 'switch-1', nvosUrl: 'https://10.0.0.5', nvosSsh: '10.0.0.5:22', nvosCredentialRef: 'nvos/default' });
+    const device = {
+      siteId: 'lab',
+      nodeType: 'switch_gb200_nvidia',
+      bmcUrl: 'https://10.0.0.4',
+      credentialRef: 'bmc/default',
+    };
+    const sw = await insertDevice(handle.db, {
+      ...device,
+      name: 'switch-1',
+      nvosUrl: 'https://10.0.0.5',
+      nvosSsh: '10.0.0.5:22',
+      nvosCredentialRef: 'nvos/default',
+    });
     const bare = await insertDevice(handle.db, { ...device, name: 'switch-2' });
     const params = { package_id: image.id, build_id: '25.06.1000' };
-    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: sw.id, siteId: 'lab', params, createdBy: 'agent-test' });
-    const refused = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: bare.id, siteId: 'lab', params, createdBy: 'agent-test' });
+    const job = await insertJobWithStartIntent(handle.db, {
+      kind: 'switch.nvos_install',
+      deviceId: sw.id,
+      siteId: 'lab',
+      params,
+      createdBy: 'agent-test',
+    });
+    const refused = await insertJobWithStartIntent(handle.db, {
+      kind: 'switch.nvos_install',
+      deviceId: bare.id,
+      siteId: 'lab',
+      params,
+      createdBy: 'agent-test',
+    });
     await dispatchOnce({ db: handle.db, client, config, log, metrics });
     const history = await client.workflow.getHandle(job.id).fetchHistory();
     const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
     assert.equal(started.workflowType!.name, 'switchNvosInstall');
     const input = JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString());
-    assert.deepEqual(input.target, { deviceId: sw.id, nvueUrl: 'https://10.0.0.5', ssh: { host: '10.0.0.5', port: 22 }, credentialRef: 'nvos/default', bmcCredentialRef: 'bmc/default' });
-    assert.deepEqual(input.image, { digest: 'a'.repeat(64), size: 1024, fileName: 'nvos-amd64-25.06.1000.bin', buildId: '25.06.1000' });
-    const { rows } = await handle.pool.query(`select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`, [refused.id]);
-    assert.deepEqual(rows[0], { state: 'failed', code: 'FAILED_PRECONDITION', message: 'device switch-2 has no NVOS NVUE URL, NVOS SSH endpoint in the inventory' });
+    assert.deepEqual(input.target, {
+      deviceId: sw.id,
+      nvueUrl: 'https://10.0.0.5',
+      ssh: { host: '10.0.0.5', port: 22 },
+      credentialRef: 'nvos/default',
+      bmcCredentialRef: 'bmc/default',
+    });
+    assert.deepEqual(input.image, {
+      digest: 'a'.repeat(64),
+      size: 1024,
+      fileName: 'nvos-amd64-25.06.1000.bin',
+      buildId: '25.06.1000',
+    });
+    const { rows } = await handle.pool.query(
+      `select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`,
+      [refused.id],
+    );
+    assert.deepEqual(rows[0], {
+      state: 'failed',
+      code: 'FAILED_PRECONDITION',
+      message: 'device switch-2 has no NVOS NVUE URL, NVOS SSH endpoint in the inventory',
+    });
   });
 
   it('a password rotation whose switch reference became shared after the request fails at dispatch and never reaches the satellite', async () => {
-    const device = { siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.1.4', credentialRef: 'bmc/rotate', nvosUrl: 'https://10.0.1.5', nvosSsh: '10.0.1.5:22' };
+    const device = {
+      siteId: 'lab',
+      nodeType: 'switch_gb200_nvidia',
+      bmcUrl: 'https://10.0.1.4',
+      credentialRef: 'bmc/rotate',
+      nvosUrl: 'https://10.0.1.5',
+      nvosSsh: '10.0.1.5:22',
+    };
     const own = await insertDevice(handle.db, { ...device, name: 'switch-own', nvosCredentialRef: 'nvos/switch-own' });
     const sw = await insertDevice(handle.db, { ...device, name: 'switch-rot', nvosCredentialRef: 'nvos/switch-rot' });
-    const other = await insertDevice(handle.db, { ...device, name: 'switch-other', nvosCredentialRef: 'nvos/switch-other' });
+    const other = await insertDevice(handle.db, {
+      ...device,
+      name: 'switch-other',
+      nvosCredentialRef: 'nvos/switch-other',
+    });
     // Both requests passed the hub's check; then a NetBox sync gave switch-other the same NVOS reference as switch-rot.
-    const allowed = await insertJobWithStartIntent(handle.db, { kind: 'switch.password_rotation', deviceId: own.id, siteId: 'lab', params: {}, createdBy: 'agent-test' });
-    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.password_rotation', deviceId: sw.id, siteId: 'lab', params: {}, createdBy: 'agent-test' });
+    const allowed = await insertJobWithStartIntent(handle.db, {
+      kind: 'switch.password_rotation',
+      deviceId: own.id,
+      siteId: 'lab',
+      params: {},
+      createdBy: 'agent-test',
+    });
+    const job = await insertJobWithStartIntent(handle.db, {
+      kind: 'switch.password_rotation',
+      deviceId: sw.id,
+      siteId: 'lab',
+      params: {},
+      createdBy: 'agent-test',
+    });
     await handle.pool.query(`update devices set nvos_credential_ref = 'nvos/switch-rot' where id = $1`, [other.id]);
     await dispatchOnce({ db: handle.db, client, config, log, metrics });
-    const { rows } = await handle.pool.query(`select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`, [job.id]);
+    const { rows } = await handle.pool.query(
+      `select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`,
+      [job.id],
+    );
     assert.equal(rows[0].state, 'failed');
     assert.equal(rows[0].code, 'FAILED_PRECONDITION');
     assert.match(rows[0].message, /nvos\/switch-rot of switch-rot is also used by the NVOS of switch-other/);
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
-    assert.equal((await client.workflow.getHandle(allowed.id).describe()).type, 'switchPasswordRotation', 'a reference of its own still rotates');
+    assert.equal(
+      (await client.workflow.getHandle(allowed.id).describe()).type,
+      'switchPasswordRotation',
+      'a reference of its own still rotates',
+    );
   });
 
-  it('a database error is logged and stored on the intent without the statement\'s values', async () => {
+  it("a database error is logged and stored on the intent without the statement's values", async () => {
     const lines: string[] = [];
     const capture = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
-    const sw = await insertDevice(handle.db, { name: 'switch-db', siteId: 'lab', nodeType: 'switch_gb200_nvidia', bmcUrl: 'https://10.0.2.4', credentialRef: 'bmc/default', nvosUrl: 'https://10.0.2.5', nvosSsh: '10.0.2.5:22', nvosCredentialRef: 'nvos/switch-db' });
+    const sw = await insertDevice(handle.db, {
+      name: 'switch-db',
+      siteId: 'lab',
+      nodeType: 'switch_gb200_nvidia',
+      bmcUrl: 'https://10.0.2.4',
+      credentialRef: 'bmc/default',
+      nvosUrl: 'https://10.0.2.5',
+      nvosSsh: '10.0.2.5:22',
+      nvosCredentialRef: 'nvos/switch-db',
+    });
     // Not a uuid: Postgres refuses the lookup, and drizzle's error carries the value in its message ("params: …").
-    const job = await insertJobWithStartIntent(handle.db, { kind: 'switch.nvos_install', deviceId: sw.id, siteId: 'lab', params: { package_id: 'pkg-VALUE-0451' }, createdBy: 'agent-test' });
+    const job = await insertJobWithStartIntent(handle.db, {
+      kind: 'switch.nvos_install',
+      deviceId: sw.id,
+      siteId: 'lab',
+      params: { package_id: 'pkg-VALUE-0451' },
+      createdBy: 'agent-test',
+    });
     await dispatchOnce({ db: handle.db, client, config, log: capture, metrics });
-    const { rows } = await handle.pool.query(`select i.status, i.last_error, j.state from intents i join jobs j on j.id = i.job_id where i.job_id = $1`, [job.id]);
+    const { rows } = await handle.pool.query(
+      `select i.status, i.last_error, j.state from intents i join jobs j on j.id = i.job_id where i.job_id = $1`,
+      [job.id],
+    );
     assert.equal(rows[0].status, 'pending', 'a database error is retried');
     assert.equal(rows[0].state, 'queued');
     assert.match(rows[0].last_error, /failed query: select .*firmware_packages.*SQLSTATE 22P02/i);
@@ -173,11 +298,25 @@ describe('workflow agent', () => {
   });
 
   it('a job cancelled before its start was dispatched never reaches Temporal', async () => {
-    const d = await insertDevice(handle.db, { name: 'tray-late', siteId: 'lab', nodeType: 'compute_gb200_nvidia', bmcUrl: 'http://127.0.0.1:9999', credentialRef: 'bmc/default' });
-    const job = await insertJobWithStartIntent(handle.db, { kind: 'device.power', deviceId: d.id, siteId: 'lab', params: { action: 'on' }, createdBy: 'agent-test' });
+    const d = await insertDevice(handle.db, {
+      name: 'tray-late',
+      siteId: 'lab',
+      nodeType: 'compute_gb200_nvidia',
+      bmcUrl: 'http://127.0.0.1:9999',
+      credentialRef: 'bmc/default',
+    });
+    const job = await insertJobWithStartIntent(handle.db, {
+      kind: 'device.power',
+      deviceId: d.id,
+      siteId: 'lab',
+      params: { action: 'on' },
+      createdBy: 'agent-test',
+    });
     await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
     // The cancel is leased first, as if the start had been delayed by a retry backoff.
-    await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [job.id]);
+    await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [
+      job.id,
+    ]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
     await dispatchOnce({ db: handle.db, client, config, log, metrics });
     const { rows } = await handle.pool.query(`select state, error->>'code' as code from jobs where id = $1`, [job.id]);

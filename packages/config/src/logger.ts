@@ -9,7 +9,11 @@ import { pino, type Logger } from 'pino';
  * that flush spins forever on EPIPE, and the process never exits. A synchronous destination that meets EPIPE
  * stops writing instead.
  */
-export function createLogger(name: string, level: string, destination: pino.DestinationStream = pino.destination({ dest: 1, sync: true })): Logger {
+export function createLogger(
+  name: string,
+  level: string,
+  destination: pino.DestinationStream = pino.destination({ dest: 1, sync: true }),
+): Logger {
   return pino(
     {
       name,
@@ -49,11 +53,18 @@ export function errorText(err: unknown): string {
 function oneErrorText(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
   // drizzle's DrizzleQueryError: "Failed query: <sql>\nparams: <values>".
-  if ('params' in e && 'query' in e && typeof e.query === 'string') return `failed query: ${e.query.replace(/\s+/g, ' ').trim().slice(0, 500)}`;
+  if ('params' in e && 'query' in e && typeof e.query === 'string')
+    return `failed query: ${e.query.replace(/\s+/g, ' ').trim().slice(0, 500)}`;
   const pg = e as Error & { code?: unknown; table?: unknown; constraint?: unknown; column?: unknown };
   const sqlstate = typeof pg.code === 'string' && /^[0-9A-Z]{5}$/.test(pg.code) ? pg.code : undefined;
   // Class 22 (data exception) messages end with the value Postgres refused.
   const message = sqlstate?.startsWith('22') ? e.message.replace(/: (?:".*"|0x[0-9a-f ]+)$/s, '') : e.message;
   const named = (label: string, v: unknown) => (typeof v === 'string' && v ? [`${label} ${v}`] : []);
-  return [message, ...(sqlstate ? [`SQLSTATE ${sqlstate}`] : []), ...named('table', pg.table), ...named('constraint', pg.constraint), ...named('column', pg.column)].join('; ');
+  return [
+    message,
+    ...(sqlstate ? [`SQLSTATE ${sqlstate}`] : []),
+    ...named('table', pg.table),
+    ...named('constraint', pg.constraint),
+    ...named('column', pg.column),
+  ].join('; ');
 }

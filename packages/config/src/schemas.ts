@@ -17,9 +17,12 @@ export const MetricsConfig = z
 
 export const DatabaseConfig = z
   .object({
-    url: z.string().url().refine((u) => u.startsWith('postgres://') || u.startsWith('postgresql://'), {
-      message: 'must be a postgres:// URL',
-    }),
+    url: z
+      .string()
+      .url()
+      .refine((u) => u.startsWith('postgres://') || u.startsWith('postgresql://'), {
+        message: 'must be a postgres:// URL',
+      }),
     poolSize: z.number().int().min(1).max(200).default(10),
   })
   .strict();

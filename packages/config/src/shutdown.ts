@@ -46,7 +46,10 @@ export function handleShutdown(opts: ShutdownOptions): Shutdown {
       },
       (err: unknown) => {
         clearTimeout(hardExit);
-        opts.log.error({ reason, err: err instanceof Error ? err.message : String(err) }, `${opts.name} stopped with an error`);
+        opts.log.error(
+          { reason, err: err instanceof Error ? err.message : String(err) },
+          `${opts.name} stopped with an error`,
+        );
         exit(1);
       },
     );

@@ -24,8 +24,19 @@ describe('errorText', () => {
       table: 'racks',
       column: 'name',
     });
-    const text = errorText(new Error('dispatch failed', { cause: new DrizzleQueryError('insert into racks\n  (site_id, name) values ($1, $2)', ['lab', 'vault/secret-path'], notNull) }));
-    assert.equal(text, 'dispatch failed: failed query: insert into racks (site_id, name) values ($1, $2): null value in column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table racks; column name');
+    const text = errorText(
+      new Error('dispatch failed', {
+        cause: new DrizzleQueryError(
+          'insert into racks\n  (site_id, name) values ($1, $2)',
+          ['lab', 'vault/secret-path'],
+          notNull,
+        ),
+      }),
+    );
+    assert.equal(
+      text,
+      'dispatch failed: failed query: insert into racks (site_id, name) values ($1, $2): null value in column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table racks; column name',
+    );
   });
 
   it('drops the value a data exception quotes', () => {
@@ -33,6 +44,10 @@ describe('errorText', () => {
     const nul = pgError('invalid byte sequence for encoding "UTF8": 0x00', { code: '22021' });
     assert.equal(errorText(uuid), 'invalid input syntax for type uuid; SQLSTATE 22P02');
     assert.equal(errorText(nul), 'invalid byte sequence for encoding "UTF8"; SQLSTATE 22021');
-    assert.equal(errorText(new Error('workflow "x": not found')), 'workflow "x": not found', 'only Postgres data exceptions lose their tail');
+    assert.equal(
+      errorText(new Error('workflow "x": not found')),
+      'workflow "x": not found',
+      'only Postgres data exceptions lose their tail',
+    );
   });
 });

@@ -17,7 +17,8 @@ describe('config loading', () => {
       (err: unknown) => {
         assert.ok(err instanceof ConfigError);
         const text = err.problems.join('\n');
-        for (const p of ['database.url', 'metrics.port', 'name', 'extra']) assert.match(text, new RegExp(p), `mentions ${p}`);
+        for (const p of ['database.url', 'metrics.port', 'name', 'extra'])
+          assert.match(text, new RegExp(p), `mentions ${p}`);
         assert.equal(err.file, file);
         return true;
       },
@@ -27,7 +28,10 @@ describe('config loading', () => {
   it('reports unreadable JSON with the file name', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'fleet-cfg-')), 'bad.json');
     writeFileSync(file, '{ not json');
-    assert.throws(() => loadConfig(Schema, file), (err: unknown) => err instanceof ConfigError && err.message.includes(file));
+    assert.throws(
+      () => loadConfig(Schema, file),
+      (err: unknown) => err instanceof ConfigError && err.message.includes(file),
+    );
   });
 
   it('takes the file from --config, then FLEET_CONFIG, else explains what to pass', () => {

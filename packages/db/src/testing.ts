@@ -49,6 +49,7 @@ export async function cloneTestDatabase(baseUrl: string, template: string): Prom
   return {
     name,
     url: dbUrl(baseUrl, name),
-    drop: () => withAdmin(baseUrl, (c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
+    drop: () =>
+      withAdmin(baseUrl, (c) => c.query(`drop database if exists "${name}" with (force)`)).then(() => undefined),
   };
 }

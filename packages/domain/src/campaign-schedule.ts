@@ -20,7 +20,9 @@ const rackKey = (d: Schedulable) => d.rackId ?? `device:${d.deviceId}`;
 
 /** The canary first, then waves of `waveSize`, racks kept together so caps spread the load. */
 export function buildWaves(devices: Schedulable[], canarySize: number, waveSize: number): CampaignWave[] {
-  const ordered = [...devices].sort((a, b) => rackKey(a).localeCompare(rackKey(b)) || a.deviceId.localeCompare(b.deviceId));
+  const ordered = [...devices].sort(
+    (a, b) => rackKey(a).localeCompare(rackKey(b)) || a.deviceId.localeCompare(b.deviceId),
+  );
   const waves: CampaignWave[] = [];
   const canary = ordered.slice(0, Math.min(canarySize, ordered.length));
   if (canary.length) waves.push({ index: 0, kind: 'canary', deviceIds: canary.map((d) => d.deviceId) });
@@ -35,7 +37,12 @@ export function buildWaves(devices: Schedulable[], canarySize: number, waveSize:
  * already running. Greedy and order-preserving: a device blocked by its rack does not
  * block a device of another rack behind it.
  */
-export function startable<T extends Schedulable>(pending: T[], running: Schedulable[], caps: ConcurrencyCaps, switchesPerRack: Map<string, number>): T[] {
+export function startable<T extends Schedulable>(
+  pending: T[],
+  running: Schedulable[],
+  caps: ConcurrencyCaps,
+  switchesPerRack: Map<string, number>,
+): T[] {
   const perRack = new Map<string, number>();
   const perDomain = new Map<string, number>();
   const switchesRunning = new Map<string, number>();
@@ -73,7 +80,12 @@ export function switchCounts(devices: Schedulable[]): Map<string, number> {
  * Makespan of running the waves in order under the caps, each device taking
  * `durationS(device)`: the same greedy schedule the campaign workflow runs, simulated.
  */
-export function simulateMakespan<T extends Schedulable>(devices: T[], waves: CampaignWave[], caps: ConcurrencyCaps, durationS: (d: T) => number): number {
+export function simulateMakespan<T extends Schedulable>(
+  devices: T[],
+  waves: CampaignWave[],
+  caps: ConcurrencyCaps,
+  durationS: (d: T) => number,
+): number {
   const byId = new Map(devices.map((d) => [d.deviceId, d]));
   const switches = switchCounts(devices);
   let clock = 0;
@@ -81,7 +93,12 @@ export function simulateMakespan<T extends Schedulable>(devices: T[], waves: Cam
     let pending = wave.deviceIds.map((id) => byId.get(id)!).filter(Boolean);
     const running: { d: T; endsAt: number }[] = [];
     while (pending.length || running.length) {
-      const now = startable(pending, running.map((r) => r.d), caps, switches);
+      const now = startable(
+        pending,
+        running.map((r) => r.d),
+        caps,
+        switches,
+      );
       for (const d of now) running.push({ d, endsAt: clock + durationS(d) });
       const started = new Set(now.map((d) => d.deviceId));
       pending = pending.filter((d) => !started.has(d.deviceId));
@@ -98,10 +115,16 @@ export function simulateMakespan<T extends Schedulable>(devices: T[], waves: Cam
  * A floor no schedule can beat: per cap group, ceil(devices / cap) rounds of the longest
  * device time, and the canary runs before everything else.
  */
-export function makespanLowerBound<T extends Schedulable>(devices: T[], caps: ConcurrencyCaps, durationS: (d: T) => number, canary: T[] = []): number {
+export function makespanLowerBound<T extends Schedulable>(
+  devices: T[],
+  caps: ConcurrencyCaps,
+  durationS: (d: T) => number,
+  canary: T[] = [],
+): number {
   const rest = devices.filter((d) => !canary.includes(d));
   const longest = (ds: T[]) => ds.reduce((m, d) => Math.max(m, durationS(d)), 0);
-  const rounds = (groups: Map<string, T[]>, cap: number) => Math.max(0, ...[...groups.values()].map((g) => Math.ceil(g.length / cap) * longest(g)));
+  const rounds = (groups: Map<string, T[]>, cap: number) =>
+    Math.max(0, ...[...groups.values()].map((g) => Math.ceil(g.length / cap) * longest(g)));
   const group = (key: (d: T) => string) => {
     const m = new Map<string, T[]>();
     for (const d of rest) m.set(key(d), [...(m.get(key(d)) ?? []), d]);
@@ -110,7 +133,10 @@ export function makespanLowerBound<T extends Schedulable>(devices: T[], caps: Co
   const bound = Math.max(
     rounds(new Map([['site', rest]]), caps.maxConcurrentPerSite),
     rounds(group(rackKey), caps.maxConcurrentPerRack),
-    rounds(group((d) => d.powerDomain), caps.maxConcurrentPerPowerDomain),
+    rounds(
+      group((d) => d.powerDomain),
+      caps.maxConcurrentPerPowerDomain,
+    ),
   );
   return longest(canary) + bound;
 }
@@ -121,7 +147,10 @@ const WEEK_MIN = 7 * 24 * 60;
  * Whether `nowMs` is inside one of the site's weekly UTC windows and, if not, when the
  * next one opens. No windows means always open.
  */
-export function maintenanceWindowAt(nowMs: number, windows: MaintenanceWindowSpec[]): { open: true } | { open: false; opensAtMs: number } {
+export function maintenanceWindowAt(
+  nowMs: number,
+  windows: MaintenanceWindowSpec[],
+): { open: true } | { open: false; opensAtMs: number } {
   if (windows.length === 0) return { open: true };
   const now = new Date(nowMs);
   const minuteOfWeek = now.getUTCDay() * 1440 + now.getUTCHours() * 60 + now.getUTCMinutes();

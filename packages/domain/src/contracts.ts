@@ -41,11 +41,7 @@ export interface DevicePowerResult {
 
 /** Activity signatures, shared by the satellite (implementation) and workflows (types only). */
 export interface PowerActivities {
-  setDevicePower(input: {
-    target: BmcTarget;
-    action: PowerAction;
-    settleTimeoutS: number;
-  }): Promise<DevicePowerResult>;
+  setDevicePower(input: { target: BmcTarget; action: PowerAction; settleTimeoutS: number }): Promise<DevicePowerResult>;
 }
 
 /** The management controllers Manager.Reset can reboot: the tray BMC and (compute only) the HGX HMC. */
@@ -57,8 +53,7 @@ export type ManagerKind = 'bmc' | 'hmc';
  * reachable too, so a BMC still answering PoweringOff never passes a discharge gate).
  */
 export type DeviceProbe =
-  | { reachable: true; powerState: Exclude<PowerState, 'Unknown'> }
-  | { reachable: false; reason: string };
+  { reachable: true; powerState: Exclude<PowerState, 'Unknown'> } | { reachable: false; reason: string };
 
 export type DeviceReading = { deviceId: string } & DeviceProbe;
 
@@ -90,7 +85,12 @@ export interface DeviceActivities extends PowerActivities {
   /** Manager.Reset on the BMC or HMC, then waits until it answers again. Sends the reset at most once across retries. */
   resetBmc(input: { target: BmcTarget; manager: ManagerKind; waitUntilBackS: number }): Promise<BmcResetResult>;
   /** Polls every target until all meet `condition` or `maxWaitS` passes; never throws on timeout. */
-  awaitDevices(input: { targets: BmcTarget[]; condition: AwaitCondition; pollIntervalS: number; maxWaitS: number }): Promise<AwaitDevicesResult>;
+  awaitDevices(input: {
+    targets: BmcTarget[];
+    condition: AwaitCondition;
+    pollIntervalS: number;
+    maxWaitS: number;
+  }): Promise<AwaitDevicesResult>;
   /** One probe of one device (power state refresh). */
   readDevicePower(input: { target: BmcTarget }): Promise<DeviceReading>;
 }

@@ -62,7 +62,16 @@ export interface PldmPackageMetadata {
   headerUuid: string;
   releaseDateTime: string | null;
   devices: { descriptors: { type: number; data: string }[]; applicableComponents: number[]; imageSetVersion: string }[];
-  components: { index: number; identifier: number; classification: number; comparisonStamp: number; version: string; offset: number; size: number; sha256: string }[];
+  components: {
+    index: number;
+    identifier: number;
+    classification: number;
+    comparisonStamp: number;
+    version: string;
+    offset: number;
+    size: number;
+    sha256: string;
+  }[];
 }
 
 /** An NVOS image: opaque bytes whose file name carries the build id it installs. */
@@ -237,7 +246,10 @@ export interface MaintenanceWindowSpec {
 }
 
 /** A campaign device as its workflow needs it: where it is (for the caps) and how to reach it. */
-export interface CampaignDeviceInput extends Pick<PlannedDevice, 'deviceId' | 'jobId' | 'rackId' | 'powerDomain' | 'nodeType' | 'manifestId'> {
+export interface CampaignDeviceInput extends Pick<
+  PlannedDevice,
+  'deviceId' | 'jobId' | 'rackId' | 'powerDomain' | 'nodeType' | 'manifestId'
+> {
   target: BmcTarget;
   role: NodeRole;
   /** A switch tray whose manifest names NVUE platform components is updated over NVOS, not its BMC. */

@@ -97,5 +97,3 @@ export interface JobMemo {
   /** Per-device outcomes of a rack job, by device id: projected onto its child jobs. */
   devices?: Record<string, DeviceOutcome>;
 }
-
-

@@ -32,7 +32,8 @@ export const searchAttributes = {
  * label: 1–63 characters of a–z, 0–9 and '-', starting and ending with a letter or digit.
  */
 export const SITE_ID_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
-export const SITE_ID_RULE = "a lower-case DNS label: 1-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit";
+export const SITE_ID_RULE =
+  "a lower-case DNS label: 1-63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit";
 export function isSiteId(value: string): boolean {
   return SITE_ID_PATTERN.test(value);
 }

@@ -44,7 +44,15 @@ export const rackTypes = ['gb200_nvl72', 'gb300_nvl72', 'vr_nvl72'] as const;
 export type RackType = (typeof rackTypes)[number];
 
 /** NetBox's device statuses; admins may add more, which sync keeps as-is. */
-export const lifecycleStates = ['offline', 'active', 'planned', 'staged', 'failed', 'inventory', 'decommissioning'] as const;
+export const lifecycleStates = [
+  'offline',
+  'active',
+  'planned',
+  'staged',
+  'failed',
+  'inventory',
+  'decommissioning',
+] as const;
 
 /**
  * A device's BMC endpoint from its management profile (NetBox custom field

@@ -3,7 +3,11 @@
  * operator can act on; empty when it is operable. Both the hub (to refuse a request)
  * and the workflow agent (before starting work) ask this.
  */
-export function missingForOperation(device: { nodeType: string | null; bmcUrl: string | null; credentialRef: string | null }): string[] {
+export function missingForOperation(device: {
+  nodeType: string | null;
+  bmcUrl: string | null;
+  credentialRef: string | null;
+}): string[] {
   return [
     ...(device.nodeType ? [] : ['node type']),
     ...(device.bmcUrl ? [] : ['BMC address']),

@@ -20,14 +20,7 @@ export const PowerState = z.enum(powerStates);
 export type PowerState = z.infer<typeof PowerState>;
 
 export type RedfishResetType =
-  | 'On'
-  | 'ForceOn'
-  | 'ForceOff'
-  | 'GracefulShutdown'
-  | 'GracefulRestart'
-  | 'ForceRestart'
-  | 'PowerCycle'
-  | 'Nmi';
+  'On' | 'ForceOn' | 'ForceOff' | 'GracefulShutdown' | 'GracefulRestart' | 'ForceRestart' | 'PowerCycle' | 'Nmi';
 
 /** RMS's PowerOperation → ResetType mapping (rms.md §4.1): "off" is a graceful shutdown. */
 export const resetTypeFor: Record<PowerAction, RedfishResetType> = {

@@ -52,8 +52,15 @@ const seconds = z.number().min(0).max(86_400, 'at most 86400 s (a day)');
  */
 export const ColdRebootOverrides = z
   .object({
-    ...(Object.fromEntries(Object.keys(coldRebootDefaults).map((k) => [k, seconds.optional()])) as Record<keyof ColdRebootTimings, z.ZodOptional<z.ZodNumber>>),
-    nvosHelloBackoffS: z.number().min(0).max(nvosHelloLimits.maxBackoffS, `at most ${nvosHelloLimits.maxBackoffS} s between two NVUE hellos`).optional(),
+    ...(Object.fromEntries(Object.keys(coldRebootDefaults).map((k) => [k, seconds.optional()])) as Record<
+      keyof ColdRebootTimings,
+      z.ZodOptional<z.ZodNumber>
+    >),
+    nvosHelloBackoffS: z
+      .number()
+      .min(0)
+      .max(nvosHelloLimits.maxBackoffS, `at most ${nvosHelloLimits.maxBackoffS} s between two NVUE hellos`)
+      .optional(),
     nvosHelloAttempts: z
       .number()
       .int('a whole number of attempts')

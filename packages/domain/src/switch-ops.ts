@@ -70,7 +70,12 @@ export interface SwitchFirmwareTimings {
   recoveryProbes: number;
 }
 
-export const defaultSwitchFirmwareTimings: SwitchFirmwareTimings = { actionPollS: 10, actionTimeoutS: 1200, recoveryProbeS: 15, recoveryProbes: 45 };
+export const defaultSwitchFirmwareTimings: SwitchFirmwareTimings = {
+  actionPollS: 10,
+  actionTimeoutS: 1200,
+  recoveryProbeS: 15,
+  recoveryProbes: 45,
+};
 
 export interface SwitchFirmwareUpdateInput {
   jobId: string;
@@ -125,14 +130,30 @@ export interface SwitchActivities {
   /** New strong password generated on the satellite, applied, verified by login, then stored under the same reference. */
   rotateSwitchPassword(input: { target: NvosTarget }): Promise<SwitchPasswordRotationResult>;
   /** Submits the factory reset once across retries, then waits for a default-credential SSH login. */
-  resetSwitchToFactoryDefault(input: { target: NvosTarget; timings: SwitchRebootTimings }): Promise<SwitchFactoryResetResult>;
+  resetSwitchToFactoryDefault(input: {
+    target: NvosTarget;
+    timings: SwitchRebootTimings;
+  }): Promise<SwitchFactoryResetResult>;
   readSwitchFirmware(input: { target: NvosTarget }): Promise<SwitchFirmwareReading>;
   /** SFTP of a cached package into /host/fw-images (skipped when the switch has a file of that size). */
-  stageSwitchFirmware(input: { target: NvosTarget; step: SwitchFirmwareStep }): Promise<{ remotePath: string; bytes: number; uploaded: boolean }>;
+  stageSwitchFirmware(input: {
+    target: NvosTarget;
+    step: SwitchFirmwareStep;
+  }): Promise<{ remotePath: string; bytes: number; uploaded: boolean }>;
   /** The NVUE install action of one staged component, followed to its end; resumes the recorded action on retry. */
-  installSwitchFirmware(input: { target: NvosTarget; step: SwitchFirmwareStep; force: boolean; pollIntervalS: number; timeoutS: number }): Promise<SwitchInstallOutcome>;
+  installSwitchFirmware(input: {
+    target: NvosTarget;
+    step: SwitchFirmwareStep;
+    force: boolean;
+    pollIntervalS: number;
+    timeoutS: number;
+  }): Promise<SwitchInstallOutcome>;
   /** Activation: NVUE power cycle (sent once across retries), then the platform-firmware recovery probe. */
-  powerCycleSwitch(input: { target: NvosTarget; probeIntervalS: number; probes: number }): Promise<{ deviceId: string; outageSeen: boolean; backAfterS: number }>;
+  powerCycleSwitch(input: {
+    target: NvosTarget;
+    probeIntervalS: number;
+    probes: number;
+  }): Promise<{ deviceId: string; outageSeen: boolean; backAfterS: number }>;
   /** Imports the domain's CA and switch certificate, binds the NVUE API to them, and checks them over a new connection. */
   installSwitchCertificate(input: { target: NvosTarget; domain: string }): Promise<SwitchCertificateResult>;
   /** Asks every switch's NVUE once, concurrently (cold reboot's verify_nvos_ready); the workflow owns the backoff. */

@@ -24,10 +24,14 @@ const imageNameChars = /^[A-Za-z0-9._-]+$/;
  * `nvos-amd64-25.02.4282.bin` → `25.02.4282`. Throws RangeError saying what is wrong.
  */
 export function nvosBuildIdOf(fileName: string): string {
-  if (!imageNameChars.test(fileName)) throw new RangeError(`file name ${JSON.stringify(fileName)} may contain only letters, digits, '.', '_' and '-'`);
+  if (!imageNameChars.test(fileName))
+    throw new RangeError(`file name ${JSON.stringify(fileName)} may contain only letters, digits, '.', '_' and '-'`);
   if (fileName.startsWith('.')) throw new RangeError(`file name ${JSON.stringify(fileName)} is hidden`);
   const found = fileName.match(/\d+\.\d+\.\d+/g) ?? [];
-  if (found.length !== 1) throw new RangeError(`cannot tell the NVOS build id of ${fileName}: expected exactly one X.Y.Z, found ${found.length}`);
+  if (found.length !== 1)
+    throw new RangeError(
+      `cannot tell the NVOS build id of ${fileName}: expected exactly one X.Y.Z, found ${found.length}`,
+    );
   return found[0]!;
 }
 
@@ -79,7 +83,8 @@ export interface CredentialRefHolder {
 }
 
 /** How an operator gives a switch tray an NVOS reference of its own. */
-export const ownNvosCredentialHint = 'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or nvos_credential_ref on POST /v1/devices';
+export const ownNvosCredentialHint =
+  'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or nvos_credential_ref on POST /v1/devices';
 
 /**
  * Why rotating the NVOS password of `device` would overwrite a secret something else logs in with, or undefined
@@ -89,10 +94,14 @@ export const ownNvosCredentialHint = 'give the switch its own reference: NetBox 
  */
 export function sharedNvosCredential(device: CredentialRefHolder, users: CredentialRefHolder[]): string | undefined {
   const ref = device.nvosCredentialRef;
-  if (!ref) return `device ${device.name} has no NVOS credential reference of its own (it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`;
+  if (!ref)
+    return `device ${device.name} has no NVOS credential reference of its own (it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`;
   const roles = [
     ...(device.credentialRef === ref ? [`the BMC of ${device.name}`] : []),
-    ...users.flatMap((u) => [...(u.credentialRef === ref ? [`the BMC of ${u.name}`] : []), ...(u.nvosCredentialRef === ref ? [`the NVOS of ${u.name}`] : [])]),
+    ...users.flatMap((u) => [
+      ...(u.credentialRef === ref ? [`the BMC of ${u.name}`] : []),
+      ...(u.nvosCredentialRef === ref ? [`the NVOS of ${u.name}`] : []),
+    ]),
   ];
   if (!roles.length) return undefined;
   const shown = roles.length > 5 ? `${roles.slice(0, 5).join(', ')} and ${roles.length - 5} more` : roles.join(', ');
@@ -118,7 +127,11 @@ export interface NvosInstallTimings {
   rebootTimeoutS: number;
 }
 
-export const defaultNvosInstallTimings: NvosInstallTimings = { pollIntervalS: 5, installTimeoutS: 1800, rebootTimeoutS: 1200 };
+export const defaultNvosInstallTimings: NvosInstallTimings = {
+  pollIntervalS: 5,
+  installTimeoutS: 1800,
+  rebootTimeoutS: 1200,
+};
 
 export interface SwitchNvosInstallInput {
   jobId: string;

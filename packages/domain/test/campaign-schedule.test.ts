@@ -1,8 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { buildWaves, maintenanceWindowAt, makespanLowerBound, simulateMakespan, startable, switchCounts } from '../src/campaign-schedule.js';
+import {
+  buildWaves,
+  maintenanceWindowAt,
+  makespanLowerBound,
+  simulateMakespan,
+  startable,
+  switchCounts,
+} from '../src/campaign-schedule.js';
 
-const dev = (id: string, rack: string | null, nodeType = 'compute_gb200_nvidia', powerDomain = rack ?? `device:${id}`) => ({ deviceId: id, rackId: rack, powerDomain, nodeType });
+const dev = (
+  id: string,
+  rack: string | null,
+  nodeType = 'compute_gb200_nvidia',
+  powerDomain = rack ?? `device:${id}`,
+) => ({ deviceId: id, rackId: rack, powerDomain, nodeType });
 const caps = { maxConcurrentPerSite: 100, maxConcurrentPerRack: 100, maxConcurrentPerPowerDomain: 100 };
 
 describe('campaign scheduling', () => {
@@ -14,17 +26,35 @@ describe('campaign scheduling', () => {
       { index: 1, kind: 'wave', deviceIds: ['a2', 'a3'] },
       { index: 2, kind: 'wave', deviceIds: ['b1', 'b2'] },
     ]);
-    assert.deepEqual(buildWaves(devices, 0, 10).map((w) => w.kind), ['wave']);
+    assert.deepEqual(
+      buildWaves(devices, 0, 10).map((w) => w.kind),
+      ['wave'],
+    );
   });
 
   it('caps per site, rack and power domain hold, and a blocked rack does not block another', () => {
-    const pending = [dev('a1', 'A'), dev('a2', 'A'), dev('a3', 'A'), dev('b1', 'B'), dev('c1', 'C', 'compute_gb200_nvidia', 'A')];
+    const pending = [
+      dev('a1', 'A'),
+      dev('a2', 'A'),
+      dev('a3', 'A'),
+      dev('b1', 'B'),
+      dev('c1', 'C', 'compute_gb200_nvidia', 'A'),
+    ];
     const running = [dev('a0', 'A')];
     const started = startable(pending, running, { ...caps, maxConcurrentPerRack: 2 }, new Map());
-    assert.deepEqual(started.map((d) => d.deviceId), ['a1', 'b1', 'c1']);
-    assert.deepEqual(startable(pending, running, { ...caps, maxConcurrentPerSite: 2 }, new Map()).map((d) => d.deviceId), ['a1']);
+    assert.deepEqual(
+      started.map((d) => d.deviceId),
+      ['a1', 'b1', 'c1'],
+    );
+    assert.deepEqual(
+      startable(pending, running, { ...caps, maxConcurrentPerSite: 2 }, new Map()).map((d) => d.deviceId),
+      ['a1'],
+    );
     // Power domain A is shared by racks A and C.
-    assert.deepEqual(startable(pending, running, { ...caps, maxConcurrentPerPowerDomain: 2 }, new Map()).map((d) => d.deviceId), ['a1', 'b1']);
+    assert.deepEqual(
+      startable(pending, running, { ...caps, maxConcurrentPerPowerDomain: 2 }, new Map()).map((d) => d.deviceId),
+      ['a1', 'b1'],
+    );
   });
 
   it('never more than the configured share of a rack’s switch trays, but always at least one', () => {
@@ -39,11 +69,20 @@ describe('campaign scheduling', () => {
     const devices = Array.from({ length: 10 }, (_, i) => dev(`d${i}`, null));
     const waves = buildWaves(devices, 0, 10);
     const limited = { ...caps, maxConcurrentPerSite: 3 };
-    assert.equal(simulateMakespan(devices, waves, limited, () => 100), 400);
-    assert.equal(makespanLowerBound(devices, limited, () => 100), 400);
+    assert.equal(
+      simulateMakespan(devices, waves, limited, () => 100),
+      400,
+    );
+    assert.equal(
+      makespanLowerBound(devices, limited, () => 100),
+      400,
+    );
     const racks = [...Array.from({ length: 6 }, (_, i) => dev(`a${i}`, 'A')), dev('b0', 'B')];
     const rackCapped = { ...caps, maxConcurrentPerRack: 2 };
-    assert.ok(simulateMakespan(racks, buildWaves(racks, 1, 10), rackCapped, () => 10) >= makespanLowerBound(racks, rackCapped, () => 10, [racks[0]!]));
+    assert.ok(
+      simulateMakespan(racks, buildWaves(racks, 1, 10), rackCapped, () => 10) >=
+        makespanLowerBound(racks, rackCapped, () => 10, [racks[0]!]),
+    );
   });
 
   it('maintenance windows: open inside, next opening outside, a window spanning the week boundary', () => {

@@ -4,18 +4,32 @@ import { ColdRebootOverrides, coldRebootTimings, nvosHelloWaits } from '../src/i
 
 describe('cold reboot timing overrides', () => {
   it('refuses NVUE hello attempts out of 1..10 or not whole, naming the field', () => {
-    for (const [value, why] of [[1100, /at most 10 attempts/], [0, /at least 1 attempt/], [2.5, /whole number/]] as const) {
+    for (const [value, why] of [
+      [1100, /at most 10 attempts/],
+      [0, /at least 1 attempt/],
+      [2.5, /whole number/],
+    ] as const) {
       const r = ColdRebootOverrides.safeParse({ nvosHelloAttempts: value });
       assert.equal(r.success, false, `${value} refused`);
-      assert.deepEqual(r.error!.issues.map((i) => i.path), [['nvosHelloAttempts']]);
+      assert.deepEqual(
+        r.error!.issues.map((i) => i.path),
+        [['nvosHelloAttempts']],
+      );
       assert.match(r.error!.issues[0]!.message, why);
     }
-    assert.equal(ColdRebootOverrides.safeParse({ nvosHelloAttempts: 10, nvosHelloBackoffS: 900, dischargePollMaxS: 86_400 }).success, true);
+    assert.equal(
+      ColdRebootOverrides.safeParse({ nvosHelloAttempts: 10, nvosHelloBackoffS: 900, dischargePollMaxS: 86_400 })
+        .success,
+      true,
+    );
   });
 
   it('bounds the hello backoff per key, not by the day every wait may last', () => {
     const r = ColdRebootOverrides.safeParse({ nvosHelloBackoffS: 86_400 });
-    assert.deepEqual(r.error?.issues.map((i) => [i.path, i.message]), [[['nvosHelloBackoffS'], 'at most 900 s between two NVUE hellos']]);
+    assert.deepEqual(
+      r.error?.issues.map((i) => [i.path, i.message]),
+      [[['nvosHelloBackoffS'], 'at most 900 s between two NVUE hellos']],
+    );
   });
 
   it('waits the RMS backoff between hellos by default, each wait capped, always a finite number of seconds', () => {

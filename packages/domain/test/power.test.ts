@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { domainsPoweredOffUnderfoot, isPowerActionSatisfied, powerActions, resetTypeFor, roleAllows, settledStateFor } from '../src/index.js';
+import {
+  domainsPoweredOffUnderfoot,
+  isPowerActionSatisfied,
+  powerActions,
+  resetTypeFor,
+  roleAllows,
+  settledStateFor,
+} from '../src/index.js';
 
 describe('power domain', () => {
   it('maps operations to Redfish ResetType as RMS does (rms.md §4.1)', () => {
@@ -38,9 +45,16 @@ describe('power domain', () => {
   it('finds the racks where a batch would cut the shelves under trays it also acts on', () => {
     const shelf = (id: string, rackId: string | null) => ({ id, rackId, nodeType: 'powershelf_gb200_liteon' });
     const tray = (id: string, rackId: string | null) => ({ id, rackId, nodeType: 'compute_gb200_nvidia' });
-    const mixed = [shelf('s1', 'r1'), tray('t1', 'r1'), shelf('s2', 'r2'), tray('t2', 'r3'), { id: 'x', rackId: 'r2', nodeType: null }];
+    const mixed = [
+      shelf('s1', 'r1'),
+      tray('t1', 'r1'),
+      shelf('s2', 'r2'),
+      tray('t2', 'r3'),
+      { id: 'x', rackId: 'r2', nodeType: null },
+    ];
     assert.deepEqual(domainsPoweredOffUnderfoot(mixed, 'power-cycle'), ['r1', 'r2']);
-    for (const a of powerActions.filter((x) => x !== 'on' && x !== 'force-on')) assert.deepEqual(domainsPoweredOffUnderfoot(mixed, a), ['r1', 'r2'], a);
+    for (const a of powerActions.filter((x) => x !== 'on' && x !== 'force-on'))
+      assert.deepEqual(domainsPoweredOffUnderfoot(mixed, a), ['r1', 'r2'], a);
     // Switching shelves on never takes power away; shelves alone, or trays alone, are fine.
     assert.deepEqual(domainsPoweredOffUnderfoot(mixed, 'on'), []);
     assert.deepEqual(domainsPoweredOffUnderfoot(mixed, 'force-on'), []);

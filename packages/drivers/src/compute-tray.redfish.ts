@@ -6,5 +6,15 @@ import type { ComputeTrayDriver, DriverContext } from './types.js';
 /** NVIDIA GB200/GB300/VR NVL72 compute trays: RMS's ResetType mapping ("off" is a graceful shutdown), BMC_0 and HGX_BMC_0. */
 export function createRedfishComputeTray(nodeType: NodeType) {
   return (ctx: DriverContext): ComputeTrayDriver =>
-    redfishNode({ nodeType, kind: 'compute', managers: ['bmc', 'hmc'] as const, resetTypes: systemResetTypes, actions: resetTypeFor, power: systemPower(ctx.target.redfishSystemId) }, ctx);
+    redfishNode(
+      {
+        nodeType,
+        kind: 'compute',
+        managers: ['bmc', 'hmc'] as const,
+        resetTypes: systemResetTypes,
+        actions: resetTypeFor,
+        power: systemPower(ctx.target.redfishSystemId),
+      },
+      ctx,
+    );
 }

@@ -1,5 +1,12 @@
 import type { ComponentVersion } from '@fleet/domain';
-import { getFirmwareInventory, listTasks, pushFirmware, taskResult, waitForTask, type RedfishTask } from '@fleet/redfish';
+import {
+  getFirmwareInventory,
+  listTasks,
+  pushFirmware,
+  taskResult,
+  waitForTask,
+  type RedfishTask,
+} from '@fleet/redfish';
 import type { DriverClients } from './clients.js';
 import type { FirmwareOps, FirmwareTaskStatus } from './types.js';
 

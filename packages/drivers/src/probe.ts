@@ -22,7 +22,9 @@ export async function probePower(read: () => Promise<PowerState>): Promise<Devic
   } catch (err) {
     return { reachable: false, reason: unreachableReason(err) };
   }
-  return state === 'Unknown' ? { reachable: false, reason: 'the BMC reports no power state' } : { reachable: true, powerState: state };
+  return state === 'Unknown'
+    ? { reachable: false, reason: 'the BMC reports no power state' }
+    : { reachable: true, powerState: state };
 }
 
 export async function probeAnswer(read: () => Promise<unknown>): Promise<ManagerProbe> {

@@ -29,7 +29,8 @@ export function redfishNode<K extends PowerDriver['kind'], M extends readonly Ma
 ): PowerDriver & { kind: K; managers: M } {
   const clients = new DriverClients(ctx);
   const requireManager = (m: ManagerKind) => {
-    if (!spec.managers.includes(m)) throw new UnsupportedOperationError(spec.nodeType, `Manager.Reset on the ${m.toUpperCase()}`);
+    if (!spec.managers.includes(m))
+      throw new UnsupportedOperationError(spec.nodeType, `Manager.Reset on the ${m.toUpperCase()}`);
   };
   const probe = () => probePower(() => spec.power.state(clients.probe()));
   return {

@@ -11,5 +11,15 @@ const switchResetTypes = systemResetTypes.filter((t) => t !== 'Nmi');
  */
 export function createRedfishSwitchTray(nodeType: NodeType) {
   return (ctx: DriverContext): SwitchTrayDriver =>
-    redfishNode({ nodeType, kind: 'switch', managers: ['bmc'] as const, resetTypes: switchResetTypes, actions: resetTypeFor, power: systemPower(ctx.target.redfishSystemId) }, ctx);
+    redfishNode(
+      {
+        nodeType,
+        kind: 'switch',
+        managers: ['bmc'] as const,
+        resetTypes: switchResetTypes,
+        actions: resetTypeFor,
+        power: systemPower(ctx.target.redfishSystemId),
+      },
+      ctx,
+    );
 }

@@ -13,4 +13,13 @@ export function systemPower(systemId: string | undefined): PowerDomain {
   };
 }
 
-export const systemResetTypes: readonly RedfishResetType[] = ['On', 'ForceOn', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'];
+export const systemResetTypes: readonly RedfishResetType[] = [
+  'On',
+  'ForceOn',
+  'ForceOff',
+  'GracefulShutdown',
+  'GracefulRestart',
+  'ForceRestart',
+  'PowerCycle',
+  'Nmi',
+];

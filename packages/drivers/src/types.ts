@@ -1,4 +1,13 @@
-import type { BmcTarget, ComponentVersion, DeviceProbe, ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
+import type {
+  BmcTarget,
+  ComponentVersion,
+  DeviceProbe,
+  ManagerKind,
+  NodeType,
+  PowerAction,
+  PowerState,
+  RedfishResetType,
+} from '@fleet/domain';
 import type { RedfishClientOptions, TaskResult } from '@fleet/redfish';
 
 export interface BmcCredentials {
@@ -9,7 +18,14 @@ export interface BmcCredentials {
 /** How a site reaches its BMCs: auth mode, TLS policy, timeouts and the site-wide cap. */
 export type RedfishTransport = Pick<
   RedfishClientOptions,
-  'auth' | 'tls' | 'siteLimiter' | 'logger' | 'connectTimeoutMs' | 'requestTimeoutMs' | 'uploadTimeoutMs' | 'maxAttempts'
+  | 'auth'
+  | 'tls'
+  | 'siteLimiter'
+  | 'logger'
+  | 'connectTimeoutMs'
+  | 'requestTimeoutMs'
+  | 'uploadTimeoutMs'
+  | 'maxAttempts'
 >;
 
 export interface DriverContext {
@@ -41,7 +57,12 @@ export interface FirmwareOps {
   findUpdateTask(fileName: string): Promise<FirmwareTaskStatus | undefined>;
   awaitTask(
     taskUri: string,
-    opts: { pollIntervalMs: number; timeoutMs: number; signal?: AbortSignal; onProgress?: (percent: number, taskState: string) => void },
+    opts: {
+      pollIntervalMs: number;
+      timeoutMs: number;
+      signal?: AbortSignal;
+      onProgress?: (percent: number, taskState: string) => void;
+    },
   ): Promise<TaskResult>;
 }
 

@@ -1,10 +1,23 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { nodeTypes, powerActions, type BmcTarget, type NodeType, type PowerAction, type RedfishResetType } from '@fleet/domain';
+import {
+  nodeTypes,
+  powerActions,
+  type BmcTarget,
+  type NodeType,
+  type PowerAction,
+  type RedfishResetType,
+} from '@fleet/domain';
 import { RedfishError, ResetTypeNotAllowedError, SystemSelectionError } from '@fleet/redfish';
 import { startRedfishSimulator, type BmcSpec, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
-import { driverFor, supportedNodeTypes, UnsupportedNodeTypeError, UnsupportedOperationError, type NodeDriver } from '../src/index.js';
+import {
+  driverFor,
+  supportedNodeTypes,
+  UnsupportedNodeTypeError,
+  UnsupportedOperationError,
+  type NodeDriver,
+} from '../src/index.js';
 
 const credentials = { username: 'admin', password: 'sekret' };
 
@@ -24,14 +37,21 @@ describe('driver registry', () => {
     for (const nodeType of nodeTypes) {
       const driver = driverFor(nodeType)({ target: { ...target, nodeType }, credentials });
       assert.equal(driver.nodeType, nodeType);
-      const kind = nodeType.startsWith('compute_') ? 'compute' : nodeType.startsWith('switch_') ? 'switch' : 'power_shelf';
+      const kind = nodeType.startsWith('compute_')
+        ? 'compute'
+        : nodeType.startsWith('switch_')
+          ? 'switch'
+          : 'power_shelf';
       assert.equal(driver.kind, kind, nodeType);
       assert.deepEqual(driver.managers, kind === 'compute' ? ['bmc', 'hmc'] : ['bmc'], nodeType);
     }
   });
 
   it('an unknown node type is a typed error', () => {
-    assert.throws(() => driverFor('compute_gb300_lenovo'), (e: unknown) => e instanceof UnsupportedNodeTypeError && e.nodeType === 'compute_gb300_lenovo');
+    assert.throws(
+      () => driverFor('compute_gb300_lenovo'),
+      (e: unknown) => e instanceof UnsupportedNodeTypeError && e.nodeType === 'compute_gb300_lenovo',
+    );
   });
 
   it('maps fleet power actions per node kind: a shelf cuts or restores its output, trays follow RMS', () => {
@@ -69,15 +89,31 @@ describe('drivers against the simulator', () => {
     { id: 'compute-bmc', profile: 'gb300-compute', nodeType: 'compute_gb300_nvidia' },
     { id: 'compute-hmc', profile: 'gb200-compute', nodeType: 'compute_gb200_nvidia' },
     // A shelf BMC that, like NVIDIA's BlueField and GH200 BMCs, lists its reset types only in the ActionInfo.
-    { id: 'shelf-actioninfo', profile: 'powershelf-liteon', nodeType: 'powershelf_gb200_liteon', quirks: { resetTypesInActionInfoOnly: true, resetTypes: ['On', 'PowerCycle'] } },
+    {
+      id: 'shelf-actioninfo',
+      profile: 'powershelf-liteon',
+      nodeType: 'powershelf_gb200_liteon',
+      quirks: { resetTypesInActionInfoOnly: true, resetTypes: ['On', 'PowerCycle'] },
+    },
     // A bladed enclosure: a second host system beside System_0 (and the HGX baseboard).
-    { id: 'blades', profile: 'gb200-compute', nodeType: 'compute_gb200_nvidia', quirks: { extraSystems: ['System_1'] } },
+    {
+      id: 'blades',
+      profile: 'gb200-compute',
+      nodeType: 'compute_gb200_nvidia',
+      quirks: { extraSystems: ['System_1'] },
+    },
   ];
   const open: NodeDriver[] = [];
   const driver = (id: string, password = credentials.password, redfishSystemId?: string): NodeDriver => {
     const spec = bmcs.find((b) => b.id === id)!;
     const d = driverFor(spec.nodeType)({
-      target: { deviceId: id, nodeType: spec.nodeType, bmcUrl: sim.bmcUrl(id), credentialRef: 'r', ...(redfishSystemId ? { redfishSystemId } : {}) },
+      target: {
+        deviceId: id,
+        nodeType: spec.nodeType,
+        bmcUrl: sim.bmcUrl(id),
+        credentialRef: 'r',
+        ...(redfishSystemId ? { redfishSystemId } : {}),
+      },
       credentials: { ...credentials, password },
       redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
     });
@@ -88,7 +124,14 @@ describe('drivers against the simulator', () => {
 
   before(async () => {
     sim = await startRedfishSimulator({
-      bmcs: bmcs.map((b, i) => ({ id: b.id, profile: b.profile, address: `${block}.${i + 1}`, port, ...credentials, ...(b.quirks ? { quirks: b.quirks } : {}) })),
+      bmcs: bmcs.map((b, i) => ({
+        id: b.id,
+        profile: b.profile,
+        address: `${block}.${i + 1}`,
+        port,
+        ...credentials,
+        ...(b.quirks ? { quirks: b.quirks } : {}),
+      })),
       timeScale: 0.01,
     });
   });
@@ -105,7 +148,13 @@ describe('drivers against the simulator', () => {
       assert.equal(await shelf.powerState(), 'Off');
       assert.deepEqual(await shelf.probe(), { reachable: true, powerState: 'Off' });
       await shelf.reset(shelf.resetTypeFor('on'));
-      assert.equal(await until(() => shelf.powerState(), (s) => s === 'On'), 'On');
+      assert.equal(
+        await until(
+          () => shelf.powerState(),
+          (s) => s === 'On',
+        ),
+        'On',
+      );
       assert.deepEqual(
         posts(id).map((r) => [r.path, r.body]),
         [
@@ -120,7 +169,10 @@ describe('drivers against the simulator', () => {
     const shelf = driver('shelf-liteon');
     const before = posts('shelf-liteon').length;
     await assert.rejects(shelf.reset('GracefulShutdown'), UnsupportedOperationError);
-    await assert.rejects(shelf.resetManager('hmc'), (e: unknown) => e instanceof UnsupportedOperationError && /HMC/.test(e.message));
+    await assert.rejects(
+      shelf.resetManager('hmc'),
+      (e: unknown) => e instanceof UnsupportedOperationError && /HMC/.test(e.message),
+    );
     await assert.rejects(shelf.probeManager('hmc'), UnsupportedOperationError);
     assert.equal(posts('shelf-liteon').length, before);
   });
@@ -129,33 +181,67 @@ describe('drivers against the simulator', () => {
     const shelf = driver('shelf-actioninfo');
     const err = await shelf.reset(shelf.resetTypeFor('off')).catch((e: unknown) => e);
     assert.ok(err instanceof ResetTypeNotAllowedError, String(err));
-    assert.deepEqual([err.device, err.uri, err.resetType, err.allowed], ['shelf-actioninfo', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', 'ForceOff', ['On', 'PowerCycle']]);
+    assert.deepEqual(
+      [err.device, err.uri, err.resetType, err.allowed],
+      ['shelf-actioninfo', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', 'ForceOff', ['On', 'PowerCycle']],
+    );
     assert.equal(posts('shelf-actioninfo').length, 0);
     await shelf.reset(shelf.resetTypeFor('power-cycle'));
-    assert.deepEqual(posts('shelf-actioninfo').map((r) => r.body), [{ ResetType: 'PowerCycle' }]);
+    assert.deepEqual(
+      posts('shelf-actioninfo').map((r) => r.body),
+      [{ ResetType: 'PowerCycle' }],
+    );
   });
 
   it('several host systems: a device naming none is refused with the members listed; one naming its system is powered there', async () => {
     const unnamed = driver('blades');
     const err = await unnamed.reset('On').catch((e: unknown) => e);
     assert.ok(err instanceof SystemSelectionError, String(err));
-    assert.deepEqual(err.members, ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0', '/redfish/v1/Systems/System_1']);
-    assert.match(err.message, /device blades: the BMC has several systems \(System_0, HGX_Baseboard_0, System_1\) and the device names none/);
+    assert.deepEqual(err.members, [
+      '/redfish/v1/Systems/System_0',
+      '/redfish/v1/Systems/HGX_Baseboard_0',
+      '/redfish/v1/Systems/System_1',
+    ]);
+    assert.match(
+      err.message,
+      /device blades: the BMC has several systems \(System_0, HGX_Baseboard_0, System_1\) and the device names none/,
+    );
     await assert.rejects(unnamed.powerState(), SystemSelectionError);
-    await assert.rejects(driver('blades', credentials.password, 'System_9').powerState(), (e: unknown) => e instanceof SystemSelectionError && e.code === 'NotFound' && e.requested === 'System_9');
+    await assert.rejects(
+      driver('blades', credentials.password, 'System_9').powerState(),
+      (e: unknown) => e instanceof SystemSelectionError && e.code === 'NotFound' && e.requested === 'System_9',
+    );
     assert.equal(posts('blades').length, 0);
     const named = driver('blades', credentials.password, 'System_0');
     await named.reset('On');
-    assert.equal(await until(() => named.powerState(), (s) => s === 'On'), 'On');
-    assert.deepEqual(posts('blades').map((r) => r.path), ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset']);
+    assert.equal(
+      await until(
+        () => named.powerState(),
+        (s) => s === 'On',
+      ),
+      'On',
+    );
+    assert.deepEqual(
+      posts('blades').map((r) => r.path),
+      ['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset'],
+    );
   });
 
   it('switch tray: on through ComputerSystem.Reset on System_0', async () => {
     const sw = driver('switch');
     assert.equal(await sw.powerState(), 'Off');
     await sw.reset(sw.resetTypeFor('on'));
-    assert.equal(await until(() => sw.powerState(), (s) => s === 'On'), 'On');
-    assert.deepEqual(posts('switch').map((r) => [r.path, r.body]), [['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }]]);
+    assert.equal(
+      await until(
+        () => sw.powerState(),
+        (s) => s === 'On',
+      ),
+      'On',
+    );
+    assert.deepEqual(
+      posts('switch').map((r) => [r.path, r.body]),
+      [['/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { ResetType: 'On' }]],
+    );
     await assert.rejects(sw.resetManager('hmc'), UnsupportedOperationError);
   });
 
@@ -163,32 +249,71 @@ describe('drivers against the simulator', () => {
     const tray = driver('compute-bmc');
     assert.equal((await tray.probe()).reachable, true);
     await tray.resetManager('bmc');
-    const down = await until(() => tray.probe(), (p) => !p.reachable, 1_000);
+    const down = await until(
+      () => tray.probe(),
+      (p) => !p.reachable,
+      1_000,
+    );
     assert.equal(down.reachable, false);
     // One attempt: the BMC's Retry-After (minutes on real hardware) is not waited out inside a probe.
     assert.match(down.reachable ? '' : down.reason, /^Unavailable: .*temporarily unavailable/);
     assert.equal((await tray.probeManager('bmc')).reachable, false);
-    assert.deepEqual(await until(() => tray.probe(), (p) => p.reachable), { reachable: true, powerState: 'Off' });
-    assert.deepEqual(posts('compute-bmc').map((r) => [r.path, r.body]), [['/redfish/v1/Managers/BMC_0/Actions/Manager.Reset', { ResetType: 'GracefulRestart' }]]);
+    assert.deepEqual(
+      await until(
+        () => tray.probe(),
+        (p) => p.reachable,
+      ),
+      { reachable: true, powerState: 'Off' },
+    );
+    assert.deepEqual(
+      posts('compute-bmc').map((r) => [r.path, r.body]),
+      [['/redfish/v1/Managers/BMC_0/Actions/Manager.Reset', { ResetType: 'GracefulRestart' }]],
+    );
   });
 
   it('compute HMC: Manager.Reset on HGX_BMC_0, then its manager resource answers again', async () => {
     const tray = driver('compute-hmc');
     await tray.resetManager('hmc');
-    assert.equal((await until(() => tray.probeManager('hmc'), (p) => !p.reachable, 1_000)).reachable, false);
-    assert.deepEqual(await until(() => tray.probeManager('hmc'), (p) => p.reachable), { reachable: true });
-    assert.deepEqual(posts('compute-hmc').map((r) => r.path), ['/redfish/v1/Managers/HGX_BMC_0/Actions/Manager.Reset']);
+    assert.equal(
+      (
+        await until(
+          () => tray.probeManager('hmc'),
+          (p) => !p.reachable,
+          1_000,
+        )
+      ).reachable,
+      false,
+    );
+    assert.deepEqual(
+      await until(
+        () => tray.probeManager('hmc'),
+        (p) => p.reachable,
+      ),
+      { reachable: true },
+    );
+    assert.deepEqual(
+      posts('compute-hmc').map((r) => r.path),
+      ['/redfish/v1/Managers/HGX_BMC_0/Actions/Manager.Reset'],
+    );
   });
 
   it('probe: nothing listening is unreachable; wrong credentials are an error, not "unreachable"', async () => {
     const nowhere = driverFor('compute_gb200_nvidia')({
-      target: { deviceId: 'gone', nodeType: 'compute_gb200_nvidia', bmcUrl: `http://${block}.250:${port}`, credentialRef: 'r' },
+      target: {
+        deviceId: 'gone',
+        nodeType: 'compute_gb200_nvidia',
+        bmcUrl: `http://${block}.250:${port}`,
+        credentialRef: 'r',
+      },
       credentials,
       redfish: { connectTimeoutMs: 500, requestTimeoutMs: 1_000 },
     });
     open.push(nowhere);
     const p = await nowhere.probe();
     assert.equal(p.reachable, false);
-    await assert.rejects(driver('switch', 'wrong').probe(), (e: unknown) => e instanceof RedfishError && e.code === 'Unauthenticated');
+    await assert.rejects(
+      driver('switch', 'wrong').probe(),
+      (e: unknown) => e instanceof RedfishError && e.code === 'Unauthenticated',
+    );
   });
 });

@@ -100,7 +100,8 @@ function* imageChunks(image: ImageSpec): Generator<Uint8Array> {
   }
   // One chunk reused for the whole image: consumers copy or write it before asking for the next.
   const chunk = Buffer.alloc(Math.min(image.size, CHUNK), image.fill ?? 0);
-  for (let left = image.size; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left);
+  for (let left = image.size; left > 0; left -= chunk.length)
+    yield left >= chunk.length ? chunk : chunk.subarray(0, left);
 }
 
 const imageSize = (image: ImageSpec) => ('data' in image ? image.data.length : image.size);
@@ -109,8 +110,10 @@ function encodeHeader(spec: FwpkgSpec): Buffer {
   const rev = REVISIONS[spec.revision];
   const count = spec.components.length;
   const bitLength = spec.componentBitmapBitLength ?? Math.max(8, Math.ceil(count / 8) * 8);
-  if (bitLength % 8 !== 0 || bitLength < count) throw new RangeError(`ComponentBitmapBitLength ${bitLength} cannot cover ${count} components`);
-  if (spec.downstreamDevices?.length && !rev.downstreamDevices) throw new RangeError(`DSP0267 ${rev.revision} has no downstream device records`);
+  if (bitLength % 8 !== 0 || bitLength < count)
+    throw new RangeError(`ComponentBitmapBitLength ${bitLength} cannot cover ${count} components`);
+  if (spec.downstreamDevices?.length && !rev.downstreamDevices)
+    throw new RangeError(`DSP0267 ${rev.revision} has no downstream device records`);
 
   const version = encodeString(spec.packageVersion);
   const fixed = new Bytes()
@@ -134,11 +137,13 @@ function encodeHeader(spec: FwpkgSpec): Buffer {
 
   const checksumBytes = rev.payloadChecksum ? 8 : 4;
   const headerSize = fixed.length + areas.length + entries.reduce((n, e) => n + e.length, 0) + checksumBytes;
-  if (headerSize > 0xffff) throw new RangeError(`the header would be ${headerSize} bytes; PackageHeaderSize stops at 65535`);
+  if (headerSize > 0xffff)
+    throw new RangeError(`the header would be ${headerSize} bytes; PackageHeaderSize stops at 65535`);
   let location = headerSize;
   spec.components.forEach((c, i) => {
     const size = imageSize(c.image);
-    if (location > 0xffffffff) throw new RangeError(`component ${i} would start beyond ComponentLocationOffset's 32 bits`);
+    if (location > 0xffffffff)
+      throw new RangeError(`component ${i} would start beyond ComponentLocationOffset's 32 bits`);
     entries[i]!.writeUInt32LE(location, 12);
     entries[i]!.writeUInt32LE(size, 16);
     location += size;
@@ -177,27 +182,44 @@ function downstreamRecord(layout: Layout, d: DownstreamDeviceSpec): Buffer {
 }
 
 /** The layout both record kinds share; only a downstream record with option flag bit 0 has `stamp`. */
-function record({ rev, bitLength, count }: Layout, d: DeviceSpec | DownstreamDeviceSpec, flags: number, version: { type: number; bytes: Buffer }, stamp?: number): Buffer {
-  if (d.referenceManifest !== undefined && !rev.referenceManifest) throw new RangeError(`DSP0267 ${rev.revision} records have no reference manifest`);
+function record(
+  { rev, bitLength, count }: Layout,
+  d: DeviceSpec | DownstreamDeviceSpec,
+  flags: number,
+  version: { type: number; bytes: Buffer },
+  stamp?: number,
+): Buffer {
+  if (d.referenceManifest !== undefined && !rev.referenceManifest)
+    throw new RangeError(`DSP0267 ${rev.revision} records have no reference manifest`);
   const packageData = bytesOf(d.packageData ?? '');
   const manifest = bytesOf(d.referenceManifest ?? '');
   const bitmap = Buffer.alloc(bitLength / 8);
   for (const i of d.applicableComponents) {
-    if (!Number.isInteger(i) || i < 0 || i >= count) throw new RangeError(`applicable component ${i} is not one of the ${count} components`);
+    if (!Number.isInteger(i) || i < 0 || i >= count)
+      throw new RangeError(`applicable component ${i} is not one of the ${count} components`);
     bitmap[i >> 3]! |= 1 << (i & 7);
   }
-  const body = new Bytes().u8(d.descriptors.length).u32(flags).u8(version.type).u8(version.bytes.length).u16(packageData.length);
+  const body = new Bytes()
+    .u8(d.descriptors.length)
+    .u32(flags)
+    .u8(version.type)
+    .u8(version.bytes.length)
+    .u16(packageData.length);
   if (rev.referenceManifest) body.u32(manifest.length);
   body.put(bitmap).put(version.bytes);
   if (stamp !== undefined) body.u32(stamp);
   for (const desc of d.descriptors) body.put(encodeDescriptor(desc));
   body.put(packageData).put(manifest);
-  return new Bytes().u16(body.length + 2).put(body.toBuffer()).toBuffer();
+  return new Bytes()
+    .u16(body.length + 2)
+    .put(body.toBuffer())
+    .toBuffer();
 }
 
 /** A ComponentImageInformation entry; ComponentLocationOffset and ComponentSize are filled in later. */
 function componentEntry(rev: RevisionInfo, c: ComponentSpec): Buffer {
-  if (c.opaqueData !== undefined && !rev.componentOpaqueData) throw new RangeError(`DSP0267 ${rev.revision} components have no opaque data`);
+  if (c.opaqueData !== undefined && !rev.componentOpaqueData)
+    throw new RangeError(`DSP0267 ${rev.revision} components have no opaque data`);
   const stamp = c.comparisonStamp ?? NO_STAMP;
   const version = encodeString(c.version);
   const entry = new Bytes()

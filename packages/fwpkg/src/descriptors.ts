@@ -50,7 +50,12 @@ export function readDescriptor(r: Reader): Descriptor {
   const length = r.u16('DescriptorLength');
   const fixed = TYPES.get(type)?.length;
   if (fixed !== undefined && length !== fixed) {
-    throw new FwpkgError('bad_field', 'DescriptorLength', lengthAt, `${descriptorTypeName(type)} descriptors are ${fixed} bytes, not ${length}`);
+    throw new FwpkgError(
+      'bad_field',
+      'DescriptorLength',
+      lengthAt,
+      `${descriptorTypeName(type)} descriptors are ${fixed} bytes, not ${length}`,
+    );
   }
   const d = r.window(length, 'DescriptorData', 'the descriptor (DescriptorLength)');
   const typeName = descriptorTypeName(type);
@@ -78,7 +83,8 @@ export function encodeDescriptor(spec: DescriptorSpec): Buffer {
     value = Buffer.concat([Buffer.from([title.type, title.bytes.length]), title.bytes, data]);
   } else {
     const fixed = TYPES.get(spec.type)?.length;
-    if (fixed !== undefined && data.length !== fixed) throw new RangeError(`${descriptorTypeName(spec.type)} descriptors are ${fixed} bytes, got ${data.length}`);
+    if (fixed !== undefined && data.length !== fixed)
+      throw new RangeError(`${descriptorTypeName(spec.type)} descriptors are ${fixed} bytes, got ${data.length}`);
   }
   if (value.length > 0xffff) throw new RangeError('descriptor data is longer than 65535 bytes');
   const head = Buffer.alloc(4);

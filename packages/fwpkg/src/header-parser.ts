@@ -30,10 +30,21 @@ export function parseFwpkgHeader(buf: Uint8Array): FwpkgHeader {
   const checksumBytes = rev.payloadChecksum ? 8 : 4;
   const smallest = FIXED_HEADER + 1 + (rev.downstreamDevices ? 1 : 0) + 2 + checksumBytes;
   if (headerSize < smallest) {
-    throw new FwpkgError('bad_field', 'PackageHeaderSize', 17, `${headerSize} is smaller than the smallest ${rev.revision} header (${smallest} bytes)`);
+    throw new FwpkgError(
+      'bad_field',
+      'PackageHeaderSize',
+      17,
+      `${headerSize} is smaller than the smallest ${rev.revision} header (${smallest} bytes)`,
+    );
   }
   if (buf.length < headerSize) {
-    throw new FwpkgError('truncated', 'PackageHeaderSize', buf.length, `the header is ${headerSize} bytes but only ${buf.length} are here`, headerSize);
+    throw new FwpkgError(
+      'truncated',
+      'PackageHeaderSize',
+      buf.length,
+      `the header is ${headerSize} bytes but only ${buf.length} are here`,
+      headerSize,
+    );
   }
 
   // Checked before the structure: a corrupted byte is reported as what it is, not as whatever
@@ -43,7 +54,12 @@ export function parseFwpkgHeader(buf: Uint8Array): FwpkgHeader {
   const headerChecksum = checksums.u32('PackageHeaderChecksum');
   const computed = crc32(buf.subarray(0, areasEnd));
   if (computed !== headerChecksum) {
-    throw new FwpkgError('checksum_mismatch', 'PackageHeaderChecksum', areasEnd, `stored ${hex32(headerChecksum)}, computed ${hex32(computed)}`);
+    throw new FwpkgError(
+      'checksum_mismatch',
+      'PackageHeaderChecksum',
+      areasEnd,
+      `stored ${hex32(headerChecksum)}, computed ${hex32(computed)}`,
+    );
   }
   const payloadChecksum = rev.payloadChecksum ? checksums.u32('PackagePayloadChecksum') : undefined;
 
@@ -52,25 +68,47 @@ export function parseFwpkgHeader(buf: Uint8Array): FwpkgHeader {
   const bitLengthAt = r.offset;
   const componentBitmapBitLength = r.u16('ComponentBitmapBitLength');
   if (componentBitmapBitLength % 8 !== 0) {
-    throw new FwpkgError('bad_field', 'ComponentBitmapBitLength', bitLengthAt, `${componentBitmapBitLength} is not a multiple of 8`);
+    throw new FwpkgError(
+      'bad_field',
+      'ComponentBitmapBitLength',
+      bitLengthAt,
+      `${componentBitmapBitLength} is not a multiple of 8`,
+    );
   }
   const packageVersionType = r.stringType('PackageVersionStringType');
   const packageVersion = r.string(packageVersionType, r.u8('PackageVersionStringLength'), 'PackageVersionString');
 
   const devices = times(r.u8('DeviceIDRecordCount'), () => readDeviceRecord(r, rev, componentBitmapBitLength));
-  const downstreamDevices = rev.downstreamDevices ? times(r.u8('DownstreamDeviceIDRecordCount'), () => readDownstreamRecord(r, rev, componentBitmapBitLength)) : [];
+  const downstreamDevices = rev.downstreamDevices
+    ? times(r.u8('DownstreamDeviceIDRecordCount'), () => readDownstreamRecord(r, rev, componentBitmapBitLength))
+    : [];
   const components = times(r.u16('ComponentImageCount'), () => readComponent(r, rev, headerSize));
   if (r.remaining !== 0) {
-    throw new FwpkgError('bad_field', 'PackageHeaderSize', 17, `${headerSize} bytes declared, but the header's fields end at byte ${r.offset + checksumBytes}`);
+    throw new FwpkgError(
+      'bad_field',
+      'PackageHeaderSize',
+      17,
+      `${headerSize} bytes declared, but the header's fields end at byte ${r.offset + checksumBytes}`,
+    );
   }
 
   if (componentBitmapBitLength < components.length) {
-    throw new FwpkgError('bad_field', 'ComponentBitmapBitLength', bitLengthAt, `${componentBitmapBitLength} bits cannot cover ${components.length} components`);
+    throw new FwpkgError(
+      'bad_field',
+      'ComponentBitmapBitLength',
+      bitLengthAt,
+      `${componentBitmapBitLength} bits cannot cover ${components.length} components`,
+    );
   }
   for (const record of [...devices, ...downstreamDevices]) {
     const missing = record.applicableComponents.find((i) => i >= components.length);
     if (missing !== undefined) {
-      throw new FwpkgError('bad_field', 'ApplicableComponents', record.recordOffset + recordFixedSize(rev), `refers to component ${missing}, the package has ${components.length}`);
+      throw new FwpkgError(
+        'bad_field',
+        'ApplicableComponents',
+        record.recordOffset + recordFixedSize(rev),
+        `refers to component ${missing}, the package has ${components.length}`,
+      );
     }
   }
 
@@ -93,14 +131,32 @@ export function parseFwpkgHeader(buf: Uint8Array): FwpkgHeader {
 
 function identify(buf: Uint8Array): RevisionInfo {
   const truncated = (field: string) =>
-    new FwpkgError('truncated', field, buf.length, `the package ends here; its first ${HEADER_SIZE_KNOWN_AT} bytes give the header size`, HEADER_SIZE_KNOWN_AT);
+    new FwpkgError(
+      'truncated',
+      field,
+      buf.length,
+      `the package ends here; its first ${HEADER_SIZE_KNOWN_AT} bytes give the header size`,
+      HEADER_SIZE_KNOWN_AT,
+    );
   if (buf.length < 16) throw truncated('PackageHeaderIdentifier');
   const identifier = uuidText(buf.subarray(0, 16));
   const rev = Object.values(REVISIONS).find((r) => r.identifier === identifier);
-  if (!rev) throw new FwpkgError('unsupported_revision', 'PackageHeaderIdentifier', 0, `${identifier} is not a DSP0267 1.0, 1.1, 1.2 or 1.3 package`);
-  if (buf.length < HEADER_SIZE_KNOWN_AT) throw truncated(buf.length === 16 ? 'PackageHeaderFormatRevision' : 'PackageHeaderSize');
+  if (!rev)
+    throw new FwpkgError(
+      'unsupported_revision',
+      'PackageHeaderIdentifier',
+      0,
+      `${identifier} is not a DSP0267 1.0, 1.1, 1.2 or 1.3 package`,
+    );
+  if (buf.length < HEADER_SIZE_KNOWN_AT)
+    throw truncated(buf.length === 16 ? 'PackageHeaderFormatRevision' : 'PackageHeaderSize');
   if (buf[16] !== rev.formatRevision) {
-    throw new FwpkgError('bad_field', 'PackageHeaderFormatRevision', 16, `${buf[16]} does not match the ${rev.revision} identifier (${rev.formatRevision})`);
+    throw new FwpkgError(
+      'bad_field',
+      'PackageHeaderFormatRevision',
+      16,
+      `${buf[16]} does not match the ${rev.revision} identifier (${rev.formatRevision})`,
+    );
   }
   return rev;
 }
@@ -131,7 +187,13 @@ function readRecord(
   const recordOffset = r.offset;
   const fixed = recordFixedSize(rev);
   const length = r.u16('RecordLength');
-  if (length < fixed) throw new FwpkgError('bad_field', 'RecordLength', recordOffset, `${length} is shorter than the record's fixed fields (${fixed} bytes)`);
+  if (length < fixed)
+    throw new FwpkgError(
+      'bad_field',
+      'RecordLength',
+      recordOffset,
+      `${length} is shorter than the record's fixed fields (${fixed} bytes)`,
+    );
   // The window spans the whole record, so a record running past the header is reported at its start.
   r.offset = recordOffset;
   const rec = r.window(length, 'RecordLength', RECORD_LIMIT);
@@ -144,12 +206,28 @@ function readRecord(
   const manifestLength = rev.referenceManifest ? rec.u32(`${names.manifest}Length`) : 0;
   const applicableComponents = bitmap(rec.bytes(bitLength / 8, 'ApplicableComponents'));
   const version = rec.string(versionType, versionLength, names.version);
-  const stamp = names === DOWNSTREAM && updateOptionFlags & 1 ? rec.u32('SelfContainedActivationMinVersionComparisonStamp') : undefined;
+  const stamp =
+    names === DOWNSTREAM && updateOptionFlags & 1
+      ? rec.u32('SelfContainedActivationMinVersionComparisonStamp')
+      : undefined;
   const descriptors = times(descriptorCount, () => readDescriptor(rec));
   const packageData = rec.hex(packageDataLength, names.packageData);
   const referenceManifest = rev.referenceManifest ? rec.hex(manifestLength, `${names.manifest}Data`) : undefined;
-  if (rec.remaining !== 0) throw new FwpkgError('bad_field', 'RecordLength', recordOffset, `${length} bytes declared, but the record's fields end ${rec.remaining} bytes earlier`);
-  const common = { recordOffset, updateOptionFlags, applicableComponents, descriptors, packageData, ...(referenceManifest !== undefined ? { referenceManifest } : {}) };
+  if (rec.remaining !== 0)
+    throw new FwpkgError(
+      'bad_field',
+      'RecordLength',
+      recordOffset,
+      `${length} bytes declared, but the record's fields end ${rec.remaining} bytes earlier`,
+    );
+  const common = {
+    recordOffset,
+    updateOptionFlags,
+    applicableComponents,
+    descriptors,
+    packageData,
+    ...(referenceManifest !== undefined ? { referenceManifest } : {}),
+  };
   return { common, version, versionType, stamp };
 }
 
@@ -179,9 +257,16 @@ function readComponent(r: Reader, rev: RevisionInfo, headerSize: number): Compon
   const size = r.u32('ComponentSize');
   const versionType = r.stringType('ComponentVersionStringType');
   const version = r.string(versionType, r.u8('ComponentVersionStringLength'), 'ComponentVersionString');
-  const opaqueData = rev.componentOpaqueData ? r.hex(r.u32('ComponentOpaqueDataLength'), 'ComponentOpaqueData') : undefined;
+  const opaqueData = rev.componentOpaqueData
+    ? r.hex(r.u32('ComponentOpaqueDataLength'), 'ComponentOpaqueData')
+    : undefined;
   if (locationOffset < headerSize) {
-    throw new FwpkgError('out_of_bounds', 'ComponentLocationOffset', recordOffset + COMPONENT_LOCATION_OFFSET, `${locationOffset} lies inside the ${headerSize}-byte package header`);
+    throw new FwpkgError(
+      'out_of_bounds',
+      'ComponentLocationOffset',
+      recordOffset + COMPONENT_LOCATION_OFFSET,
+      `${locationOffset} lies inside the ${headerSize}-byte package header`,
+    );
   }
   return {
     recordOffset,

@@ -20,7 +20,15 @@
 export { FwpkgError, type FwpkgErrorCode } from './errors.js';
 export { parseFwpkgHeader } from './header-parser.js';
 export { FwpkgInspector, inspectFwpkg, inspectFwpkgFile, type FwpkgInspection } from './inspector.js';
-export { buildFwpkg, writeFwpkgFile, type FwpkgSpec, type DeviceSpec, type DownstreamDeviceSpec, type ComponentSpec, type ImageSpec } from './builder.js';
+export {
+  buildFwpkg,
+  writeFwpkgFile,
+  type FwpkgSpec,
+  type DeviceSpec,
+  type DownstreamDeviceSpec,
+  type ComponentSpec,
+  type ImageSpec,
+} from './builder.js';
 export type { FwpkgHeader, FirmwareDeviceRecord, DownstreamDeviceRecord, ComponentImageInfo } from './types.js';
 export { DESCRIPTOR_UUID, DESCRIPTOR_VENDOR_DEFINED, type Descriptor, type DescriptorSpec } from './descriptors.js';
 export { REVISIONS, type FwpkgRevision, type RevisionInfo } from './revisions.js';

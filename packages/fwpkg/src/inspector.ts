@@ -104,7 +104,11 @@ export class FwpkgInspector extends Writable {
     }
     this.prefix = [];
     this.header = header;
-    this.images = header.components.map((c) => ({ start: c.locationOffset, end: c.locationOffset + c.size, hash: createHash('sha256') }));
+    this.images = header.components.map((c) => ({
+      start: c.locationOffset,
+      end: c.locationOffset + c.size,
+      hash: createHash('sha256'),
+    }));
     this.upcoming = [...this.images].sort((a, b) => b.start - a.start);
     this.payload(prefix.subarray(header.headerSize), header.headerSize);
   }
@@ -128,21 +132,43 @@ export class FwpkgInspector extends Writable {
     const size = this.position;
     for (const c of header.components) {
       if (c.locationOffset > size) {
-        throw new FwpkgError('out_of_bounds', 'ComponentLocationOffset', c.recordOffset + COMPONENT_LOCATION_OFFSET, `${c.locationOffset} lies past the end of the ${size}-byte package`);
+        throw new FwpkgError(
+          'out_of_bounds',
+          'ComponentLocationOffset',
+          c.recordOffset + COMPONENT_LOCATION_OFFSET,
+          `${c.locationOffset} lies past the end of the ${size}-byte package`,
+        );
       }
       if (c.locationOffset + c.size > size) {
-        throw new FwpkgError('out_of_bounds', 'ComponentSize', c.recordOffset + COMPONENT_SIZE, `the image ends at byte ${c.locationOffset + c.size}, the package has ${size} bytes`);
+        throw new FwpkgError(
+          'out_of_bounds',
+          'ComponentSize',
+          c.recordOffset + COMPONENT_SIZE,
+          `the image ends at byte ${c.locationOffset + c.size}, the package has ${size} bytes`,
+        );
       }
     }
     if (header.payloadChecksum !== undefined && header.payloadChecksum !== this.payloadCrc) {
-      throw new FwpkgError('checksum_mismatch', 'PackagePayloadChecksum', header.headerSize - 4, `stored ${hex32(header.payloadChecksum)}, computed ${hex32(this.payloadCrc)}`);
+      throw new FwpkgError(
+        'checksum_mismatch',
+        'PackagePayloadChecksum',
+        header.headerSize - 4,
+        `stored ${hex32(header.payloadChecksum)}, computed ${hex32(this.payloadCrc)}`,
+      );
     }
-    return { header, size, sha256: this.fileHash.digest('hex'), componentSha256: this.images.map((i) => i.hash.digest('hex')) };
+    return {
+      header,
+      size,
+      sha256: this.fileHash.digest('hex'),
+      componentSha256: this.images.map((i) => i.hash.digest('hex')),
+    };
   }
 }
 
 /** Inspects a package read once, chunk by chunk; memory stays at the header plus one chunk. */
-export async function inspectFwpkg(source: AsyncIterable<Uint8Array> | NodeJS.ReadableStream): Promise<FwpkgInspection> {
+export async function inspectFwpkg(
+  source: AsyncIterable<Uint8Array> | NodeJS.ReadableStream,
+): Promise<FwpkgInspection> {
   const inspector = new FwpkgInspector();
   await pipeline(source, inspector);
   return inspector.result;

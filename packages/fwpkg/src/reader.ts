@@ -72,7 +72,12 @@ export class Reader {
 
   private need(n: number, field: string): void {
     if (this.offset + n > this.end) {
-      throw new FwpkgError('bad_field', field, this.offset, `${n} bytes run past the end of ${this.limit} at byte ${this.end}`);
+      throw new FwpkgError(
+        'bad_field',
+        field,
+        this.offset,
+        `${n} bytes run past the end of ${this.limit} at byte ${this.end}`,
+      );
     }
   }
 }

@@ -18,10 +18,21 @@ export interface Timestamp104 {
 export const TIMESTAMP104_SIZE = 13;
 
 /** All zeros: what packages without a release date carry. */
-export const NO_TIMESTAMP: Timestamp104 = { utcOffset: 0, microsecond: 0, second: 0, minute: 0, hour: 0, day: 0, month: 0, year: 0, utcResolution: 0, timeResolution: 0 };
+export const NO_TIMESTAMP: Timestamp104 = {
+  utcOffset: 0,
+  microsecond: 0,
+  second: 0,
+  minute: 0,
+  hour: 0,
+  day: 0,
+  month: 0,
+  year: 0,
+  utcResolution: 0,
+  timeResolution: 0,
+};
 
 export function decodeTimestamp104(b: Uint8Array): Timestamp104 {
-  const utcOffset = (b[0]! | (b[1]! << 8)) << 16 >> 16;
+  const utcOffset = ((b[0]! | (b[1]! << 8)) << 16) >> 16;
   return {
     utcOffset,
     microsecond: b[2]! | (b[3]! << 8) | (b[4]! << 16),

@@ -28,7 +28,11 @@ const parseError = (buf: Uint8Array) => {
   }
   assert.fail('parsed');
 };
-const inspectError = (buf: Uint8Array) => inspectFwpkg(chunked(buf, 64)).then(() => assert.fail('inspected'), (err: unknown) => err);
+const inspectError = (buf: Uint8Array) =>
+  inspectFwpkg(chunked(buf, 64)).then(
+    () => assert.fail('inspected'),
+    (err: unknown) => err,
+  );
 
 const headerSize = (pkg: Buffer) => pkg.readUInt16LE(17);
 const header = (pkg: Buffer) => parseFwpkgHeader(pkg);
@@ -50,7 +54,12 @@ describe('malformed packages', () => {
       const size = headerSize(pkg);
       expectError(await inspectError(pkg.subarray(0, size - 1)), 'truncated', 'PackageHeaderSize', size - 1);
       const last = header(pkg).components.find((c) => c.size > 0 && c.locationOffset + c.size === pkg.length)!;
-      expectError(await inspectError(pkg.subarray(0, pkg.length - 1)), 'out_of_bounds', 'ComponentSize', last.recordOffset + 16);
+      expectError(
+        await inspectError(pkg.subarray(0, pkg.length - 1)),
+        'out_of_bounds',
+        'ComponentSize',
+        last.recordOffset + 16,
+      );
     });
   }
 

@@ -22,7 +22,10 @@ function prng(seed: number): (n: number) => number {
 }
 
 const bases: [string, Buffer][] = [
-  ...(Object.keys(REVISIONS) as FwpkgRevision[]).map((r): [string, Buffer] => [`built ${r}`, buildFwpkg(sampleSpec(r))]),
+  ...(Object.keys(REVISIONS) as FwpkgRevision[]).map((r): [string, Buffer] => [
+    `built ${r}`,
+    buildFwpkg(sampleSpec(r)),
+  ]),
   ['pkg-1.0.0', readFileSync(join(vectors, 'pkg-1.0.0.fwpkg'))],
   ['pkg-1.3.0', readFileSync(join(vectors, 'pkg-1.3.0.fwpkg'))],
 ];
@@ -45,7 +48,10 @@ function mutate(pkg: Buffer, rand: (n: number) => number): { bytes: Buffer; how:
     case 2: {
       const at = where();
       const extra = Buffer.from(Array.from({ length: 1 + rand(8) }, () => rand(256)));
-      return { bytes: Buffer.concat([bytes.subarray(0, at), extra, bytes.subarray(at)]), how: `insert ${extra.length} at ${at}` };
+      return {
+        bytes: Buffer.concat([bytes.subarray(0, at), extra, bytes.subarray(at)]),
+        how: `insert ${extra.length} at ${at}`,
+      };
     }
     default: {
       // A count or length field grows or shrinks: read the byte pair there as a u16.
@@ -98,7 +104,16 @@ describe('fuzz', () => {
       }
     }
     // The mutations reach past the checksum into every kind of failure, and some still parse.
-    for (const key of ['parse ok', 'parse truncated', 'parse checksum_mismatch', 'parse bad_field', 'parse out_of_bounds', 'parse unsupported_revision', 'inspect ok', 'inspect checksum_mismatch']) {
+    for (const key of [
+      'parse ok',
+      'parse truncated',
+      'parse checksum_mismatch',
+      'parse bad_field',
+      'parse out_of_bounds',
+      'parse unsupported_revision',
+      'inspect ok',
+      'inspect checksum_mismatch',
+    ]) {
       assert.ok(seen.has(key), `no "${key}" among ${JSON.stringify(Object.fromEntries(seen))}`);
     }
   });

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { crc32, DESCRIPTOR_UUID, DESCRIPTOR_VENDOR_DEFINED, REVISIONS, type FwpkgHeader, type FwpkgRevision, type FwpkgSpec } from '../src/index.js';
+import {
+  crc32,
+  DESCRIPTOR_UUID,
+  DESCRIPTOR_VENDOR_DEFINED,
+  REVISIONS,
+  type FwpkgHeader,
+  type FwpkgRevision,
+  type FwpkgSpec,
+} from '../src/index.js';
 
 // The team's shared folder sits beside the repository (../shared), in CI as on a desk.
 export const vectors = fileURLToPath(new URL('../../../../shared/peers/pldm-fwpkg-vectors/', import.meta.url));
@@ -26,7 +34,15 @@ export function reseal(pkg: Buffer): Buffer {
 
 /** The header without its layout (offsets, sizes, checksums): what a package spec determines. */
 export function logical(h: FwpkgHeader) {
-  const { headerSize: _size, headerChecksum: _crc, payloadChecksum: _payload, devices, downstreamDevices, components, ...rest } = h;
+  const {
+    headerSize: _size,
+    headerChecksum: _crc,
+    payloadChecksum: _payload,
+    devices,
+    downstreamDevices,
+    components,
+    ...rest
+  } = h;
   return {
     ...rest,
     devices: devices.map(({ recordOffset: _at, ...d }) => d),
@@ -50,25 +66,53 @@ export function sampleSpec(revision: FwpkgRevision): FwpkgSpec {
     releaseDateTime: new Date('2025-09-14T05:06:07.089Z'),
     devices: [
       {
-        descriptors: [{ type: DESCRIPTOR_UUID, data: TRAY }, { type: 0x0001, data: '47160000' }, { type: DESCRIPTOR_VENDOR_DEFINED, title: 'NVIDIA', data: 'cafe' }],
+        descriptors: [
+          { type: DESCRIPTOR_UUID, data: TRAY },
+          { type: 0x0001, data: '47160000' },
+          { type: DESCRIPTOR_VENDOR_DEFINED, title: 'NVIDIA', data: 'cafe' },
+        ],
         applicableComponents: [0, 2],
         imageSetVersion: 'tray-set-1',
         updateOptionFlags: 1,
         packageData: 'a1b2c3',
         ...(v13 ? { referenceManifest: '0102030405' } : {}),
       },
-      { descriptors: [{ type: 0x0000, data: 'de10' }, { type: 0x0100, data: '2342' }], applicableComponents: [1], imageSetVersion: 'ünïcode-set' },
+      {
+        descriptors: [
+          { type: 0x0000, data: 'de10' },
+          { type: 0x0100, data: '2342' },
+        ],
+        applicableComponents: [1],
+        imageSetVersion: 'ünïcode-set',
+      },
     ],
     ...(v11
       ? {
           downstreamDevices: [
-            { descriptors: [{ type: DESCRIPTOR_UUID, data: SWITCH }], applicableComponents: [1], selfContainedActivationMin: { version: '1.2.3', comparisonStamp: 0x10203 }, ...(v13 ? { referenceManifest: 'ff' } : {}) },
-            { descriptors: [{ type: DESCRIPTOR_UUID, data: TRAY }], applicableComponents: [0, 1, 2], packageData: '00' },
+            {
+              descriptors: [{ type: DESCRIPTOR_UUID, data: SWITCH }],
+              applicableComponents: [1],
+              selfContainedActivationMin: { version: '1.2.3', comparisonStamp: 0x10203 },
+              ...(v13 ? { referenceManifest: 'ff' } : {}),
+            },
+            {
+              descriptors: [{ type: DESCRIPTOR_UUID, data: TRAY }],
+              applicableComponents: [0, 1, 2],
+              packageData: '00',
+            },
           ],
         }
       : {}),
     components: [
-      { classification: 0x000a, identifier: 0x10, comparisonStamp: 0x01020304, activationMethod: 0b1100, version: 'BMC 25.09', image: { data: firmware }, ...(v12 ? { opaqueData: 'abcd' } : {}) },
+      {
+        classification: 0x000a,
+        identifier: 0x10,
+        comparisonStamp: 0x01020304,
+        activationMethod: 0b1100,
+        version: 'BMC 25.09',
+        image: { data: firmware },
+        ...(v12 ? { opaqueData: 'abcd' } : {}),
+      },
       { classification: 0x000a, identifier: 0x20, version: 'GPU 97.00', image: { size: 5000, fill: 0x5a } },
       { classification: 0x0001, identifier: 0x30, options: 1, version: 'empty', image: { size: 0 } },
     ],

@@ -33,7 +33,18 @@ function sampleHeader(revision: FwpkgRevision): ReturnType<typeof logical> {
     revision,
     identifier,
     formatRevision,
-    releaseDateTime: { utcOffset: 0, microsecond: 89_000, second: 7, minute: 6, hour: 5, day: 14, month: 9, year: 2025, utcResolution: 0, timeResolution: 0 },
+    releaseDateTime: {
+      utcOffset: 0,
+      microsecond: 89_000,
+      second: 7,
+      minute: 6,
+      hour: 5,
+      day: 14,
+      month: 9,
+      year: 2025,
+      utcResolution: 0,
+      timeResolution: 0,
+    },
     componentBitmapBitLength: 8,
     packageVersion: 'GB200Nvl-25.09-1',
     packageVersionType: 1,
@@ -76,13 +87,48 @@ function sampleHeader(revision: FwpkgRevision): ReturnType<typeof logical> {
             selfContainedActivationMinVersionType: 1,
             selfContainedActivationMinComparisonStamp: 0x10203,
           },
-          { updateOptionFlags: 0, applicableComponents: [0, 1, 2], descriptors: [uuid(TRAY)], packageData: '00', ...manifest(''), selfContainedActivationMinVersion: '', selfContainedActivationMinVersionType: 0 },
+          {
+            updateOptionFlags: 0,
+            applicableComponents: [0, 1, 2],
+            descriptors: [uuid(TRAY)],
+            packageData: '00',
+            ...manifest(''),
+            selfContainedActivationMinVersion: '',
+            selfContainedActivationMinVersionType: 0,
+          },
         ]
       : [],
     components: [
-      { classification: 10, identifier: 0x10, comparisonStamp: 0x01020304, options: 0b10, requestedActivationMethod: 0b1100, version: 'BMC 25.09', versionType: 1, ...opaque('abcd') },
-      { classification: 10, identifier: 0x20, comparisonStamp: 0xffffffff, options: 0, requestedActivationMethod: 0, version: 'GPU 97.00', versionType: 1, ...opaque('') },
-      { classification: 1, identifier: 0x30, comparisonStamp: 0xffffffff, options: 1, requestedActivationMethod: 0, version: 'empty', versionType: 1, ...opaque('') },
+      {
+        classification: 10,
+        identifier: 0x10,
+        comparisonStamp: 0x01020304,
+        options: 0b10,
+        requestedActivationMethod: 0b1100,
+        version: 'BMC 25.09',
+        versionType: 1,
+        ...opaque('abcd'),
+      },
+      {
+        classification: 10,
+        identifier: 0x20,
+        comparisonStamp: 0xffffffff,
+        options: 0,
+        requestedActivationMethod: 0,
+        version: 'GPU 97.00',
+        versionType: 1,
+        ...opaque(''),
+      },
+      {
+        classification: 1,
+        identifier: 0x30,
+        comparisonStamp: 0xffffffff,
+        options: 1,
+        requestedActivationMethod: 0,
+        version: 'empty',
+        versionType: 1,
+        ...opaque(''),
+      },
     ],
   };
 }
@@ -92,7 +138,8 @@ const REVISION_LIST = Object.keys(REVISIONS) as FwpkgRevision[];
 
 /** The spec that rebuilds a parsed package, with its images. */
 function specOf(h: FwpkgHeader, file: Buffer): FwpkgSpec {
-  const descriptors = (list: Descriptor[]) => list.map((x) => ({ type: x.type, data: x.data, ...(x.title !== undefined ? { title: x.title } : {}) }));
+  const descriptors = (list: Descriptor[]) =>
+    list.map((x) => ({ type: x.type, data: x.data, ...(x.title !== undefined ? { title: x.title } : {}) }));
   const manifest = (m: string | undefined) => (m !== undefined ? { referenceManifest: m } : {});
   return {
     revision: h.revision,
@@ -112,7 +159,12 @@ function specOf(h: FwpkgHeader, file: Buffer): FwpkgSpec {
       applicableComponents: d.applicableComponents,
       updateOptionFlags: d.updateOptionFlags,
       ...(d.selfContainedActivationMinComparisonStamp !== undefined
-        ? { selfContainedActivationMin: { version: d.selfContainedActivationMinVersion, comparisonStamp: d.selfContainedActivationMinComparisonStamp } }
+        ? {
+            selfContainedActivationMin: {
+              version: d.selfContainedActivationMinVersion,
+              comparisonStamp: d.selfContainedActivationMinComparisonStamp,
+            },
+          }
         : {}),
       packageData: d.packageData,
       ...manifest(d.referenceManifest),
@@ -139,7 +191,10 @@ describe('build and read back', () => {
       const pkg = buildFwpkg(sampleSpec(revision));
       const header = parseFwpkgHeader(pkg);
       assert.deepEqual(logical(header), sampleHeader(revision));
-      assert.deepEqual(header.components.map((c) => c.size), [1000, 5000, 0]);
+      assert.deepEqual(
+        header.components.map((c) => c.size),
+        [1000, 5000, 0],
+      );
       assert.equal(header.components[0]!.locationOffset, header.headerSize);
       for (const size of [1, 7, 4096, pkg.length]) {
         const result = await inspectFwpkg(chunked(pkg, size));
@@ -227,7 +282,23 @@ describe('build and read back', () => {
     const spec = sampleSpec('1.3');
     assert.throws(() => buildFwpkg({ ...spec, revision: '1.0' }), /no downstream device records/);
     assert.throws(() => buildFwpkg({ ...spec, revision: '1.2', downstreamDevices: [] }), /no reference manifest/);
-    assert.throws(() => buildFwpkg({ ...sampleSpec('1.0'), devices: [{ descriptors: [], applicableComponents: [3], imageSetVersion: 'x' }] }), /applicable component 3/);
-    assert.throws(() => buildFwpkg({ ...sampleSpec('1.0'), devices: [{ descriptors: [{ type: DESCRIPTOR_UUID, data: 'abcd' }], applicableComponents: [], imageSetVersion: 'x' }] }), /UUID descriptors are 16 bytes/);
+    assert.throws(
+      () =>
+        buildFwpkg({
+          ...sampleSpec('1.0'),
+          devices: [{ descriptors: [], applicableComponents: [3], imageSetVersion: 'x' }],
+        }),
+      /applicable component 3/,
+    );
+    assert.throws(
+      () =>
+        buildFwpkg({
+          ...sampleSpec('1.0'),
+          devices: [
+            { descriptors: [{ type: DESCRIPTOR_UUID, data: 'abcd' }], applicableComponents: [], imageSetVersion: 'x' },
+          ],
+        }),
+      /UUID descriptors are 16 bytes/,
+    );
   });
 });

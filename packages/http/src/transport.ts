@@ -20,10 +20,20 @@ export interface TransportFailure {
 }
 
 // Failures before a byte of the request left this host.
-const notConnectedCodes = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EADDRNOTAVAIL']);
+const notConnectedCodes = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+]);
 
 /** The request's own deadline, combined with the caller's signal. */
-export function requestSignal(timeoutMs: number, caller: AbortSignal | undefined): { deadline: AbortSignal; signal: AbortSignal } {
+export function requestSignal(
+  timeoutMs: number,
+  caller: AbortSignal | undefined,
+): { deadline: AbortSignal; signal: AbortSignal } {
   const deadline = AbortSignal.timeout(timeoutMs);
   return { deadline, signal: caller ? AbortSignal.any([caller, deadline]) : deadline };
 }
@@ -32,16 +42,32 @@ export function requestSignal(timeoutMs: number, caller: AbortSignal | undefined
  * What a thrown request error means for a retry. A caller that cancelled gets its own reason
  * back (`cancelled`), since that is no failure of the device.
  */
-export function classifyTransportError(err: unknown, ctx: { caller: AbortSignal | undefined; deadline: AbortSignal; timeoutMs: number }): { cancelled: unknown } | TransportFailure {
+export function classifyTransportError(
+  err: unknown,
+  ctx: { caller: AbortSignal | undefined; deadline: AbortSignal; timeoutMs: number },
+): { cancelled: unknown } | TransportFailure {
   if (ctx.caller?.aborted) return { cancelled: ctx.caller.reason };
   const message = (err as Error)?.message ?? String(err);
-  if (ctx.deadline.aborted) return { kind: 'Timeout', message: `no complete answer within ${ctx.timeoutMs} ms`, retry: 'idempotent', cause: err };
-  if (isCertificateError(err)) return { kind: 'TlsVerification', message: `TLS verification failed: ${message}`, retry: 'never', cause: err };
+  if (ctx.deadline.aborted)
+    return {
+      kind: 'Timeout',
+      message: `no complete answer within ${ctx.timeoutMs} ms`,
+      retry: 'idempotent',
+      cause: err,
+    };
+  if (isCertificateError(err))
+    return { kind: 'TlsVerification', message: `TLS verification failed: ${message}`, retry: 'never', cause: err };
   if (err instanceof undiciErrors.ConnectTimeoutError) return { kind: 'Timeout', message, retry: 'safe', cause: err };
-  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) return { kind: 'Timeout', message, retry: 'idempotent', cause: err };
+  if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError)
+    return { kind: 'Timeout', message, retry: 'idempotent', cause: err };
   const code = (err as { code?: unknown } | null)?.code;
   const connected = !(typeof code === 'string' && notConnectedCodes.has(code));
-  return { kind: 'Unavailable', message: typeof code === 'string' ? `${code}: ${message}` : message, retry: connected ? 'idempotent' : 'safe', cause: err };
+  return {
+    kind: 'Unavailable',
+    message: typeof code === 'string' ? `${code}: ${message}` : message,
+    retry: connected ? 'idempotent' : 'safe',
+    cause: err,
+  };
 }
 
 /** JSON when it parses, else the text (devices answer some requests with a bare id). */

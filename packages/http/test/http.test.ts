@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { errors as undiciErrors, request } from 'undici';
-import { anySignal, backoffMs, classifyTransportError, normaliseCertFingerprint, parseJsonOrText, requestSignal, retryAfterMs, sleep } from '../src/index.js';
+import {
+  anySignal,
+  backoffMs,
+  classifyTransportError,
+  normaliseCertFingerprint,
+  parseJsonOrText,
+  requestSignal,
+  retryAfterMs,
+  sleep,
+} from '../src/index.js';
 
 describe('shared HTTP transport', () => {
   it('backs off exponentially with jitter, capped', () => {
@@ -38,18 +47,38 @@ describe('shared HTTP transport', () => {
     await new Promise<void>((r) => closed.close(() => r()));
     const refused = await request(`http://127.0.0.1:${port}/`).catch((e: unknown) => e);
     const ctx = { caller: undefined, ...requestSignal(5_000, undefined), timeoutMs: 5_000 };
-    assert.deepEqual({ ...classifyTransportError(refused, ctx), cause: undefined }, { kind: 'Unavailable', message: `ECONNREFUSED: ${(refused as Error).message}`, retry: 'safe', cause: undefined });
+    assert.deepEqual(
+      { ...classifyTransportError(refused, ctx), cause: undefined },
+      { kind: 'Unavailable', message: `ECONNREFUSED: ${(refused as Error).message}`, retry: 'safe', cause: undefined },
+    );
 
     const reset = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
-    assert.equal((classifyTransportError(reset, ctx) as { retry: string }).retry, 'idempotent', 'a reset request may have reached the device');
-    assert.equal((classifyTransportError(new undiciErrors.HeadersTimeoutError(), ctx) as { kind: string }).kind, 'Timeout');
-    assert.equal((classifyTransportError(new undiciErrors.ConnectTimeoutError(), ctx) as { retry: string }).retry, 'safe');
+    assert.equal(
+      (classifyTransportError(reset, ctx) as { retry: string }).retry,
+      'idempotent',
+      'a reset request may have reached the device',
+    );
+    assert.equal(
+      (classifyTransportError(new undiciErrors.HeadersTimeoutError(), ctx) as { kind: string }).kind,
+      'Timeout',
+    );
+    assert.equal(
+      (classifyTransportError(new undiciErrors.ConnectTimeoutError(), ctx) as { retry: string }).retry,
+      'safe',
+    );
     const tls = Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
-    assert.deepEqual(classifyTransportError(tls, ctx), { kind: 'TlsVerification', message: 'TLS verification failed: self-signed certificate', retry: 'never', cause: tls });
+    assert.deepEqual(classifyTransportError(tls, ctx), {
+      kind: 'TlsVerification',
+      message: 'TLS verification failed: self-signed certificate',
+      retry: 'never',
+      cause: tls,
+    });
 
     const caller = new AbortController();
     caller.abort(new Error('cancelled by the workflow'));
-    assert.deepEqual(classifyTransportError(new Error('aborted'), { ...ctx, caller: caller.signal }), { cancelled: caller.signal.reason });
+    assert.deepEqual(classifyTransportError(new Error('aborted'), { ...ctx, caller: caller.signal }), {
+      cancelled: caller.signal.reason,
+    });
   });
 
   it('normalises pinned fingerprints and parses JSON or keeps the text', () => {

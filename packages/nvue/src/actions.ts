@@ -65,10 +65,15 @@ export function parseAction(body: unknown): ActionStatus {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
   const rawPercent = b['percentage'] ?? b['percent'] ?? b['PercentComplete'];
-  const percent = typeof rawPercent === 'number' ? rawPercent : typeof rawPercent === 'string' ? Number.parseFloat(rawPercent) : undefined;
+  const percent =
+    typeof rawPercent === 'number'
+      ? rawPercent
+      : typeof rawPercent === 'string'
+        ? Number.parseFloat(rawPercent)
+        : undefined;
   const issue = b['issue'];
-  const issues = (Array.isArray(issue) ? issue : issue && typeof issue === 'object' ? Object.values(issue) : []).map((i) =>
-    typeof i === 'string' ? i : String((i as { message?: unknown })?.message ?? JSON.stringify(i)),
+  const issues = (Array.isArray(issue) ? issue : issue && typeof issue === 'object' ? Object.values(issue) : []).map(
+    (i) => (typeof i === 'string' ? i : String((i as { message?: unknown })?.message ?? JSON.stringify(i))),
   );
   const http = b['http-status'] ?? b['http_status'];
   return {
@@ -98,7 +103,11 @@ export function classifyAction(a: ActionStatus, installHandoff = false): ActionO
  * It lets a caller whose POST answer was lost, or whose worker died before recording the id,
  * follow that action instead of starting a second one.
  */
-export async function findPendingAction(c: NvueClient, matches: (status: string) => boolean, opts: CallOptions = {}): Promise<string | undefined> {
+export async function findPendingAction(
+  c: NvueClient,
+  matches: (status: string) => boolean,
+  opts: CallOptions = {},
+): Promise<string | undefined> {
   let actions: unknown;
   try {
     actions = await c.get('/action', opts);
@@ -117,12 +126,23 @@ export async function findPendingAction(c: NvueClient, matches: (status: string)
 export async function startAction(c: NvueClient, path: string, body: unknown, opts: CallOptions = {}): Promise<string> {
   const res = await c.post(path, body, opts);
   const id = actionIdFrom(res);
-  if (!id) throw new NvueError('Protocol', c.switchId, 'POST', c.uri(path), `no action id in the answer: ${JSON.stringify(res.body)}`);
+  if (!id)
+    throw new NvueError(
+      'Protocol',
+      c.switchId,
+      'POST',
+      c.uri(path),
+      `no action id in the answer: ${JSON.stringify(res.body)}`,
+    );
   return id;
 }
 
 /** Polls an action until it leaves the pending states; a failed action throws ActionFailed with its detail and issues. */
-export async function waitForAction(c: NvueClient, actionId: string, opts: WaitForActionOptions = {}): Promise<ActionResult> {
+export async function waitForAction(
+  c: NvueClient,
+  actionId: string,
+  opts: WaitForActionOptions = {},
+): Promise<ActionResult> {
   const uri = c.uri(`/action/${encodeURIComponent(actionId)}`);
   let last: ActionStatus | undefined;
   const outcome = await poll({
@@ -131,31 +151,54 @@ export async function waitForAction(c: NvueClient, actionId: string, opts: WaitF
     uri,
     defaultIntervalMs: 5_000,
     defaultTimeoutMs: 1_800_000,
-    describe: () => `action ${actionId} still ${last?.state ?? 'unread'}${last?.percent !== undefined ? ` at ${last.percent}%` : ''}`,
+    describe: () =>
+      `action ${actionId} still ${last?.state ?? 'unread'}${last?.percent !== undefined ? ` at ${last.percent}%` : ''}`,
     // During an install the switch reboots: 5xx and a forgotten action are expected until it is back.
-    tolerate: (err) => err.retryable || (opts.installHandoff === true && (err.status === 404 || (err.status ?? 0) >= 500)),
+    tolerate: (err) =>
+      err.retryable || (opts.installHandoff === true && (err.status === 404 || (err.status ?? 0) >= 500)),
     onTolerated: (err) => opts.onProgress?.({ actionId, unreachable: err }),
     attempt: async () => {
-      last = parseAction(await c.get(`/action/${encodeURIComponent(actionId)}`, opts.signal ? { signal: opts.signal } : {}));
+      last = parseAction(
+        await c.get(`/action/${encodeURIComponent(actionId)}`, opts.signal ? { signal: opts.signal } : {}),
+      );
       opts.onProgress?.({ actionId, status: last });
       const o = classifyAction(last, opts.installHandoff);
       return o === 'pending' ? undefined : o;
     },
   });
   const a = last!;
-  if (outcome === 'unknown') throw new NvueError('Protocol', c.switchId, 'GET', uri, `action ${actionId} is in an unknown state ${JSON.stringify(a.state)}`);
+  if (outcome === 'unknown')
+    throw new NvueError(
+      'Protocol',
+      c.switchId,
+      'GET',
+      uri,
+      `action ${actionId} is in an unknown state ${JSON.stringify(a.state)}`,
+    );
   if (outcome === 'failed') {
     const why = [a.status, a.detail, ...a.issues].filter((s): s is string => !!s);
-    throw new NvueError('ActionFailed', c.switchId, 'GET', uri, `action ${actionId} ${a.state}: ${why.join('; ') || 'no detail given'}`, {
-      issues: why,
-      ...(a.httpStatus ? { status: a.httpStatus } : {}),
-    });
+    throw new NvueError(
+      'ActionFailed',
+      c.switchId,
+      'GET',
+      uri,
+      `action ${actionId} ${a.state}: ${why.join('; ') || 'no detail given'}`,
+      {
+        issues: why,
+        ...(a.httpStatus ? { status: a.httpStatus } : {}),
+      },
+    );
   }
   return { actionId, state: a.state!, percent: a.percent, detail: a.detail, rebootHandoff: outcome === 'handoff' };
 }
 
 /** startAction then waitForAction. */
-export async function runAction(c: NvueClient, path: string, body: unknown, opts: WaitForActionOptions = {}): Promise<ActionResult> {
+export async function runAction(
+  c: NvueClient,
+  path: string,
+  body: unknown,
+  opts: WaitForActionOptions = {},
+): Promise<ActionResult> {
   const id = await startAction(c, path, body, opts.signal ? { signal: opts.signal } : {});
   return waitForAction(c, id, opts);
 }

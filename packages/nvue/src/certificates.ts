@@ -23,17 +23,36 @@ export interface SwitchCertificate {
 }
 
 const ident = (id: string) => {
-  if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new RangeError(`certificate id ${JSON.stringify(id)} may contain only letters, digits, '.', '_' and '-'`);
+  if (!/^[A-Za-z0-9._-]+$/.test(id))
+    throw new RangeError(`certificate id ${JSON.stringify(id)} may contain only letters, digits, '.', '_' and '-'`);
   return id;
 };
 
-export async function importCaCertificate(c: NvueClient, id: string, source: CaSource, opts: WaitForActionOptions = {}): Promise<ActionResult> {
+export async function importCaCertificate(
+  c: NvueClient,
+  id: string,
+  source: CaSource,
+  opts: WaitForActionOptions = {},
+): Promise<ActionResult> {
   const parameters = 'uri' in source ? { uri: source.uri } : { data: source.pem };
-  return runAction(c, `/system/security/ca-certificate/${ident(id)}`, { '@import': { state: 'start', parameters } }, opts);
+  return runAction(
+    c,
+    `/system/security/ca-certificate/${ident(id)}`,
+    { '@import': { state: 'start', parameters } },
+    opts,
+  );
 }
 
-export async function importCertificate(c: NvueClient, id: string, source: CertificateSource, opts: WaitForActionOptions = {}): Promise<ActionResult> {
-  const parameters = 'pem' in source ? { data: source.pem } : { 'uri-public-key': source.certificateUri, 'uri-private-key': source.keyUri };
+export async function importCertificate(
+  c: NvueClient,
+  id: string,
+  source: CertificateSource,
+  opts: WaitForActionOptions = {},
+): Promise<ActionResult> {
+  const parameters =
+    'pem' in source
+      ? { data: source.pem }
+      : { 'uri-public-key': source.certificateUri, 'uri-private-key': source.keyUri };
   return runAction(c, `/system/security/certificate/${ident(id)}`, { '@import': { state: 'start', parameters } }, opts);
 }
 
@@ -42,12 +61,18 @@ export async function importCertificate(c: NvueClient, id: string, source: Certi
  * client certificates issued by that CA. New connections see the change once it is applied;
  * verify with a read-only request before switching callers over (rms.md §4.4).
  */
-export async function bindApiCertificate(c: NvueClient, ids: { certificateId: string; caCertificateId?: string }, opts: PollOptions = {}): Promise<ApplyResult> {
+export async function bindApiCertificate(
+  c: NvueClient,
+  ids: { certificateId: string; caCertificateId?: string },
+  opts: PollOptions = {},
+): Promise<ApplyResult> {
   return applyConfig(
     c,
     [
       { path: '/system/api', body: { certificate: ident(ids.certificateId) } },
-      ...(ids.caCertificateId ? [{ path: '/system/api/mtls', body: { 'ca-certificate': ident(ids.caCertificateId) } }] : []),
+      ...(ids.caCertificateId
+        ? [{ path: '/system/api/mtls', body: { 'ca-certificate': ident(ids.caCertificateId) } }]
+        : []),
     ],
     opts,
   );
@@ -58,6 +83,10 @@ export async function getCertificate(c: NvueClient, id: string, opts: CallOption
   const installed = body['installed'];
   return {
     validTo: typeof body['valid-to'] === 'string' ? body['valid-to'] : undefined,
-    installed: Array.isArray(installed) ? installed.filter((x): x is string => typeof x === 'string') : installed && typeof installed === 'object' ? Object.keys(installed) : [],
+    installed: Array.isArray(installed)
+      ? installed.filter((x): x is string => typeof x === 'string')
+      : installed && typeof installed === 'object'
+        ? Object.keys(installed)
+        : [],
   };
 }

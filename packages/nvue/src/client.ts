@@ -40,7 +40,19 @@ export class NvueClient {
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
       opts.dispatcher ??
-      new Agent({ connect: deviceConnector({ logKey: 'switchId', id: this.switchId, insecureWarning: 'NVUE TLS verification disabled for this switch (insecure)' }, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger), connections: 1 });
+      new Agent({
+        connect: deviceConnector(
+          {
+            logKey: 'switchId',
+            id: this.switchId,
+            insecureWarning: 'NVUE TLS verification disabled for this switch (insecure)',
+          },
+          opts.tls,
+          opts.connectTimeoutMs ?? defaults.connectTimeoutMs,
+          opts.logger,
+        ),
+        connections: 1,
+      });
   }
 
   async get<T = unknown>(path: string, opts: CallOptions = {}): Promise<T> {
@@ -83,7 +95,10 @@ export class NvueClient {
   }
 
   private request(method: HttpMethod, path: string, body: unknown, opts: CallOptions): Promise<NvueResponse> {
-    if (this.closed) return Promise.reject(new NvueError('Internal', this.switchId, method, this.uri(path, opts.query), 'client is closed'));
+    if (this.closed)
+      return Promise.reject(
+        new NvueError('Internal', this.switchId, method, this.uri(path, opts.query), 'client is closed'),
+      );
     const run = this.tail.then(() => this.perform(method, path, body, opts));
     this.tail = run.catch(() => undefined);
     return run;
@@ -115,10 +130,14 @@ export class NvueClient {
         const idempotent = method !== 'POST';
         const mayRetry = err.retry === 'safe' || (err.retry === 'idempotent' && idempotent);
         if (!mayRetry || attempt >= maxAttempts) {
-          if (err.retry === 'idempotent' && !idempotent) throw annotate(err.error, 'may have reached the switch; not resent because the request is not idempotent');
+          if (err.retry === 'idempotent' && !idempotent)
+            throw annotate(err.error, 'may have reached the switch; not resent because the request is not idempotent');
           throw err.error;
         }
-        await sleep(err.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseDelayMs ?? defaults.retryBaseDelayMs, maxDelay), signal);
+        await sleep(
+          err.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseDelayMs ?? defaults.retryBaseDelayMs, maxDelay),
+          signal,
+        );
       }
     }
   }
@@ -127,5 +146,8 @@ export class NvueClient {
 const basic = (c: NvueCredentials) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
 
 function annotate(e: NvueError, note: string): NvueError {
-  return new NvueError(e.kind, e.switchId, e.method, e.uri, `${e.causeText} (${note})`, { ...(e.status ? { status: e.status } : {}), cause: e.cause });
+  return new NvueError(e.kind, e.switchId, e.method, e.uri, `${e.causeText} (${note})`, {
+    ...(e.status ? { status: e.status } : {}),
+    cause: e.cause,
+  });
 }

@@ -31,7 +31,10 @@ export class NvueError extends Error {
     readonly causeText: string,
     opts: { status?: number; issues?: string[]; cause?: unknown } = {},
   ) {
-    super(`${kind}: ${switchId} ${method} ${uri}: ${causeText}${opts.status ? ` (HTTP ${opts.status})` : ''}`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(
+      `${kind}: ${switchId} ${method} ${uri}: ${causeText}${opts.status ? ` (HTTP ${opts.status})` : ''}`,
+      opts.cause === undefined ? undefined : { cause: opts.cause },
+    );
     this.name = 'NvueError';
     this.status = opts.status;
     this.issues = opts.issues ?? [];

@@ -19,7 +19,12 @@ export interface ImageState {
  */
 export function normaliseImage(body: unknown): ImageState {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const buildOf = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'object' && v !== null ? str((v as Record<string, unknown>)['build-id']) : undefined);
+  const buildOf = (v: unknown) =>
+    typeof v === 'string'
+      ? v
+      : typeof v === 'object' && v !== null
+        ? str((v as Record<string, unknown>)['build-id'])
+        : undefined;
   const partitions: ImageState['partitions'] = {};
   const p1 = buildOf(b['partition1']);
   const p2 = buildOf(b['partition2']);
@@ -32,7 +37,12 @@ export function normaliseImage(body: unknown): ImageState {
     return s;
   };
   const issu = str(b['issu-status']);
-  return { current: resolve(b['current']), next: resolve(b['next']), partitions, ...(issu ? { issuStatus: issu } : {}) };
+  return {
+    current: resolve(b['current']),
+    next: resolve(b['next']),
+    partitions,
+    ...(issu ? { issuStatus: issu } : {}),
+  };
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : undefined);
@@ -44,7 +54,8 @@ export async function getImage(c: NvueClient, opts: CallOptions = {}): Promise<I
 /** Names of the images staged in /host/nos-images, from a map keyed by name or a list. */
 export async function listImageFiles(c: NvueClient, opts: CallOptions = {}): Promise<string[]> {
   const body = await c.get('/system/image/files', opts);
-  if (Array.isArray(body)) return body.map((f) => (typeof f === 'string' ? f : String((f as { name?: unknown }).name))).sort();
+  if (Array.isArray(body))
+    return body.map((f) => (typeof f === 'string' ? f : String((f as { name?: unknown }).name))).sort();
   return body && typeof body === 'object' ? Object.keys(body).sort() : [];
 }
 
@@ -58,7 +69,11 @@ export function fetchImage(c: NvueClient, remoteUrl: string, opts: WaitForAction
  * lost the action as it went down to boot the new image (`rebootHandoff`). Follow with
  * waitForBuild to see it come back running the new build.
  */
-export async function installImage(c: NvueClient, file: string, opts: WaitForActionOptions = {}): Promise<ActionResult> {
+export async function installImage(
+  c: NvueClient,
+  file: string,
+  opts: WaitForActionOptions = {},
+): Promise<ActionResult> {
   assertImageFilename(file);
   const body = { '@install': { state: 'start', parameters: { force: true, 'image-file': file } } };
   return runAction(c, `/system/image/files/${encodeURIComponent(file)}`, body, { ...opts, installHandoff: true });
@@ -73,7 +88,11 @@ export function uninstallImage(c: NvueClient, opts: WaitForActionOptions = {}): 
  * Waits until the switch runs `buildId`, riding over the reboot: connection failures and
  * HTTP errors on /system/image only mean "not yet" (rms.md §4.4).
  */
-export async function waitForBuild(c: NvueClient, buildId: string, opts: PollOptions & { onPoll?: (state: ImageState | undefined) => void } = {}): Promise<ImageState> {
+export async function waitForBuild(
+  c: NvueClient,
+  buildId: string,
+  opts: PollOptions & { onPoll?: (state: ImageState | undefined) => void } = {},
+): Promise<ImageState> {
   let last: ImageState | undefined;
   return poll({
     ...opts,

@@ -23,7 +23,11 @@ export async function getPlatformFirmware(c: NvueClient, opts: CallOptions = {})
     .filter(([, v]) => typeof v === 'object' && v !== null)
     .map(([name, v]) => {
       const f = v as Record<string, unknown>;
-      return { component: name.toLowerCase(), actual: s(f['actual-firmware']) ?? s(f['version']), installed: s(f['installed-firmware']) };
+      return {
+        component: name.toLowerCase(),
+        actual: s(f['actual-firmware']) ?? s(f['version']),
+        installed: s(f['installed-firmware']),
+      };
     })
     .sort((a, b) => a.component.localeCompare(b.component));
 }
@@ -32,7 +36,12 @@ export async function getPlatformFirmware(c: NvueClient, opts: CallOptions = {})
  * Installs a component image already staged under /host/fw-images (SFTP). It becomes the
  * running version after the next power cycle. `force` allows a downgrade.
  */
-export async function installPlatformFirmware(c: NvueClient, component: PlatformComponent, file: string, opts: WaitForActionOptions & { force?: boolean } = {}): Promise<ActionResult> {
+export async function installPlatformFirmware(
+  c: NvueClient,
+  component: PlatformComponent,
+  file: string,
+  opts: WaitForActionOptions & { force?: boolean } = {},
+): Promise<ActionResult> {
   assertImageFilename(file);
   const body = { '@install': { state: 'start', parameters: { force: opts.force ?? false } } };
   return runAction(c, `/platform/firmware/${component}/files/${encodeURIComponent(file)}`, body, opts);

@@ -43,7 +43,13 @@ export async function poll<T>(spec: PollSpec<T>): Promise<T> {
     }
     if (Date.now() + interval > deadline) {
       const last = lastError ? ` (last error: ${lastError.causeText})` : '';
-      throw new NvueError('Timeout', spec.client.switchId, 'GET', spec.uri, `${spec.describe()} at the deadline${last}`);
+      throw new NvueError(
+        'Timeout',
+        spec.client.switchId,
+        'GET',
+        spec.uri,
+        `${spec.describe()} at the deadline${last}`,
+      );
     }
     await sleep(interval, spec.signal);
   }

@@ -37,7 +37,8 @@ export function revisionIdFrom(body: unknown): string | undefined {
   if (typeof body === 'number') return String(body);
   if (typeof body !== 'object' || body === null) return undefined;
   const o = body as Record<string, unknown>;
-  for (const key of ['id', 'rev', 'revision']) if (typeof o[key] === 'string' || typeof o[key] === 'number') return String(o[key]);
+  for (const key of ['id', 'rev', 'revision'])
+    if (typeof o[key] === 'string' || typeof o[key] === 'number') return String(o[key]);
   const keys = Object.keys(o);
   const only = keys.length === 1 ? o[keys[0]!] : undefined;
   return typeof only === 'object' && only !== null && 'state' in only ? keys[0] : undefined;
@@ -46,8 +47,13 @@ export function revisionIdFrom(body: unknown): string | undefined {
 export function parseRevision(body: unknown): RevisionStatus {
   const b = body as { state?: unknown; transition?: { issue?: unknown } } | undefined;
   const issueMap = b?.transition?.issue;
-  const entries = issueMap && typeof issueMap === 'object' ? Object.entries(issueMap as Record<string, unknown>).sort(([a], [c]) => a.localeCompare(c)) : [];
-  const issues = entries.map(([, v]) => (typeof v === 'string' ? v : String((v as { message?: unknown })?.message ?? JSON.stringify(v))));
+  const entries =
+    issueMap && typeof issueMap === 'object'
+      ? Object.entries(issueMap as Record<string, unknown>).sort(([a], [c]) => a.localeCompare(c))
+      : [];
+  const issues = entries.map(([, v]) =>
+    typeof v === 'string' ? v : String((v as { message?: unknown })?.message ?? JSON.stringify(v)),
+  );
   return { state: typeof b?.state === 'string' ? b.state : undefined, issues };
 }
 
@@ -62,11 +68,23 @@ export function classifyRevision(r: RevisionStatus): RevisionOutcome {
 export async function createRevision(c: NvueClient, opts: CallOptions = {}): Promise<string> {
   const res = await c.post('/revision', {}, opts);
   const id = revisionIdFrom(res.body);
-  if (!id) throw new NvueError('Protocol', c.switchId, 'POST', c.uri('/revision'), `no revision id in the answer: ${JSON.stringify(res.body)}`);
+  if (!id)
+    throw new NvueError(
+      'Protocol',
+      c.switchId,
+      'POST',
+      c.uri('/revision'),
+      `no revision id in the answer: ${JSON.stringify(res.body)}`,
+    );
   return id;
 }
 
-export async function stageChange(c: NvueClient, revision: string, change: ConfigChange, opts: CallOptions = {}): Promise<void> {
+export async function stageChange(
+  c: NvueClient,
+  revision: string,
+  change: ConfigChange,
+  opts: CallOptions = {},
+): Promise<void> {
   await c.patch(change.path, change.body, { ...opts, query: { rev: revision } });
 }
 
@@ -87,7 +105,11 @@ export interface RevisionWaitOptions extends PollOptions {
 }
 
 /** Polls an applying revision; a failed apply throws ApplyFailed carrying the switch's issue texts. */
-export async function waitForRevision(c: NvueClient, revision: string, opts: RevisionWaitOptions = {}): Promise<{ noDiff: boolean }> {
+export async function waitForRevision(
+  c: NvueClient,
+  revision: string,
+  opts: RevisionWaitOptions = {},
+): Promise<{ noDiff: boolean }> {
   const uri = c.uri(`/revision/${encodeURIComponent(revision)}`);
   let last: RevisionStatus | undefined;
   const outcome = await poll({
@@ -105,7 +127,14 @@ export async function waitForRevision(c: NvueClient, revision: string, opts: Rev
     },
   });
   if (outcome === 'failed') {
-    throw new NvueError('ApplyFailed', c.switchId, 'GET', uri, `revision ${revision} ${last!.state}: ${last!.issues.join('; ') || 'no issue given'}`, { issues: last!.issues });
+    throw new NvueError(
+      'ApplyFailed',
+      c.switchId,
+      'GET',
+      uri,
+      `revision ${revision} ${last!.state}: ${last!.issues.join('; ') || 'no issue given'}`,
+      { issues: last!.issues },
+    );
   }
   return { noDiff: outcome === 'no-diff' };
 }
@@ -119,7 +148,11 @@ export async function saveConfig(c: NvueClient, opts: CallOptions = {}): Promise
  * The whole configuration round: create a revision, stage every change into it, apply,
  * wait for the outcome, save. Nothing is saved when the apply fails.
  */
-export async function applyConfig(c: NvueClient, changes: ConfigChange[], opts: RevisionWaitOptions = {}): Promise<ApplyResult> {
+export async function applyConfig(
+  c: NvueClient,
+  changes: ConfigChange[],
+  opts: RevisionWaitOptions = {},
+): Promise<ApplyResult> {
   if (changes.length === 0) throw new RangeError('applyConfig needs at least one change');
   const call = opts.signal ? { signal: opts.signal } : {};
   const revision = await createRevision(c, call);

@@ -93,9 +93,17 @@ export function factoryReset(c: NvueClient, opts: CallOptions = {}): Promise<str
  * When that user is the client's own, the switch refuses the old password as soon as the
  * apply lands: the client then moves to the new one (and back if the apply fails).
  */
-export async function changePassword(c: NvueClient, user: string, password: string, opts: PollOptions = {}): Promise<ApplyResult> {
+export async function changePassword(
+  c: NvueClient,
+  user: string,
+  password: string,
+  opts: PollOptions = {},
+): Promise<ApplyResult> {
   if (!password) throw new RangeError('the new password is empty');
-  const change = { path: `/system/aaa/user/${encodeURIComponent(user)}`, body: { password: Buffer.from(password, 'utf8').toString('base64') } };
+  const change = {
+    path: `/system/aaa/user/${encodeURIComponent(user)}`,
+    body: { password: Buffer.from(password, 'utf8').toString('base64') },
+  };
   if (c.username !== user) return applyConfig(c, [change], opts);
   let previous: NvueCredentials | undefined;
   const onUnauthenticated = () => {

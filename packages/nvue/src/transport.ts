@@ -1,4 +1,11 @@
-import { classifyTransportError, parseJsonOrText, requestSignal, retryAfterMs, type ResponseHeaders, type RetryClass } from '@fleet/http';
+import {
+  classifyTransportError,
+  parseJsonOrText,
+  requestSignal,
+  retryAfterMs,
+  type ResponseHeaders,
+  type RetryClass,
+} from '@fleet/http';
 import { request, type Dispatcher } from 'undici';
 import { kindForStatus, messageFromBody, NvueError } from './errors.js';
 
@@ -30,10 +37,19 @@ export class ExchangeFailure extends Error {
 }
 
 /** One HTTP exchange with the switch; every failure comes back as an ExchangeFailure saying whether it may be retried. */
-export async function exchange(dispatcher: Dispatcher, switchId: string, spec: ExchangeSpec, maxRetryAfterMs: number): Promise<NvueResponse> {
+export async function exchange(
+  dispatcher: Dispatcher,
+  switchId: string,
+  spec: ExchangeSpec,
+  maxRetryAfterMs: number,
+): Promise<NvueResponse> {
   const uri = spec.url.pathname + spec.url.search;
-  const fail = (kind: NvueError['kind'], text: string, retry: RetryClass, extra: { status?: number; cause?: unknown } = {}) =>
-    new ExchangeFailure(new NvueError(kind, switchId, spec.method, uri, text, extra), retry);
+  const fail = (
+    kind: NvueError['kind'],
+    text: string,
+    retry: RetryClass,
+    extra: { status?: number; cause?: unknown } = {},
+  ) => new ExchangeFailure(new NvueError(kind, switchId, spec.method, uri, text, extra), retry);
   const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
   let status: number;
   let headers: ResponseHeaders;
@@ -42,7 +58,11 @@ export async function exchange(dispatcher: Dispatcher, switchId: string, spec: E
     const res = await request(spec.url, {
       method: spec.method,
       dispatcher,
-      headers: { accept: 'application/json', ...spec.headers, ...(spec.json !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        accept: 'application/json',
+        ...spec.headers,
+        ...(spec.json !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(spec.json !== undefined ? { body: spec.json } : {}),
       headersTimeout: spec.timeoutMs,
       bodyTimeout: spec.timeoutMs,
@@ -60,8 +80,14 @@ export async function exchange(dispatcher: Dispatcher, switchId: string, spec: E
   // NVUE answers some actions with a bare id in text/plain.
   const body = text ? parseJsonOrText(text) : undefined;
   if (status >= 200 && status < 300) return { status, headers, body };
-  const failure = fail(kindForStatus(status), messageFromBody(body) ?? `HTTP ${status}`, status === 503 ? 'safe' : 'never', { status });
+  const failure = fail(
+    kindForStatus(status),
+    messageFromBody(body) ?? `HTTP ${status}`,
+    status === 503 ? 'safe' : 'never',
+    { status },
+  );
   // 503 is the switch refusing work (busy, starting up): it did not act on the request.
-  if (status === 503) throw new ExchangeFailure(failure.error, 'safe', retryAfterMs(headers['retry-after'], maxRetryAfterMs));
+  if (status === 503)
+    throw new ExchangeFailure(failure.error, 'safe', retryAfterMs(headers['retry-after'], maxRetryAfterMs));
   throw failure;
 }

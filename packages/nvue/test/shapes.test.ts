@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { actionIdFrom, assertImageFilename, buildIdFromFilename, classifyAction, normaliseImage, parseAction } from '../src/index.js';
+import {
+  actionIdFrom,
+  assertImageFilename,
+  buildIdFromFilename,
+  classifyAction,
+  normaliseImage,
+  parseAction,
+} from '../src/index.js';
 
 describe('NVUE answer shapes', () => {
   it('finds the action id in every shape NVUE answers with', () => {
@@ -8,7 +15,8 @@ describe('NVUE answer shapes', () => {
     assert.equal(id('15'), '15');
     assert.equal(id(' 15\n'), '15', 'a bare text/plain id');
     assert.equal(id(15), '15');
-    for (const key of ['id', 'Id', 'action-id', 'actionId', 'job_id', 'JobId']) assert.equal(id({ [key]: 21 }), '21', key);
+    for (const key of ['id', 'Id', 'action-id', 'actionId', 'job_id', 'JobId'])
+      assert.equal(id({ [key]: 21 }), '21', key);
     assert.equal(id({ '@odata.id': '/nvue_v1/action/22' }), '22');
     assert.equal(id({ href: '/nvue_v1/action/23/' }), '23');
     assert.equal(id({ location: '/nvue_v1/action/24?x=1' }), '24');
@@ -27,7 +35,8 @@ describe('NVUE answer shapes', () => {
 
   it('classifies action states; action_error at 100% is success only for an install', () => {
     const a = (state: string, percentage?: number, extra: object = {}) => parseAction({ state, percentage, ...extra });
-    for (const s of ['start', 'inactive', 'action_running', 'running']) assert.equal(classifyAction(a(s)), 'pending', s);
+    for (const s of ['start', 'inactive', 'action_running', 'running'])
+      assert.equal(classifyAction(a(s)), 'pending', s);
     assert.equal(classifyAction(a('action_success', 100)), 'succeeded');
     assert.equal(classifyAction(a('action_failed', 30)), 'failed');
     assert.equal(classifyAction(a('action_error', 100)), 'failed');
@@ -38,14 +47,29 @@ describe('NVUE answer shapes', () => {
   });
 
   it('normalises system/image from both shapes and from partition numbers', () => {
-    assert.deepEqual(normaliseImage({ current: 'partition2', next: 'partition1', partition1: { 'build-id': '25.02.1' }, partition2: { 'build-id': '25.02.2' }, 'issu-status': 'disabled' }), {
-      current: '25.02.2',
-      next: '25.02.1',
-      partitions: { 1: '25.02.1', 2: '25.02.2' },
-      issuStatus: 'disabled',
-    });
-    assert.deepEqual(normaliseImage({ current: '25.02.1', next: '25.02.2', partition1: '25.02.1', partition2: '25.02.2' }), { current: '25.02.1', next: '25.02.2', partitions: { 1: '25.02.1', 2: '25.02.2' } });
-    assert.deepEqual(normaliseImage({ current: '1', next: '2', partition1: '25.02.1', partition2: { 'build-id': '25.02.2' } }), { current: '25.02.1', next: '25.02.2', partitions: { 1: '25.02.1', 2: '25.02.2' } });
+    assert.deepEqual(
+      normaliseImage({
+        current: 'partition2',
+        next: 'partition1',
+        partition1: { 'build-id': '25.02.1' },
+        partition2: { 'build-id': '25.02.2' },
+        'issu-status': 'disabled',
+      }),
+      {
+        current: '25.02.2',
+        next: '25.02.1',
+        partitions: { 1: '25.02.1', 2: '25.02.2' },
+        issuStatus: 'disabled',
+      },
+    );
+    assert.deepEqual(
+      normaliseImage({ current: '25.02.1', next: '25.02.2', partition1: '25.02.1', partition2: '25.02.2' }),
+      { current: '25.02.1', next: '25.02.2', partitions: { 1: '25.02.1', 2: '25.02.2' } },
+    );
+    assert.deepEqual(
+      normaliseImage({ current: '1', next: '2', partition1: '25.02.1', partition2: { 'build-id': '25.02.2' } }),
+      { current: '25.02.1', next: '25.02.2', partitions: { 1: '25.02.1', 2: '25.02.2' } },
+    );
     assert.deepEqual(normaliseImage({}), { current: undefined, next: undefined, partitions: {} });
   });
 

@@ -27,7 +27,13 @@ const INSTALL = { '@install': { state: 'start', parameters: { force: true, 'imag
 describe('system, image and platform firmware against the NVOS simulator', () => {
   let sim: NvosSimulator;
   before(async () => {
-    sim = await startSim([{ id: 'new' }, { id: 'old', imageShape: 'string', installEndState: 'action_success' }, { id: 'fw' }, { id: 'fd' }, { id: 'bad' }]);
+    sim = await startSim([
+      { id: 'new' },
+      { id: 'old', imageShape: 'string', installEndState: 'action_success' },
+      { id: 'fw' },
+      { id: 'fd' },
+      { id: 'bad' },
+    ]);
   });
   after(() => sim.close());
   const stage = (id: string, name: string) => sim.switch(id).fs.put(`/host/nos-images/${name}`, Buffer.alloc(2048, 1));
@@ -55,7 +61,10 @@ describe('system, image and platform firmware against the NVOS simulator', () =>
       const progress: ActionProgress[] = [];
       const result = await installImage(c, IMAGE, { ...fast, onProgress: (p) => progress.push(p) });
       assert.deepEqual([result.state, result.percent, result.rebootHandoff], ['action_error', 100, true]);
-      assert.ok(progress.some((p) => (p.status?.percent ?? 0) > 0 && (p.status?.percent ?? 0) < 100), 'progress was reported on the way');
+      assert.ok(
+        progress.some((p) => (p.status?.percent ?? 0) > 0 && (p.status?.percent ?? 0) < 100),
+        'progress was reported on the way',
+      );
       const install = requests(sim, 'new').find((r) => r.line.startsWith('POST'));
       assert.deepEqual(install, { line: `POST /nvue_v1/system/image/files/${IMAGE}`, status: 202, body: INSTALL });
 
@@ -98,12 +107,18 @@ describe('system, image and platform firmware against the NVOS simulator', () =>
       const missing = await installImage(c, 'nvos-amd64-25.02.9999.bin', fast).catch((e: unknown) => e);
       assert.ok(missing instanceof NvueError);
       assert.equal(missing.kind, 'ActionFailed');
-      assert.match(missing.message, /action \d+ action_failed: Installing image; image file nvos-amd64-25\.02\.9999\.bin not found in \/host\/nos-images/);
+      assert.match(
+        missing.message,
+        /action \d+ action_failed: Installing image; image file nvos-amd64-25\.02\.9999\.bin not found in \/host\/nos-images/,
+      );
 
       stage('bad', IMAGE);
       sim.switch('bad').setFaults({ rebootDuringInstall: true });
       const unreachable: NvueError[] = [];
-      const cut = await installImage(c, IMAGE, { ...fast, onProgress: (p) => p.unreachable && unreachable.push(p.unreachable) }).catch((e: unknown) => e);
+      const cut = await installImage(c, IMAGE, {
+        ...fast,
+        onProgress: (p) => p.unreachable && unreachable.push(p.unreachable),
+      }).catch((e: unknown) => e);
       assert.ok(cut instanceof NvueError);
       assert.equal(cut.kind, 'ActionFailed');
       assert.match(cut.message, /interrupted: the system rebooted/);
@@ -122,11 +137,18 @@ describe('system, image and platform firmware against the NVOS simulator', () =>
     const c = clientFor(sim, 'fw');
     try {
       const before = await getPlatformFirmware(c);
-      assert.deepEqual(before.map((f) => f.component), ['bios', 'bmc', 'cpld1', 'erot', 'fpga']);
+      assert.deepEqual(
+        before.map((f) => f.component),
+        ['bios', 'bmc', 'cpld1', 'erot', 'fpga'],
+      );
       const result = await installPlatformFirmware(c, 'bmc', 'nvfw-bmc-88.0002.1400.fwpkg', fast);
       assert.equal(result.state, 'action_success');
       const post = requests(sim, 'fw').find((r) => r.line.startsWith('POST'));
-      assert.deepEqual(post, { line: 'POST /nvue_v1/platform/firmware/bmc/files/nvfw-bmc-88.0002.1400.fwpkg', status: 202, body: { '@install': { state: 'start', parameters: { force: false } } } });
+      assert.deepEqual(post, {
+        line: 'POST /nvue_v1/platform/firmware/bmc/files/nvfw-bmc-88.0002.1400.fwpkg',
+        status: 202,
+        body: { '@install': { state: 'start', parameters: { force: false } } },
+      });
       const bmc = (await getPlatformFirmware(c)).find((f) => f.component === 'bmc')!;
       assert.deepEqual([bmc.installed, bmc.actual], ['88.0002.1400', '88.0002.1300']);
 
@@ -141,10 +163,20 @@ describe('system, image and platform firmware against the NVOS simulator', () =>
 
   it('factory-resets the switch back to admin/admin', async () => {
     const c = clientFor(sim, 'fd');
-    const fresh = new NvueClient({ baseUrl: sim.nvueUrl('fd'), switchId: 'fd', credentials: { username: 'admin', password: 'admin' }, retryBaseDelayMs: 5, maxRetryDelayMs: 20 });
+    const fresh = new NvueClient({
+      baseUrl: sim.nvueUrl('fd'),
+      switchId: 'fd',
+      credentials: { username: 'admin', password: 'admin' },
+      retryBaseDelayMs: 5,
+      maxRetryDelayMs: 20,
+    });
     try {
       await factoryReset(c);
-      assert.deepEqual(requests(sim, 'fd').at(-1), { line: 'POST /nvue_v1/system/factory-default', status: 202, body: { '@reset': { state: 'start', parameters: { force: true } } } });
+      assert.deepEqual(requests(sim, 'fd').at(-1), {
+        line: 'POST /nvue_v1/system/factory-default',
+        status: 202,
+        body: { '@reset': { state: 'start', parameters: { force: true } } },
+      });
       await waitUntilReady(fresh, { ...fast, outageWithinMs: 5_000 });
       const old = await getSystem(c).catch((e: unknown) => e);
       assert.ok(old instanceof NvueError && old.kind === 'Unauthenticated');

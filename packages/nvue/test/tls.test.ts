@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NvosSimulator } from '@fleet/simulators';
-import { bindApiCertificate, getCertificate, getSystem, importCaCertificate, importCertificate, NvueError, type NvueLogger, type NvueTlsOptions } from '../src/index.js';
+import {
+  bindApiCertificate,
+  getCertificate,
+  getSystem,
+  importCaCertificate,
+  importCertificate,
+  NvueError,
+  type NvueLogger,
+  type NvueTlsOptions,
+} from '../src/index.js';
 import { clientFor, fast, makePki, requests, startSim, type Pki } from './helpers.js';
 
 describe('NVUE over HTTPS: TLS policy and switch certificate install', () => {
@@ -66,17 +75,32 @@ describe('NVUE over HTTPS: TLS policy and switch certificate install', () => {
       await importCertificate(c, 'site-cert', { pem: `${pki.server.certPem}${pki.server.keyPem}` }, fast);
       const imports = requests(sim, 'mtls').filter((r) => r.line.startsWith('POST'));
       assert.deepEqual(imports, [
-        { line: 'POST /nvue_v1/system/security/ca-certificate/site-ca', status: 202, body: { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } } },
-        { line: 'POST /nvue_v1/system/security/certificate/site-cert', status: 202, body: { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } } },
+        {
+          line: 'POST /nvue_v1/system/security/ca-certificate/site-ca',
+          status: 202,
+          body: { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } },
+        },
+        {
+          line: 'POST /nvue_v1/system/security/certificate/site-cert',
+          status: 202,
+          body: { '@import': { state: 'start', parameters: { data: '<PEM masked>' } } },
+        },
       ]);
       const bound = await bindApiCertificate(c, { certificateId: 'site-cert', caCertificateId: 'site-ca' }, fast);
       assert.equal(bound.noDiff, false);
-      assert.equal(requests(sim, 'mtls').at(-1)?.line, 'PATCH /nvue_v1/revision/applied', 'saved, over a connection made after the switch restarted its server');
+      assert.equal(
+        requests(sim, 'mtls').at(-1)?.line,
+        'PATCH /nvue_v1/revision/applied',
+        'saved, over a connection made after the switch restarted its server',
+      );
       const staged = requests(sim, 'mtls').filter((r) => r.line.startsWith('PATCH /nvue_v1/system'));
-      assert.deepEqual(staged.map((r) => [r.line.replace(/rev=\d+/, 'rev=N'), r.body]), [
-        ['PATCH /nvue_v1/system/api?rev=N', { certificate: 'site-cert' }],
-        ['PATCH /nvue_v1/system/api/mtls?rev=N', { 'ca-certificate': 'site-ca' }],
-      ]);
+      assert.deepEqual(
+        staged.map((r) => [r.line.replace(/rev=\d+/, 'rev=N'), r.body]),
+        [
+          ['PATCH /nvue_v1/system/api?rev=N', { certificate: 'site-cert' }],
+          ['PATCH /nvue_v1/system/api/mtls?rev=N', { 'ca-certificate': 'site-ca' }],
+        ],
+      );
     } finally {
       await c.close();
     }

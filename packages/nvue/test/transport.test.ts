@@ -35,7 +35,10 @@ describe('NVUE client transport against the NVOS simulator', () => {
     const c = clientFor(sim, 't2', { maxAttempts: 3 });
     try {
       const e = await errorOf(getSystem(c));
-      assert.deepEqual([e.kind, e.switchId, e.method, e.uri, e.status, e.retryable], ['Unavailable', 't2', 'GET', '/nvue_v1/system', 503, true]);
+      assert.deepEqual(
+        [e.kind, e.switchId, e.method, e.uri, e.status, e.retryable],
+        ['Unavailable', 't2', 'GET', '/nvue_v1/system', 503, true],
+      );
       assert.equal(e.message, 'Unavailable: t2 GET /nvue_v1/system: simulated failure (HTTP 503)');
       assert.equal(requests(sim, 't2').length, 3);
       // A POST the switch refused with 503 was not acted on: it is resent too.

@@ -18,7 +18,11 @@ interface ActionInfo {
  * System and Manager reset types only there), else undefined when the service does not say.
  * An ActionInfo is read once per client, until invalidate().
  */
-export async function allowableValues(client: RedfishClient, action: RedfishAction, parameter: string): Promise<string[] | undefined> {
+export async function allowableValues(
+  client: RedfishClient,
+  action: RedfishAction,
+  parameter: string,
+): Promise<string[] | undefined> {
   const inline = action[`${parameter}@Redfish.AllowableValues`];
   if (Array.isArray(inline)) return inline;
   const infoUri = action['@Redfish.ActionInfo'];
@@ -36,7 +40,12 @@ export class ResetTypeNotAllowedError extends RedfishError {
     readonly resetType: string,
     readonly allowed: readonly string[],
   ) {
-    super('InvalidArgument', bmc, uri, `${device ? `device ${device}: ` : ''}ResetType ${resetType} not allowed (allowed: ${allowed.join(', ') || 'none'})`);
+    super(
+      'InvalidArgument',
+      bmc,
+      uri,
+      `${device ? `device ${device}: ` : ''}ResetType ${resetType} not allowed (allowed: ${allowed.join(', ') || 'none'})`,
+    );
     this.name = 'ResetTypeNotAllowedError';
   }
 }
@@ -53,8 +62,15 @@ export async function postReset(
   resetType: string,
 ): Promise<void> {
   const action = resource.Actions?.[actionName] as RedfishAction | undefined;
-  if (!action?.target) throw new RedfishError('FailedPrecondition', client.bmc, resourceUri, `advertises no ${actionName.slice(1)} action`);
+  if (!action?.target)
+    throw new RedfishError(
+      'FailedPrecondition',
+      client.bmc,
+      resourceUri,
+      `advertises no ${actionName.slice(1)} action`,
+    );
   const allowed = await allowableValues(client, action, 'ResetType');
-  if (allowed && !allowed.includes(resetType)) throw new ResetTypeNotAllowedError(client.bmc, action.target, client.device, resetType, allowed);
+  if (allowed && !allowed.includes(resetType))
+    throw new ResetTypeNotAllowedError(client.bmc, action.target, client.device, resetType, allowed);
   await client.post(action.target, { ResetType: resetType });
 }

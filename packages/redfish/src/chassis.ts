@@ -99,7 +99,8 @@ export async function getPowerSubsystem(client: RedfishClient, chassisId: string
       warnings.push(`${uri}: PowerSubsystem link ${linked} is a ${raw['@odata.type'] ?? 'resource of unknown type'}`);
       subsystemUri = `${uri}/PowerSubsystem`;
       raw = await client.get<RawPowerSubsystem>(subsystemUri);
-      if (!isPowerSubsystem(raw)) throw new RedfishError('NotFound', client.bmc, subsystemUri, 'no PowerSubsystem resource for this chassis');
+      if (!isPowerSubsystem(raw))
+        throw new RedfishError('NotFound', client.bmc, subsystemUri, 'no PowerSubsystem resource for this chassis');
     }
     return readPowerSubsystem(client, subsystemUri, raw, warnings);
   });
@@ -168,7 +169,12 @@ function isPowerSubsystem(raw: RawPowerSubsystem): boolean {
   return raw['@odata.type'] === undefined || raw['@odata.type'].startsWith('#PowerSubsystem.');
 }
 
-async function readPowerSubsystem(client: RedfishClient, uri: string, raw: RawPowerSubsystem, found: string[]): Promise<PowerSubsystem> {
+async function readPowerSubsystem(
+  client: RedfishClient,
+  uri: string,
+  raw: RawPowerSubsystem,
+  found: string[],
+): Promise<PowerSubsystem> {
   const suppliesUri = linkOf(raw, 'PowerSupplies');
   const collection = suppliesUri ? await readCollection(client, suppliesUri) : { members: [], warnings: [] };
   const members = collection.members;

@@ -70,7 +70,16 @@ export class RedfishClient {
     this.dispatcher =
       opts.dispatcher ??
       new Agent({
-        connect: deviceConnector({ logKey: 'bmc', id: opts.baseUrl, insecureWarning: 'Redfish TLS verification disabled for this BMC (insecure)' }, opts.tls, opts.connectTimeoutMs ?? defaults.connectTimeoutMs, opts.logger),
+        connect: deviceConnector(
+          {
+            logKey: 'bmc',
+            id: opts.baseUrl,
+            insecureWarning: 'Redfish TLS verification disabled for this BMC (insecure)',
+          },
+          opts.tls,
+          opts.connectTimeoutMs ?? defaults.connectTimeoutMs,
+          opts.logger,
+        ),
         connections: 1,
       });
     if (opts.auth === 'session') {
@@ -113,7 +122,12 @@ export class RedfishClient {
   async patch(uri: string, body: unknown, opts: { etag?: string } = {}): Promise<unknown> {
     return this.enqueue(async () => {
       const etag = opts.etag ?? etagOf(await this.perform({ method: 'GET', uri }));
-      const res = await this.perform({ method: 'PATCH', uri, json: body, ...(etag ? { headers: { 'if-match': etag } } : {}) });
+      const res = await this.perform({
+        method: 'PATCH',
+        uri,
+        json: body,
+        ...(etag ? { headers: { 'if-match': etag } } : {}),
+      });
       return res.body;
     });
   }
@@ -124,7 +138,12 @@ export class RedfishClient {
 
   /** Streams a request body (firmware) under the upload timeout rather than the request timeout. */
   async upload(uri: string, body: BodySource): Promise<RedfishResponse> {
-    return this.request({ method: 'POST', uri, body, timeoutMs: this.opts.uploadTimeoutMs ?? defaults.uploadTimeoutMs });
+    return this.request({
+      method: 'POST',
+      uri,
+      body,
+      timeoutMs: this.opts.uploadTimeoutMs ?? defaults.uploadTimeoutMs,
+    });
   }
 
   /** The service root, fetched once and kept until invalidate(). */
@@ -202,7 +221,9 @@ export class RedfishClient {
   private loadRoot(): Promise<ServiceRoot> {
     if (!this.rootDoc) {
       // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it.
-      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) => r.body as ServiceRoot);
+      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then(
+        (r) => r.body as ServiceRoot,
+      );
       this.rootDoc = p;
       p.catch(() => {
         if (this.rootDoc === p) this.rootDoc = undefined;
@@ -213,7 +234,13 @@ export class RedfishClient {
 
   private async sessionsUri(): Promise<string> {
     const uri = (await this.loadRoot()).Links?.Sessions?.['@odata.id'];
-    if (!uri) throw new RedfishError('FailedPrecondition', this.bmc, serviceRootUri, 'service root advertises no Links.Sessions');
+    if (!uri)
+      throw new RedfishError(
+        'FailedPrecondition',
+        this.bmc,
+        serviceRootUri,
+        'service root advertises no Links.Sessions',
+      );
     return uri;
   }
 
@@ -255,7 +282,10 @@ export class RedfishClient {
   private async once(spec: RequestSpec, auth: Record<string, string>): Promise<RedfishResponse> {
     const json = spec.json === undefined ? undefined : JSON.stringify(spec.json);
     const body: BodySource | undefined =
-      spec.body ?? (json === undefined ? undefined : { contentType: 'application/json', length: Buffer.byteLength(json), open: () => json });
+      spec.body ??
+      (json === undefined
+        ? undefined
+        : { contentType: 'application/json', length: Buffer.byteLength(json), open: () => json });
     const release = await this.opts.siteLimiter?.acquire(this.opts.signal);
     try {
       return await exchange(

@@ -26,7 +26,7 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
   let listed = 0;
   let declared: number | undefined;
   const visited = new Set<string>();
-  for (let page: string | undefined = uri; page && !visited.has(page); ) {
+  for (let page: string | undefined = uri; page && !visited.has(page);) {
     visited.add(page);
     const body: CollectionPage = await client.get<CollectionPage>(page);
     declared ??= body['Members@odata.count'];
@@ -41,7 +41,9 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
     page = body['Members@odata.nextLink'];
   }
   if (declared !== undefined && declared !== seen.size) {
-    warnings.push(`${uri}: Members@odata.count is ${declared} but ${seen.size} distinct members are listed (${listed} entries)`);
+    warnings.push(
+      `${uri}: Members@odata.count is ${declared} but ${seen.size} distinct members are listed (${listed} entries)`,
+    );
   }
   return { members: [...seen], warnings };
 }
@@ -50,7 +52,8 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
 export async function rootLink(client: RedfishClient, name: keyof ServiceRoot & string): Promise<string> {
   const link = (await client.root())[name] as Link | undefined;
   const uri = link?.['@odata.id'];
-  if (!uri) throw new RedfishError('FailedPrecondition', client.bmc, serviceRootUri, `service root has no ${name} link`);
+  if (!uri)
+    throw new RedfishError('FailedPrecondition', client.bmc, serviceRootUri, `service root has no ${name} link`);
   return trimSlash(uri);
 }
 
@@ -64,12 +67,20 @@ export function linkOf(resource: unknown, name: string): string | undefined {
  * The member of a collection whose Id is `id`. Member URIs usually end in the Id, which
  * saves reading every member; otherwise each member is read and its Id compared.
  */
-export async function findMember(client: RedfishClient, collectionUri: string, id: string): Promise<string | undefined> {
+export async function findMember(
+  client: RedfishClient,
+  collectionUri: string,
+  id: string,
+): Promise<string | undefined> {
   return memberWithId(client, (await readCollection(client, collectionUri)).members, id);
 }
 
 /** The one of `members` whose Id is `id`: by path first, else by reading each member. */
-export async function memberWithId(client: RedfishClient, members: readonly string[], id: string): Promise<string | undefined> {
+export async function memberWithId(
+  client: RedfishClient,
+  members: readonly string[],
+  id: string,
+): Promise<string | undefined> {
   const byPath = members.find((m) => m.endsWith(`/${id}`));
   if (byPath) return byPath;
   for (const m of members) {
@@ -82,7 +93,11 @@ export async function memberWithId(client: RedfishClient, members: readonly stri
  * URI of member `id` of a collection named in the service root (Chassis, Managers), found by
  * discovery and cached until the client is invalidated; NotFound when the BMC lists no such member.
  */
-export function memberUri(client: RedfishClient, collection: 'Chassis' | 'Managers' | 'Systems', id: string): Promise<string> {
+export function memberUri(
+  client: RedfishClient,
+  collection: 'Chassis' | 'Managers' | 'Systems',
+  id: string,
+): Promise<string> {
   return client.link(`${collection}:${id}`, async () => {
     const collectionUri = await rootLink(client, collection);
     const found = await findMember(client, collectionUri, id);

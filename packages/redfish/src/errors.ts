@@ -1,11 +1,5 @@
 export type RedfishErrorCode =
-  | 'NotFound'
-  | 'InvalidArgument'
-  | 'Unauthenticated'
-  | 'Timeout'
-  | 'Unavailable'
-  | 'FailedPrecondition'
-  | 'Internal';
+  'NotFound' | 'InvalidArgument' | 'Unauthenticated' | 'Timeout' | 'Unavailable' | 'FailedPrecondition' | 'Internal';
 
 /** A failed Redfish call, naming the BMC, the URI and the cause. */
 export class RedfishError extends Error {
@@ -39,6 +33,7 @@ export function codeForStatus(status: number): RedfishErrorCode {
 
 /** The human message out of a Redfish error body, if it has one. */
 export function messageFromBody(body: unknown): string | undefined {
-  const err = (body as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } } | undefined)?.error;
+  const err = (body as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } } | undefined)
+    ?.error;
   return err?.['@Message.ExtendedInfo']?.[0]?.Message ?? err?.message;
 }

@@ -88,6 +88,9 @@ function toComponent(uri: string, c: Record<string, unknown>): FirmwareComponent
       updateable: typeof c['Updateable'] === 'boolean' ? c['Updateable'] : undefined,
       status: c['Status'] as ResourceStatus | undefined,
     }),
-    relatedItems: related.map((r) => r?.['@odata.id']).filter((u): u is string => typeof u === 'string').map(trimSlash),
+    relatedItems: related
+      .map((r) => r?.['@odata.id'])
+      .filter((u): u is string => typeof u === 'string')
+      .map(trimSlash),
   };
 }

@@ -7,7 +7,16 @@ export { readCollection, findMember, memberUri, type CollectionMembers } from '.
 export * from './actions.js';
 export * from './systems.js';
 export * from './managers.js';
-export { listChassis, getPowerSubsystem, chassisPowerState, resetChassis, type ChassisSummary, type PowerSubsystem, type PowerSupply, type ResourceStatus } from './chassis.js';
+export {
+  listChassis,
+  getPowerSubsystem,
+  chassisPowerState,
+  resetChassis,
+  type ChassisSummary,
+  type PowerSubsystem,
+  type PowerSupply,
+  type ResourceStatus,
+} from './chassis.js';
 export * from './firmware.js';
 export { multipartFirmwareBody, type UpdateParameters, type FirmwareFile } from './multipart.js';
 export * from './update.js';

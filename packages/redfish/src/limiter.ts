@@ -8,7 +8,8 @@ export class SiteLimiter {
   private readonly waiters: (() => void)[] = [];
 
   constructor(readonly slots: number) {
-    if (!Number.isInteger(slots) || slots < 1) throw new RangeError(`SiteLimiter needs at least one slot, got ${slots}`);
+    if (!Number.isInteger(slots) || slots < 1)
+      throw new RangeError(`SiteLimiter needs at least one slot, got ${slots}`);
   }
 
   get inFlight(): number {

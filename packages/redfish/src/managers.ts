@@ -6,7 +6,8 @@ import { memberUri } from './discovery.js';
 export const managerIds = { bmc: 'BMC_0', hmc: 'HGX_BMC_0' } as const;
 export type ManagerRole = keyof typeof managerIds;
 
-export type ManagerResetType = 'GracefulRestart' | 'ForceRestart' | 'GracefulShutdown' | 'ForceOff' | 'ForceOn' | 'On' | 'PowerCycle';
+export type ManagerResetType =
+  'GracefulRestart' | 'ForceRestart' | 'GracefulShutdown' | 'ForceOff' | 'ForceOn' | 'On' | 'PowerCycle';
 
 interface Manager {
   '@odata.id': string;

@@ -50,7 +50,11 @@ async function* frame(head: Buffer, file: FirmwareFile, tail: Buffer): AsyncGene
   let sent = 0;
   if (file.size > 0) {
     // `end` bounds the read to the stat()ed size, so a file that grows cannot overrun Content-Length.
-    for await (const chunk of createReadStream(file.path, { start: 0, end: file.size - 1, highWaterMark: chunkBytes })) {
+    for await (const chunk of createReadStream(file.path, {
+      start: 0,
+      end: file.size - 1,
+      highWaterMark: chunkBytes,
+    })) {
       sent += (chunk as Buffer).length;
       yield chunk as Buffer;
     }

@@ -42,7 +42,15 @@ export async function getMnnvlinkTopology(client: RedfishClient): Promise<Mnnvli
         firstError ??= err;
       }
     }
-    throw firstError ?? new RedfishError('NotFound', client.bmc, '/redfish/v1/Systems', 'no processor reports Oem.Nvidia.MNNVLinkTopology');
+    throw (
+      firstError ??
+      new RedfishError(
+        'NotFound',
+        client.bmc,
+        '/redfish/v1/Systems',
+        'no processor reports Oem.Nvidia.MNNVLinkTopology',
+      )
+    );
   });
 }
 

@@ -6,7 +6,13 @@ import type { HttpMethod, RedfishResponse } from './transport.js';
 /** What the session manager needs from the client: unserialised requests and the discovered Sessions URI. */
 export interface SessionIo {
   readonly bmc: string;
-  perform(spec: { method: HttpMethod; uri: string; json?: unknown; headers?: Record<string, string>; authenticate: false }): Promise<RedfishResponse>;
+  perform(spec: {
+    method: HttpMethod;
+    uri: string;
+    json?: unknown;
+    headers?: Record<string, string>;
+    authenticate: false;
+  }): Promise<RedfishResponse>;
   sessionsUri(): Promise<string>;
 }
 
@@ -51,11 +57,19 @@ export class SessionAuth {
     this.session = undefined;
     if (!session?.uri) return;
     try {
-      await this.io.perform({ method: 'DELETE', uri: session.uri, headers: { 'x-auth-token': session.token }, authenticate: false });
+      await this.io.perform({
+        method: 'DELETE',
+        uri: session.uri,
+        headers: { 'x-auth-token': session.token },
+        authenticate: false,
+      });
     } catch (err) {
       // Already expired or removed is fine; anything else leaves a session until the BMC times it out.
       if (err instanceof RedfishError && (err.status === 401 || err.status === 404)) return;
-      this.logger?.warn({ bmc: this.io.bmc, uri: session.uri, err: (err as Error).message }, 'Redfish session logout failed');
+      this.logger?.warn(
+        { bmc: this.io.bmc, uri: session.uri, err: (err as Error).message },
+        'Redfish session logout failed',
+      );
     }
   }
 
@@ -73,7 +87,8 @@ export class SessionAuth {
       authenticate: false,
     });
     const token = headerValue(res.headers, 'x-auth-token');
-    const location = headerValue(res.headers, 'location') ?? (res.body as { '@odata.id'?: string } | undefined)?.['@odata.id'];
+    const location =
+      headerValue(res.headers, 'location') ?? (res.body as { '@odata.id'?: string } | undefined)?.['@odata.id'];
     if (!token) {
       if (location) {
         await this.io.perform({ method: 'DELETE', uri: location, authenticate: false }).catch(() => undefined);

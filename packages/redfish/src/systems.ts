@@ -76,7 +76,11 @@ export async function getPowerState(client: RedfishClient, systemId?: string): P
 }
 
 /** POSTs ComputerSystem.Reset to the target the system advertises, if it allows `resetType`. */
-export async function resetSystem(client: RedfishClient, resetType: RedfishResetType, systemId?: string): Promise<void> {
+export async function resetSystem(
+  client: RedfishClient,
+  resetType: RedfishResetType,
+  systemId?: string,
+): Promise<void> {
   await client.discovered(async () => {
     const uri = await systemUri(client, systemId);
     await postReset(client, await client.get<ComputerSystem>(uri), uri, '#ComputerSystem.Reset', resetType);

@@ -37,7 +37,15 @@ export interface TaskResult {
 
 // rms.md §4.2: the TaskState sets RMS uses (compared case-insensitively).
 const pendingStates = new Set(['new', 'pending', 'running', 'service', 'starting']);
-const failedStates = new Set(['cancelled', 'cancelling', 'exception', 'interrupted', 'killed', 'stopping', 'suspended']);
+const failedStates = new Set([
+  'cancelled',
+  'cancelling',
+  'exception',
+  'interrupted',
+  'killed',
+  'stopping',
+  'suspended',
+]);
 const failedStatuses = new Set(['critical', 'error', 'failed', 'failure', 'exception']);
 const failureWords = /failed|failure|error|exception|aborted|violation/;
 
@@ -106,7 +114,11 @@ export interface WaitForTaskOptions {
  * Polls a task until it leaves the pending states. Unavailable/Timeout while polling are
  * expected (the BMC restarts services during a flash) and only end the wait at the deadline.
  */
-export async function waitForTask(client: RedfishClient, taskUri: string, opts: WaitForTaskOptions = {}): Promise<TaskResult> {
+export async function waitForTask(
+  client: RedfishClient,
+  taskUri: string,
+  opts: WaitForTaskOptions = {},
+): Promise<TaskResult> {
   const interval = opts.pollIntervalMs ?? 5_000;
   const deadline = Date.now() + (opts.timeoutMs ?? 900_000);
   let lastError: RedfishError | undefined;
@@ -122,7 +134,12 @@ export async function waitForTask(client: RedfishClient, taskUri: string, opts: 
       lastError = err;
     }
     if (Date.now() + interval > deadline) {
-      throw new RedfishError('Timeout', client.bmc, taskUri, `task still pending at the deadline${lastError ? ` (last error: ${lastError.causeText})` : ''}`);
+      throw new RedfishError(
+        'Timeout',
+        client.bmc,
+        taskUri,
+        `task still pending at the deadline${lastError ? ` (last error: ${lastError.causeText})` : ''}`,
+      );
     }
     await sleep(interval, opts.signal);
   }

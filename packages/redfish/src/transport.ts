@@ -1,5 +1,12 @@
 import type { Readable } from 'node:stream';
-import { classifyTransportError, parseJsonOrText, requestSignal, retryAfterMs, type ResponseHeaders, type RetryClass } from '@fleet/http';
+import {
+  classifyTransportError,
+  parseJsonOrText,
+  requestSignal,
+  retryAfterMs,
+  type ResponseHeaders,
+  type RetryClass,
+} from '@fleet/http';
 import { request, type Dispatcher } from 'undici';
 import { codeForStatus, messageFromBody, RedfishError, type RedfishErrorCode } from './errors.js';
 
@@ -38,7 +45,12 @@ export class ExchangeFailure extends Error {
 }
 
 /** One HTTP exchange with the BMC; every failure comes back as an ExchangeFailure saying whether it may be retried. */
-export async function exchange(dispatcher: Dispatcher, bmc: string, spec: ExchangeSpec, maxRetryAfterMs: number): Promise<RedfishResponse> {
+export async function exchange(
+  dispatcher: Dispatcher,
+  bmc: string,
+  spec: ExchangeSpec,
+  maxRetryAfterMs: number,
+): Promise<RedfishResponse> {
   const uri = spec.url.pathname;
   const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
   let res: Dispatcher.ResponseData;
@@ -68,18 +80,32 @@ export async function exchange(dispatcher: Dispatcher, bmc: string, spec: Exchan
   }
   const body = text ? parseJsonOrText(text) : undefined;
   if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, body };
-  const error = new RedfishError(codeForStatus(res.statusCode), bmc, uri, messageFromBody(body) ?? `HTTP ${res.statusCode}`, res.statusCode);
+  const error = new RedfishError(
+    codeForStatus(res.statusCode),
+    bmc,
+    uri,
+    messageFromBody(body) ?? `HTTP ${res.statusCode}`,
+    res.statusCode,
+  );
   // 503 is the BMC refusing work (busy, rebooting, session table full): it did not act on the request.
-  if (res.statusCode === 503) throw new ExchangeFailure(error, 'safe', retryAfterMs(res.headers['retry-after'], maxRetryAfterMs));
+  if (res.statusCode === 503)
+    throw new ExchangeFailure(error, 'safe', retryAfterMs(res.headers['retry-after'], maxRetryAfterMs));
   throw new ExchangeFailure(error, 'never');
 }
 
 /** A TLS refusal is a precondition the site's settings must change, in the Redfish client's terms. */
-const codeForTransport = { Timeout: 'Timeout', TlsVerification: 'FailedPrecondition', Unavailable: 'Unavailable' } as const satisfies Record<string, RedfishErrorCode>;
+const codeForTransport = {
+  Timeout: 'Timeout',
+  TlsVerification: 'FailedPrecondition',
+  Unavailable: 'Unavailable',
+} as const satisfies Record<string, RedfishErrorCode>;
 
 function transportFailure(err: unknown, bmc: string, uri: string, spec: ExchangeSpec, deadline: AbortSignal): unknown {
   const failure = classifyTransportError(err, { caller: spec.signal, deadline, timeoutMs: spec.timeoutMs });
   // The caller cancelled: not a BMC failure, so surface the caller's own reason.
   if ('cancelled' in failure) return failure.cancelled;
-  return new ExchangeFailure(new RedfishError(codeForTransport[failure.kind], bmc, uri, failure.message), failure.retry);
+  return new ExchangeFailure(
+    new RedfishError(codeForTransport[failure.kind], bmc, uri, failure.message),
+    failure.retry,
+  );
 }

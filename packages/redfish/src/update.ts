@@ -32,17 +32,28 @@ export interface PushFirmwareResult {
 export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
   const service = await getUpdateService(client);
   const pushUri = service.multipartHttpPushUri;
-  if (!pushUri) throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no MultipartHttpPushUri');
+  if (!pushUri)
+    throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no MultipartHttpPushUri');
   let size: number;
   try {
     const st = await stat(opts.filePath);
     if (!st.isFile()) throw new Error('not a regular file');
     size = st.size;
   } catch (err) {
-    throw new RedfishError('InvalidArgument', client.bmc, pushUri, `firmware file ${opts.filePath}: ${(err as Error).message}`);
+    throw new RedfishError(
+      'InvalidArgument',
+      client.bmc,
+      pushUri,
+      `firmware file ${opts.filePath}: ${(err as Error).message}`,
+    );
   }
   if (service.maxImageSizeBytes !== undefined && size > service.maxImageSizeBytes) {
-    throw new RedfishError('InvalidArgument', client.bmc, pushUri, `image is ${size} bytes, the BMC accepts at most ${service.maxImageSizeBytes}`);
+    throw new RedfishError(
+      'InvalidArgument',
+      client.bmc,
+      pushUri,
+      `image is ${size} bytes, the BMC accepts at most ${service.maxImageSizeBytes}`,
+    );
   }
   const body = multipartFirmwareBody(
     { Targets: opts.targets ?? [], ForceUpdate: opts.forceUpdate ?? false },
@@ -50,6 +61,7 @@ export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOpti
   );
   const res = await client.upload(pushUri, body);
   const taskUri = taskUriFrom(res);
-  if (!taskUri) throw new RedfishError('Internal', client.bmc, pushUri, 'no task in the UpdateService multipart response');
+  if (!taskUri)
+    throw new RedfishError('Internal', client.bmc, pushUri, 'no task in the UpdateService multipart response');
   return { taskUri, status: res.status };
 }

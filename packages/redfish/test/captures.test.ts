@@ -16,7 +16,16 @@ import {
   ResetTypeNotAllowedError,
   SystemSelectionError,
 } from '../src/index.js';
-import { credentials, extractGh200, json, mockups, serve, staticRedfish, type Handler, type TestServer } from './helpers/servers.js';
+import {
+  credentials,
+  extractGh200,
+  json,
+  mockups,
+  serve,
+  staticRedfish,
+  type Handler,
+  type TestServer,
+} from './helpers/servers.js';
 
 // Golden facts from shared/reference/test-peers.md, against captures served as they were recorded.
 
@@ -39,7 +48,10 @@ describe('NVIDIA GH200 capture (long form)', () => {
     const inv = await getFirmwareInventory(client);
     assert.equal(inv.components.length, 19);
     assert.equal(new Set(inv.components.map((c) => c.id)).size, 19);
-    assert.ok(inv.warnings.some((w) => w.includes('HGX_FW_FPGA_0') && w.includes('more than once')), inv.warnings.join('\n'));
+    assert.ok(
+      inv.warnings.some((w) => w.includes('HGX_FW_FPGA_0') && w.includes('more than once')),
+      inv.warnings.join('\n'),
+    );
     const bmc = inv.components.find((c) => c.id === 'FW_BMC_0');
     assert.equal(bmc?.version, 'GH200-24.05-2');
     assert.equal(bmc?.updateable, true);
@@ -63,7 +75,11 @@ describe('NVIDIA GH200 capture (long form)', () => {
   it('only ever asked for the service root by path; everything else came from links', () => {
     const paths = server.requests.map((r) => r.path);
     assert.equal(paths[0], '/redfish/v1');
-    assert.equal(server.requests.filter((r) => r.path.replace(/\/$/, '') === '/redfish/v1').length, 1, 'root read once and cached');
+    assert.equal(
+      server.requests.filter((r) => r.path.replace(/\/$/, '') === '/redfish/v1').length,
+      1,
+      'root read once and cached',
+    );
   });
 });
 
@@ -99,9 +115,17 @@ describe('NVIDIA GH200 capture: reset types from ActionInfo, several systems', (
   });
 
   it('ComputerSystem.Reset and Manager.Reset read the same ActionInfo helper, each ActionInfo once per client', async () => {
-    await assert.rejects(resetSystem(client, 'Nmi'), (e: unknown) => e instanceof ResetTypeNotAllowedError && e.allowed.includes('PowerCycle') && !e.allowed.includes('Nmi'));
+    await assert.rejects(
+      resetSystem(client, 'Nmi'),
+      (e: unknown) =>
+        e instanceof ResetTypeNotAllowedError && e.allowed.includes('PowerCycle') && !e.allowed.includes('Nmi'),
+    );
     await assert.rejects(resetSystem(client, 'Nmi'), ResetTypeNotAllowedError);
-    await assert.rejects(resetManager(client, 'bmc', 'ForceOff'), (e: unknown) => e instanceof ResetTypeNotAllowedError && e.allowed.join() === 'GracefulRestart,ForceRestart,GracefulShutdown');
+    await assert.rejects(
+      resetManager(client, 'bmc', 'ForceOff'),
+      (e: unknown) =>
+        e instanceof ResetTypeNotAllowedError && e.allowed.join() === 'GracefulRestart,ForceRestart,GracefulShutdown',
+    );
     assert.equal(server.requests.filter((r) => r.path === '/redfish/v1/Systems/System_0/ResetActionInfo').length, 1);
     assert.equal(server.requests.filter((r) => r.method === 'POST').length, 0);
   });
@@ -133,7 +157,9 @@ describe('DMTF public-rackmount1 (short form)', () => {
     const inv = await getFirmwareInventory(client);
     assert.deepEqual(inv.components.map((c) => c.id).sort(), ['BIOS', 'BMC', 'SS']);
     // Upstream declares Members@odata.count 2 next to three members: reported, not fatal.
-    assert.deepEqual(inv.warnings, ['/redfish/v1/UpdateService/FirmwareInventory: Members@odata.count is 2 but 3 distinct members are listed (3 entries)']);
+    assert.deepEqual(inv.warnings, [
+      '/redfish/v1/UpdateService/FirmwareInventory: Members@odata.count is 2 but 3 distinct members are listed (3 entries)',
+    ]);
     const svc = await getUpdateService(client);
     assert.equal(svc.simpleUpdateTarget, '/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate');
     assert.equal(svc.multipartHttpPushUri, undefined);
@@ -164,10 +190,17 @@ describe('DMTF public-power-shelf (short form)', () => {
   it('reads the PowerSubsystem: 5 distinct PSUs, duplicate Bay3 and the count mismatch flagged', async () => {
     const ps = await getPowerSubsystem(client, 'PowerShelf');
     assert.equal(ps.capacityWatts, 12000);
-    assert.deepEqual(ps.powerSupplies.map((p) => p.id), ['Bay1', 'Bay3', 'Bay4', 'Bay5', 'Bay6']);
+    assert.deepEqual(
+      ps.powerSupplies.map((p) => p.id),
+      ['Bay1', 'Bay3', 'Bay4', 'Bay5', 'Bay6'],
+    );
     assert.equal(ps.powerSupplies[0]?.model, 'RKS-440DC');
     assert.equal(ps.warnings.length, 3, ps.warnings.join('\n'));
-    assert.ok(ps.warnings.some((w) => w.includes('PowerSubsystem link /redfish/v1/Chassis/PowerShelf/Sensors is a #SensorCollection')));
+    assert.ok(
+      ps.warnings.some((w) =>
+        w.includes('PowerSubsystem link /redfish/v1/Chassis/PowerShelf/Sensors is a #SensorCollection'),
+      ),
+    );
     assert.ok(ps.warnings.some((w) => w.includes('/Bay3 listed more than once')));
     assert.ok(ps.warnings.some((w) => w.includes('Members@odata.count is 6 but 5 distinct')));
   });
@@ -182,7 +215,9 @@ describe('DMTF public-power-shelf (short form)', () => {
 function withoutPowerSubsystem(inner: Handler): Handler {
   return async (req, res, path) => {
     if (path !== '/redfish/v1/Chassis/1U') return inner(req, res, path);
-    const { PowerSubsystem: _gone, ...chassis } = JSON.parse(readFileSync(join(mockups, 'public-rackmount1', 'Chassis', '1U', 'index.json'), 'utf8')) as Record<string, unknown>;
+    const { PowerSubsystem: _gone, ...chassis } = JSON.parse(
+      readFileSync(join(mockups, 'public-rackmount1', 'Chassis', '1U', 'index.json'), 'utf8'),
+    ) as Record<string, unknown>;
     json(res, 200, chassis);
   };
 }
@@ -206,7 +241,14 @@ describe('DMTF public-rackmount1 with only the older Power resource', () => {
     assert.equal(ps.capacityWatts, 800);
     assert.equal(ps.consumedWatts, 344);
     assert.deepEqual(
-      ps.powerSupplies.map((p) => [p.id, p.model, p.serialNumber, p.firmwareVersion, p.powerCapacityWatts, p.status?.Health]),
+      ps.powerSupplies.map((p) => [
+        p.id,
+        p.model,
+        p.serialNumber,
+        p.firmwareVersion,
+        p.powerCapacityWatts,
+        p.status?.Health,
+      ]),
       [['0', '499253-B21', '1Z0000001', '1.00', 800, 'Warning']],
     );
     assert.deepEqual(ps.warnings, []);

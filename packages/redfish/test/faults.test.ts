@@ -16,7 +16,8 @@ describe('faults: retries, timeouts and what is never resent', () => {
     clients.push(c);
     return c;
   };
-  const count = (method: string, path: string) => bmc.requests.filter((r) => r.method === method && r.path === path).length;
+  const count = (method: string, path: string) =>
+    bmc.requests.filter((r) => r.method === method && r.path === path).length;
 
   before(async () => {
     bmc = await fakeBmc(credentials);
@@ -35,7 +36,12 @@ describe('faults: retries, timeouts and what is never resent', () => {
   });
 
   /** Answers the first `n` matching requests with `fault`, then lets the fake serve normally. */
-  const failFirst = (n: number, method: string, path: string, fault: (res: ServerResponse, req: IncomingMessage) => void) => {
+  const failFirst = (
+    n: number,
+    method: string,
+    path: string,
+    fault: (res: ServerResponse, req: IncomingMessage) => void,
+  ) => {
     let left = n;
     bmc.state.intercept = (req, res, p) => {
       if (req.method !== method || p !== path || left <= 0) return false;
@@ -61,7 +67,9 @@ describe('faults: retries, timeouts and what is never resent', () => {
   });
 
   it('503 that persists ends as Unavailable after maxAttempts, naming BMC, URI and status', async () => {
-    failFirst(100, 'GET', systemPath, (res) => json(res, 503, { error: { message: 'service restarting' } }, { 'retry-after': '0' }));
+    failFirst(100, 'GET', systemPath, (res) =>
+      json(res, 503, { error: { message: 'service restarting' } }, { 'retry-after': '0' }),
+    );
     const err = await getPowerState(client({ maxAttempts: 3 })).catch((e: unknown) => e);
     assert.ok(err instanceof RedfishError);
     assert.equal(err.code, 'Unavailable');
@@ -106,7 +114,9 @@ describe('faults: retries, timeouts and what is never resent', () => {
   });
 
   it('other 4xx: no retry, typed code', async () => {
-    failFirst(1, 'POST', resetPath, (res) => json(res, 400, { error: { '@Message.ExtendedInfo': [{ Message: 'ResetType not supported now' }] } }));
+    failFirst(1, 'POST', resetPath, (res) =>
+      json(res, 400, { error: { '@Message.ExtendedInfo': [{ Message: 'ResetType not supported now' }] } }),
+    );
     const err = await resetSystem(client(), 'On').catch((e: unknown) => e);
     assert.ok(err instanceof RedfishError);
     assert.equal(err.code, 'InvalidArgument');

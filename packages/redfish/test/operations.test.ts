@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { applyPowerAction, getMnnvlinkTopology, getPowerState, RedfishClient, RedfishError, resetManager, resetSystem } from '../src/index.js';
+import {
+  applyPowerAction,
+  getMnnvlinkTopology,
+  getPowerState,
+  RedfishClient,
+  RedfishError,
+  resetManager,
+  resetSystem,
+} from '../src/index.js';
 import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
 import { credentials } from './helpers/servers.js';
 
@@ -24,7 +32,10 @@ describe('operations against a dynamic fake BMC', () => {
     await applyPowerAction(client, 'on');
     assert.equal(await getPowerState(client), 'On');
     await applyPowerAction(client, 'off');
-    assert.deepEqual(bmc.state.resets.map((r) => r.body), [{ ResetType: 'On' }, { ResetType: 'GracefulShutdown' }]);
+    assert.deepEqual(
+      bmc.state.resets.map((r) => r.body),
+      [{ ResetType: 'On' }, { ResetType: 'GracefulShutdown' }],
+    );
     assert.equal(await getPowerState(client), 'Off');
   });
 

@@ -81,14 +81,32 @@ function pldmPackage(deviceUuid: string, components: PkgComponent[]): Buffer {
   components.forEach((_, i) => (bits |= 1 << i));
   const setVersion = Buffer.from('FLEET-TEST-SET');
   const descriptor = Buffer.concat([u16(0x0002), u16(16), Buffer.from(deviceUuid, 'hex')]);
-  const recordBody = Buffer.concat([u8(1), u32(0), u8(1), u8(setVersion.length), u16(0), u8(bits), setVersion, descriptor]);
+  const recordBody = Buffer.concat([
+    u8(1),
+    u32(0),
+    u8(1),
+    u8(setVersion.length),
+    u16(0),
+    u8(bits),
+    setVersion,
+    descriptor,
+  ]);
   const record = Buffer.concat([u16(recordBody.length + 2), recordBody]);
   const packageVersion = str('FLEET-TEST-PKG');
   const fixedLen = 16 + 1 + 2 + 13 + 2 + packageVersion.length;
   const entryLen = (c: PkgComponent) => 2 + 2 + 4 + 2 + 2 + 4 + 4 + 2 + Buffer.byteLength(c.version);
   const headerSize = fixedLen + 1 + record.length + 2 + components.reduce((n, c) => n + entryLen(c), 0) + 4;
   const table = components.map((c, i) =>
-    Buffer.concat([u16(10), u16(c.identifier), u32(c.stamp), u16(0), u16(0), u32(headerSize + i * imageBytes), u32(imageBytes), str(c.version)]),
+    Buffer.concat([
+      u16(10),
+      u16(c.identifier),
+      u32(c.stamp),
+      u16(0),
+      u16(0),
+      u32(headerSize + i * imageBytes),
+      u32(imageBytes),
+      str(c.version),
+    ]),
   );
   const header = Buffer.concat([
     Buffer.from('f018878ccb7d49439800a02f059aca02', 'hex'),
@@ -107,7 +125,20 @@ function pldmPackage(deviceUuid: string, components: PkgComponent[]): Buffer {
 
 // ---- the simulator and its admin API ------------------------------------------------------------
 
-const bmcIds = ['lat', 'err', 'rst', 'hang', 'reboot', 'taskfail', 'stale', 'sess', 'limit', 'fw', 'wrongtray', 'downgrade'] as const;
+const bmcIds = [
+  'lat',
+  'err',
+  'rst',
+  'hang',
+  'reboot',
+  'taskfail',
+  'stale',
+  'sess',
+  'limit',
+  'fw',
+  'wrongtray',
+  'downgrade',
+] as const;
 type BmcId = (typeof bmcIds)[number];
 
 interface AdminFirmware {
@@ -138,7 +169,11 @@ describe('integration: the client against every simulator fault', () => {
       });
     }
     // timeScale 0.001: a 200 s update runs 200 ms (ten 20 ms steps), a 100 s BMC reboot 100 ms.
-    sim = await startRedfishSimulator({ bmcs: specs, timeScale: 0.001, timings: { firmwareUpdateS: 200, bmcRebootS: 100 } });
+    sim = await startRedfishSimulator({
+      bmcs: specs,
+      timeScale: 0.001,
+      timings: { firmwareUpdateS: 200, bmcRebootS: 100 },
+    });
     const admin = await startAdminServer(sim, [...bmcIds], '127.0.0.1', 0);
     adminUrl = `http://127.0.0.1:${admin.port}`;
     closeAdmin = admin.close;
@@ -176,14 +211,18 @@ describe('integration: the client against every simulator fault', () => {
     const text = await res.text();
     return (text ? JSON.parse(text) : undefined) as T;
   };
-  const setFaults = async (id: BmcId, faults: Faults) => assert.deepEqual(await adminCall<Faults>('PUT', `/bmcs/${id}/faults`, faults), faults);
+  const setFaults = async (id: BmcId, faults: Faults) =>
+    assert.deepEqual(await adminCall<Faults>('PUT', `/bmcs/${id}/faults`, faults), faults);
   const clearFaults = (id: BmcId) => adminCall<void>('DELETE', `/bmcs/${id}/faults`);
-  const requests = async (id: BmcId) => (await adminCall<{ items: LoggedRequest[] }>('GET', `/bmcs/${id}/requests`)).items;
+  const requests = async (id: BmcId) =>
+    (await adminCall<{ items: LoggedRequest[] }>('GET', `/bmcs/${id}/requests`)).items;
   const clearRequests = (id: BmcId) => adminCall<void>('DELETE', `/bmcs/${id}/requests`);
-  const firmware = async (id: BmcId, fw: string) => (await adminCall<{ items: AdminFirmware[] }>('GET', `/bmcs/${id}/firmware`)).items.find((i) => i.id === fw)!;
+  const firmware = async (id: BmcId, fw: string) =>
+    (await adminCall<{ items: AdminFirmware[] }>('GET', `/bmcs/${id}/firmware`)).items.find((i) => i.id === fw)!;
   const powerState = async (id: BmcId) => (await adminCall<{ powerState: string }>('GET', `/bmcs/${id}`)).powerState;
   const liveSessions = (id: BmcId) => sim.bmc(id).sessions().size;
-  const only = (log: LoggedRequest[], method: string, path: string) => log.filter((r) => r.method === method && r.path === path);
+  const only = (log: LoggedRequest[], method: string, path: string) =>
+    log.filter((r) => r.method === method && r.path === path);
 
   /**
    * Switches `faults` on the moment the simulator has answered a request matching `when`, so the
@@ -243,7 +282,11 @@ describe('integration: the client against every simulator fault', () => {
     const log = await requests('lat');
     assert.ok(log.length > 3);
     assert.ok(log.every((r) => r.status === 200));
-    assert.equal(new Set(log.map((r) => r.path)).size, log.length, 'every resource read once: latency alone causes no resend');
+    assert.equal(
+      new Set(log.map((r) => r.path)).size,
+      log.length,
+      'every resource read once: latency alone causes no resend',
+    );
 
     await setFaults('lat', { latencyMs: 300 });
     await clearRequests('lat');
@@ -253,8 +296,14 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(err.retryable, true);
     assert.equal(err.uri, ROOT);
     // The slow BMC still works through both attempts after the client gave up on them.
-    await eventually(async () => ((await requests('lat')).length >= 2 ? true : undefined), 'both attempts reach the log');
-    assert.deepEqual((await requests('lat')).map((r) => `${r.method} ${r.path}`), [`GET ${ROOT}`, `GET ${ROOT}`]);
+    await eventually(
+      async () => ((await requests('lat')).length >= 2 ? true : undefined),
+      'both attempts reach the log',
+    );
+    assert.deepEqual(
+      (await requests('lat')).map((r) => `${r.method} ${r.path}`),
+      [`GET ${ROOT}`, `GET ${ROOT}`],
+    );
     await clearFaults('lat');
     assert.equal(await getPowerState(impatient), 'Off', 'the client recovers once the BMC is fast again');
   });
@@ -264,14 +313,22 @@ describe('integration: the client against every simulator fault', () => {
     const baseline = await getFirmwareInventory(c);
     assert.equal(await getPowerState(c), 'Off');
 
-    for (const [status, code] of [[500, 'Internal'], [502, 'Unavailable'], [504, 'Timeout']] as const) {
+    for (const [status, code] of [
+      [500, 'Internal'],
+      [502, 'Unavailable'],
+      [504, 'Timeout'],
+    ] as const) {
       await setFaults('err', { errorRate: 1, errorStatus: status });
       await clearRequests('err');
       const err = await rejection(getPowerState(c));
       assert.equal(err.code, code);
       assert.equal(err.status, status);
       assert.equal(err.uri, SYSTEM);
-      assert.deepEqual((await requests('err')).map((r) => [r.path, r.status]), [[SYSTEM, status]], `HTTP ${status} is not resent`);
+      assert.deepEqual(
+        (await requests('err')).map((r) => [r.path, r.status]),
+        [[SYSTEM, status]],
+        `HTTP ${status} is not resent`,
+      );
     }
 
     await setFaults('err', { errorRate: 1, errorStatus: 503 });
@@ -292,9 +349,15 @@ describe('integration: the client against every simulator fault', () => {
     const patient = client('err', { auth: 'basic', maxAttempts: 40, maxRetryDelayMs: 2 });
     assert.deepEqual(await getFirmwareInventory(patient), baseline);
     const mixed = await requests('err');
-    assert.ok(mixed.some((r) => r.status === 503), 'some answers were 503');
+    assert.ok(
+      mixed.some((r) => r.status === 503),
+      'some answers were 503',
+    );
     const lastPerPath = new Map(mixed.map((r) => [r.path, r.status]));
-    assert.ok([...lastPerPath.values()].every((s) => s === 200), 'every resource was finally served');
+    assert.ok(
+      [...lastPerPath.values()].every((s) => s === 200),
+      'every resource was finally served',
+    );
     await clearFaults('err');
   });
 
@@ -304,15 +367,21 @@ describe('integration: the client against every simulator fault', () => {
     const err = await rejection(getPowerState(c));
     assert.equal(err.code, 'Unavailable');
     assert.equal(err.retryable, true);
-    assert.deepEqual((await requests('rst')).map((r) => [r.method, r.path, r.status]), [
-      ['GET', ROOT, 0],
-      ['GET', ROOT, 0],
-      ['GET', ROOT, 0],
-    ]);
+    assert.deepEqual(
+      (await requests('rst')).map((r) => [r.method, r.path, r.status]),
+      [
+        ['GET', ROOT, 0],
+        ['GET', ROOT, 0],
+        ['GET', ROOT, 0],
+      ],
+    );
 
     await setFaults('rst', { resetRate: 0.3 });
     const patient = client('rst', { auth: 'basic', maxAttempts: 40 });
-    assert.ok((await getFirmwareInventory(patient)).components.length > 0, 'a partial reset rate is absorbed by resending GETs');
+    assert.ok(
+      (await getFirmwareInventory(patient)).components.length > 0,
+      'a partial reset rate is absorbed by resending GETs',
+    );
 
     await clearFaults('rst');
     assert.equal(await getPowerState(c), 'Off', 'the client reconnects once the BMC stops resetting');
@@ -322,7 +391,11 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(post.code, 'Unavailable');
     assert.match(post.causeText, /not resent/);
     const posts = only(await requests('rst'), 'POST', `${SYSTEM}/Actions/ComputerSystem.Reset`);
-    assert.deepEqual(posts.map((r) => r.status), [0], 'the POST went out once and was dropped unanswered');
+    assert.deepEqual(
+      posts.map((r) => r.status),
+      [0],
+      'the POST went out once and was dropped unanswered',
+    );
     assert.equal(await powerState('rst'), 'Off');
     await clearFaults('rst');
   });
@@ -336,11 +409,17 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(err.code, 'Timeout');
     assert.equal(err.uri, SYSTEM);
     // Abandoned requests are logged with status 0 once the client drops the connection.
-    await eventually(async () => ((await requests('hang')).length >= 2 ? true : undefined), 'both abandoned attempts are logged');
-    assert.deepEqual((await requests('hang')).map((r) => [r.method, r.path, r.status]), [
-      ['GET', SYSTEM, 0],
-      ['GET', SYSTEM, 0],
-    ]);
+    await eventually(
+      async () => ((await requests('hang')).length >= 2 ? true : undefined),
+      'both abandoned attempts are logged',
+    );
+    assert.deepEqual(
+      (await requests('hang')).map((r) => [r.method, r.path, r.status]),
+      [
+        ['GET', SYSTEM, 0],
+        ['GET', SYSTEM, 0],
+      ],
+    );
     await clearFaults('hang');
     assert.equal(await getPowerState(c), 'Off');
 
@@ -349,7 +428,11 @@ describe('integration: the client against every simulator fault', () => {
     const post = await rejection(resetSystem(c, 'On'));
     assert.equal(post.code, 'Timeout');
     assert.match(post.causeText, /not resent/);
-    await eventually(async () => (only(await requests('hang'), 'POST', `${SYSTEM}/Actions/ComputerSystem.Reset`).length ? true : undefined), 'POST logged');
+    await eventually(
+      async () =>
+        only(await requests('hang'), 'POST', `${SYSTEM}/Actions/ComputerSystem.Reset`).length ? true : undefined,
+      'POST logged',
+    );
     await clearFaults('hang');
     assert.equal(only(await requests('hang'), 'POST', `${SYSTEM}/Actions/ComputerSystem.Reset`).length, 1);
     assert.equal(await getPowerState(c), 'Off', 'the hung reset was never applied');
@@ -378,7 +461,11 @@ describe('integration: the client against every simulator fault', () => {
       [201, 201],
       'one login before the update, one after the reboot',
     );
-    assert.deepEqual([after503.at(-1)!.path, after503.at(-1)!.status], [pushed.taskUri, 200], 'the task was read again under the new session');
+    assert.deepEqual(
+      [after503.at(-1)!.path, after503.at(-1)!.status],
+      [pushed.taskUri, 200],
+      'the task was read again under the new session',
+    );
     assert.equal(liveSessions('reboot'), 1);
     const fw = await firmware('reboot', 'FW_BMC_0');
     assert.equal(fw.version, BMC_FW.version);
@@ -386,7 +473,11 @@ describe('integration: the client against every simulator fault', () => {
 
     await clearFaults('reboot');
     const again = await pushFirmware(c, { filePath: file });
-    assert.equal((await wait(c, again.taskUri)).outcome, 'succeeded', 'with the fault cleared the same package installs');
+    assert.equal(
+      (await wait(c, again.taskUri)).outcome,
+      'succeeded',
+      'with the fault cleared the same package installs',
+    );
     await c.close();
     assert.equal(liveSessions('reboot'), 0, 'close() logged out');
   });
@@ -394,7 +485,9 @@ describe('integration: the client against every simulator fault', () => {
   it('task failure: waitForTask reports failed with the BMC’s reason', async () => {
     const c = client('taskfail');
     await setFaults('taskfail', { taskFailure: true });
-    const pushed = await pushFirmware(c, { filePath: await writePackage('taskfail.fwpkg', bmcPackage('GB200Nvl-25.09-1', BMC_FW.stamp + 1)) });
+    const pushed = await pushFirmware(c, {
+      filePath: await writePackage('taskfail.fwpkg', bmcPackage('GB200Nvl-25.09-1', BMC_FW.stamp + 1)),
+    });
     const result = await wait(c, pushed.taskUri);
     assert.equal(result.outcome, 'failed');
     assert.equal(result.taskState, 'Exception');
@@ -412,11 +505,14 @@ describe('integration: the client against every simulator fault', () => {
     await clearRequests('stale');
     assert.deepEqual(await getFirmwareInventory(c), baseline);
     const log = await requests('stale');
-    assert.deepEqual(log.slice(0, 3).map((r) => [r.method, r.path, r.status]), [
-      ['GET', '/redfish/v1/UpdateService', 404],
-      ['GET', ROOT, 200],
-      ['GET', '/redfish/v1/UpdateService', 200],
-    ]);
+    assert.deepEqual(
+      log.slice(0, 3).map((r) => [r.method, r.path, r.status]),
+      [
+        ['GET', '/redfish/v1/UpdateService', 404],
+        ['GET', ROOT, 200],
+        ['GET', '/redfish/v1/UpdateService', 200],
+      ],
+    );
     assert.equal(only(log, 'GET', ROOT).length, 1, 'one re-discovery');
     assert.ok(log.slice(1).every((r) => r.status === 200));
 
@@ -426,12 +522,15 @@ describe('integration: the client against every simulator fault', () => {
     await setFaults('stale', { staleLinks: [SYSTEM] });
     await clearRequests('stale');
     assert.equal(await getPowerState(s), 'Off');
-    assert.deepEqual((await requests('stale')).map((r) => [r.path, r.status]), [
-      [SYSTEM, 404],
-      [ROOT, 200],
-      ['/redfish/v1/Systems', 200],
-      [SYSTEM, 200],
-    ]);
+    assert.deepEqual(
+      (await requests('stale')).map((r) => [r.path, r.status]),
+      [
+        [SYSTEM, 404],
+        [ROOT, 200],
+        ['/redfish/v1/Systems', 200],
+        [SYSTEM, 200],
+      ],
+    );
     await clearFaults('stale');
   });
 
@@ -444,12 +543,15 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(err.uri, SESSIONS);
     assert.match(err.causeText, /simultaneous sessions exceeding the limit/);
     const log = await requests('sess');
-    assert.deepEqual(log.map((r) => [r.method, r.path, r.status]), [
-      ['GET', ROOT, 200],
-      ['POST', SESSIONS, 503],
-      ['POST', SESSIONS, 503],
-      ['POST', SESSIONS, 503],
-    ]);
+    assert.deepEqual(
+      log.map((r) => [r.method, r.path, r.status]),
+      [
+        ['GET', ROOT, 200],
+        ['POST', SESSIONS, 503],
+        ['POST', SESSIONS, 503],
+        ['POST', SESSIONS, 503],
+      ],
+    );
     assert.equal(liveSessions('sess'), 0);
 
     await clearFaults('sess');
@@ -474,7 +576,11 @@ describe('integration: the client against every simulator fault', () => {
     await Promise.all([...holders, extra].map((h) => h.close()));
     assert.equal(liveSessions('limit'), 0);
     const logouts = (await requests('limit')).filter((r) => r.method === 'DELETE' && r.path.startsWith(`${SESSIONS}/`));
-    assert.deepEqual(logouts.map((r) => r.status), [204, 204], 'one logout per session, none for the client that never got one');
+    assert.deepEqual(
+      logouts.map((r) => r.status),
+      [204, 204],
+      'one logout per session, none for the client that never got one',
+    );
   });
 
   it('firmware push of a matching package: the task completes and the new version shows only after the reset / power cycle', async () => {
@@ -486,25 +592,45 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(result.outcome, 'succeeded');
     assert.equal(result.percentComplete, 100);
     const upload = only(await requests('fw'), 'POST', PUSH);
-    assert.deepEqual(upload.map((r) => r.body), [
-      { UpdateParameters: { Targets: [], ForceUpdate: false }, UpdateFile: { filename: 'bmc.fwpkg', size: (await stat(file)).size } },
-    ]);
+    assert.deepEqual(
+      upload.map((r) => r.body),
+      [
+        {
+          UpdateParameters: { Targets: [], ForceUpdate: false },
+          UpdateFile: { filename: 'bmc.fwpkg', size: (await stat(file)).size },
+        },
+      ],
+    );
 
     assert.equal(versionOf(await getFirmwareInventory(c), 'FW_BMC_0'), BMC_FW.version, 'staged, not running yet');
     assert.equal((await firmware('fw', 'FW_BMC_0')).staged, 'GB200Nvl-25.09-1');
     await resetManager(c, 'bmc');
-    await eventually(async () => (versionOf(await getFirmwareInventory(c), 'FW_BMC_0') === 'GB200Nvl-25.09-1' ? true : undefined), 'new BMC version after the reboot');
+    await eventually(
+      async () => (versionOf(await getFirmwareInventory(c), 'FW_BMC_0') === 'GB200Nvl-25.09-1' ? true : undefined),
+      'new BMC version after the reboot',
+    );
     const log = await requests('fw');
-    assert.ok(log.some((r) => r.status === 503), 'the BMC was down for its reboot');
+    assert.ok(
+      log.some((r) => r.status === 503),
+      'the BMC was down for its reboot',
+    );
     assert.equal(only(log, 'POST', SESSIONS).length, 2, 'the session lost in the reboot was re-created once');
 
     // A host-side (HGX) image activates when the host power-cycles.
-    const gpu = await writePackage('gpu.fwpkg', pldmPackage(GPU_FW.device!, [{ identifier: GPU_FW.componentId!, stamp: GPU_FW.stamp + 5, version: '97.00.B0.00.01' }]));
+    const gpu = await writePackage(
+      'gpu.fwpkg',
+      pldmPackage(GPU_FW.device!, [
+        { identifier: GPU_FW.componentId!, stamp: GPU_FW.stamp + 5, version: '97.00.B0.00.01' },
+      ]),
+    );
     const gpuPush = await pushFirmware(c, { filePath: gpu, targets: ['/redfish/v1/Chassis/HGX_Chassis_0'] });
     assert.equal((await wait(c, gpuPush.taskUri)).outcome, 'succeeded');
     assert.equal(versionOf(await getFirmwareInventory(c), 'HGX_FW_GPU_0'), GPU_FW.version);
     await applyPowerAction(c, 'power-cycle');
-    await eventually(async () => (versionOf(await getFirmwareInventory(c), 'HGX_FW_GPU_0') === '97.00.B0.00.01' ? true : undefined), 'new GPU version after the power cycle');
+    await eventually(
+      async () => (versionOf(await getFirmwareInventory(c), 'HGX_FW_GPU_0') === '97.00.B0.00.01' ? true : undefined),
+      'new GPU version after the power cycle',
+    );
     assert.equal(await getPowerState(c), 'On');
   });
 
@@ -518,8 +644,14 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(err.status, 400);
     assert.equal(err.uri, PUSH);
     assert.equal(err.retryable, false);
-    assert.deepEqual(only(await requests('wrongtray'), 'POST', PUSH).map((r) => r.status), [400]);
-    assert.equal((await c.get<{ 'Members@odata.count': number }>('/redfish/v1/TaskService/Tasks'))['Members@odata.count'], 0);
+    assert.deepEqual(
+      only(await requests('wrongtray'), 'POST', PUSH).map((r) => r.status),
+      [400],
+    );
+    assert.equal(
+      (await c.get<{ 'Members@odata.count': number }>('/redfish/v1/TaskService/Tasks'))['Members@odata.count'],
+      0,
+    );
   });
 
   it('a downgrade fails without ForceUpdate and installs with it', async () => {
@@ -528,13 +660,18 @@ describe('integration: the client against every simulator fault', () => {
     const refused = await wait(c, (await pushFirmware(c, { filePath: file })).taskUri);
     assert.equal(refused.outcome, 'failed');
     assert.equal(refused.taskState, 'Exception');
-    assert.match(refused.failureReason ?? '', /FW_BMC_0 has detected errors of type 'Component comparison stamp is lower'/);
+    assert.match(
+      refused.failureReason ?? '',
+      /FW_BMC_0 has detected errors of type 'Component comparison stamp is lower'/,
+    );
     assert.equal((await firmware('downgrade', 'FW_BMC_0')).staged, undefined);
 
     const forced = await wait(c, (await pushFirmware(c, { filePath: file, forceUpdate: true })).taskUri);
     assert.equal(forced.outcome, 'succeeded');
     assert.equal((await firmware('downgrade', 'FW_BMC_0')).staged, 'GB200Nvl-24.10-1');
-    const params = only(await requests('downgrade'), 'POST', PUSH).map((r) => (r.body as { UpdateParameters: unknown }).UpdateParameters);
+    const params = only(await requests('downgrade'), 'POST', PUSH).map(
+      (r) => (r.body as { UpdateParameters: unknown }).UpdateParameters,
+    );
     assert.deepEqual(params, [
       { Targets: [], ForceUpdate: false },
       { Targets: [], ForceUpdate: true },

@@ -3,7 +3,16 @@ import { statSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
-import { applyPowerAction, getFirmwareInventory, getMnnvlinkTopology, getPowerState, pushFirmware, RedfishClient, RedfishError, waitForTask } from '../src/index.js';
+import {
+  applyPowerAction,
+  getFirmwareInventory,
+  getMnnvlinkTopology,
+  getPowerState,
+  pushFirmware,
+  RedfishClient,
+  RedfishError,
+  waitForTask,
+} from '../src/index.js';
 import { peers } from './helpers/servers.js';
 
 async function freePort(): Promise<number> {
@@ -22,10 +31,17 @@ describe('integration: the fleet BMC simulator', () => {
   const id = 'bmc-int-1';
   before(async () => {
     sim = await startRedfishSimulator({
-      bmcs: [{ id, address: '127.0.0.1', port: await freePort(), username: 'admin', password: 'sim-pw', sessionLimit: 2 }],
+      bmcs: [
+        { id, address: '127.0.0.1', port: await freePort(), username: 'admin', password: 'sim-pw', sessionLimit: 2 },
+      ],
       timeScale: 0.001,
     });
-    client = new RedfishClient({ baseUrl: sim.bmcUrl(id), credentials: { username: 'admin', password: 'sim-pw' }, auth: 'session', retryBaseDelayMs: 5 });
+    client = new RedfishClient({
+      baseUrl: sim.bmcUrl(id),
+      credentials: { username: 'admin', password: 'sim-pw' },
+      auth: 'session',
+      retryBaseDelayMs: 5,
+    });
   });
   after(async () => {
     await client.close();
@@ -45,7 +61,7 @@ describe('integration: the fleet BMC simulator', () => {
   });
 
   it('stale links: re-discovers from the service root', async () => {
-    const system = (sim.bmc(id).log.find((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)))!.path;
+    const system = sim.bmc(id).log.find((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path))!.path;
     sim.bmc(id).setFaults({ staleLinks: [system] });
     try {
       assert.equal(await getPowerState(client), 'On');
@@ -58,14 +74,20 @@ describe('integration: the fleet BMC simulator', () => {
     const filePath = `${peers}/pldm-fwpkg-vectors/pkg-1.0.0.fwpkg`;
     const pushed = await pushFirmware(client, { filePath, forceUpdate: true }).catch((e: unknown) => e);
     const post = sim.bmc(id).log.find((r) => r.method === 'POST' && r.path.endsWith('/update-multipart'));
-    assert.deepEqual(post?.body, { UpdateParameters: { Targets: [], ForceUpdate: true }, UpdateFile: { filename: 'pkg-1.0.0.fwpkg', size: statSync(filePath).size } });
+    assert.deepEqual(post?.body, {
+      UpdateParameters: { Targets: [], ForceUpdate: true },
+      UpdateFile: { filename: 'pkg-1.0.0.fwpkg', size: statSync(filePath).size },
+    });
     if (pushed instanceof RedfishError) {
       // The simulator checks the package against its hardware profile; a generic test vector may be refused.
       assert.equal(pushed.code, 'InvalidArgument');
       return;
     }
     assert.ok(!(pushed instanceof Error), String(pushed));
-    const result = await waitForTask(client, (pushed as { taskUri: string }).taskUri, { pollIntervalMs: 20, timeoutMs: 30_000 });
+    const result = await waitForTask(client, (pushed as { taskUri: string }).taskUri, {
+      pollIntervalMs: 20,
+      timeoutMs: 30_000,
+    });
     assert.ok(['succeeded', 'failed'].includes(result.outcome));
   });
 });

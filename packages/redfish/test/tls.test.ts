@@ -5,7 +5,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { getPowerState, RedfishClient, RedfishError, type RedfishLogger, type RedfishTlsOptions } from '../src/index.js';
+import {
+  getPowerState,
+  RedfishClient,
+  RedfishError,
+  type RedfishLogger,
+  type RedfishTlsOptions,
+} from '../src/index.js';
 import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
 import { credentials } from './helpers/servers.js';
 
@@ -13,10 +19,27 @@ import { credentials } from './helpers/servers.js';
 function selfSigned(dir: string, name: string): { key: string; cert: string; certFile: string; fingerprint: string } {
   const keyFile = join(dir, `${name}.key`);
   const certFile = join(dir, `${name}.pem`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'ignore' },
+  );
   const cert = readFileSync(certFile, 'utf8');
   return { key: readFileSync(keyFile, 'utf8'), cert, certFile, fingerprint: new X509Certificate(cert).fingerprint256 };
 }
@@ -27,7 +50,13 @@ describe('TLS verification', () => {
   let otherCert: ReturnType<typeof selfSigned>;
   let bmc: FakeBmc;
   const read = async (tls: RedfishTlsOptions | undefined, logger?: RedfishLogger) => {
-    const c = new RedfishClient({ baseUrl: bmc.url, credentials, maxAttempts: 1, ...(tls ? { tls } : {}), ...(logger ? { logger } : {}) });
+    const c = new RedfishClient({
+      baseUrl: bmc.url,
+      credentials,
+      maxAttempts: 1,
+      ...(tls ? { tls } : {}),
+      ...(logger ? { logger } : {}),
+    });
     try {
       return await getPowerState(c);
     } finally {
@@ -62,14 +91,16 @@ describe('TLS verification', () => {
     assert.equal(await read({ caFile: bmcCert.certFile }), 'Off');
   });
 
-  it('rejects it against a different CA bundle', () => rejected({ caPem: otherCert.cert }, /self.signed|verif|issuer/i));
+  it('rejects it against a different CA bundle', () =>
+    rejected({ caPem: otherCert.cert }, /self.signed|verif|issuer/i));
 
   it('accepts it by pinned SHA-256 fingerprint, with or without colons', async () => {
     assert.equal(await read({ pinnedSha256: bmcCert.fingerprint }), 'Off');
     assert.equal(await read({ pinnedSha256: bmcCert.fingerprint.replace(/:/g, '').toLowerCase() }), 'Off');
   });
 
-  it('rejects a certificate that does not match the pin', () => rejected({ pinnedSha256: otherCert.fingerprint }, /does not match the pinned/));
+  it('rejects a certificate that does not match the pin', () =>
+    rejected({ pinnedSha256: otherCert.fingerprint }, /does not match the pinned/));
 
   it('insecure: connects, and warns once per BMC through the injected logger', async () => {
     const warnings: { obj: object; msg: string }[] = [];
@@ -82,6 +113,9 @@ describe('TLS verification', () => {
   });
 
   it('refuses a malformed pin at construction', () => {
-    assert.throws(() => new RedfishClient({ baseUrl: bmc.url, credentials, tls: { pinnedSha256: 'abc' } }), /64 hex digits/);
+    assert.throws(
+      () => new RedfishClient({ baseUrl: bmc.url, credentials, tls: { pinnedSha256: 'abc' } }),
+      /64 hex digits/,
+    );
   });
 });

@@ -60,7 +60,11 @@ describe('multipart firmware push and task monitoring', () => {
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
     let pushed;
     try {
-      pushed = await pushFirmware(client, { filePath: path, targets: ['/redfish/v1/Chassis/HGX_Chassis_0'], forceUpdate: true });
+      pushed = await pushFirmware(client, {
+        filePath: path,
+        targets: ['/redfish/v1/Chassis/HGX_Chassis_0'],
+        forceUpdate: true,
+      });
     } finally {
       clearInterval(sampler);
     }
@@ -80,7 +84,10 @@ describe('multipart firmware push and task monitoring', () => {
     assert.deepEqual(pushed, { taskUri: '/redfish/v1/TaskService/Tasks/1', status: 202 });
 
     const progress: (number | undefined)[] = [];
-    const result = await waitForTask(client, pushed.taskUri, { pollIntervalMs: 5, onProgress: (t) => progress.push(t.PercentComplete) });
+    const result = await waitForTask(client, pushed.taskUri, {
+      pollIntervalMs: 5,
+      onProgress: (t) => progress.push(t.PercentComplete),
+    });
     assert.equal(result.outcome, 'succeeded');
     assert.equal(result.taskState, 'Completed');
     assert.deepEqual(progress, [10, 100]);
@@ -95,7 +102,10 @@ describe('multipart firmware push and task monitoring', () => {
         TaskState: 'Completed',
         TaskStatus: 'OK',
         PercentComplete: 100,
-        Messages: [{ MessageId: 'Update.1.0.ComponentComparisonStampLower', Severity: 'OK' }, { MessageId: 'Base.1.13.0.TaskAborted', Message: 'Component comparison stamp is lower', Severity: 'Warning' }],
+        Messages: [
+          { MessageId: 'Update.1.0.ComponentComparisonStampLower', Severity: 'OK' },
+          { MessageId: 'Base.1.13.0.TaskAborted', Message: 'Component comparison stamp is lower', Severity: 'Warning' },
+        ],
       },
     ];
     const { taskUri } = await pushFirmware(client, { filePath: path });
@@ -142,7 +152,10 @@ describe('multipart firmware push and task monitoring', () => {
 
   it('waitForTask gives up at its deadline with Timeout', async () => {
     bmc.state.taskStates = [{ TaskState: 'Running', PercentComplete: 1 }];
-    const err = await waitForTask(client, '/redfish/v1/TaskService/Tasks/1', { pollIntervalMs: 10, timeoutMs: 60 }).catch((e: unknown) => e);
+    const err = await waitForTask(client, '/redfish/v1/TaskService/Tasks/1', {
+      pollIntervalMs: 10,
+      timeoutMs: 60,
+    }).catch((e: unknown) => e);
     assert.ok(err instanceof RedfishError && err.code === 'Timeout', String(err));
   });
 });

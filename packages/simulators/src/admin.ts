@@ -44,14 +44,35 @@ export async function startAdminServer(
     const method = req.method ?? 'GET';
     if (parts[0] === 'switches' && nvos) return switchRoute(nvos, method, parts.slice(1), () => readBody(req));
     if (method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
-      return [200, { items: ids.map((id) => ({ id, url: sim.bmcUrl(id), powerState: sim.bmc(id).powerState, acLost: sim.bmc(id).acLost })) }];
+      return [
+        200,
+        {
+          items: ids.map((id) => ({
+            id,
+            url: sim.bmcUrl(id),
+            powerState: sim.bmc(id).powerState,
+            acLost: sim.bmc(id).acLost,
+          })),
+        },
+      ];
     }
     const id = parts[1];
     if (parts[0] !== 'bmcs' || !id || !known.has(id)) return [404, { error: `no route ${method} ${req.url}` }];
     const bmc = sim.bmc(id);
     const sub = parts.length === 3 ? parts[2] : parts.length === 2 ? '' : undefined;
     if (sub === '' && method === 'GET') {
-      return [200, { id, url: sim.bmcUrl(id), powerState: bmc.powerState, profile: bmc.profile.id, rebooting: bmc.rebooting, acLost: bmc.acLost, faults: bmc.faults }];
+      return [
+        200,
+        {
+          id,
+          url: sim.bmcUrl(id),
+          powerState: bmc.powerState,
+          profile: bmc.profile.id,
+          rebooting: bmc.rebooting,
+          acLost: bmc.acLost,
+          faults: bmc.faults,
+        },
+      ];
     }
     if (sub === 'requests' && method === 'GET') return [200, { items: bmc.log }];
     if (sub === 'requests' && method === 'DELETE') {
@@ -65,12 +86,17 @@ export async function startAdminServer(
     }
     if (sub === 'faults' && method === 'PUT') {
       const parsed = Faults.safeParse(await readBody(req));
-      if (!parsed.success) return [400, { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }];
+      if (!parsed.success)
+        return [400, { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }];
       bmc.setFaults(parsed.data);
       return [200, bmc.faults];
     }
     if (sub === 'firmware' && method === 'GET') {
-      const items = bmc.profile.firmware.map((f) => ({ id: f.id, version: bmc.firmware(f).version, ...(bmc.staged(f.id) ? { staged: bmc.staged(f.id)!.version } : {}) }));
+      const items = bmc.profile.firmware.map((f) => ({
+        id: f.id,
+        version: bmc.firmware(f).version,
+        ...(bmc.staged(f.id) ? { staged: bmc.staged(f.id)!.version } : {}),
+      }));
       return [200, { items, flashes: bmc.flashLog }];
     }
     return [404, { error: `no route ${method} ${req.url}` }];

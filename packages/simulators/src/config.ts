@@ -89,14 +89,19 @@ export const SimulatorConfig = z
     nvosTimings: NvosTimings.optional(),
   })
   .strict()
-  .refine((c) => c.bmcs.length + c.generate.length + c.switches.length > 0, { message: 'configure at least one BMC (bmcs or generate) or switch' });
+  .refine((c) => c.bmcs.length + c.generate.length + c.switches.length > 0, {
+    message: 'configure at least one BMC (bmcs or generate) or switch',
+  });
 export type SimulatorConfig = z.infer<typeof SimulatorConfig>;
 
 /** Expands `generate` blocks into BMC specs: 127.a.b.c counting up from firstAddress. */
 export function expandBmcs(c: SimulatorConfig): z.infer<typeof Bmc>[] {
   const out = [...c.bmcs];
   for (const g of c.generate) {
-    const base = g.firstAddress.split('.').map(Number).reduce((acc, o) => acc * 256 + o, 0);
+    const base = g.firstAddress
+      .split('.')
+      .map(Number)
+      .reduce((acc, o) => acc * 256 + o, 0);
     for (let i = 0; i < g.count; i++) {
       const n = base + i;
       const address = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');

@@ -25,13 +25,24 @@ export function profileParts(profileId: ProfileId): ProfilePart[] {
  * descriptor and one image per component at `version`. `stamp` below the shipped one makes a
  * downgrade; `imageBytes` sizes each image (default 4 KiB).
  */
-export function profilePackageSpec(profileId: ProfileId, part: ProfilePart, version: string, opts: { stamp?: number; imageBytes?: number } = {}): FwpkgSpec {
+export function profilePackageSpec(
+  profileId: ProfileId,
+  part: ProfilePart,
+  version: string,
+  opts: { stamp?: number; imageBytes?: number } = {},
+): FwpkgSpec {
   const specs = profiles[profileId].firmware.filter((f) => f.device === part.device && f.componentId !== undefined);
   const stamp = opts.stamp ?? Math.max(...specs.map((s) => s.stamp)) + 1;
   return {
     revision: '1.0',
     packageVersion: version,
-    devices: [{ descriptors: [{ type: DESCRIPTOR_UUID, data: part.device }], applicableComponents: specs.map((_, i) => i), imageSetVersion: version }],
+    devices: [
+      {
+        descriptors: [{ type: DESCRIPTOR_UUID, data: part.device }],
+        applicableComponents: specs.map((_, i) => i),
+        imageSetVersion: version,
+      },
+    ],
     components: specs.map((s, i) => ({
       classification: CLASSIFICATION_FIRMWARE,
       identifier: s.componentId!,

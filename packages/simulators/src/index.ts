@@ -7,6 +7,14 @@ export { profiles, profileIds, type ProfileId, type Profile, type FirmwareSpec }
 export { crc32 } from '@fleet/fwpkg'; // for packages/redfish/test/simulator-faults.test.ts, which still builds its packages by hand
 export { profileParts, profilePackageSpec, type ProfilePart } from './firmware-packages.js';
 export { startNvosSimulator, type NvosSimulator, type NvosSimulatorOptions } from './nvos/simulator.js';
-export { SimulatedSwitch, defaultNvosTimings, firmwareComponents, type SwitchSpec, type NvosTimings, type FirmwareComponent, type SshLogged } from './nvos/switch.js';
+export {
+  SimulatedSwitch,
+  defaultNvosTimings,
+  firmwareComponents,
+  type SwitchSpec,
+  type NvosTimings,
+  type FirmwareComponent,
+  type SshLogged,
+} from './nvos/switch.js';
 export { SwitchFaults } from './nvos/faults.js';
 export { hostKeyFor, type HostKey } from './nvos/host-key.js';

@@ -4,13 +4,33 @@ import { expandBmcs, SimulatorConfig } from './config.js';
 import { startNvosSimulator } from './nvos/simulator.js';
 import { startRedfishSimulator } from './redfish/server.js';
 
-exitOnHelp(serviceUsage('simulator', 'Simulated Redfish BMCs and NVOS switches on loopback addresses, with an admin API.', 'deploy/config/simulator.example.json'));
+exitOnHelp(
+  serviceUsage(
+    'simulator',
+    'Simulated Redfish BMCs and NVOS switches on loopback addresses, with an admin API.',
+    'deploy/config/simulator.example.json',
+  ),
+);
 const config = loadConfig(SimulatorConfig, configPathFromArgs());
 const log = createLogger('redfish-simulator', config.log.level);
 const bmcs = expandBmcs(config);
-const sim = await startRedfishSimulator({ bmcs, timeScale: config.timeScale, ...(config.timings ? { timings: config.timings } : {}) });
-const nvos = await startNvosSimulator({ switches: config.switches, timeScale: config.timeScale, ...(config.nvosTimings ? { timings: config.nvosTimings } : {}) });
-const admin = await startAdminServer(sim, bmcs.map((b) => b.id), config.admin.host, config.admin.port, nvos);
+const sim = await startRedfishSimulator({
+  bmcs,
+  timeScale: config.timeScale,
+  ...(config.timings ? { timings: config.timings } : {}),
+});
+const nvos = await startNvosSimulator({
+  switches: config.switches,
+  timeScale: config.timeScale,
+  ...(config.nvosTimings ? { timings: config.nvosTimings } : {}),
+});
+const admin = await startAdminServer(
+  sim,
+  bmcs.map((b) => b.id),
+  config.admin.host,
+  config.admin.port,
+  nvos,
+);
 
 handleShutdown({
   name: 'redfish simulator',
@@ -23,4 +43,7 @@ handleShutdown({
   },
 });
 // Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
-log.info({ bmcs: bmcs.length, switches: config.switches.length, adminPort: admin.port, timeScale: config.timeScale }, 'redfish simulator ready');
+log.info(
+  { bmcs: bmcs.length, switches: config.switches.length, adminPort: admin.port, timeScale: config.timeScale },
+  'redfish simulator ready',
+);

@@ -1,15 +1,33 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { profiles } from '../src/redfish/profiles/index.js';
-import { admin, buildPackage, finishedTask, PASSWORD, push, rf, sleep, startSim, USER, type TestSim } from './helpers.js';
+import {
+  admin,
+  buildPackage,
+  finishedTask,
+  PASSWORD,
+  push,
+  rf,
+  sleep,
+  startSim,
+  USER,
+  type TestSim,
+} from './helpers.js';
 
 const FW = profiles['gb200-compute'].firmware[0]!;
-const pkg = () => buildPackage([{ uuid: FW.device!, components: [0] }], [{ identifier: FW.componentId!, stamp: FW.stamp + 1, version: 'GB200Nvl-26.01-1' }]);
+const pkg = () =>
+  buildPackage(
+    [{ uuid: FW.device!, components: [0] }],
+    [{ identifier: FW.componentId!, stamp: FW.stamp + 1, version: 'GB200Nvl-26.01-1' }],
+  );
 
 describe('fault injection through the admin API', () => {
   let t: TestSim;
   before(async () => {
-    t = await startSim([{ id: 'f1' }, { id: 'f2' }, { id: 'f3' }], { timeScale: 0.001, timings: { firmwareUpdateS: 300, bmcRebootS: 200 } });
+    t = await startSim([{ id: 'f1' }, { id: 'f2' }, { id: 'f3' }], {
+      timeScale: 0.001,
+      timings: { firmwareUpdateS: 300, bmcRebootS: 200 },
+    });
   });
   after(() => t.close());
 
@@ -46,7 +64,10 @@ describe('fault injection through the admin API', () => {
     await assert.rejects(fetch(`${t.url('f1')}/redfish/v1`));
     await clear('f1');
     const log = (await admin(t, 'GET', '/bmcs/f1/requests')).body.items;
-    assert.deepEqual(log.map((r: { status: number }) => r.status), [0]);
+    assert.deepEqual(
+      log.map((r: { status: number }) => r.status),
+      [0],
+    );
   });
 
   it('a hang holds requests until the fault is cleared', async () => {
@@ -80,11 +101,22 @@ describe('fault injection through the admin API', () => {
 
   it('session exhaustion refuses logins with SessionLimitExceeded', async () => {
     await setFaults('f2', { sessionExhaustion: true });
-    const res = await rf(t.url('f2'), 'POST', '/redfish/v1/SessionService/Sessions', { auth: null, body: { UserName: USER, Password: PASSWORD } });
+    const res = await rf(t.url('f2'), 'POST', '/redfish/v1/SessionService/Sessions', {
+      auth: null,
+      body: { UserName: USER, Password: PASSWORD },
+    });
     assert.equal(res.status, 503);
     assert.match(res.body.error.code, /SessionLimitExceeded$/);
     await clear('f2');
-    assert.equal((await rf(t.url('f2'), 'POST', '/redfish/v1/SessionService/Sessions', { auth: null, body: { UserName: USER, Password: PASSWORD } })).status, 201);
+    assert.equal(
+      (
+        await rf(t.url('f2'), 'POST', '/redfish/v1/SessionService/Sessions', {
+          auth: null,
+          body: { UserName: USER, Password: PASSWORD },
+        })
+      ).status,
+      201,
+    );
   });
 
   it('task failure ends the update in Exception with Update ApplyFailed', async () => {

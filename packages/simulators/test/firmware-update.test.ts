@@ -1,7 +1,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { profiles } from '../src/redfish/profiles/index.js';
-import { buildPackage, eventually, finishedTask, push, rf, startSim, type PkgComponent, type TestSim } from './helpers.js';
+import {
+  buildPackage,
+  eventually,
+  finishedTask,
+  push,
+  rf,
+  startSim,
+  type PkgComponent,
+  type TestSim,
+} from './helpers.js';
 
 const gb200 = profiles['gb200-compute'];
 const gb300 = profiles['gb300-compute'];
@@ -11,21 +20,26 @@ const GPU_FW = spec('HGX_FW_GPU_0');
 
 /** A BMC-tray package carrying FW_BMC_0 for the given tray UUID. */
 const bmcPackage = (device: string, c: Partial<PkgComponent> = {}) =>
-  buildPackage([{ uuid: device, components: [0] }], [{ identifier: BMC_FW.componentId!, stamp: BMC_FW.stamp + 1, version: 'GB200Nvl-25.09-1', ...c }]);
+  buildPackage(
+    [{ uuid: device, components: [0] }],
+    [{ identifier: BMC_FW.componentId!, stamp: BMC_FW.stamp + 1, version: 'GB200Nvl-25.09-1', ...c }],
+  );
 
-const messageIds = (task: { Messages: { MessageId: string }[] }) => task.Messages.map((m) => m.MessageId.replace(/\.\d+\.\d+\./, '.'));
+const messageIds = (task: { Messages: { MessageId: string }[] }) =>
+  task.Messages.map((m) => m.MessageId.replace(/\.\d+\.\d+\./, '.'));
 
 describe('firmware update by multipart push', () => {
   let t: TestSim;
   before(async () => {
-    t = await startSim(
-      [{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }, { id: 'e', powerState: 'On' }],
-      { timeScale: 0.001, timings: { firmwareUpdateS: 200, bmcRebootS: 100 } },
-    );
+    t = await startSim([{ id: 'a' }, { id: 'b' }, { id: 'c' }, { id: 'd' }, { id: 'e', powerState: 'On' }], {
+      timeScale: 0.001,
+      timings: { firmwareUpdateS: 200, bmcRebootS: 100 },
+    });
   });
   after(() => t.close());
 
-  const version = async (base: string, id: string) => (await rf(base, 'GET', `/redfish/v1/UpdateService/FirmwareInventory/${id}`)).body.Version;
+  const version = async (base: string, id: string) =>
+    (await rf(base, 'GET', `/redfish/v1/UpdateService/FirmwareInventory/${id}`)).body.Version;
 
   it('runs a matching package as a task, stages it, and shows it only after the BMC reboots', async () => {
     const base = t.url('a');
@@ -49,7 +63,14 @@ describe('firmware update by multipart push', () => {
     assert.equal(messageIds(done).at(-1), 'TaskEvent.TaskCompletedOK');
     assert.equal(await version(base, 'FW_BMC_0'), BMC_FW.version, 'staged, not yet running');
 
-    assert.equal((await rf(base, 'POST', '/redfish/v1/Managers/BMC_0/Actions/Manager.Reset', { body: { ResetType: 'GracefulRestart' } })).status, 204);
+    assert.equal(
+      (
+        await rf(base, 'POST', '/redfish/v1/Managers/BMC_0/Actions/Manager.Reset', {
+          body: { ResetType: 'GracefulRestart' },
+        })
+      ).status,
+      204,
+    );
     const down = await eventually(async () => {
       const r = await rf(base, 'GET', '/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0');
       return r.status === 503 ? r : undefined;
@@ -57,17 +78,26 @@ describe('firmware update by multipart push', () => {
     assert.ok(Number(down.headers.get('retry-after')) > 0);
     assert.match(down.body.error.code, /ServiceTemporarilyUnavailable$/);
     await eventually(async () => ((await version(base, 'FW_BMC_0')) === 'GB200Nvl-25.09-1' ? true : undefined));
-    assert.equal(await version(base, 'HGX_FW_BMC_0'), spec('HGX_FW_BMC_0').version, 'components not in the package are untouched');
+    assert.equal(
+      await version(base, 'HGX_FW_BMC_0'),
+      spec('HGX_FW_BMC_0').version,
+      'components not in the package are untouched',
+    );
   });
 
   it('activates host-side images on a power cycle', async () => {
     const base = t.url('e');
-    const pkg = buildPackage([{ uuid: GPU_FW.device!, components: [0] }], [{ identifier: GPU_FW.componentId!, stamp: GPU_FW.stamp + 5, version: '97.00.B0.00.01' }]);
+    const pkg = buildPackage(
+      [{ uuid: GPU_FW.device!, components: [0] }],
+      [{ identifier: GPU_FW.componentId!, stamp: GPU_FW.stamp + 5, version: '97.00.B0.00.01' }],
+    );
     const accepted = await push(base, { Targets: ['/redfish/v1/Chassis/HGX_Chassis_0'] }, pkg);
     assert.equal(accepted.status, 202);
     assert.equal((await finishedTask(base, accepted.headers.get('location')!)).TaskState, 'Completed');
     assert.equal(await version(base, 'HGX_FW_GPU_0'), GPU_FW.version);
-    await rf(base, 'POST', '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', { body: { ResetType: 'PowerCycle' } });
+    await rf(base, 'POST', '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset', {
+      body: { ResetType: 'PowerCycle' },
+    });
     await eventually(async () => ((await version(base, 'HGX_FW_GPU_0')) === '97.00.B0.00.01' ? true : undefined));
   });
 
@@ -88,7 +118,11 @@ describe('firmware update by multipart push', () => {
   });
 
   it('rejects a target that is not part of the tray', async () => {
-    const res = await push(t.url('b'), { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/NoSuch'] }, bmcPackage(BMC_FW.device!));
+    const res = await push(
+      t.url('b'),
+      { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/NoSuch'] },
+      bmcPackage(BMC_FW.device!),
+    );
     assert.equal(res.status, 400);
     assert.match(res.body.error.code, /ActionParameterValueNotInList$/);
   });
@@ -96,7 +130,11 @@ describe('firmware update by multipart push', () => {
   it('refuses a downgrade unless ForceUpdate is set', async () => {
     const base = t.url('c');
     const older = bmcPackage(BMC_FW.device!, { stamp: BMC_FW.stamp - 1, version: 'GB200Nvl-24.10-1' });
-    const first = await push(base, { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'], ForceUpdate: false }, older);
+    const first = await push(
+      base,
+      { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'], ForceUpdate: false },
+      older,
+    );
     assert.equal(first.status, 202);
     const failed = await finishedTask(base, first.headers.get('location')!);
     assert.equal(failed.TaskState, 'Exception');
@@ -107,7 +145,9 @@ describe('firmware update by multipart push', () => {
 
     const forced = await push(base, { Targets: [], ForceUpdate: true }, older);
     assert.equal((await finishedTask(base, forced.headers.get('location')!)).TaskState, 'Completed');
-    const fw = await fetch(`${t.adminUrl}/bmcs/c/firmware`).then((r) => r.json() as Promise<{ items: { id: string; staged?: string }[] }>);
+    const fw = await fetch(`${t.adminUrl}/bmcs/c/firmware`).then(
+      (r) => r.json() as Promise<{ items: { id: string; staged?: string }[] }>,
+    );
     assert.equal(fw.items.find((i) => i.id === 'FW_BMC_0')!.staged, 'GB200Nvl-24.10-1');
   });
 
@@ -119,7 +159,9 @@ describe('firmware update by multipart push', () => {
     const second = await push(base, { Targets: [] }, bmcPackage(BMC_FW.device!));
     assert.equal(second.status, 503);
     assert.ok(second.headers.get('retry-after'));
-    const log = await fetch(`${t.adminUrl}/bmcs/d/requests`).then((r) => r.json() as Promise<{ items: { body?: { UpdateFile?: { size: number; filename: string } } }[] }>);
+    const log = await fetch(`${t.adminUrl}/bmcs/d/requests`).then(
+      (r) => r.json() as Promise<{ items: { body?: { UpdateFile?: { size: number; filename: string } } }[] }>,
+    );
     assert.equal(log.items[0]!.body!.UpdateFile!.filename, 'big.fwpkg');
     assert.equal(log.items[0]!.body!.UpdateFile!.size, big.length);
     await finishedTask(base, first.headers.get('location')!);
@@ -130,7 +172,10 @@ describe('firmware update by multipart push', () => {
     const body = `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; filename="f"\r\n\r\nabc\r\n--${boundary}--\r\n`;
     const res = await fetch(`${t.url('b')}/redfish/v1/UpdateService/update-multipart`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('admin:secret-pw').toString('base64')}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: {
+        authorization: `Basic ${Buffer.from('admin:secret-pw').toString('base64')}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
       body,
     });
     assert.equal(res.status, 400);

@@ -18,11 +18,15 @@ const trayPackage = (version: string, stamp: number) =>
 describe('flash log in the admin API', () => {
   let t: TestSim;
   before(async () => {
-    t = await startSim([{ id: 'a' }, { id: 'b' }, { id: 'c' }], { timeScale: 0.001, timings: { firmwareUpdateS: 100, bmcRebootS: 100 } });
+    t = await startSim([{ id: 'a' }, { id: 'b' }, { id: 'c' }], {
+      timeScale: 0.001,
+      timings: { firmwareUpdateS: 100, bmcRebootS: 100 },
+    });
   });
   after(() => t.close());
 
-  const flashes = async (id: string): Promise<FlashRecord[]> => (await admin(t, 'GET', `/bmcs/${id}/firmware`)).body.flashes;
+  const flashes = async (id: string): Promise<FlashRecord[]> =>
+    (await admin(t, 'GET', `/bmcs/${id}/firmware`)).body.flashes;
   const update = async (id: string, pkg: Buffer, filename: string, params: unknown = { Targets: [] }) => {
     const accepted = await push(t.url(id), params, pkg, filename);
     assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
@@ -36,7 +40,13 @@ describe('flash log in the admin API', () => {
     const log = await flashes('a');
     assert.deepEqual(
       log.map(({ at: _at, ...f }) => f),
-      trayComponents.map((f) => ({ id: f.id, version: 'GB200Nvl-25.09-1', stamp: 700_000_000, taskId: task.Id, filename: 'tray-25.09.fwpkg' })),
+      trayComponents.map((f) => ({
+        id: f.id,
+        version: 'GB200Nvl-25.09-1',
+        stamp: 700_000_000,
+        taskId: task.Id,
+        filename: 'tray-25.09.fwpkg',
+      })),
     );
     for (const f of log) assert.ok(Date.parse(f.at) >= before - 1000 && Date.parse(f.at) <= Date.now(), f.at);
     const fw = (await admin(t, 'GET', '/bmcs/a/firmware')).body;
@@ -44,13 +54,20 @@ describe('flash log in the admin API', () => {
   });
 
   it('shows a second flash of the same component as a second entry', async () => {
-    await update('b', trayPackage('GB200Nvl-25.09-1', 700_000_000), 'first.fwpkg', { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'] });
-    await update('b', trayPackage('GB200Nvl-25.10-1', 700_000_001), 'second.fwpkg', { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'] });
+    await update('b', trayPackage('GB200Nvl-25.09-1', 700_000_000), 'first.fwpkg', {
+      Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'],
+    });
+    await update('b', trayPackage('GB200Nvl-25.10-1', 700_000_001), 'second.fwpkg', {
+      Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'],
+    });
     const log = await flashes('b');
-    assert.deepEqual(log.map((f) => [f.id, f.version, f.filename]), [
-      ['FW_BMC_0', 'GB200Nvl-25.09-1', 'first.fwpkg'],
-      ['FW_BMC_0', 'GB200Nvl-25.10-1', 'second.fwpkg'],
-    ]);
+    assert.deepEqual(
+      log.map((f) => [f.id, f.version, f.filename]),
+      [
+        ['FW_BMC_0', 'GB200Nvl-25.09-1', 'first.fwpkg'],
+        ['FW_BMC_0', 'GB200Nvl-25.10-1', 'second.fwpkg'],
+      ],
+    );
     assert.notEqual(log[0]!.taskId, log[1]!.taskId);
   });
 
@@ -60,10 +77,15 @@ describe('flash log in the admin API', () => {
     assert.equal(downgrade.TaskState, 'Exception');
 
     assert.equal((await admin(t, 'PUT', '/bmcs/c/faults', { taskFailure: true })).status, 200);
-    assert.equal((await update('c', trayPackage('GB200Nvl-25.09-1', 700_000_000), 'fails.fwpkg')).TaskState, 'Exception');
+    assert.equal(
+      (await update('c', trayPackage('GB200Nvl-25.09-1', 700_000_000), 'fails.fwpkg')).TaskState,
+      'Exception',
+    );
     await admin(t, 'DELETE', '/bmcs/c/faults');
 
-    const same = await update('c', trayPackage(shipped.version, shipped.stamp), 'same.fwpkg', { Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'] });
+    const same = await update('c', trayPackage(shipped.version, shipped.stamp), 'same.fwpkg', {
+      Targets: ['/redfish/v1/UpdateService/FirmwareInventory/FW_BMC_0'],
+    });
     assert.equal(same.TaskState, 'Completed');
     assert.ok(same.Messages.some((m: { MessageId: string }) => m.MessageId.endsWith('UpdateSkippedSameVersion')));
     assert.deepEqual(await flashes('c'), []);

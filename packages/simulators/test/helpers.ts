@@ -22,13 +22,34 @@ export interface TestSim {
 }
 
 export async function startSim(
-  bmcs: { id: string; profile?: ProfileId; sessionLimit?: number; powerState?: 'On' | 'Off'; quirks?: BmcSpec['quirks'] }[],
+  bmcs: {
+    id: string;
+    profile?: ProfileId;
+    sessionLimit?: number;
+    powerState?: 'On' | 'Off';
+    quirks?: BmcSpec['quirks'];
+  }[],
   opts: { timeScale?: number; timings?: Partial<Timings> } = {},
 ): Promise<TestSim> {
   const net = block();
-  const specs: BmcSpec[] = bmcs.map((b, i) => ({ ...b, address: `${net}.${i + 1}`, port: 8443, username: USER, password: PASSWORD }));
-  const sim = await startRedfishSimulator({ bmcs: specs, timeScale: opts.timeScale ?? 0.001, ...(opts.timings ? { timings: opts.timings } : {}) });
-  const admin = await startAdminServer(sim, specs.map((s) => s.id), '127.0.0.1', 0);
+  const specs: BmcSpec[] = bmcs.map((b, i) => ({
+    ...b,
+    address: `${net}.${i + 1}`,
+    port: 8443,
+    username: USER,
+    password: PASSWORD,
+  }));
+  const sim = await startRedfishSimulator({
+    bmcs: specs,
+    timeScale: opts.timeScale ?? 0.001,
+    ...(opts.timings ? { timings: opts.timings } : {}),
+  });
+  const admin = await startAdminServer(
+    sim,
+    specs.map((s) => s.id),
+    '127.0.0.1',
+    0,
+  );
   return {
     sim,
     adminUrl: `http://127.0.0.1:${admin.port}`,
@@ -46,17 +67,29 @@ export interface Res {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- Redfish JSON, asserted field by field
 }
 
-export async function rf(base: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; auth?: string | null } = {}): Promise<Res> {
+export async function rf(
+  base: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; headers?: Record<string, string>; auth?: string | null } = {},
+): Promise<Res> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.auth !== null) headers['authorization'] ??= opts.auth ?? basic;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
 export async function admin(t: TestSim, method: string, path: string, body?: unknown): Promise<Res> {
-  const res = await fetch(`${t.adminUrl}${path}`, { method, ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}) });
+  const res = await fetch(`${t.adminUrl}${path}`, {
+    method,
+    ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
@@ -93,7 +126,11 @@ export function buildPackage(devices: PkgDevice[], components: PkgComponent[], i
   return buildFwpkg({
     revision: '1.0',
     packageVersion: 'SIM-PKG',
-    devices: devices.map((d) => ({ descriptors: [{ type: DESCRIPTOR_UUID, data: d.uuid }], applicableComponents: d.components, imageSetVersion: 'SIM-SET-1' })),
+    devices: devices.map((d) => ({
+      descriptors: [{ type: DESCRIPTOR_UUID, data: d.uuid }],
+      applicableComponents: d.components,
+      imageSetVersion: 'SIM-SET-1',
+    })),
     components: components.map((c) => ({
       classification: 0x000a,
       identifier: c.identifier,
@@ -105,11 +142,19 @@ export function buildPackage(devices: PkgDevice[], components: PkgComponent[], i
 }
 
 /** multipart/form-data body with UpdateParameters and UpdateFile parts. */
-export function multipart(params: unknown, file: Buffer, filename = 'tray.fwpkg'): { body: Buffer; contentType: string } {
+export function multipart(
+  params: unknown,
+  file: Buffer,
+  filename = 'tray.fwpkg',
+): { body: Buffer; contentType: string } {
   const boundary = `----sim${Math.random().toString(16).slice(2)}`;
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="UpdateParameters"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(params)}\r\n`),
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateParameters"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(params)}\r\n`,
+    ),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
     file,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
@@ -118,7 +163,11 @@ export function multipart(params: unknown, file: Buffer, filename = 'tray.fwpkg'
 
 export async function push(base: string, params: unknown, file: Buffer, filename?: string): Promise<Res> {
   const { body, contentType } = multipart(params, file, filename);
-  const res = await fetch(`${base}/redfish/v1/UpdateService/update-multipart`, { method: 'POST', headers: { authorization: basic, 'content-type': contentType }, body });
+  const res = await fetch(`${base}/redfish/v1/UpdateService/update-multipart`, {
+    method: 'POST',
+    headers: { authorization: basic, 'content-type': contentType },
+    body,
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }

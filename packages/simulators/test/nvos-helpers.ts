@@ -19,8 +19,20 @@ export async function startSwitches(
   switches: (Partial<SwitchSpec> & { id: string })[],
   opts: { timeScale?: number; timings?: Partial<NvosTimings> } = {},
 ): Promise<SwitchSim> {
-  const specs: SwitchSpec[] = switches.map((s) => ({ address: '127.0.0.1', nvuePort: 0, sshPort: 0, username: USER, password: PASSWORD, nvosVersion: '25.02.4282', ...s }));
-  const nvos = await startNvosSimulator({ switches: specs, timeScale: opts.timeScale ?? 0.001, ...(opts.timings ? { timings: opts.timings } : {}) });
+  const specs: SwitchSpec[] = switches.map((s) => ({
+    address: '127.0.0.1',
+    nvuePort: 0,
+    sshPort: 0,
+    username: USER,
+    password: PASSWORD,
+    nvosVersion: '25.02.4282',
+    ...s,
+  }));
+  const nvos = await startNvosSimulator({
+    switches: specs,
+    timeScale: opts.timeScale ?? 0.001,
+    ...(opts.timings ? { timings: opts.timings } : {}),
+  });
   const bmcs = await startRedfishSimulator({ bmcs: [] });
   const admin = await startAdminServer(bmcs, [], '127.0.0.1', 0, nvos);
   return {
@@ -41,7 +53,11 @@ export interface Res {
 }
 
 async function call(url: string, method: string, body: unknown, headers: Record<string, string> = {}): Promise<Res> {
-  const res = await fetch(url, { method, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(url, {
+    method,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -53,7 +69,13 @@ async function call(url: string, method: string, body: unknown, headers: Record<
 }
 
 /** An NVUE request to switch `id`; path below /nvue_v1. */
-export function nv(t: SwitchSim, id: string, method: string, path: string, opts: { body?: unknown; user?: string; password?: string } = {}): Promise<Res> {
+export function nv(
+  t: SwitchSim,
+  id: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; user?: string; password?: string } = {},
+): Promise<Res> {
   const auth = `Basic ${Buffer.from(`${opts.user ?? USER}:${opts.password ?? PASSWORD}`).toString('base64')}`;
   return call(`${t.nvos.nvueUrl(id)}/nvue_v1${path}`, method, opts.body, { authorization: auth });
 }
@@ -78,13 +100,22 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
 type Auth = { user?: string; password?: string };
 
 /** Creates a revision, stages the changes, applies it and returns its final body (polled with `pollAuth`, for password changes). */
-export async function applyRevision(t: SwitchSim, id: string, changes: { path: string; body: unknown }[], auth: Auth = {}, pollAuth: Auth = auth): Promise<Res['body']> {
+export async function applyRevision(
+  t: SwitchSim,
+  id: string,
+  changes: { path: string; body: unknown }[],
+  auth: Auth = {},
+  pollAuth: Auth = auth,
+): Promise<Res['body']> {
   const rev = (await nv(t, id, 'POST', '/revision', { body: {}, ...auth })).body as string;
   for (const c of changes) {
     const staged = await nv(t, id, 'PATCH', `${c.path}?rev=${rev}`, { body: c.body, ...auth });
     if (staged.status !== 200) throw new Error(`stage ${c.path}: ${JSON.stringify(staged.body)}`);
   }
-  await nv(t, id, 'PATCH', `/revision/${rev}`, { body: { state: 'apply', 'auto-prompt': { ays: 'ays_yes' } }, ...auth });
+  await nv(t, id, 'PATCH', `/revision/${rev}`, {
+    body: { state: 'apply', 'auto-prompt': { ays: 'ays_yes' } },
+    ...auth,
+  });
   return eventually(async () => {
     const r = await nv(t, id, 'GET', `/revision/${rev}`, pollAuth);
     return r.status === 200 && r.body.state !== 'applying' && r.body.state !== 'pending' ? r.body : undefined;
@@ -92,7 +123,12 @@ export async function applyRevision(t: SwitchSim, id: string, changes: { path: s
 }
 
 /** Polls an action to its end state. */
-export function finishedAction(t: SwitchSim, id: string, actionId: string, auth: { user?: string; password?: string } = {}): Promise<Res['body']> {
+export function finishedAction(
+  t: SwitchSim,
+  id: string,
+  actionId: string,
+  auth: { user?: string; password?: string } = {},
+): Promise<Res['body']> {
   return eventually(async () => {
     const r = await nv(t, id, 'GET', `/action/${actionId}`, auth);
     return r.status === 200 && r.body.state !== 'start' && r.body.state !== 'action_running' ? r.body : undefined;
@@ -100,13 +136,23 @@ export function finishedAction(t: SwitchSim, id: string, actionId: string, auth:
 }
 
 /** An ssh2 client logged in to switch `id`; rejects when the login is refused. */
-export function sshLogin(t: SwitchSim, id: string, auth: { user?: string; password?: string; privateKey?: string } = {}): Promise<Client> {
+export function sshLogin(
+  t: SwitchSim,
+  id: string,
+  auth: { user?: string; password?: string; privateKey?: string } = {},
+): Promise<Client> {
   const { host, port } = t.nvos.ssh(id);
   return new Promise((resolve, reject) => {
     const c = new ssh2.Client();
     c.once('ready', () => resolve(c));
     c.once('error', reject);
-    c.connect({ host, port, username: auth.user ?? USER, ...(auth.privateKey ? { privateKey: auth.privateKey } : { password: auth.password ?? PASSWORD }), readyTimeout: 5_000 });
+    c.connect({
+      host,
+      port,
+      username: auth.user ?? USER,
+      ...(auth.privateKey ? { privateKey: auth.privateKey } : { password: auth.password ?? PASSWORD }),
+      readyTimeout: 5_000,
+    });
   });
 }
 

@@ -9,9 +9,14 @@ import type { Client, SFTPWrapper } from 'ssh2';
 import { hostKeyFor } from '../src/nvos/host-key.js';
 import { admin, eventually, finishedAction, nv, sshLogin, startSwitches, type SwitchSim } from './nvos-helpers.js';
 
-const sftpOf = (c: Client) => new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s))));
+const sftpOf = (c: Client) =>
+  new Promise<SFTPWrapper>((resolve, reject) => c.sftp((err, s) => (err ? reject(err) : resolve(s))));
 const put = (s: SFTPWrapper, local: string, remote: string, opts: { chunkSize?: number } = {}) =>
-  new Promise<void>((resolve, reject) => s.fastPut(local, remote, { concurrency: 16, chunkSize: opts.chunkSize ?? 32_768 }, (err) => (err ? reject(err) : resolve())));
+  new Promise<void>((resolve, reject) =>
+    s.fastPut(local, remote, { concurrency: 16, chunkSize: opts.chunkSize ?? 32_768 }, (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
 const exec = (c: Client, cmd: string) =>
   new Promise<{ code: number; out: string; err: string }>((resolve, reject) =>
     c.exec(cmd, (e, ch) => {
@@ -34,7 +39,10 @@ describe('NVOS simulator: SSH and SFTP', () => {
     dir = mkdtempSync(join(tmpdir(), 'nvos-ssh-'));
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'id')]);
     clientKey = readFileSync(join(dir, 'id'), 'utf8');
-    t = await startSwitches([{ id: 'a', hostKeySeed: 'rack1-sw1', authorizedKeys: [readFileSync(join(dir, 'id.pub'), 'utf8').trim()] }, { id: 'b' }]);
+    t = await startSwitches([
+      { id: 'a', hostKeySeed: 'rack1-sw1', authorizedKeys: [readFileSync(join(dir, 'id.pub'), 'utf8').trim()] },
+      { id: 'b' },
+    ]);
   });
   after(async () => {
     await t.close();
@@ -46,7 +54,11 @@ describe('NVOS simulator: SSH and SFTP', () => {
     assert.equal(hostKeyFor('rack1-sw1').sha256, expected, 'deterministic');
     assert.notEqual(hostKeyFor('rack1-sw2').sha256, expected);
     assert.equal((await admin(t, 'GET', '/switches/a')).body.hostKeySha256, expected);
-    assert.equal((await admin(t, 'GET', '/switches/b')).body.hostKeySha256, hostKeyFor('b').sha256, 'the id seeds it by default');
+    assert.equal(
+      (await admin(t, 'GET', '/switches/b')).body.hostKeySha256,
+      hostKeyFor('b').sha256,
+      'the id seeds it by default',
+    );
     const { host, port } = t.nvos.ssh('a');
     const { default: ssh2 } = await import('ssh2');
     const seen = await new Promise<string>((resolve, reject) => {
@@ -54,7 +66,16 @@ describe('NVOS simulator: SSH and SFTP', () => {
       let fp = '';
       c.once('ready', () => (c.end(), resolve(fp)));
       c.once('error', reject);
-      c.connect({ host, port, username: 'admin', password: 'switch-pw', hostVerifier: (key: Buffer) => ((fp = `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`), true) });
+      c.connect({
+        host,
+        port,
+        username: 'admin',
+        password: 'switch-pw',
+        hostVerifier: (key: Buffer) => (
+          (fp = `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`),
+          true
+        ),
+      });
     });
     assert.equal(seen, expected);
   });
@@ -75,8 +96,16 @@ describe('NVOS simulator: SSH and SFTP', () => {
     const [g] = await files();
     assert.deepEqual([g.size, g.uploads, g.bytesReceived, g.sha256], [data.length, 2, 2 * data.length, f.sha256]);
     assert.deepEqual(Object.keys((await nv(t, 'b', 'GET', '/system/image/files')).body), ['nvos-amd64-25.02.5000.bin']);
-    const ops = (await admin(t, 'GET', '/switches/b/ssh-requests')).body.items.map((e: { op: string; bytes?: number }) => [e.op, e.bytes]);
-    assert.deepEqual(ops.filter(([op]: [string]) => op === 'sftp-close'), [['sftp-close', data.length], ['sftp-close', data.length]]);
+    const ops = (await admin(t, 'GET', '/switches/b/ssh-requests')).body.items.map(
+      (e: { op: string; bytes?: number }) => [e.op, e.bytes],
+    );
+    assert.deepEqual(
+      ops.filter(([op]: [string]) => op === 'sftp-close'),
+      [
+        ['sftp-close', data.length],
+        ['sftp-close', data.length],
+      ],
+    );
     await assert.rejects(put(s, file, '/host/x.bin'), /cannot write/);
     c.end();
   });
@@ -89,14 +118,19 @@ describe('NVOS simulator: SSH and SFTP', () => {
     const s = await sftpOf(c);
     let done = false;
     const upload = put(s, file, '/host/fw-images/stall.bin').then(() => (done = true));
-    const received = async () => (await admin(t, 'GET', '/switches/b/files')).body.items.find((f: { path: string }) => f.path === '/host/fw-images/stall.bin')?.bytesReceived;
+    const received = async () =>
+      (await admin(t, 'GET', '/switches/b/files')).body.items.find(
+        (f: { path: string }) => f.path === '/host/fw-images/stall.bin',
+      )?.bytesReceived;
     await eventually(async () => ((await received()) === 256 * 1024 ? true : undefined));
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(done, false, 'the upload is stuck');
     assert.equal(await received(), 256 * 1024, 'nothing past the limit was taken');
     await admin(t, 'DELETE', '/switches/b/faults');
     await upload;
-    const f = (await admin(t, 'GET', '/switches/b/files')).body.items.find((x: { path: string }) => x.path === '/host/fw-images/stall.bin');
+    const f = (await admin(t, 'GET', '/switches/b/files')).body.items.find(
+      (x: { path: string }) => x.path === '/host/fw-images/stall.bin',
+    );
     assert.equal(f.size, 1024 * 1024);
     c.end();
   });
@@ -116,25 +150,70 @@ describe('NVOS simulator: SSH and SFTP', () => {
   it('accepts an authorized public key, and refuses it for a switch that does not list it', async () => {
     (await sshLogin(t, 'a', { privateKey: clientKey })).end();
     await assert.rejects(sshLogin(t, 'b', { privateKey: clientKey }), /authentication methods failed/);
-    const auth = (await admin(t, 'GET', '/switches/a/ssh-requests')).body.items.filter((e: { op: string }) => e.op === 'auth');
+    const auth = (await admin(t, 'GET', '/switches/a/ssh-requests')).body.items.filter(
+      (e: { op: string }) => e.op === 'auth',
+    );
     assert.deepEqual(auth.at(-1), { ...auth.at(-1), user: 'admin', ok: true, detail: 'publickey' });
   });
 
   it('imports certificates from PEM files staged over SFTP', async () => {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=site-ca', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=site-ca',
+        '-keyout',
+        join(dir, 'ca.key'),
+        '-out',
+        join(dir, 'ca.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const c = await sshLogin(t, 'b');
     const s = await sftpOf(c);
-    await new Promise<void>((resolve, reject) => s.mkdir('/home/admin/certs', (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      s.mkdir('/home/admin/certs', (err) => (err ? reject(err) : resolve())),
+    );
     await put(s, join(dir, 'ca.pem'), '/home/admin/certs/ca.pem');
     await put(s, join(dir, 'ca.key'), '/home/admin/certs/ca.key');
     const body = (parameters: unknown) => ({ body: { '@import': { state: 'start', parameters } } });
-    const ca = (await nv(t, 'b', 'POST', '/system/security/ca-certificate/site-ca', body({ uri: 'file:///home/admin/certs/ca.pem' }))).body;
+    const ca = (
+      await nv(
+        t,
+        'b',
+        'POST',
+        '/system/security/ca-certificate/site-ca',
+        body({ uri: 'file:///home/admin/certs/ca.pem' }),
+      )
+    ).body;
     assert.equal((await finishedAction(t, 'b', ca)).state, 'action_success');
-    const cert = (await nv(t, 'b', 'POST', '/system/security/certificate/site', body({ 'uri-public-key': 'file:///home/admin/certs/ca.pem', 'uri-private-key': 'file:///home/admin/certs/ca.key' }))).body;
+    const cert = (
+      await nv(
+        t,
+        'b',
+        'POST',
+        '/system/security/certificate/site',
+        body({
+          'uri-public-key': 'file:///home/admin/certs/ca.pem',
+          'uri-private-key': 'file:///home/admin/certs/ca.key',
+        }),
+      )
+    ).body;
     assert.equal((await finishedAction(t, 'b', cert)).state, 'action_success');
     const shown = (await nv(t, 'b', 'GET', '/system/security/certificate/site')).body;
     assert.ok(Date.parse(shown['valid-to']) > Date.now());
-    const wrong = (await nv(t, 'b', 'POST', '/system/security/ca-certificate/bad', body({ uri: 'file:///home/admin/certs/ca.key' }))).body;
+    const wrong = (
+      await nv(t, 'b', 'POST', '/system/security/ca-certificate/bad', body({ uri: 'file:///home/admin/certs/ca.key' }))
+    ).body;
     const failed = await finishedAction(t, 'b', wrong);
     assert.equal(failed.state, 'action_failed');
     assert.match(failed.detail, /cannot import bad/);

@@ -18,7 +18,8 @@ async function walk(base: string): Promise<Map<string, Record<string, unknown>>>
       if (Array.isArray(v)) v.forEach(visit);
       else if (v && typeof v === 'object') {
         for (const [k, child] of Object.entries(v)) {
-          if (k === '@odata.id' && typeof child === 'string' && child !== path && !child.includes('#')) queue.push(child);
+          if (k === '@odata.id' && typeof child === 'string' && child !== path && !child.includes('#'))
+            queue.push(child);
           else visit(child);
         }
       }
@@ -58,10 +59,19 @@ describe('profiles', () => {
     it(`${id}: compute tray layout and MNNVLink topology`, async () => {
       const base = t.url(id);
       const tree = await walk(base);
-      for (const p of ['/redfish/v1/Systems/System_0', '/redfish/v1/Managers/BMC_0', '/redfish/v1/Managers/HGX_BMC_0', '/redfish/v1/Chassis/HGX_Chassis_0', '/redfish/v1/Chassis/BMC_0', '/redfish/v1/Chassis/CBC_0']) {
+      for (const p of [
+        '/redfish/v1/Systems/System_0',
+        '/redfish/v1/Managers/BMC_0',
+        '/redfish/v1/Managers/HGX_BMC_0',
+        '/redfish/v1/Chassis/HGX_Chassis_0',
+        '/redfish/v1/Chassis/BMC_0',
+        '/redfish/v1/Chassis/CBC_0',
+      ]) {
         assert.ok(tree.has(p), p);
       }
-      const inventory = [...tree.keys()].filter((p) => p.startsWith('/redfish/v1/UpdateService/FirmwareInventory/')).map((p) => p.split('/').pop());
+      const inventory = [...tree.keys()]
+        .filter((p) => p.startsWith('/redfish/v1/UpdateService/FirmwareInventory/'))
+        .map((p) => p.split('/').pop());
       assert.ok(inventory.includes('FW_BMC_0') && inventory.includes('FW_ERoT_BMC_0'));
       assert.equal(inventory.filter((i) => i!.startsWith('HGX_FW_')).length, 15);
       const gpus = [...tree.entries()].filter(([p]) => /\/Processors\/GPU_\d$/.test(p));
@@ -73,7 +83,10 @@ describe('profiles', () => {
         assert.equal(typeof topo['TraySlotIndex'], 'number');
       }
       const system = tree.get('/redfish/v1/Systems/System_0')!;
-      assert.equal((system['Actions'] as Record<string, { target: string }>)['#ComputerSystem.Reset']!.target, '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset');
+      assert.equal(
+        (system['Actions'] as Record<string, { target: string }>)['#ComputerSystem.Reset']!.target,
+        '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset',
+      );
     });
   }
 
@@ -94,10 +107,14 @@ describe('profiles', () => {
 
   it('power shelf output follows Chassis.Reset', async () => {
     const base = t.url('powershelf-delta');
-    const off = await rf(base, 'POST', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', { body: { ResetType: 'ForceOff' } });
+    const off = await rf(base, 'POST', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', {
+      body: { ResetType: 'ForceOff' },
+    });
     assert.equal(off.status, 204);
     assert.equal((await rf(base, 'GET', '/redfish/v1/Chassis/powershelf')).body.PowerState, 'Off');
-    const bad = await rf(base, 'POST', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', { body: { ResetType: 'Nmi' } });
+    const bad = await rf(base, 'POST', '/redfish/v1/Chassis/powershelf/Actions/Chassis.Reset', {
+      body: { ResetType: 'Nmi' },
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error['@Message.ExtendedInfo'][0].MessageId, /^Base\.1\.\d+\.ActionParameterValueNotInList$/);
   });

@@ -9,7 +9,17 @@ describe('scale', () => {
     const rssBefore = process.memoryUsage().rss;
     const config = SimulatorConfig.parse({
       admin: { port: 0 },
-      generate: [{ count: 10_000, idPrefix: 'scale-', firstAddress: `127.${250 + (process.pid % 5)}.0.1`, port: 8443, username: 'admin', password: 'secret-pw', profile: 'gb200-compute' }],
+      generate: [
+        {
+          count: 10_000,
+          idPrefix: 'scale-',
+          firstAddress: `127.${250 + (process.pid % 5)}.0.1`,
+          port: 8443,
+          username: 'admin',
+          password: 'secret-pw',
+          profile: 'gb200-compute',
+        },
+      ],
     });
     const bmcs = expandBmcs(config);
     const started = Date.now();
@@ -17,7 +27,9 @@ describe('scale', () => {
     try {
       const startMs = Date.now() - started;
       const last = bmcs.at(-1)!;
-      const res = await fetch(`${sim.bmcUrl(last.id)}/redfish/v1/Systems/System_0`, { headers: { authorization: basic } });
+      const res = await fetch(`${sim.bmcUrl(last.id)}/redfish/v1/Systems/System_0`, {
+        headers: { authorization: basic },
+      });
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as { Id: string }).Id, 'System_0');
       assert.equal(sim.bmc(last.id).log.length, 1);
@@ -31,10 +43,21 @@ describe('scale', () => {
   });
 
   it('keeps only the last 1,000 requests per BMC, and the log can be cleared', async () => {
-    const sim = await startRedfishSimulator({ bmcs: [{ id: 'ring', address: `127.${250 + (process.pid % 5)}.200.1`, port: 8443, username: 'admin', password: 'secret-pw' }] });
+    const sim = await startRedfishSimulator({
+      bmcs: [
+        {
+          id: 'ring',
+          address: `127.${250 + (process.pid % 5)}.200.1`,
+          port: 8443,
+          username: 'admin',
+          password: 'secret-pw',
+        },
+      ],
+    });
     try {
       const bmc = sim.bmc('ring');
-      for (let i = 0; i < 1_500; i++) bmc.record({ at: String(i), method: 'GET', path: `/redfish/v1/${i}`, status: 200 });
+      for (let i = 0; i < 1_500; i++)
+        bmc.record({ at: String(i), method: 'GET', path: `/redfish/v1/${i}`, status: 200 });
       assert.equal(bmc.log.length, 1_000);
       assert.equal(bmc.log[0]!.at, '500');
       assert.equal(bmc.log.at(-1)!.at, '1499');

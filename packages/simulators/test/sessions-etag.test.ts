@@ -35,7 +35,14 @@ describe('sessions', () => {
   it('refuses wrong credentials', async () => {
     const res = await rf(base, 'POST', SESSIONS, { auth: null, body: { UserName: USER, Password: 'nope' } });
     assert.equal(res.status, 401);
-    assert.equal((await rf(base, 'GET', '/redfish/v1/Systems', { auth: `Basic ${Buffer.from(`${USER}:nope`).toString('base64')}` })).status, 401);
+    assert.equal(
+      (
+        await rf(base, 'GET', '/redfish/v1/Systems', {
+          auth: `Basic ${Buffer.from(`${USER}:nope`).toString('base64')}`,
+        })
+      ).status,
+      401,
+    );
   });
 
   it('enforces the per-BMC session limit with Base SessionLimitExceeded', async () => {
@@ -51,7 +58,10 @@ describe('sessions', () => {
     // Basic auth needs no session, so it still works when sessions are exhausted.
     assert.equal((await rf(base, 'GET', '/redfish/v1/Systems')).status, 200);
     await rf(base, 'DELETE', made[0]!);
-    assert.equal((await rf(base, 'POST', SESSIONS, { auth: null, body: { UserName: USER, Password: PASSWORD } })).status, 201);
+    assert.equal(
+      (await rf(base, 'POST', SESSIONS, { auth: null, body: { UserName: USER, Password: PASSWORD } })).status,
+      201,
+    );
   });
 
   it('rejects a login body without UserName', async () => {
@@ -81,7 +91,10 @@ describe('ETag and If-Match', () => {
 
   it('PATCH with a stale If-Match gets 412, with the current one 200 and a new ETag', async () => {
     const etag = (await rf(base, 'GET', SYSTEM)).headers.get('etag')!;
-    const stale = await rf(base, 'PATCH', SYSTEM, { headers: { 'if-match': 'W/"0000000000000000"' }, body: { AssetTag: 'rack7-u12' } });
+    const stale = await rf(base, 'PATCH', SYSTEM, {
+      headers: { 'if-match': 'W/"0000000000000000"' },
+      body: { AssetTag: 'rack7-u12' },
+    });
     assert.equal(stale.status, 412);
     assert.match(stale.body.error.code, /^Base\.1\.\d+\.PreconditionFailed$/);
 
@@ -92,7 +105,10 @@ describe('ETag and If-Match', () => {
     assert.equal((await rf(base, 'GET', SYSTEM)).body.AssetTag, 'rack7-u12');
 
     // The old tag now names an outdated version of the resource.
-    assert.equal((await rf(base, 'PATCH', SYSTEM, { headers: { 'if-match': etag }, body: { AssetTag: 'x' } })).status, 412);
+    assert.equal(
+      (await rf(base, 'PATCH', SYSTEM, { headers: { 'if-match': etag }, body: { AssetTag: 'x' } })).status,
+      412,
+    );
   });
 
   it('a power transition changes the ETag', async () => {

@@ -27,7 +27,10 @@ export class SshError extends Error {
     readonly causeText: string,
     opts: { cause?: unknown } = {},
   ) {
-    super(`${kind}: ${device === host ? host : `${device} (${host})`} ${step}: ${causeText}`, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(
+      `${kind}: ${device === host ? host : `${device} (${host})`} ${step}: ${causeText}`,
+      opts.cause === undefined ? undefined : { cause: opts.cause },
+    );
     this.name = 'SshError';
   }
 

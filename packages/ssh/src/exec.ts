@@ -68,7 +68,17 @@ export function runExec(conn: Client, target: SshTarget, command: string, opts: 
     };
     const timer = setTimeout(() => {
       kill();
-      settle(() => reject(new SshError('Timeout', target.device, target.host, 'exec', `${program} did not finish within ${timeoutMs} ms`)));
+      settle(() =>
+        reject(
+          new SshError(
+            'Timeout',
+            target.device,
+            target.host,
+            'exec',
+            `${program} did not finish within ${timeoutMs} ms`,
+          ),
+        ),
+      );
     }, timeoutMs);
     const onAbort = () => {
       kill();
@@ -77,7 +87,19 @@ export function runExec(conn: Client, target: SshTarget, command: string, opts: 
     signal?.addEventListener('abort', onAbort, { once: true });
 
     conn.exec(command, (err, ch) => {
-      if (err) return settle(() => reject(new SshError('Exec', target.device, target.host, 'exec', `cannot start ${program}: ${target.scrub(err.message)}`, { cause: err })));
+      if (err)
+        return settle(() =>
+          reject(
+            new SshError(
+              'Exec',
+              target.device,
+              target.host,
+              'exec',
+              `cannot start ${program}: ${target.scrub(err.message)}`,
+              { cause: err },
+            ),
+          ),
+        );
       channel = ch;
       if (settled) return kill();
       const out = new CappedBuffer(cap);
@@ -92,7 +114,13 @@ export function runExec(conn: Client, target: SshTarget, command: string, opts: 
       });
       ch.on('close', () =>
         settle(() =>
-          resolve({ code, ...(exitSignal ? { signal: exitSignal } : {}), stdout: out.text(), stderr: errOut.text(), truncated: out.dropped || errOut.dropped }),
+          resolve({
+            code,
+            ...(exitSignal ? { signal: exitSignal } : {}),
+            stdout: out.text(),
+            stderr: errOut.text(),
+            truncated: out.dropped || errOut.dropped,
+          }),
         ),
       );
     });

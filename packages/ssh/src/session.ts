@@ -3,7 +3,16 @@ import ssh2, { type Client, type SFTPWrapper } from 'ssh2';
 import { runExec, type ExecOptions, type ExecResult } from './exec.js';
 import { HostKeyMismatchError, SshError, type SshTarget } from './errors.js';
 import { checkHostKey, type HostKeyPolicy } from './host-key.js';
-import { listDir, makeDirs, remoteSize, uploadFile, type RemoteEntry, type SftpHandle, type UploadOptions, type UploadResult } from './sftp.js';
+import {
+  listDir,
+  makeDirs,
+  remoteSize,
+  uploadFile,
+  type RemoteEntry,
+  type SftpHandle,
+  type UploadOptions,
+  type UploadResult,
+} from './sftp.js';
 
 export interface SshConnectOptions {
   host: string;
@@ -38,8 +47,13 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
   let policyError: unknown;
   let fingerprint = '';
   return new Promise<SshSession>((resolve, reject) => {
-    const onError = (err: Error & { level?: string; code?: string }) => fail(mismatch ?? policyError ?? connectError(target, err));
-    const onClose = () => fail(mismatch ?? new SshError('Connect', target.device, target.host, 'connect', 'connection closed during the handshake'));
+    const onError = (err: Error & { level?: string; code?: string }) =>
+      fail(mismatch ?? policyError ?? connectError(target, err));
+    const onClose = () =>
+      fail(
+        mismatch ??
+          new SshError('Connect', target.device, target.host, 'connect', 'connection closed during the handshake'),
+      );
     const onAbort = () => fail(opts.signal?.reason);
     const cleanup = () => {
       clearTimeout(timer);
@@ -53,7 +67,11 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
       conn.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new SshError('Timeout', target.device, target.host, 'connect', `no SSH session within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        fail(new SshError('Timeout', target.device, target.host, 'connect', `no SSH session within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     conn.once('ready', () => {
       cleanup();
@@ -81,7 +99,14 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
             verify(check.ok);
           },
           (err: unknown) => {
-            policyError = new SshError('HostKeyMismatch', target.device, target.host, 'host-key', `the trust-on-first-use callback failed: ${(err as Error).message}`, { cause: err });
+            policyError = new SshError(
+              'HostKeyMismatch',
+              target.device,
+              target.host,
+              'host-key',
+              `the trust-on-first-use callback failed: ${(err as Error).message}`,
+              { cause: err },
+            );
             verify(false);
           },
         );
@@ -92,9 +117,13 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
 
 function connectError(target: SshTarget, err: Error & { level?: string; code?: string }): SshError {
   const text = target.scrub(err.message);
-  if (err.level === 'client-authentication') return new SshError('Auth', target.device, target.host, 'auth', `login refused: ${text}`, { cause: err });
-  if (err.level === 'client-timeout') return new SshError('Timeout', target.device, target.host, 'connect', text, { cause: err });
-  return new SshError('Connect', target.device, target.host, 'connect', err.code ? `${err.code}: ${text}` : text, { cause: err });
+  if (err.level === 'client-authentication')
+    return new SshError('Auth', target.device, target.host, 'auth', `login refused: ${text}`, { cause: err });
+  if (err.level === 'client-timeout')
+    return new SshError('Timeout', target.device, target.host, 'connect', text, { cause: err });
+  return new SshError('Connect', target.device, target.host, 'connect', err.code ? `${err.code}: ${text}` : text, {
+    cause: err,
+  });
 }
 
 /**
@@ -147,7 +176,8 @@ export class SshSession {
    */
   async uploadIfDifferent(localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
     const local = await statLocal(localPath).catch(() => undefined);
-    if (local && (await this.stat(remotePath)) === local.size) return { remotePath, bytes: local.size, uploaded: false };
+    if (local && (await this.stat(remotePath)) === local.size)
+      return { remotePath, bytes: local.size, uploaded: false };
     return this.upload(localPath, remotePath, opts);
   }
 
@@ -164,7 +194,17 @@ export class SshSession {
     this.assertOpen('sftp');
     this.sftpChannel ??= new Promise<SFTPWrapper>((resolve, reject) =>
       this.conn.sftp((err, sftp) => {
-        if (err) return reject(new SshError('Sftp', this.target.device, this.target.host, 'sftp', `cannot open SFTP: ${this.target.scrub(err.message)}`, { cause: err }));
+        if (err)
+          return reject(
+            new SshError(
+              'Sftp',
+              this.target.device,
+              this.target.host,
+              'sftp',
+              `cannot open SFTP: ${this.target.scrub(err.message)}`,
+              { cause: err },
+            ),
+          );
         sftp.once('close', () => {
           if (this.sftpChannel === current) this.sftpChannel = undefined;
         });

@@ -43,7 +43,13 @@ export interface SftpHandle {
  * checks that the remote size matches. Progress is every acknowledged write; a stall, the
  * overall timeout or cancellation abandons the SFTP channel.
  */
-export async function uploadFile(h: SftpHandle, target: SshTarget, localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
+export async function uploadFile(
+  h: SftpHandle,
+  target: SshTarget,
+  localPath: string,
+  remotePath: string,
+  opts: UploadOptions = {},
+): Promise<UploadResult> {
   opts.signal?.throwIfAborted();
   const total = await localSize(target, localPath);
   const stepMs = opts.stepTimeoutMs ?? 30_000;
@@ -61,8 +67,23 @@ export async function uploadFile(h: SftpHandle, target: SshTarget, localPath: st
       h.abandon();
       reject(err);
     };
-    const stall = setTimeout(() => settle(new SftpStallError(target.device, target.host, remotePath, acked, stepMs)), stepMs);
-    const overall = setTimeout(() => settle(new SshError('Timeout', target.device, target.host, 'upload', `${remotePath} not uploaded within ${overallMs} ms (${acked} of ${total} bytes)`)), overallMs);
+    const stall = setTimeout(
+      () => settle(new SftpStallError(target.device, target.host, remotePath, acked, stepMs)),
+      stepMs,
+    );
+    const overall = setTimeout(
+      () =>
+        settle(
+          new SshError(
+            'Timeout',
+            target.device,
+            target.host,
+            'upload',
+            `${remotePath} not uploaded within ${overallMs} ms (${acked} of ${total} bytes)`,
+          ),
+        ),
+      overallMs,
+    );
     const onAbort = () => settle(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     h.sftp.fastPut(
@@ -83,7 +104,14 @@ export async function uploadFile(h: SftpHandle, target: SshTarget, localPath: st
     );
   });
   const size = await remoteSize(h.sftp, target, remotePath);
-  if (size !== total) throw new SshError('Sftp', target.device, target.host, 'verify', `${remotePath} is ${size ?? 'missing'} bytes after the upload, expected ${total}`);
+  if (size !== total)
+    throw new SshError(
+      'Sftp',
+      target.device,
+      target.host,
+      'verify',
+      `${remotePath} is ${size ?? 'missing'} bytes after the upload, expected ${total}`,
+    );
   return { remotePath, bytes: total, uploaded: true };
 }
 
@@ -102,7 +130,11 @@ export function listDir(sftp: SFTPWrapper, target: SshTarget, dir: string): Prom
   return new Promise((resolve, reject) =>
     sftp.readdir(dir, (err, list) => {
       if (err) return reject(sftpError(target, 'list', dir, err));
-      resolve(list.map((e) => ({ name: e.filename, size: e.attrs.size, isDirectory: e.attrs.isDirectory() })).sort((a, b) => a.name.localeCompare(b.name)));
+      resolve(
+        list
+          .map((e) => ({ name: e.filename, size: e.attrs.size, isDirectory: e.attrs.isDirectory() }))
+          .sort((a, b) => a.name.localeCompare(b.name)),
+      );
     }),
   );
 }
@@ -113,7 +145,9 @@ export async function makeDirs(sftp: SFTPWrapper, target: SshTarget, dir: string
   for (let i = 1; i <= parts.length; i++) {
     const path = `/${parts.slice(0, i).join('/')}`;
     if ((await remoteSize(sftp, target, path)) !== undefined) continue;
-    await new Promise<void>((resolve, reject) => sftp.mkdir(path, (err) => (err ? reject(sftpError(target, 'mkdir', path, err)) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      sftp.mkdir(path, (err) => (err ? reject(sftpError(target, 'mkdir', path, err)) : resolve())),
+    );
   }
 }
 
@@ -123,10 +157,19 @@ async function localSize(target: SshTarget, localPath: string): Promise<number> 
     if (!s.isFile()) throw new Error('not a regular file');
     return s.size;
   } catch (err) {
-    throw new SshError('LocalFile', target.device, target.host, 'upload', `cannot read ${localPath}: ${(err as Error).message}`, { cause: err });
+    throw new SshError(
+      'LocalFile',
+      target.device,
+      target.host,
+      'upload',
+      `cannot read ${localPath}: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
 }
 
 function sftpError(target: SshTarget, step: string, path: string, err: Error): SshError {
-  return new SshError('Sftp', target.device, target.host, step, `${path}: ${target.scrub(err.message)}`, { cause: err });
+  return new SshError('Sftp', target.device, target.host, step, `${path}: ${target.scrub(err.message)}`, {
+    cause: err,
+  });
 }

@@ -17,7 +17,11 @@ describe('SSH connect: host keys, credentials, failures', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ssh-connect-'));
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'id')]);
-    sim = await startSim([{ id: 'sw1', authorizedKeys: [readFileSync(join(dir, 'id.pub'), 'utf8').trim()] }, { id: 'sw2' }, { id: 'sw3' }]);
+    sim = await startSim([
+      { id: 'sw1', authorizedKeys: [readFileSync(join(dir, 'id.pub'), 'utf8').trim()] },
+      { id: 'sw2' },
+      { id: 'sw3' },
+    ]);
     // Accepts TCP and never speaks SSH: a hung sshd.
     silent = createServer((s) => held.add(s)).listen(0, '127.0.0.1');
     await new Promise((r) => silent.once('listening', r));
@@ -40,19 +44,26 @@ describe('SSH connect: host keys, credentials, failures', () => {
     const s = await open(sim, 'sw1');
     assert.equal(s.hostKeySha256, fp);
     s.close();
-    const hex = Buffer.from(fp.slice(7), 'base64').toString('hex').replace(/(..)(?!$)/g, '$1:');
+    const hex = Buffer.from(fp.slice(7), 'base64')
+      .toString('hex')
+      .replace(/(..)(?!$)/g, '$1:');
     (await open(sim, 'sw1', { hostKey: { mode: 'pinned', sha256: hex } })).close();
     assert.equal(normaliseFingerprint(hex), fp);
   });
 
   it('refuses another key before sending any credential, naming both fingerprints', async () => {
     const before = logins('sw2').length;
-    const e = await failure(open(sim, 'sw2', { hostKey: { mode: 'pinned', sha256: sim.switch('sw1').hostKey.sha256 } }));
+    const e = await failure(
+      open(sim, 'sw2', { hostKey: { mode: 'pinned', sha256: sim.switch('sw1').hostKey.sha256 } }),
+    );
     assert.ok(e instanceof HostKeyMismatchError);
     assert.equal(e.expected, sim.switch('sw1').hostKey.sha256);
     assert.equal(e.actual, sim.switch('sw2').hostKey.sha256);
     assert.equal(e.retryable, false);
-    assert.match(e.message, /^HostKeyMismatch: sw2 \(127\.0\.0\.1\) host-key: host key SHA256:\S+ does not match the expected SHA256:\S+$/);
+    assert.match(
+      e.message,
+      /^HostKeyMismatch: sw2 \(127\.0\.0\.1\) host-key: host key SHA256:\S+ does not match the expected SHA256:\S+$/,
+    );
     assert.equal(logins('sw2').length, before, 'no password was offered');
   });
 
@@ -66,9 +77,15 @@ describe('SSH connect: host keys, credentials, failures', () => {
     // Same policy, different key (another machine answering at the address): refused.
     assert.ok((await failure(open(sim, 'sw2', { hostKey: policy }))) instanceof HostKeyMismatchError);
     // A stored fingerprint passed back in behaves as pinned.
-    const stored: HostKeyPolicy = { mode: 'tofu', known: recorded[0]!, onFirstUse: () => Promise.reject(new Error('not called')) };
+    const stored: HostKeyPolicy = {
+      mode: 'tofu',
+      known: recorded[0]!,
+      onFirstUse: () => Promise.reject(new Error('not called')),
+    };
     assert.ok((await failure(open(sim, 'sw2', { hostKey: stored }))) instanceof HostKeyMismatchError);
-    const broken = await failure(open(sim, 'sw3', { hostKey: { mode: 'tofu', onFirstUse: () => Promise.reject(new Error('store unavailable')) } }));
+    const broken = await failure(
+      open(sim, 'sw3', { hostKey: { mode: 'tofu', onFirstUse: () => Promise.reject(new Error('store unavailable')) } }),
+    );
     assert.match(broken.causeText, /store unavailable/);
   });
 

@@ -20,7 +20,12 @@ describe('SSH exec', () => {
     const ok = await s.exec('nv show system version');
     assert.equal(ok.code, 0);
     assert.equal(JSON.parse(ok.stdout).image, '25.02.4282');
-    assert.deepEqual(await s.exec('frobnicate --now'), { code: 127, stdout: '', stderr: '-bash: frobnicate: command not found\n', truncated: false });
+    assert.deepEqual(await s.exec('frobnicate --now'), {
+      code: 127,
+      stdout: '',
+      stderr: '-bash: frobnicate: command not found\n',
+      truncated: false,
+    });
   });
 
   it('caps what it keeps of the output', async () => {

@@ -6,7 +6,15 @@ export const PASSWORD = 'ssh-Secret-42';
 
 export function startSim(switches: (Partial<SwitchSpec> & { id: string })[]): Promise<NvosSimulator> {
   return startNvosSimulator({
-    switches: switches.map((s) => ({ address: '127.0.0.1', nvuePort: 0, sshPort: 0, username: USER, password: PASSWORD, nvosVersion: '25.02.4282', ...s })),
+    switches: switches.map((s) => ({
+      address: '127.0.0.1',
+      nvuePort: 0,
+      sshPort: 0,
+      username: USER,
+      password: PASSWORD,
+      nvosVersion: '25.02.4282',
+      ...s,
+    })),
     timeScale: 0.001,
     timings: { rebootS: 200, handoffS: 50 },
   });
@@ -29,7 +37,14 @@ export function open(sim: NvosSimulator, id: string, opts: Partial<SshConnectOpt
 export async function rotatePassword(sim: NvosSimulator, id: string, password: string): Promise<void> {
   const base = `${sim.nvueUrl(id)}/nvue_v1`;
   const call = async (method: string, path: string, body: unknown, auth = PASSWORD) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Basic ${Buffer.from(`${USER}:${auth}`).toString('base64')}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${USER}:${auth}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(body),
+    });
     return res.json() as Promise<unknown>;
   };
   const rev = (await call('POST', '/revision', {})) as string;

@@ -32,10 +32,15 @@ describe('SFTP uploads to the NVOS simulator', () => {
 
   it('streams a file with progress, and the switch holds exactly its bytes', async () => {
     const progress: number[] = [];
-    const result = await s.upload(join(dir, IMAGE), REMOTE, { onProgress: (bytes, total) => (assert.equal(total, image.length), progress.push(bytes)) });
+    const result = await s.upload(join(dir, IMAGE), REMOTE, {
+      onProgress: (bytes, total) => (assert.equal(total, image.length), progress.push(bytes)),
+    });
     assert.deepEqual(result, { remotePath: REMOTE, bytes: image.length, uploaded: true });
     assert.ok(progress.length > 10);
-    assert.ok(progress.every((b, i) => i === 0 || b > progress[i - 1]!), 'progress only grows');
+    assert.ok(
+      progress.every((b, i) => i === 0 || b > progress[i - 1]!),
+      'progress only grows',
+    );
     assert.equal(progress.at(-1), image.length);
     assert.equal(remote(REMOTE)?.sha256, createHash('sha256').update(image).digest('hex'));
     assert.equal(await s.stat(REMOTE), image.length);
@@ -45,7 +50,11 @@ describe('SFTP uploads to the NVOS simulator', () => {
 
   it('skips the upload when the switch already has a file of the same size', async () => {
     const uploads = remote(REMOTE)!.uploads;
-    assert.deepEqual(await s.uploadIfDifferent(join(dir, IMAGE), REMOTE), { remotePath: REMOTE, bytes: image.length, uploaded: false });
+    assert.deepEqual(await s.uploadIfDifferent(join(dir, IMAGE), REMOTE), {
+      remotePath: REMOTE,
+      bytes: image.length,
+      uploaded: false,
+    });
     assert.equal(remote(REMOTE)!.uploads, uploads);
     sim.switch('sw1').fs.put(REMOTE, Buffer.alloc(100));
     assert.equal((await s.uploadIfDifferent(join(dir, IMAGE), REMOTE)).uploaded, true);
@@ -55,7 +64,9 @@ describe('SFTP uploads to the NVOS simulator', () => {
   it('detects a stalled transfer within the step timeout, and the session uploads again afterwards', async () => {
     sim.switch('sw1').setFaults({ sftpStallAfterBytes: 1024 * 1024 });
     const started = Date.now();
-    const e = await s.upload(join(dir, IMAGE), '/host/nos-images/stalled.bin', { stepTimeoutMs: 300 }).catch((err: unknown) => err);
+    const e = await s
+      .upload(join(dir, IMAGE), '/host/nos-images/stalled.bin', { stepTimeoutMs: 300 })
+      .catch((err: unknown) => err);
     const elapsed = Date.now() - started;
     assert.ok(e instanceof SftpStallError, String(e));
     assert.deepEqual([e.kind, e.remotePath, e.retryable], ['Stall', '/host/nos-images/stalled.bin', true]);
@@ -68,7 +79,9 @@ describe('SFTP uploads to the NVOS simulator', () => {
 
   it('gives up at the overall timeout even while progress continues', async () => {
     sim.switch('sw1').setFaults({ sftpStallAfterBytes: 512 * 1024 });
-    const e = await s.upload(join(dir, IMAGE), '/host/nos-images/slow.bin', { stepTimeoutMs: 10_000, overallTimeoutMs: 200 }).catch((err: unknown) => err);
+    const e = await s
+      .upload(join(dir, IMAGE), '/host/nos-images/slow.bin', { stepTimeoutMs: 10_000, overallTimeoutMs: 200 })
+      .catch((err: unknown) => err);
     sim.switch('sw1').setFaults({});
     assert.ok(e instanceof SshError && !(e instanceof SftpStallError), String(e));
     assert.equal(e.kind, 'Timeout');
@@ -76,10 +89,16 @@ describe('SFTP uploads to the NVOS simulator', () => {
 
   it('stops when cancelled, with the caller reason', async () => {
     const ac = new AbortController();
-    const p = s.upload(join(dir, IMAGE), '/host/nos-images/cancelled.bin', { signal: ac.signal, onProgress: () => ac.abort(new Error('job cancelled')) });
+    const p = s.upload(join(dir, IMAGE), '/host/nos-images/cancelled.bin', {
+      signal: ac.signal,
+      onProgress: () => ac.abort(new Error('job cancelled')),
+    });
     await assert.rejects(p, /job cancelled/);
     assert.ok((remote('/host/nos-images/cancelled.bin')?.size ?? 0) < image.length);
-    await assert.rejects(s.upload(join(dir, IMAGE), '/host/nos-images/x.bin', { signal: AbortSignal.abort(new Error('already')) }), /already/);
+    await assert.rejects(
+      s.upload(join(dir, IMAGE), '/host/nos-images/x.bin', { signal: AbortSignal.abort(new Error('already')) }),
+      /already/,
+    );
   });
 
   it('creates folders, and reports a missing local file or a forbidden place as typed errors', async () => {
@@ -89,6 +108,9 @@ describe('SFTP uploads to the NVOS simulator', () => {
     const missing = await s.upload(join(dir, 'nope.bin'), '/host/nos-images/nope.bin').catch((err: unknown) => err);
     assert.ok(missing instanceof SshError && missing.kind === 'LocalFile');
     const forbidden = await s.upload(join(dir, IMAGE), '/etc/passwd').catch((err: unknown) => err);
-    assert.ok(forbidden instanceof SshError && forbidden.kind === 'Sftp' && forbidden.step === 'upload', String(forbidden));
+    assert.ok(
+      forbidden instanceof SshError && forbidden.kind === 'Sftp' && forbidden.step === 'upload',
+      String(forbidden),
+    );
   });
 });

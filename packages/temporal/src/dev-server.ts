@@ -50,7 +50,11 @@ export interface DevServer {
 export async function startTemporalDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce({ ...opts, port: opts.port ?? (await freePort()), uiPort: opts.uiPort ?? (await freePort()) });
+      return await startOnce({
+        ...opts,
+        port: opts.port ?? (await freePort()),
+        uiPort: opts.uiPort ?? (await freePort()),
+      });
     } catch (err) {
       const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
       if (fixedPorts || attempt >= 3 || !(err instanceof EarlyExit)) throw err;
@@ -63,11 +67,16 @@ class EarlyExit extends Error {}
 async function startOnce(opts: DevServerOptions & { port: number; uiPort: number }): Promise<DevServer> {
   const { port, uiPort } = opts;
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(port),
-    '--ui-port', String(uiPort),
-    '--log-level', 'error',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--log-level',
+    'error',
     ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ...devServerSearchAttributeFlags(),
   ];
@@ -79,7 +88,8 @@ async function startOnce(opts: DevServerOptions & { port: number; uiPort: number
   const address = `127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new EarlyExit(`temporal dev server exited (${child.exitCode}) on ports ${port}/${uiPort}: ${stderr}`);
+    if (child.exitCode !== null)
+      throw new EarlyExit(`temporal dev server exited (${child.exitCode}) on ports ${port}/${uiPort}: ${stderr}`);
     try {
       const c = await Connection.connect({ address, connectTimeout: 1_000 });
       await c.workflowService.getSystemInfo({});
@@ -88,7 +98,9 @@ async function startOnce(opts: DevServerOptions & { port: number; uiPort: number
     } catch (err) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`temporal dev server did not answer on ${address}: ${(err as Error).message}\n${stderr}`, { cause: err });
+        throw new Error(`temporal dev server did not answer on ${address}: ${(err as Error).message}\n${stderr}`, {
+          cause: err,
+        });
       }
       await new Promise((r) => setTimeout(r, 200));
     }

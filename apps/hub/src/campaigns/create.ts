@@ -1,5 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { activeJobsOfDevices, insertCampaign, insertParentWithChildren, notifyIntent, type Db, type Job } from '@fleet/db';
+import {
+  activeJobsOfDevices,
+  insertCampaign,
+  insertParentWithChildren,
+  notifyIntent,
+  type Db,
+  type Job,
+} from '@fleet/db';
 import type { CampaignPolicy } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
@@ -35,7 +42,11 @@ function busyConflict(busy: { name: string; jobId: string; kind: string }[], ref
  * row. Any busy device refuses the whole campaign. `plan` runs only when the request is not
  * a replay of an earlier one with the same Idempotency-Key.
  */
-export async function createCampaign(db: Db, request: FastifyRequest, plan: () => Promise<CampaignRequest>): Promise<Job> {
+export async function createCampaign(
+  db: Db,
+  request: FastifyRequest,
+  plan: () => Promise<CampaignRequest>,
+): Promise<Job> {
   const actor = request.actor!.name;
   const { key, print } = idempotencyOf(request);
   const earlier = await earlierJob(db, actor, key, print);
@@ -45,14 +56,32 @@ export async function createCampaign(db: Db, request: FastifyRequest, plan: () =
     return await db.transaction(async (tx) => {
       const { parent, admitted, refused } = await insertParentWithChildren(
         tx,
-        { kind: 'firmware.campaign', siteId: req.siteId, params: req.params, createdBy: actor, idempotencyKey: key ?? null, requestFingerprint: print },
-        req.plan.devices.map((d) => ({ deviceId: d.deviceId, siteId: req.siteId, params: { manifest_id: d.manifestId, components: d.components, force: req.policy.force } })),
+        {
+          kind: 'firmware.campaign',
+          siteId: req.siteId,
+          params: req.params,
+          createdBy: actor,
+          idempotencyKey: key ?? null,
+          requestFingerprint: print,
+        },
+        req.plan.devices.map((d) => ({
+          deviceId: d.deviceId,
+          siteId: req.siteId,
+          params: { manifest_id: d.manifestId, components: d.components, force: req.policy.force },
+        })),
         { childKind: 'device.firmware_update', childIntents: false, parentIntent: true },
       );
       if (refused.length) throw busyConflict(await activeJobsOfDevices(tx, refused), refused.length);
       const jobOf = new Map(admitted.map((j) => [j.deviceId!, j.id]));
       const devices = req.plan.devices.map((d) => ({ ...d, jobId: jobOf.get(d.deviceId)! }));
-      await insertCampaign(tx, { id: parent.id, name: req.name, siteId: req.siteId, policy: req.policy, plan: { ...req.plan, devices }, createdBy: actor });
+      await insertCampaign(tx, {
+        id: parent.id,
+        name: req.name,
+        siteId: req.siteId,
+        policy: req.policy,
+        plan: { ...req.plan, devices },
+        createdBy: actor,
+      });
       await auditAccepted(tx, request, 202, {
         action: 'firmware.campaign',
         target: `site/${req.siteId}`,

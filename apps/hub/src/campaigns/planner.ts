@@ -1,4 +1,11 @@
-import { campaignCandidates, installedFirmware, manifestsByIdOrDefault, type Db, type Device, type FirmwareManifest } from '@fleet/db';
+import {
+  campaignCandidates,
+  installedFirmware,
+  manifestsByIdOrDefault,
+  type Db,
+  type Device,
+  type FirmwareManifest,
+} from '@fleet/db';
 import {
   buildWaves,
   makespanLowerBound,
@@ -41,12 +48,16 @@ export function inoperableReason(d: Device): string | undefined {
   return missing.length ? `the inventory gives no ${missing.join(', ')}` : undefined;
 }
 
-
 /**
  * The manifest each node type gets: the one the request names (which must exist and be for
  * that type; `field` names the request field in the 400), else the type's default, if any.
  */
-export async function manifestsForTypes(db: Db, types: string[], named: Partial<Record<string, string>>, field: (type: string) => string): Promise<Map<string, FirmwareManifest>> {
+export async function manifestsForTypes(
+  db: Db,
+  types: string[],
+  named: Partial<Record<string, string>>,
+  field: (type: string) => string,
+): Promise<Map<string, FirmwareManifest>> {
   const namedEntries = Object.entries(named).filter((e): e is [string, string] => e[1] !== undefined);
   const rows = await manifestsByIdOrDefault(
     db,
@@ -65,7 +76,11 @@ export async function manifestsForTypes(db: Db, types: string[], named: Partial<
 }
 
 /** What to push: components whose installed version differs from the manifest or is unknown; all when forced. */
-function componentsToUpdate(m: FirmwareManifest, installed: Map<string, string> | undefined, force: boolean): PlannedDevice['components'] {
+function componentsToUpdate(
+  m: FirmwareManifest,
+  installed: Map<string, string> | undefined,
+  force: boolean,
+): PlannedDevice['components'] {
   const wanted = new Map(m.steps.flatMap((s) => s.components.map((c) => [c.id, c.version] as const)));
   const all = [...wanted].map(([id, to]) => ({ id, from: installed?.get(id) ?? null, to }));
   return force ? all : all.filter((c) => c.from !== c.to);
@@ -86,18 +101,38 @@ export async function planCampaign(db: Db, req: PlanRequest, durations: DeviceDu
   const types = [...new Set(operable.map((d) => d.nodeType!))];
   const [manifests, installed] = await Promise.all([
     manifestsForTypes(db, types, req.manifests ?? {}, (t) => `body.manifests.${t}`),
-    installedFirmware(db, operable.map((d) => d.id)),
+    installedFirmware(
+      db,
+      operable.map((d) => d.id),
+    ),
   ]);
   const devices: DraftPlan['devices'] = [];
   for (const d of operable) {
     const manifest = manifests.get(d.nodeType!);
     const components = manifest && componentsToUpdate(manifest, installed.get(d.id), req.policy.force);
-    if (!manifest) excluded.push({ deviceId: d.id, name: d.name, reason: `no manifest for ${d.nodeType}: name one in manifests or set a default` });
+    if (!manifest)
+      excluded.push({
+        deviceId: d.id,
+        name: d.name,
+        reason: `no manifest for ${d.nodeType}: name one in manifests or set a default`,
+      });
     else if (!components?.length) excluded.push({ deviceId: d.id, name: d.name, reason: 'already compliant' });
-    else devices.push({ deviceId: d.id, name: d.name, rackId: d.rackId, powerDomain: powerDomainOf(d), nodeType: d.nodeType!, manifestId: manifest.id, components });
+    else
+      devices.push({
+        deviceId: d.id,
+        name: d.name,
+        rackId: d.rackId,
+        powerDomain: powerDomainOf(d),
+        nodeType: d.nodeType!,
+        manifestId: manifest.id,
+        components,
+      });
   }
   if (devices.length > MAX_CAMPAIGN_DEVICES) {
-    throw invalid('body', `${devices.length} devices need an update and a campaign takes at most ${MAX_CAMPAIGN_DEVICES}: narrow it with rack_ids, device_ids or node_types`);
+    throw invalid(
+      'body',
+      `${devices.length} devices need an update and a campaign takes at most ${MAX_CAMPAIGN_DEVICES}: narrow it with rack_ids, device_ids or node_types`,
+    );
   }
   const waves = buildWaves(devices, req.policy.canarySize, req.policy.waveSize);
   const durationS = (d: { nodeType: string }) => durations[roleOfNodeType(d.nodeType)];
@@ -107,6 +142,11 @@ export async function planCampaign(db: Db, req: PlanRequest, durations: DeviceDu
     waves,
     excluded,
     estimatedDurationS: simulateMakespan(devices, waves, req.policy, durationS),
-    lowerBoundS: makespanLowerBound(devices, req.policy, durationS, devices.filter((d) => canary.has(d.deviceId))),
+    lowerBoundS: makespanLowerBound(
+      devices,
+      req.policy,
+      durationS,
+      devices.filter((d) => canary.has(d.deviceId)),
+    ),
   };
 }

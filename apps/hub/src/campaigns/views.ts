@@ -1,13 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { CampaignDevice, CampaignSummary } from '@fleet/db';
-import type { CampaignPlan, ComponentResult, DeviceFirmwareResult, JobState, MaintenanceWindowSpec, PlannedDevice } from '@fleet/domain';
+import type {
+  CampaignPlan,
+  ComponentResult,
+  DeviceFirmwareResult,
+  JobState,
+  MaintenanceWindowSpec,
+  PlannedDevice,
+} from '@fleet/domain';
 import { etag } from '../firmware/preconditions.js';
 import { jobView, type ViewContext } from '../views.js';
 import type { DraftPlan } from './planner.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-const excludedView = (e: CampaignPlan['excluded'][number]) => ({ device_id: e.deviceId, name: e.name, reason: e.reason });
+const excludedView = (e: CampaignPlan['excluded'][number]) => ({
+  device_id: e.deviceId,
+  name: e.name,
+  reason: e.reason,
+});
 
 /** A dry run's answer: the whole plan. */
 export function planView(p: DraftPlan) {
@@ -33,8 +44,24 @@ export function campaignDeviceView(d: CampaignDevice) {
   const result = d.job.result as Partial<DeviceFirmwareResult> | null;
   const planned = (d.job.params['components'] ?? []) as PlannedDevice['components'];
   const components = result?.components
-    ? result.components.map((c: ComponentResult) => ({ id: c.id, from: c.from, to: c.to, installed: c.installed, status: c.status, code: c.code, message: c.message ?? null }))
-    : planned.map((c) => ({ id: c.id, from: c.from, to: c.to, installed: null, status: 'planned', code: null, message: null }));
+    ? result.components.map((c: ComponentResult) => ({
+        id: c.id,
+        from: c.from,
+        to: c.to,
+        installed: c.installed,
+        status: c.status,
+        code: c.code,
+        message: c.message ?? null,
+      }))
+    : planned.map((c) => ({
+        id: c.id,
+        from: c.from,
+        to: c.to,
+        installed: null,
+        status: 'planned',
+        code: null,
+        message: null,
+      }));
   return {
     device_id: d.job.deviceId,
     name: d.name,
@@ -77,15 +104,26 @@ export function campaignView(
     },
     job: jobView(c.job, views, children),
     ...(detail ? { failures: detail.failures.map(campaignDeviceView) } : {}),
-    links: { self: `/v1/firmware-campaigns/${c.id}`, devices: `/v1/firmware-campaigns/${c.id}/devices`, job: `/v1/jobs/${c.id}` },
+    links: {
+      self: `/v1/firmware-campaigns/${c.id}`,
+      devices: `/v1/firmware-campaigns/${c.id}/devices`,
+      job: `/v1/jobs/${c.id}`,
+    },
   };
 }
 
-const hhmm = (minute: number) => `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
+const hhmm = (minute: number) =>
+  `${String(Math.floor(minute / 60)).padStart(2, '0')}:${String(minute % 60).padStart(2, '0')}`;
 
 /** A site's windows, earliest start of day first (Postgres keeps no order of its own), and their ETag. */
 export function windowsView(windows: MaintenanceWindowSpec[]) {
   const sorted = [...windows].sort((a, b) => a.startMinute - b.startMinute || a.durationMinutes - b.durationMinutes);
-  const view = { windows: sorted.map((w) => ({ weekdays: w.weekdays, start: hhmm(w.startMinute), duration_minutes: w.durationMinutes })) };
+  const view = {
+    windows: sorted.map((w) => ({
+      weekdays: w.weekdays,
+      start: hhmm(w.startMinute),
+      duration_minutes: w.durationMinutes,
+    })),
+  };
   return { view, etag: etag(createHash('sha256').update(JSON.stringify(view)).digest('base64url').slice(0, 22)) };
 }

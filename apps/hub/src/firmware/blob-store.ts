@@ -103,7 +103,10 @@ export class FileBlobStore implements BlobStore {
       throw err;
     }
     // The open handle pins the file: a delete from now on does not cut this read short.
-    return handle.createReadStream({ highWaterMark: ioChunk, ...(range ? { start: range.start, end: range.end } : {}) });
+    return handle.createReadStream({
+      highWaterMark: ioChunk,
+      ...(range ? { start: range.start, end: range.end } : {}),
+    });
   }
 
   async stat(digest: string): Promise<{ size: number } | undefined> {

@@ -10,7 +10,9 @@ import { ApiError } from '../errors.js';
  * compared. 400 listing every problem, by body field.
  */
 export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Promise<void> {
-  const packages = new Map((await lockFirmwarePackages(tx, [...new Set(steps.map((s) => s.packageId))])).map((p) => [p.id, p]));
+  const packages = new Map(
+    (await lockFirmwarePackages(tx, [...new Set(steps.map((s) => s.packageId))])).map((p) => [p.id, p]),
+  );
   const details: { field: string; issue: string }[] = [];
   steps.forEach((step, i) => {
     const pkg = packages.get(step.packageId);
@@ -19,7 +21,10 @@ export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Pro
       return;
     }
     if (isNvosImage(pkg.metadata)) {
-      details.push({ field: `body.steps.${i}.package_id`, issue: `package ${pkg.fileName} is an NVOS image, not a PLDM package; install it with POST /v1/devices/{id}/nvos-install` });
+      details.push({
+        field: `body.steps.${i}.package_id`,
+        issue: `package ${pkg.fileName} is an NVOS image, not a PLDM package; install it with POST /v1/devices/{id}/nvos-install`,
+      });
       return;
     }
     const versions = new Set(pkg.metadata.components.map((c) => c.version));
@@ -32,5 +37,6 @@ export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Pro
       }
     });
   });
-  if (details.length) throw new ApiError('INVALID_ARGUMENT', details.map((d) => `${d.field}: ${d.issue}`).join('; '), details);
+  if (details.length)
+    throw new ApiError('INVALID_ARGUMENT', details.map((d) => `${d.field}: ${d.issue}`).join('; '), details);
 }

@@ -3,8 +3,20 @@ import type { PldmPackageMetadata } from '@fleet/domain';
 
 /** PackageReleaseDateTime as RFC 3339 UTC; null when the package carries none (all zeros) or an impossible date. */
 function releaseDateTime(t: Timestamp104): string | null {
-  if (t.year === 0 || t.month < 1 || t.month > 12 || t.day < 1 || t.day > 31 || t.hour > 23 || t.minute > 59 || t.second > 59) return null;
-  const ms = Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, Math.floor(t.microsecond / 1000)) - t.utcOffset * 60_000;
+  if (
+    t.year === 0 ||
+    t.month < 1 ||
+    t.month > 12 ||
+    t.day < 1 ||
+    t.day > 31 ||
+    t.hour > 23 ||
+    t.minute > 59 ||
+    t.second > 59
+  )
+    return null;
+  const ms =
+    Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second, Math.floor(t.microsecond / 1000)) -
+    t.utcOffset * 60_000;
   return new Date(ms).toISOString();
 }
 

@@ -16,9 +16,12 @@ export interface ReceivedPackage {
 }
 
 const tooLarge = (maxBytes: number) =>
-  new HttpStatusError(413, 'INVALID_ARGUMENT', `the package is larger than this hub accepts (firmware.maxPackageBytes = ${maxBytes} bytes)`, [
-    { field: 'body', issue: `more than ${maxBytes} bytes` },
-  ]);
+  new HttpStatusError(
+    413,
+    'INVALID_ARGUMENT',
+    `the package is larger than this hub accepts (firmware.maxPackageBytes = ${maxBytes} bytes)`,
+    [{ field: 'body', issue: `more than ${maxBytes} bytes` }],
+  );
 
 /** A sink that examines the bytes on their way into the blob store; `result` settles at the end. */
 type Inspector<T extends { sha256: string; size: number }> = Writable & { readonly result: Promise<T> };
@@ -78,9 +81,12 @@ class InspectingTap<T extends { sha256: string; size: number }> extends Transfor
 /** The client-facing reason an upload failed; anything unexpected stays as it is (a 500). */
 function rejection(err: unknown, body: Readable): unknown {
   if (err instanceof FwpkgError) {
-    return new ApiError('INVALID_ARGUMENT', `not a valid PLDM firmware package (DSP0267): ${err.message}`, [{ field: `body.${err.field}`, issue: err.message }]);
+    return new ApiError('INVALID_ARGUMENT', `not a valid PLDM firmware package (DSP0267): ${err.message}`, [
+      { field: `body.${err.field}`, issue: err.message },
+    ]);
   }
-  if (body.readableAborted) return new ApiError('INVALID_ARGUMENT', 'the upload stopped before the end of the package (client disconnected)');
+  if (body.readableAborted)
+    return new ApiError('INVALID_ARGUMENT', 'the upload stopped before the end of the package (client disconnected)');
   return err;
 }
 
@@ -90,7 +96,12 @@ function rejection(err: unknown, body: Readable): unknown {
  * limit, client gone) the partial blob is aborted: nothing half-stored remains. The body is
  * never destroyed here, so the caller can still answer the client.
  */
-async function receive<T extends { sha256: string; size: number }>(body: Readable, blobs: BlobStore, maxBytes: number, inspector: Inspector<T>): Promise<T> {
+async function receive<T extends { sha256: string; size: number }>(
+  body: Readable,
+  blobs: BlobStore,
+  maxBytes: number,
+  inspector: Inspector<T>,
+): Promise<T> {
   const upload = await blobs.beginWrite();
   try {
     await pipeline(body.iterator({ destroyOnReturn: false }), new InspectingTap(inspector, maxBytes), upload.stream);
@@ -107,11 +118,21 @@ async function receive<T extends { sha256: string; size: number }>(body: Readabl
 /** A PLDM package (DSP0267), parsed as it streams: its version is the header's. */
 export async function receivePackage(body: Readable, blobs: BlobStore, maxBytes: number): Promise<ReceivedPackage> {
   const inspection = await receive(body, blobs, maxBytes, new FwpkgInspector());
-  return { digest: inspection.sha256, size: inspection.size, packageVersion: inspection.header.packageVersion, metadata: packageMetadata(inspection) };
+  return {
+    digest: inspection.sha256,
+    size: inspection.size,
+    packageVersion: inspection.header.packageVersion,
+    metadata: packageMetadata(inspection),
+  };
 }
 
 /** An NVOS image: stored as-is; its version is the build id its file name carries. */
-export async function receiveNvosImage(body: Readable, blobs: BlobStore, maxBytes: number, buildId: string): Promise<ReceivedPackage> {
+export async function receiveNvosImage(
+  body: Readable,
+  blobs: BlobStore,
+  maxBytes: number,
+  buildId: string,
+): Promise<ReceivedPackage> {
   const { sha256, size } = await receive(body, blobs, maxBytes, new DigestInspector());
   return { digest: sha256, size, packageVersion: buildId, metadata: { format: 'nvos', buildId } };
 }

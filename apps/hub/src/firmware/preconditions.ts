@@ -15,9 +15,12 @@ function listedTags(header: string | string[] | undefined): string[] | undefined
 export function checkIfMatch(request: FastifyRequest, current: string): void {
   const tags = listedTags(request.headers['if-match']);
   if (tags && !tags.includes(current)) {
-    throw new HttpStatusError(412, 'FAILED_PRECONDITION', `If-Match ${tags.join(', ')} does not match the current version ${current}; read the resource again and retry`, [
-      { field: 'header.If-Match', issue: `current ETag is ${current}` },
-    ]);
+    throw new HttpStatusError(
+      412,
+      'FAILED_PRECONDITION',
+      `If-Match ${tags.join(', ')} does not match the current version ${current}; read the resource again and retry`,
+      [{ field: 'header.If-Match', issue: `current ETag is ${current}` }],
+    );
   }
 }
 

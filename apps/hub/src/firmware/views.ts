@@ -21,7 +21,11 @@ export function packageView(p: FirmwarePackage) {
 function pldmView(m: PldmPackageMetadata) {
   return {
     header: { revision: m.headerRevision, uuid: m.headerUuid, release_date_time: m.releaseDateTime },
-    devices: m.devices.map((d) => ({ descriptors: d.descriptors, applicable_components: d.applicableComponents, image_set_version: d.imageSetVersion })),
+    devices: m.devices.map((d) => ({
+      descriptors: d.descriptors,
+      applicable_components: d.applicableComponents,
+      image_set_version: d.imageSetVersion,
+    })),
     components: m.components.map((c) => ({
       index: c.index,
       identifier: c.identifier,
@@ -42,7 +46,12 @@ export function manifestView(m: FirmwareManifest) {
     hardware_type: m.hardwareType,
     default: m.isDefault,
     revision: m.revision,
-    steps: m.steps.map((s) => ({ name: s.name, package_id: s.packageId, targets: s.targets, components: s.components })),
+    steps: m.steps.map((s) => ({
+      name: s.name,
+      package_id: s.packageId,
+      targets: s.targets,
+      components: s.components,
+    })),
     created_by: m.createdBy,
     created_at: m.createdAt.toISOString(),
     updated_at: m.updatedAt.toISOString(),

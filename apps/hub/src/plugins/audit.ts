@@ -18,7 +18,12 @@ export interface AuditFields {
 }
 
 /** Writes the audit row of an accepted request inside the handler's transaction. */
-export async function auditAccepted(tx: DbOrTx, request: FastifyRequest, statusCode: number, fields: AuditFields): Promise<void> {
+export async function auditAccepted(
+  tx: DbOrTx,
+  request: FastifyRequest,
+  statusCode: number,
+  fields: AuditFields,
+): Promise<void> {
   await insertAudit(tx, {
     actor: request.actor?.name ?? 'anonymous',
     role: request.actor?.role ?? null,

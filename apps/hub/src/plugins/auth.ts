@@ -36,7 +36,10 @@ export function registerAuth(app: FastifyInstance, db: Db): void {
     if (!token) throw new ApiError('UNAUTHENTICATED', 'the bearer token is unknown or revoked');
     request.actor = { tokenId: token.id, name: token.name, role: token.role as Role };
     if (!roleAllows(request.actor.role, needed)) {
-      throw new ApiError('PERMISSION_DENIED', `this action needs the ${needed} role; token ${token.name} has ${token.role}`);
+      throw new ApiError(
+        'PERMISSION_DENIED',
+        `this action needs the ${needed} role; token ${token.name} has ${token.role}`,
+      );
     }
   });
 }

@@ -3,7 +3,12 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { ErrorBody, ErrorCode, ErrorDetail } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 
-const codeForStatus: Record<number, ErrorCode> = { 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 409: 'CONFLICT' };
+const codeForStatus: Record<number, ErrorCode> = {
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+};
 
 /** The field a Fastify 4xx is about, from its code (FST_ERR_CTP_* are about the body). */
 function fieldOf(err: FastifyError): string {
@@ -45,7 +50,8 @@ class RouteMethods {
   /** The methods served at a concrete path; empty when no route has it. */
   allowed(path: string): string[] {
     const methods = new Set<string>();
-    for (const { pattern, methods: ms } of this.byPath.values()) if (pattern.test(path)) ms.forEach((m) => methods.add(m));
+    for (const { pattern, methods: ms } of this.byPath.values())
+      if (pattern.test(path)) ms.forEach((m) => methods.add(m));
     return [...methods].sort();
   }
 }
@@ -63,14 +69,20 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0]!;
     const allowed = routes.allowed(path);
     if (!allowed.length) {
-      void reply.status(404).send({ error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` } } satisfies ErrorBody);
+      void reply
+        .status(404)
+        .send({
+          error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` },
+        } satisfies ErrorBody);
       return;
     }
     const message = `${request.method} is not served at ${path}; it serves ${allowed.join(', ')}`;
     void reply
       .status(405)
       .header('allow', allowed.join(', '))
-      .send({ error: { code: 'INVALID_ARGUMENT', message, details: [{ field: 'method', issue: message }] } } satisfies ErrorBody);
+      .send({
+        error: { code: 'INVALID_ARGUMENT', message, details: [{ field: 'method', issue: message }] },
+      } satisfies ErrorBody);
   };
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
@@ -86,7 +98,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     } else {
       status = 500;
       request.log.error({ err }, 'unhandled error');
-      body = { error: { code: 'INTERNAL', message: 'internal error; see the hub log for request ' + String(request.id) } };
+      body = {
+        error: { code: 'INTERNAL', message: 'internal error; see the hub log for request ' + String(request.id) },
+      };
     }
     if (status >= 500 && err instanceof ApiError) request.log.error({ err }, err.message);
     void reply.status(status).send(body);
@@ -98,7 +112,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
 /** Errors Fastify answers before routing (a path that is not valid percent-encoding), in Fleet's shape. */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const issue = err.code === 'FST_ERR_BAD_URL' ? 'is not valid percent-encoding' : err.message;
-  void reply.status(400).send({ error: { code: 'INVALID_ARGUMENT', message: `path: ${issue}`, details: [{ field: 'path', issue }] } } satisfies ErrorBody);
+  void reply
+    .status(400)
+    .send({
+      error: { code: 'INVALID_ARGUMENT', message: `path: ${issue}`, details: [{ field: 'path', issue }] },
+    } satisfies ErrorBody);
 }
 
 const clientErrorText: Record<string, [number, string]> = {
@@ -124,12 +142,19 @@ function headerAt(err: HttpParseError): string | undefined {
  */
 export function clientErrorHandler(err: HttpParseError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, issue] = clientErrorText[err.code ?? ''] ?? [400, `the request is not valid HTTP (${err.code ?? err.message}): header names and values must not contain control characters`];
+  const [status, issue] = clientErrorText[err.code ?? ''] ?? [
+    400,
+    `the request is not valid HTTP (${err.code ?? err.message}): header names and values must not contain control characters`,
+  ];
   const header = status === 400 ? headerAt(err) : undefined;
   const field = header ? `header.${header}` : 'header';
-  const body = JSON.stringify({ error: { code: 'INVALID_ARGUMENT', message: `${field}: ${issue}`, details: [{ field, issue }] } } satisfies ErrorBody);
+  const body = JSON.stringify({
+    error: { code: 'INVALID_ARGUMENT', message: `${field}: ${issue}`, details: [{ field, issue }] },
+  } satisfies ErrorBody);
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : status === 431 ? 'Request Header Fields Too Large' : 'Request Timeout'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : status === 431 ? 'Request Header Fields Too Large' : 'Request Timeout'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }
@@ -164,7 +189,11 @@ export function serializeError(err: unknown, depth = 0): SerializedError | strin
   for (const [key, value] of Object.entries(err)) {
     if (statementKeys.has(key) || key === 'cause' || value === undefined) continue;
     // AggregateError (a connection refused on every address) holds its errors in a list.
-    out[key] = Array.isArray(value) ? value.map((v) => (v instanceof Error ? serializeError(v, depth + 1) : v)) : value instanceof Error ? serializeError(value, depth + 1) : value;
+    out[key] = Array.isArray(value)
+      ? value.map((v) => (v instanceof Error ? serializeError(v, depth + 1) : v))
+      : value instanceof Error
+        ? serializeError(value, depth + 1)
+        : value;
   }
   if (err.cause !== undefined && depth < 5) out.cause = serializeError(err.cause, depth + 1);
   return out;

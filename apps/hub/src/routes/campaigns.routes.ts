@@ -48,7 +48,9 @@ const CampaignBody = z
   })
   .strict();
 
-const CampaignQuery = z.object({ limit: limitSchema, cursor: z.string().optional(), site_id: repeated(siteId), state: repeated(JobState) }).strict();
+const CampaignQuery = z
+  .object({ limit: limitSchema, cursor: z.string().optional(), site_id: repeated(siteId), state: repeated(JobState) })
+  .strict();
 const DeviceQuery = z.object({ limit: limitSchema, cursor: z.string().optional(), state: repeated(JobState) }).strict();
 
 const Window = z
@@ -60,7 +62,11 @@ const Window = z
       .max(7)
       .refine((d) => new Set(d).size === d.length, 'a weekday is repeated'),
     start: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM in UTC, 00:00 to 23:59'),
-    duration_minutes: z.number().int().min(1).max(7 * 24 * 60),
+    duration_minutes: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 60),
   })
   .strict();
 const WindowsBody = z.object({ windows: z.array(Window).max(100) }).strict();
@@ -74,7 +80,13 @@ const signals: Record<CampaignSignal, string> = {
 /** Device failures shown in a campaign's detail; the devices endpoint pages through all of them. */
 const FAILURES_SHOWN = 20;
 
-export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext, settings: HubConfig['campaigns']): void {
+export function campaignRoutes(
+  app: FastifyInstance,
+  doc: ApiDoc,
+  db: Db,
+  views: ViewContext,
+  settings: HubConfig['campaigns'],
+): void {
   const campaignJob = async (id: string) => {
     const job = await getJob(db, id);
     if (job?.kind !== 'firmware.campaign') throw notFound('firmware campaign', id);
@@ -84,14 +96,23 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
   const detail = async (id: string) => {
     const c = await getCampaignSummary(db, id);
     if (!c) throw notFound('firmware campaign', id);
-    const [counts, failures] = await Promise.all([childCounts(db, [id]), listCampaignDevices(db, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN })]);
+    const [counts, failures] = await Promise.all([
+      childCounts(db, [id]),
+      listCampaignDevices(db, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN }),
+    ]);
     return campaignView(c, views, counts.get(id) ?? {}, { excluded: c.excluded, failures });
   };
 
   /** A pause, resume, approve or cancel: refused once the campaign has ended; the change and its audit row in one transaction. */
-  const actOnCampaign = async (request: FastifyRequest, id: string, action: string, write: (tx: DbOrTx) => Promise<unknown>) => {
+  const actOnCampaign = async (
+    request: FastifyRequest,
+    id: string,
+    action: string,
+    write: (tx: DbOrTx) => Promise<unknown>,
+  ) => {
     const job = await campaignJob(id);
-    if (isTerminal(job.state as JobState)) throw new ApiError('FAILED_PRECONDITION', `firmware campaign ${id} already ${job.state}; nothing to ${action}`);
+    if (isTerminal(job.state as JobState))
+      throw new ApiError('FAILED_PRECONDITION', `firmware campaign ${id} already ${job.state}; nothing to ${action}`);
     return db.transaction(async (tx) => {
       await write(tx);
       await auditAccepted(tx, request, 202, { action: `firmware.campaign.${action}`, target: `job/${id}`, jobId: id });
@@ -117,28 +138,63 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
     async ({ request, reply, body }) => {
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
       const plan = () =>
-        planCampaign(db, { siteId: body.site_id, rackIds: body.rack_ids, deviceIds: body.device_ids, nodeTypes: body.node_types, manifests: body.manifests, policy: body.policy }, settings.deviceDurationS);
+        planCampaign(
+          db,
+          {
+            siteId: body.site_id,
+            rackIds: body.rack_ids,
+            deviceIds: body.device_ids,
+            nodeTypes: body.node_types,
+            manifests: body.manifests,
+            policy: body.policy,
+          },
+          settings.deviceDurationS,
+        );
       if (body.dry_run) return { plan: planView(await plan()) };
       const { dry_run: _dryRun, ...params } = body;
       const job = await createCampaign(db, request, async () => {
         const p = await plan();
-        if (!p.devices.length) throw new ApiError('FAILED_PRECONDITION', `no device of the selection needs an update (${p.excluded.length} left out); a dry run lists the reasons`);
+        if (!p.devices.length)
+          throw new ApiError(
+            'FAILED_PRECONDITION',
+            `no device of the selection needs an update (${p.excluded.length} left out); a dry run lists the reasons`,
+          );
         return { name: body.name, siteId: body.site_id, policy: body.policy, params, plan: p };
       });
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(await detail(job.id));
+      return reply
+        .status(202)
+        .header('location', `/v1/jobs/${job.id}`)
+        .send(await detail(job.id));
     },
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware-campaigns', tag: 'firmware', summary: 'List firmware campaigns, newest first, with plan summary, job state and device counts by state', role: 'viewer', query: CampaignQuery, success: [200, '{items, next_cursor}'], errors: [400] },
+    {
+      method: 'GET',
+      url: '/v1/firmware-campaigns',
+      tag: 'firmware',
+      summary: 'List firmware campaigns, newest first, with plan summary, job state and device counts by state',
+      role: 'viewer',
+      query: CampaignQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400],
+    },
     async ({ query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
-      const rows = await listCampaigns(db, { limit: q.limit + 1, after: after && { createdAt: new Date(after[0]), id: after[1] }, siteId: q.site_id, state: q.state });
+      const rows = await listCampaigns(db, {
+        limit: q.limit + 1,
+        after: after && { createdAt: new Date(after[0]), id: after[1] },
+        siteId: q.site_id,
+        state: q.state,
+      });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
-      const counts = await childCounts(db, page.map((c) => c.id));
+      const counts = await childCounts(
+        db,
+        page.map((c) => c.id),
+      );
       return {
         items: page.map((c) => campaignView(c, views, counts.get(c.id) ?? {})),
         next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
@@ -149,21 +205,49 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware-campaigns/:id', tag: 'firmware', summary: 'One firmware campaign: plan summary, devices left out, job (phase, device counts by state) and the first failures', role: 'viewer', params: IdParam, success: [200, 'The campaign'], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/firmware-campaigns/:id',
+      tag: 'firmware',
+      summary:
+        'One firmware campaign: plan summary, devices left out, job (phase, device counts by state) and the first failures',
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The campaign'],
+      errors: [400, 404],
+    },
     async ({ params }) => detail(params.id),
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware-campaigns/:id/devices', tag: 'firmware', summary: "A campaign's devices by name: job state and per-component results (the plan until the device has run)", role: 'viewer', params: IdParam, query: DeviceQuery, success: [200, '{items, next_cursor}'], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/firmware-campaigns/:id/devices',
+      tag: 'firmware',
+      summary: "A campaign's devices by name: job state and per-component results (the plan until the device has run)",
+      role: 'viewer',
+      params: IdParam,
+      query: DeviceQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400, 404],
+    },
     async ({ params, query: q }) => {
       await campaignJob(params.id);
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid]));
-      const rows = await listCampaignDevices(db, { campaignId: params.id, limit: q.limit + 1, after: after && { name: after[0], jobId: after[1] }, state: q.state });
+      const rows = await listCampaignDevices(db, {
+        campaignId: params.id,
+        limit: q.limit + 1,
+        after: after && { name: after[0], jobId: after[1] },
+        state: q.state,
+      });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
-      return { items: page.map(campaignDeviceView), next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.job.id]) : null };
+      return {
+        items: page.map(campaignDeviceView),
+        next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.job.id]) : null,
+      };
     },
   );
 
@@ -171,7 +255,16 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
     defineRoute(
       app,
       doc,
-      { method: 'POST', url: `/v1/firmware-campaigns/:id/${signal}`, tag: 'firmware', summary: `${summary} (intent)`, role: 'operator', params: IdParam, success: [202, "The campaign's job"], errors: [400, 404, 409] },
+      {
+        method: 'POST',
+        url: `/v1/firmware-campaigns/:id/${signal}`,
+        tag: 'firmware',
+        summary: `${summary} (intent)`,
+        role: 'operator',
+        params: IdParam,
+        success: [202, "The campaign's job"],
+        errors: [400, 404, 409],
+      },
       async ({ request, reply, params }) => {
         const job = await actOnCampaign(request, params.id, signal, async (tx) => {
           await insertIntent(tx, params.id, 'signal', { signal });
@@ -185,7 +278,17 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/firmware-campaigns/:id/cancel', tag: 'firmware', summary: 'Cancel the campaign as POST /v1/jobs/{id}/cancel does: running device updates are cancelled, the rest never start (intent)', role: 'operator', params: IdParam, success: [202, "The campaign's job, now cancelling"], errors: [400, 404, 409] },
+    {
+      method: 'POST',
+      url: '/v1/firmware-campaigns/:id/cancel',
+      tag: 'firmware',
+      summary:
+        'Cancel the campaign as POST /v1/jobs/{id}/cancel does: running device updates are cancelled, the rest never start (intent)',
+      role: 'operator',
+      params: IdParam,
+      success: [202, "The campaign's job, now cancelling"],
+      errors: [400, 404, 409],
+    },
     async ({ request, reply, params }) => {
       const job = await actOnCampaign(request, params.id, 'cancel', (tx) => requestJobCancel(tx, params.id));
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
@@ -199,7 +302,17 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/sites/:id/maintenance-windows', tag: 'firmware', summary: "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only inside one, and anytime when there are none", role: 'viewer', params: SiteParam, success: [200, '{windows}'], errors: [404] },
+    {
+      method: 'GET',
+      url: '/v1/sites/:id/maintenance-windows',
+      tag: 'firmware',
+      summary:
+        "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only inside one, and anytime when there are none",
+      role: 'viewer',
+      params: SiteParam,
+      success: [200, '{windows}'],
+      errors: [404],
+    },
     async ({ reply, params }) => {
       await siteOrThrow(params.id);
       const { view, etag } = windowsView(await siteMaintenanceWindows(db, params.id));
@@ -214,7 +327,8 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
       method: 'PUT',
       url: '/v1/sites/:id/maintenance-windows',
       tag: 'firmware',
-      summary: "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match honoured (412 when they changed since read)",
+      summary:
+        "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match honoured (412 when they changed since read)",
       role: 'admin',
       params: SiteParam,
       body: WindowsBody,
@@ -230,7 +344,11 @@ export function campaignRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views:
       await db.transaction(async (tx) => {
         const replaced = await replaceMaintenanceWindows(tx, params.id, windows);
         checkIfMatch(request, windowsView(replaced).etag);
-        await auditAccepted(tx, request, 200, { action: 'site.maintenance_windows', target: `site/${params.id}`, details: { windows: body.windows } });
+        await auditAccepted(tx, request, 200, {
+          action: 'site.maintenance_windows',
+          target: `site/${params.id}`,
+          details: { windows: body.windows },
+        });
       });
       const { view, etag } = windowsView(windows);
       return reply.header('etag', etag).send(view);

@@ -23,7 +23,11 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
     const device = await getDevice(db, id);
     if (!device) throw notFound('device', id);
     const reason = inoperableReason(device);
-    if (reason) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot be operated: ${reason}; see its inventory issues`);
+    if (reason)
+      throw new ApiError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} cannot be operated: ${reason}; see its inventory issues`,
+      );
     return device;
   };
 
@@ -34,7 +38,8 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
       method: 'POST',
       url: '/v1/devices/:id/firmware-update',
       tag: 'firmware',
-      summary: "Update one device's firmware to a manifest (intent): the given one or its node type's default (409 when there is none); 409 when the device is busy. Idempotency-Key honoured",
+      summary:
+        "Update one device's firmware to a manifest (intent): the given one or its node type's default (409 when there is none); 409 when the device is busy. Idempotency-Key honoured",
       role: 'operator',
       params: IdParam,
       body: UpdateBody,
@@ -44,11 +49,25 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
     async ({ request, reply, params, body }) => {
       const device = await operableDevice(params.id);
       const type = device.nodeType!;
-      const manifests = await manifestsForTypes(db, [type], body.manifest_id ? { [type]: body.manifest_id } : {}, () => 'body.manifest_id');
+      const manifests = await manifestsForTypes(
+        db,
+        [type],
+        body.manifest_id ? { [type]: body.manifest_id } : {},
+        () => 'body.manifest_id',
+      );
       const manifest = manifests.get(type);
-      if (!manifest) throw new ApiError('FAILED_PRECONDITION', `no default firmware manifest for ${type}; give manifest_id or set a default for the type`);
+      if (!manifest)
+        throw new ApiError(
+          'FAILED_PRECONDITION',
+          `no default firmware manifest for ${type}; give manifest_id or set a default for the type`,
+        );
       const { job } = await createJob(db, request, {
-        job: { kind: 'device.firmware_update', deviceId: device.id, siteId: device.siteId, params: { manifest_id: manifest.id, force: body.force } },
+        job: {
+          kind: 'device.firmware_update',
+          deviceId: device.id,
+          siteId: device.siteId,
+          params: { manifest_id: manifest.id, force: body.force },
+        },
         action: 'device.firmware_update',
         target: `device/${device.id}`,
       });
@@ -59,10 +78,23 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/devices/:id/firmware-refresh', tag: 'firmware', summary: 'Read the installed firmware versions from the device now (intent)', role: 'operator', params: IdParam, success: [202, 'The job (Location: /v1/jobs/{id})'], errors: [400, 404, 409] },
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/firmware-refresh',
+      tag: 'firmware',
+      summary: 'Read the installed firmware versions from the device now (intent)',
+      role: 'operator',
+      params: IdParam,
+      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      errors: [400, 404, 409],
+    },
     async ({ request, reply, params }) => {
       const device = await operableDevice(params.id);
-      const { job } = await createJob(db, request, { job: { kind: 'device.firmware_refresh', deviceId: device.id, siteId: device.siteId, params: {} }, action: 'device.firmware_refresh', target: `device/${device.id}` });
+      const { job } = await createJob(db, request, {
+        job: { kind: 'device.firmware_refresh', deviceId: device.id, siteId: device.siteId, params: {} },
+        action: 'device.firmware_refresh',
+        target: `device/${device.id}`,
+      });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );

@@ -1,7 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { deviceNetwork, getDevice, getSite, getSyncState, insertDevice, listDeviceFirmware, listDevices, listInventoryIssues, type Db } from '@fleet/db';
-import { isNvueBaseUrl, lifecycleStates, missingForOperation, NodeType, parseHostPort, PowerAction, PowerState, sshHostKeyFingerprint } from '@fleet/domain';
+import {
+  deviceNetwork,
+  getDevice,
+  getSite,
+  getSyncState,
+  insertDevice,
+  listDeviceFirmware,
+  listDevices,
+  listInventoryIssues,
+  type Db,
+} from '@fleet/db';
+import {
+  isNvueBaseUrl,
+  lifecycleStates,
+  missingForOperation,
+  NodeType,
+  parseHostPort,
+  PowerAction,
+  PowerState,
+  sshHostKeyFingerprint,
+} from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
@@ -15,8 +34,15 @@ import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
 
-const httpUrl = z.string().url().refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
-const credentialRef = z.string().min(1).max(200).regex(/^[A-Za-z0-9_./-]+$/, 'must be a reference name, not a secret');
+const httpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL');
+const credentialRef = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9_./-]+$/, 'must be a reference name, not a secret');
 
 const NewDevice = z
   .object({
@@ -26,16 +52,26 @@ const NewDevice = z
     bmc_url: httpUrl,
     credential_ref: credentialRef,
     /** Switch trays: NVOS's NVUE REST base URL, SSH endpoint, login reference (default credential_ref) and pinned host key. */
-    nvos_url: z.string().refine(isNvueBaseUrl, 'must be an http(s) URL without credentials, query or fragment').optional(),
-    nvos_ssh: z.string().refine((v) => parseHostPort(v) !== undefined, 'must be host:port').optional(),
+    nvos_url: z
+      .string()
+      .refine(isNvueBaseUrl, 'must be an http(s) URL without credentials, query or fragment')
+      .optional(),
+    nvos_ssh: z
+      .string()
+      .refine((v) => parseHostPort(v) !== undefined, 'must be host:port')
+      .optional(),
     nvos_credential_ref: credentialRef.optional(),
-    nvos_host_key: z.string().regex(sshHostKeyFingerprint, 'must be an SSH host key fingerprint, SHA256:<base64>').optional(),
+    nvos_host_key: z
+      .string()
+      .regex(sshHostKeyFingerprint, 'must be an SSH host key fingerprint, SHA256:<base64>')
+      .optional(),
   })
   .strict()
   .superRefine((d, ctx) => {
     if (d.node_type.startsWith('switch_')) return;
     for (const field of ['nvos_url', 'nvos_ssh', 'nvos_credential_ref', 'nvos_host_key'] as const) {
-      if (d[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'only switch trays run NVOS' });
+      if (d[field] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [field], message: 'only switch trays run NVOS' });
     }
   });
 
@@ -77,7 +113,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     async ({ query: q }) => {
       const byName = q.sort.endsWith('name');
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
-      if (after && after[2] !== q.sort) throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
+      if (after && after[2] !== q.sort)
+        throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
       await checkRoleFilter(db, q.role, 'query.role');
       const rows = await listDevices(db, {
         limit: q.limit + 1,
@@ -101,7 +138,10 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const sync = await getSyncState(db, 'netbox');
       return {
         items: page.map((d) => deviceView(d, sync)),
-        next_cursor: rows.length > q.limit && last ? encodeCursor([byName ? last.name : last.createdAt.toISOString(), last.id, q.sort]) : null,
+        next_cursor:
+          rows.length > q.limit && last
+            ? encodeCursor([byName ? last.name : last.createdAt.toISOString(), last.id, q.sort])
+            : null,
       };
     },
   );
@@ -109,7 +149,17 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/devices/:id', tag: 'inventory', summary: 'A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions its jobs verified (a switch tray\'s NVOS build is also its firmware_version)', role: 'viewer', params: IdParam, success: [200, 'The device'], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/devices/:id',
+      tag: 'inventory',
+      summary:
+        "A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions its jobs verified (a switch tray's NVOS build is also its firmware_version)",
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The device'],
+      errors: [400, 404],
+    },
     async ({ params }) => {
       const device = await getDevice(db, params.id);
       if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
@@ -126,7 +176,16 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/devices', tag: 'inventory', summary: 'Register a device by hand (NetBox-synced devices appear on their own). Idempotency-Key honoured', role: 'admin', body: NewDevice, success: [201, 'The device'], errors: [400, 409] },
+    {
+      method: 'POST',
+      url: '/v1/devices',
+      tag: 'inventory',
+      summary: 'Register a device by hand (NetBox-synced devices appear on their own). Idempotency-Key honoured',
+      role: 'admin',
+      body: NewDevice,
+      success: [201, 'The device'],
+      errors: [400, 409],
+    },
     async ({ request, reply, body }) => {
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
       return idempotentCreate(db, request, reply, async (tx) => {
@@ -141,11 +200,17 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
           nvosCredentialRef: body.nvos_credential_ref ?? null,
           nvosHostKey: body.nvos_host_key ?? null,
         });
-        await auditAccepted(tx, request, 201, { action: 'device.create', target: `device/${row.id}`, details: { name: row.name } });
+        await auditAccepted(tx, request, 201, {
+          action: 'device.create',
+          target: `device/${row.id}`,
+          details: { name: row.name },
+        });
         return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row) };
-      })
-      .catch((err: { cause?: { code?: string } }) => {
-        if (err.cause?.code === '23505') throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [{ field: 'body.name', issue: 'taken' }]);
+      }).catch((err: { cause?: { code?: string } }) => {
+        if (err.cause?.code === '23505')
+          throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [
+            { field: 'body.name', issue: 'taken' },
+          ]);
         throw err;
       });
     },
@@ -154,9 +219,14 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   const operable = async (id: string) => {
     const device = await getDevice(db, id);
     if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
-    if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+    if (device.deletedAt)
+      throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
     const missing = missingForOperation(device);
-    if (missing.length) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`);
+    if (missing.length)
+      throw new ApiError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`,
+      );
     return device;
   };
 
@@ -167,7 +237,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       method: 'POST',
       url: '/v1/devices/:id/bmc-reset',
       tag: 'power',
-      summary: 'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent)',
+      summary:
+        'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent)',
       role: 'operator',
       params: IdParam,
       body: z.object({ manager: z.enum(['bmc', 'hmc']).default('bmc') }).strict(),
@@ -176,8 +247,18 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     },
     async ({ request, reply, params, body }) => {
       const device = await operable(params.id);
-      if (body.manager === 'hmc' && !device.nodeType!.startsWith('compute_')) throw invalid('body.manager', `${device.nodeType} has no HMC`);
-      const { job } = await createJob(db, request, { job: { kind: 'device.bmc_reset', deviceId: device.id, siteId: device.siteId, params: { manager: body.manager } }, action: 'device.bmc_reset', target: `device/${device.id}` });
+      if (body.manager === 'hmc' && !device.nodeType!.startsWith('compute_'))
+        throw invalid('body.manager', `${device.nodeType} has no HMC`);
+      const { job } = await createJob(db, request, {
+        job: {
+          kind: 'device.bmc_reset',
+          deviceId: device.id,
+          siteId: device.siteId,
+          params: { manager: body.manager },
+        },
+        action: 'device.bmc_reset',
+        target: `device/${device.id}`,
+      });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
@@ -185,10 +266,23 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/devices/:id/power-refresh', tag: 'power', summary: 'Read the device power state from its BMC now (intent)', role: 'operator', params: IdParam, success: [202, 'The job'], errors: [400, 404, 409] },
+    {
+      method: 'POST',
+      url: '/v1/devices/:id/power-refresh',
+      tag: 'power',
+      summary: 'Read the device power state from its BMC now (intent)',
+      role: 'operator',
+      params: IdParam,
+      success: [202, 'The job'],
+      errors: [400, 404, 409],
+    },
     async ({ request, reply, params }) => {
       const device = await operable(params.id);
-      const { job } = await createJob(db, request, { job: { kind: 'device.power_refresh', deviceId: device.id, siteId: device.siteId, params: {} }, action: 'device.power_refresh', target: `device/${device.id}` });
+      const { job } = await createJob(db, request, {
+        job: { kind: 'device.power_refresh', deviceId: device.id, siteId: device.siteId, params: {} },
+        action: 'device.power_refresh',
+        target: `device/${device.id}`,
+      });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );

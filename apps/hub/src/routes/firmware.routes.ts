@@ -27,7 +27,12 @@ import { blobDigestPattern, type BlobStore } from '../firmware/blob-store.js';
 import { parseByteRange } from '../firmware/byte-range.js';
 import { HttpStatusError } from '../firmware/http-status-error.js';
 import { checkManifestSteps } from '../firmware/manifest-checks.js';
-import { checkDeclaredSize, receiveNvosImage, receivePackage, type ReceivedPackage } from '../firmware/package-upload.js';
+import {
+  checkDeclaredSize,
+  receiveNvosImage,
+  receivePackage,
+  type ReceivedPackage,
+} from '../firmware/package-upload.js';
 import { checkIfMatch, etag, isNotModified } from '../firmware/preconditions.js';
 import { complianceView, manifestView, packageView } from '../firmware/views.js';
 import { auditAccepted } from '../plugins/audit.js';
@@ -81,7 +86,10 @@ const ManifestFields = z
             package_id: uuid,
             /** Redfish update Targets; empty = the whole package. */
             targets: z.array(z.string().min(1).max(512)).max(64).default([]),
-            components: z.array(z.object({ id: z.string().min(1).max(128), version: z.string().min(1).max(128) }).strict()).min(1).max(64),
+            components: z
+              .array(z.object({ id: z.string().min(1).max(128), version: z.string().min(1).max(128) }).strict())
+              .min(1)
+              .max(64),
           })
           .strict(),
       )
@@ -90,7 +98,12 @@ const ManifestFields = z
       .superRefine((steps, ctx) => {
         const seen = new Set<string>();
         steps.forEach((s, i) => {
-          if (seen.has(s.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `step name ${s.name} is used twice; step names must be unique` });
+          if (seen.has(s.name))
+            ctx.addIssue({
+              code: 'custom',
+              path: [i, 'name'],
+              message: `step name ${s.name} is used twice; step names must be unique`,
+            });
           seen.add(s.name);
         });
       }),
@@ -158,7 +171,12 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
         errors: [400, 413],
       },
       async ({ request, reply, query }) => {
-        const received = await receiveUpload(request, reply, deps, query.format === 'nvos' ? nvosBuildOf(query.file_name) : undefined);
+        const received = await receiveUpload(
+          request,
+          reply,
+          deps,
+          query.format === 'nvos' ? nvosBuildOf(query.file_name) : undefined,
+        );
         const { pkg, created } = await db.transaction(async (tx) => {
           const inserted = await insertFirmwarePackage(tx, {
             digest: received.digest,
@@ -173,7 +191,13 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
           await auditAccepted(tx, request, inserted ? 201 : 200, {
             action: 'firmware.package.upload',
             target: `firmware_package/${row.id}`,
-            details: { digest: row.digest, size_bytes: row.sizeBytes, file_name: query.file_name, format: query.format, already_stored: !inserted },
+            details: {
+              digest: row.digest,
+              size_bytes: row.sizeBytes,
+              file_name: query.file_name,
+              format: query.format,
+              already_stored: !inserted,
+            },
           });
           return { pkg: row, created: inserted !== undefined };
         });
@@ -189,7 +213,16 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/packages', tag: 'firmware', summary: 'List firmware packages, newest first', role: 'viewer', query: PackageQuery, success: [200, '{items, next_cursor}'], errors: [400] },
+    {
+      method: 'GET',
+      url: '/v1/firmware/packages',
+      tag: 'firmware',
+      summary: 'List firmware packages, newest first',
+      role: 'viewer',
+      query: PackageQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400],
+    },
     async ({ query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
       const rows = await listFirmwarePackages(db, {
@@ -201,14 +234,27 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
       });
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
-      return { items: page.map(packageView), next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null };
+      return {
+        items: page.map(packageView),
+        next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
+      };
     },
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/packages/:id', tag: 'firmware', summary: 'One firmware package with its parsed header (ETag: its digest)', role: 'viewer', params: IdParam, success: [200, 'The package'], alsoSucceeds: [[304, 'Not modified (If-None-Match)']], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/firmware/packages/:id',
+      tag: 'firmware',
+      summary: 'One firmware package with its parsed header (ETag: its digest)',
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The package'],
+      alsoSucceeds: [[304, 'Not modified (If-None-Match)']],
+      errors: [400, 404],
+    },
     async ({ request, reply, params }) => {
       const pkg = await getFirmwarePackage(db, params.id);
       if (!pkg) throw notFound('firmware package', params.id);
@@ -221,7 +267,16 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
   defineRoute(
     app,
     doc,
-    { method: 'DELETE', url: '/v1/firmware/packages/:id', tag: 'firmware', summary: 'Delete a package and its bytes; refused (409) while a manifest uses it', role: 'admin', params: IdParam, success: [204, 'Deleted'], errors: [400, 404, 409, 412] },
+    {
+      method: 'DELETE',
+      url: '/v1/firmware/packages/:id',
+      tag: 'firmware',
+      summary: 'Delete a package and its bytes; refused (409) while a manifest uses it',
+      role: 'admin',
+      params: IdParam,
+      success: [204, 'Deleted'],
+      errors: [400, 404, 409, 412],
+    },
     async ({ request, reply, params }) => {
       const pkg = await db.transaction(async (tx) => {
         // Deleting first takes the row lock that manifest writes wait on, so the usage check below sees them all.
@@ -229,12 +284,24 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
         if (!row) throw notFound('firmware package', params.id);
         checkIfMatch(request, etag(row.digest));
         const users = await manifestsUsingPackage(tx, row.id);
-        if (users.length) throw new ApiError('FAILED_PRECONDITION', `package ${row.fileName} is used by manifest ${users.join(', ')}; change or delete those manifests first`);
-        await auditAccepted(tx, request, 204, { action: 'firmware.package.delete', target: `firmware_package/${row.id}`, details: { digest: row.digest, file_name: row.fileName } });
+        if (users.length)
+          throw new ApiError(
+            'FAILED_PRECONDITION',
+            `package ${row.fileName} is used by manifest ${users.join(', ')}; change or delete those manifests first`,
+          );
+        await auditAccepted(tx, request, 204, {
+          action: 'firmware.package.delete',
+          target: `firmware_package/${row.id}`,
+          details: { digest: row.digest, file_name: row.fileName },
+        });
         return row;
       });
       // The catalog no longer names the blob; failing to remove it leaves an orphan, not an error for the client.
-      await deps.blobs.delete(pkg.digest).catch((err: unknown) => request.log.warn({ err, digest: pkg.digest }, 'could not delete the blob of a deleted package'));
+      await deps.blobs
+        .delete(pkg.digest)
+        .catch((err: unknown) =>
+          request.log.warn({ err, digest: pkg.digest }, 'could not delete the blob of a deleted package'),
+        );
       return reply.status(204).send();
     },
   );
@@ -246,7 +313,8 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
       method: 'GET',
       url: '/v1/firmware/blobs/:digest',
       tag: 'firmware',
-      summary: "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) answers 206, a range past the end 416",
+      summary:
+        "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) answers 206, a range past the end 416",
       role: 'viewer',
       params: z.object({ digest }).strict(),
       success: [200, 'The bytes'],
@@ -259,7 +327,12 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
       const range = parseByteRange(request.headers.range, info.size);
       if (range === 'unsatisfiable') {
         void reply.header('content-range', `bytes */${info.size}`);
-        throw new HttpStatusError(416, 'INVALID_ARGUMENT', `range ${request.headers.range} lies outside the ${info.size}-byte blob`, [{ field: 'header.Range', issue: `the blob has ${info.size} bytes` }]);
+        throw new HttpStatusError(
+          416,
+          'INVALID_ARGUMENT',
+          `range ${request.headers.range} lies outside the ${info.size}-byte blob`,
+          [{ field: 'header.Range', issue: `the blob has ${info.size} bytes` }],
+        );
       }
       void reply
         .header('content-type', 'application/octet-stream')
@@ -291,11 +364,19 @@ function nvosBuildOf(fileName: string): string {
  * The upload's body streamed into the blob store (an NVOS image of `nvosBuild`, else a PLDM
  * package); a failed upload closes the connection rather than read the rest.
  */
-async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps: FirmwareDeps, nvosBuild: string | undefined): Promise<ReceivedPackage> {
-  if (!(request.body instanceof Readable)) throw invalid('body', 'send the package as the request body, with Content-Type: application/octet-stream');
+async function receiveUpload(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: FirmwareDeps,
+  nvosBuild: string | undefined,
+): Promise<ReceivedPackage> {
+  if (!(request.body instanceof Readable))
+    throw invalid('body', 'send the package as the request body, with Content-Type: application/octet-stream');
   try {
     checkDeclaredSize(request.headers['content-length'], deps.maxPackageBytes);
-    return nvosBuild ? await receiveNvosImage(request.body, deps.blobs, deps.maxPackageBytes, nvosBuild) : await receivePackage(request.body, deps.blobs, deps.maxPackageBytes);
+    return nvosBuild
+      ? await receiveNvosImage(request.body, deps.blobs, deps.maxPackageBytes, nvosBuild)
+      : await receivePackage(request.body, deps.blobs, deps.maxPackageBytes);
   } catch (err) {
     if (!request.raw.complete) void reply.header('connection', 'close');
     throw err;
@@ -304,7 +385,10 @@ async function receiveUpload(request: FastifyRequest, reply: FastifyReply, deps:
 
 function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   const nameTaken = (name: string) => (err: { cause?: { code?: string } }) => {
-    if (err.cause?.code === UNIQUE_VIOLATION) throw new ApiError('ALREADY_EXISTS', `a manifest named ${name} exists already`, [{ field: 'body.name', issue: 'taken' }]);
+    if (err.cause?.code === UNIQUE_VIOLATION)
+      throw new ApiError('ALREADY_EXISTS', `a manifest named ${name} exists already`, [
+        { field: 'body.name', issue: 'taken' },
+      ]);
     throw err;
   };
   const lockedManifest = async (tx: DbOrTx, request: FastifyRequest, id: string) => {
@@ -321,7 +405,8 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'POST',
       url: '/v1/firmware/manifests',
       tag: 'firmware',
-      summary: 'Create a firmware manifest: for one hardware type, the packages to push in order and the component versions they install; default=true makes it the default for its type. Idempotency-Key honoured',
+      summary:
+        'Create a firmware manifest: for one hardware type, the packages to push in order and the component versions they install; default=true makes it the default for its type. Idempotency-Key honoured',
       role: 'operator',
       body: NewManifest,
       success: [201, 'The manifest'],
@@ -331,16 +416,39 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       idempotentCreate(db, request, reply, async (tx) => {
         const steps = toSteps(body.steps);
         await checkManifestSteps(tx, steps);
-        const row = await insertFirmwareManifest(tx, { name: body.name, hardwareType: body.hardware_type, steps, isDefault: body.default, createdBy: request.actor!.name });
-        await auditAccepted(tx, request, 201, { action: 'firmware.manifest.create', target: `firmware_manifest/${row.id}`, details: { name: row.name, hardware_type: row.hardwareType, default: row.isDefault } });
-        return { status: 201, headers: { location: `/v1/firmware/manifests/${row.id}`, etag: etag(row.revision) }, body: manifestView(row) };
+        const row = await insertFirmwareManifest(tx, {
+          name: body.name,
+          hardwareType: body.hardware_type,
+          steps,
+          isDefault: body.default,
+          createdBy: request.actor!.name,
+        });
+        await auditAccepted(tx, request, 201, {
+          action: 'firmware.manifest.create',
+          target: `firmware_manifest/${row.id}`,
+          details: { name: row.name, hardware_type: row.hardwareType, default: row.isDefault },
+        });
+        return {
+          status: 201,
+          headers: { location: `/v1/firmware/manifests/${row.id}`, etag: etag(row.revision) },
+          body: manifestView(row),
+        };
       }).catch(nameTaken(body.name)),
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/manifests', tag: 'firmware', summary: 'List firmware manifests by name', role: 'viewer', query: ManifestQuery, success: [200, '{items, next_cursor}'], errors: [400] },
+    {
+      method: 'GET',
+      url: '/v1/firmware/manifests',
+      tag: 'firmware',
+      summary: 'List firmware manifests by name',
+      role: 'viewer',
+      query: ManifestQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400],
+    },
     async ({ query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string()]));
       const rows = await listFirmwareManifests(db, {
@@ -351,14 +459,27 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       });
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
-      return { items: page.map(manifestView), next_cursor: rows.length > q.limit && last ? encodeCursor([last.name]) : null };
+      return {
+        items: page.map(manifestView),
+        next_cursor: rows.length > q.limit && last ? encodeCursor([last.name]) : null,
+      };
     },
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/manifests/:id', tag: 'firmware', summary: 'One firmware manifest (ETag: its revision)', role: 'viewer', params: IdParam, success: [200, 'The manifest'], alsoSucceeds: [[304, 'Not modified (If-None-Match)']], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/firmware/manifests/:id',
+      tag: 'firmware',
+      summary: 'One firmware manifest (ETag: its revision)',
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The manifest'],
+      alsoSucceeds: [[304, 'Not modified (If-None-Match)']],
+      errors: [400, 404],
+    },
     async ({ request, reply, params }) => {
       const m = await getFirmwareManifest(db, params.id);
       if (!m) throw notFound('firmware manifest', params.id);
@@ -387,12 +508,23 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
         .transaction(async (tx) => {
           const current = await lockedManifest(tx, request, params.id);
           if (current.isDefault && current.hardwareType !== body.hardware_type) {
-            throw new ApiError('FAILED_PRECONDITION', `manifest ${current.name} is the default for ${current.hardwareType}; make another manifest the default before moving it to ${body.hardware_type}`);
+            throw new ApiError(
+              'FAILED_PRECONDITION',
+              `manifest ${current.name} is the default for ${current.hardwareType}; make another manifest the default before moving it to ${body.hardware_type}`,
+            );
           }
           const steps = toSteps(body.steps);
           await checkManifestSteps(tx, steps);
-          const row = await updateFirmwareManifest(tx, current.id, { name: body.name, hardwareType: body.hardware_type, steps });
-          await auditAccepted(tx, request, 200, { action: 'firmware.manifest.update', target: `firmware_manifest/${row.id}`, details: { revision: row.revision } });
+          const row = await updateFirmwareManifest(tx, current.id, {
+            name: body.name,
+            hardwareType: body.hardware_type,
+            steps,
+          });
+          await auditAccepted(tx, request, 200, {
+            action: 'firmware.manifest.update',
+            target: `firmware_manifest/${row.id}`,
+            details: { revision: row.revision },
+          });
           return row;
         })
         .catch(nameTaken(body.name));
@@ -407,7 +539,8 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'POST',
       url: '/v1/firmware/manifests/:id/default',
       tag: 'firmware',
-      summary: 'Make a manifest the default for its hardware type; the previous default stops being one in the same transaction',
+      summary:
+        'Make a manifest the default for its hardware type; the previous default stops being one in the same transaction',
       role: 'operator',
       params: IdParam,
       success: [200, 'The manifest'],
@@ -416,7 +549,11 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
     async ({ request, reply, params }) => {
       const m = await db.transaction(async (tx) => {
         const row = await makeDefaultFirmwareManifest(tx, await lockedManifest(tx, request, params.id));
-        await auditAccepted(tx, request, 200, { action: 'firmware.manifest.default', target: `firmware_manifest/${row.id}`, details: { hardware_type: row.hardwareType } });
+        await auditAccepted(tx, request, 200, {
+          action: 'firmware.manifest.default',
+          target: `firmware_manifest/${row.id}`,
+          details: { hardware_type: row.hardwareType },
+        });
         return row;
       });
       return reply.header('etag', etag(m.revision)).send(manifestView(m));
@@ -426,12 +563,26 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
     app,
     doc,
-    { method: 'DELETE', url: '/v1/firmware/manifests/:id', tag: 'firmware', summary: 'Delete a manifest (If-Match honoured); devices of its type have no desired firmware if it was the default', role: 'admin', params: IdParam, success: [204, 'Deleted'], errors: [400, 404, 412] },
+    {
+      method: 'DELETE',
+      url: '/v1/firmware/manifests/:id',
+      tag: 'firmware',
+      summary:
+        'Delete a manifest (If-Match honoured); devices of its type have no desired firmware if it was the default',
+      role: 'admin',
+      params: IdParam,
+      success: [204, 'Deleted'],
+      errors: [400, 404, 412],
+    },
     async ({ request, reply, params }) => {
       await db.transaction(async (tx) => {
         const m = await lockedManifest(tx, request, params.id);
         await deleteFirmwareManifest(tx, m.id);
-        await auditAccepted(tx, request, 204, { action: 'firmware.manifest.delete', target: `firmware_manifest/${m.id}`, details: { name: m.name, default: m.isDefault } });
+        await auditAccepted(tx, request, 204, {
+          action: 'firmware.manifest.delete',
+          target: `firmware_manifest/${m.id}`,
+          details: { name: m.name, default: m.isDefault },
+        });
       });
       return reply.status(204).send();
     },
@@ -446,7 +597,8 @@ function complianceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'GET',
       url: '/v1/firmware/compliance',
       tag: 'firmware',
-      summary: "Every device against its type's default manifest: compliant, outdated (a component runs another version), unknown (a component not reported yet) or no_manifest; by device name",
+      summary:
+        "Every device against its type's default manifest: compliant, outdated (a component runs another version), unknown (a component not reported yet) or no_manifest; by device name",
       role: 'viewer',
       query: ComplianceQuery,
       success: [200, '{items, next_cursor}'],
@@ -462,14 +614,26 @@ function complianceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       });
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
-      return { items: page.map(complianceView), next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.deviceId]) : null };
+      return {
+        items: page.map(complianceView),
+        next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.deviceId]) : null,
+      };
     },
   );
 
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/firmware/compliance/summary', tag: 'firmware', summary: 'Device counts by compliance status', role: 'viewer', query: ComplianceFilters, success: [200, '{total, by_status}'], errors: [400] },
+    {
+      method: 'GET',
+      url: '/v1/firmware/compliance/summary',
+      tag: 'firmware',
+      summary: 'Device counts by compliance status',
+      role: 'viewer',
+      query: ComplianceFilters,
+      success: [200, '{total, by_status}'],
+      errors: [400],
+    },
     async ({ query }) => {
       const byStatus = await complianceSummary(db, complianceFilters(query));
       return { total: Object.values(byStatus).reduce((a, b) => a + b, 0), by_status: byStatus };

@@ -6,7 +6,16 @@ import { defineRoute, type ApiDoc } from '../route.js';
 import { issueView } from '../views.js';
 
 /** Issues the mirror shows on a device, then those a sync met applying NetBox objects: a code filter allows any of them. */
-const codes = ['missing_bmc_address', 'duplicate_ip', 'unknown_node_type', 'missing_credential_ref', 'invalid_management_profile', 'missing_nvos_endpoint', 'invalid_nvos_endpoint', ...syncIssueCodes] as const;
+const codes = [
+  'missing_bmc_address',
+  'duplicate_ip',
+  'unknown_node_type',
+  'missing_credential_ref',
+  'invalid_management_profile',
+  'missing_nvos_endpoint',
+  'invalid_nvos_endpoint',
+  ...syncIssueCodes,
+] as const;
 
 export function issueRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
@@ -39,7 +48,10 @@ export function issueRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
         ...(q.cursor !== undefined ? { afterId: q.cursor } : {}),
       });
       const page = rows.slice(0, q.limit);
-      return { items: page.map(issueView), next_cursor: rows.length > q.limit ? String(page[page.length - 1]!.id) : null };
+      return {
+        items: page.map(issueView),
+        next_cursor: rows.length > q.limit ? String(page[page.length - 1]!.id) : null,
+      };
     },
   );
 }

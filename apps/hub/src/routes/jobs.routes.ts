@@ -28,7 +28,10 @@ const JobQuery = z
 
 /** The kind of the parent of each child in `page`, one query for the page. */
 async function parentKindsOf(db: Db, page: Job[]): Promise<Map<string, string>> {
-  return parentKinds(db, page.flatMap((j) => (j.parentId ? [j.parentId] : [])));
+  return parentKinds(
+    db,
+    page.flatMap((j) => (j.parentId ? [j.parentId] : [])),
+  );
 }
 
 async function parentKindOf(db: Db, job: Job): Promise<string | undefined> {
@@ -39,7 +42,17 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/jobs', tag: 'jobs', summary: 'List top-level jobs (parents and single jobs), newest first by created_at then id (served from Postgres; never touches Temporal); parent_id lists a parent\'s children, device_id every job on a device', role: 'viewer', query: JobQuery, success: [200, '{items, next_cursor}'], errors: [400] },
+    {
+      method: 'GET',
+      url: '/v1/jobs',
+      tag: 'jobs',
+      summary:
+        "List top-level jobs (parents and single jobs), newest first by created_at then id (served from Postgres; never touches Temporal); parent_id lists a parent's children, device_id every job on a device",
+      role: 'viewer',
+      query: JobQuery,
+      success: [200, '{items, next_cursor}'],
+      errors: [400],
+    },
     async ({ query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
       const rows = await listJobs(db, {
@@ -54,7 +67,13 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       });
       const page = rows.slice(0, q.limit);
       const last = page[page.length - 1];
-      const [counts, parents] = await Promise.all([childCounts(db, page.filter((j) => !j.deviceId).map((j) => j.id)), parentKindsOf(db, page)]);
+      const [counts, parents] = await Promise.all([
+        childCounts(
+          db,
+          page.filter((j) => !j.deviceId).map((j) => j.id),
+        ),
+        parentKindsOf(db, page),
+      ]);
       return {
         items: page.map((j) => jobView(j, views, counts.get(j.id), j.parentId ? parents.get(j.parentId) : undefined)),
         next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
@@ -65,11 +84,21 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/jobs/:id', tag: 'jobs', summary: 'One job: state, timestamps, progress, result, error and the workflow that runs it (workflow_id, links.temporal_ui): a rack sequence\'s child runs in its parent\'s workflow, a batch parent has none (null)', role: 'viewer', params: IdParam, success: [200, 'The job'], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/jobs/:id',
+      tag: 'jobs',
+      summary:
+        "One job: state, timestamps, progress, result, error and the workflow that runs it (workflow_id, links.temporal_ui): a rack sequence's child runs in its parent's workflow, a batch parent has none (null)",
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The job'],
+      errors: [400, 404],
+    },
     async ({ params }) => {
       const job = await getJob(db, params.id);
       if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
-      const counts = job.deviceId ? undefined : (await childCounts(db, [job.id])).get(job.id) ?? {};
+      const counts = job.deviceId ? undefined : ((await childCounts(db, [job.id])).get(job.id) ?? {});
       return jobView(job, views, counts, await parentKindOf(db, job));
     },
   );
@@ -77,11 +106,22 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
   defineRoute(
     app,
     doc,
-    { method: 'POST', url: '/v1/jobs/:id/cancel', tag: 'jobs', summary: 'Ask for a job to be cancelled (intent): 202 with the job, now cancelling. A batch cancels its children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its parent\'s workflow drives it)', role: 'operator', params: IdParam, success: [202, 'The job'], errors: [400, 404, 409] },
+    {
+      method: 'POST',
+      url: '/v1/jobs/:id/cancel',
+      tag: 'jobs',
+      summary:
+        "Ask for a job to be cancelled (intent): 202 with the job, now cancelling. A batch cancels its children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its parent's workflow drives it)",
+      role: 'operator',
+      params: IdParam,
+      success: [202, 'The job'],
+      errors: [400, 404, 409],
+    },
     async ({ request, reply, params }) => {
       const job = await getJob(db, params.id);
       if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
-      if (isTerminal(job.state as JobState)) throw new ApiError('FAILED_PRECONDITION', `job ${params.id} already ${job.state}; nothing to cancel`);
+      if (isTerminal(job.state as JobState))
+        throw new ApiError('FAILED_PRECONDITION', `job ${params.id} already ${job.state}; nothing to cancel`);
       const parentKind = await parentKindOf(db, job);
       const refusal = childCancelRefusal(job, parentKind);
       if (refusal) throw refusal;
@@ -90,7 +130,10 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         await auditAccepted(tx, request, 202, { action: 'job.cancel', target: `job/${params.id}`, jobId: params.id });
         return row ?? (await getJob(tx, params.id))!;
       });
-      return reply.status(202).header('location', `/v1/jobs/${params.id}`).send(jobView(updated, views, undefined, parentKind));
+      return reply
+        .status(202)
+        .header('location', `/v1/jobs/${params.id}`)
+        .send(jobView(updated, views, undefined, parentKind));
     },
   );
 }

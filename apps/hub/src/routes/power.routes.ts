@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { getRack, listDevices, rackDevices, type Db, type Device, type Rack } from '@fleet/db';
-import { ColdRebootOverrides, domainsPoweredOffUnderfoot, lifecycleStates, NodeType, PowerAction, RackPowerOp } from '@fleet/domain';
+import {
+  ColdRebootOverrides,
+  domainsPoweredOffUnderfoot,
+  lifecycleStates,
+  NodeType,
+  PowerAction,
+  RackPowerOp,
+} from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -30,7 +37,9 @@ const BatchBody = z
       .optional(),
   })
   .strict()
-  .refine((b) => [b.rack_id, b.site_id, b.filter].filter((x) => x !== undefined).length === 1, { message: 'give exactly one of rack_id, site_id or filter' });
+  .refine((b) => [b.rack_id, b.site_id, b.filter].filter((x) => x !== undefined).length === 1, {
+    message: 'give exactly one of rack_id, site_id or filter',
+  });
 
 const MAX_BATCH = 10_000;
 
@@ -42,7 +51,13 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
   };
 
   /** A rack sequence takes every device of the rack or none, and one workflow drives them all. */
-  const startRackSequence = async (request: FastifyRequest, rack: Rack, devices: Device[], kind: 'rack.power' | 'rack.cold_reboot', params: Record<string, unknown>) => {
+  const startRackSequence = async (
+    request: FastifyRequest,
+    rack: Rack,
+    devices: Device[],
+    kind: 'rack.power' | 'rack.cold_reboot',
+    params: Record<string, unknown>,
+  ) => {
     const { job } = await createParentJob(db, request, {
       parent: { kind, siteId: rack.siteId, rackId: rack.id, params },
       devices,
@@ -62,7 +77,8 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       method: 'POST',
       url: '/v1/racks/:id/power',
       tag: 'power',
-      summary: 'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, shelves; cycle = off then on. One sequence per rack (409 otherwise).',
+      summary:
+        'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, shelves; cycle = off then on. One sequence per rack (409 otherwise).',
       role: 'operator',
       params: IdParam,
       body: z.object({ op: RackPowerOp }).strict(),
@@ -83,7 +99,8 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       method: 'POST',
       url: '/v1/racks/:id/cold-reboot',
       tag: 'power',
-      summary: 'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden)',
+      summary:
+        'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden)',
       role: 'operator',
       params: IdParam,
       body: z.object({ timings: ColdRebootOverrides.optional() }).strict(),
@@ -94,8 +111,18 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       const rack = await rackOrThrow(params.id);
       const devices = await rackDevices(db, rack.id);
       const has = (prefix: string) => devices.some((d) => d.nodeType?.startsWith(prefix));
-      const missing = [['powershelf_', 'power shelf'], ['compute_', 'compute tray'], ['switch_', 'switch tray']].filter(([p]) => !has(p!)).map(([, n]) => n);
-      if (missing.length) throw new ApiError('FAILED_PRECONDITION', `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} has no ${missing.join(', ')}`);
+      const missing = [
+        ['powershelf_', 'power shelf'],
+        ['compute_', 'compute tray'],
+        ['switch_', 'switch tray'],
+      ]
+        .filter(([p]) => !has(p!))
+        .map(([, n]) => n);
+      if (missing.length)
+        throw new ApiError(
+          'FAILED_PRECONDITION',
+          `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} has no ${missing.join(', ')}`,
+        );
       const job = await startRackSequence(request, rack, devices, 'rack.cold_reboot', { timings: body.timings ?? {} });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
@@ -108,7 +135,8 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       method: 'POST',
       url: '/v1/power-batches',
       tag: 'power',
-      summary: 'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason; 409 when it would cut power shelves under trays it also acts on',
+      summary:
+        'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason; 409 when it would cut power shelves under trays it also acts on',
       role: 'operator',
       body: BatchBody,
       success: [202, 'The parent job; result.refused lists refused devices'],
@@ -118,19 +146,29 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       if (body.rack_id) await rackOrThrow(body.rack_id);
       await checkRoleFilter(db, body.filter?.role, 'body.filter.role');
       const filters = body.filter
-        ? { siteId: body.filter.site_id, rackId: body.filter.rack_id, role: body.filter.role, nodeType: body.filter.node_type, lifecycleState: body.filter.lifecycle_state }
+        ? {
+            siteId: body.filter.site_id,
+            rackId: body.filter.rack_id,
+            role: body.filter.role,
+            nodeType: body.filter.node_type,
+            lifecycleState: body.filter.lifecycle_state,
+          }
         : body.rack_id
           ? { rackId: [body.rack_id] }
           : { siteId: [body.site_id!] };
       const devices = await listDevices(db, { limit: MAX_BATCH + 1, filters });
       if (devices.length === 0) throw invalid('body', 'no device matches');
-      if (devices.length > MAX_BATCH) throw invalid('body', `more than ${MAX_BATCH} devices match; narrow the selection`);
+      if (devices.length > MAX_BATCH)
+        throw invalid('body', `more than ${MAX_BATCH} devices match; narrow the selection`);
       const underfoot = domainsPoweredOffUnderfoot(devices, body.action);
       if (underfoot.length > 0) {
         throw new ApiError(
           'FAILED_PRECONDITION',
           `the selection holds power shelves and the trays they feed (rack ${underfoot.join(', ')}); '${body.action}' on both at once cuts the trays' AC in the middle of their own action: use POST /v1/racks/{id}/power, which orders them, or leave the shelves out`,
-          underfoot.map((domain) => ({ field: 'body', issue: `rack ${domain}: power shelves and fed devices selected together` })),
+          underfoot.map((domain) => ({
+            field: 'body',
+            issue: `rack ${domain}: power shelves and fed devices selected together`,
+          })),
         );
       }
       const siteIds = [...new Set(devices.map((d) => d.siteId))];
@@ -139,7 +177,10 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
           kind: 'batch.power',
           siteId: siteIds.length === 1 ? siteIds[0]! : null,
           rackId: body.rack_id ?? null,
-          params: { action: body.action, selection: body.filter ?? (body.rack_id ? { rack_id: body.rack_id } : { site_id: body.site_id }) },
+          params: {
+            action: body.action,
+            selection: body.filter ?? (body.rack_id ? { rack_id: body.rack_id } : { site_id: body.site_id }),
+          },
         },
         devices,
         childParams: () => ({ action: body.action }),

@@ -11,7 +11,16 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
     app,
     doc,
-    { method: 'GET', url: '/v1/racks/:id', tag: 'inventory', summary: 'A rack with its elevation (position, face and height of each device, top first)', role: 'viewer', params: IdParam, success: [200, 'The rack'], errors: [400, 404] },
+    {
+      method: 'GET',
+      url: '/v1/racks/:id',
+      tag: 'inventory',
+      summary: 'A rack with its elevation (position, face and height of each device, top first)',
+      role: 'viewer',
+      params: IdParam,
+      success: [200, 'The rack'],
+      errors: [400, 404],
+    },
     async ({ params }) => {
       const rack = await getRack(db, params.id);
       if (!rack) throw new ApiError('NOT_FOUND', `rack ${params.id} does not exist`);

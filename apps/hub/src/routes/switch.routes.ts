@@ -32,8 +32,15 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const device = await nvosDevice(params.id, 'run an NVOS install');
       const pkg = await getFirmwarePackage(db, body.package_id);
       if (!pkg) throw invalid('body.package_id', `package ${body.package_id} does not exist`);
-      if (!isNvosImage(pkg.metadata)) throw new ApiError('FAILED_PRECONDITION', `package ${pkg.fileName} is a ${pkg.format} package, not an NVOS image (upload images with format=nvos)`);
-      return accepted(request, reply, device, 'switch.nvos_install', { package_id: pkg.id, build_id: pkg.metadata.buildId });
+      if (!isNvosImage(pkg.metadata))
+        throw new ApiError(
+          'FAILED_PRECONDITION',
+          `package ${pkg.fileName} is a ${pkg.format} package, not an NVOS image (upload images with format=nvos)`,
+        );
+      return accepted(request, reply, device, 'switch.nvos_install', {
+        package_id: pkg.id,
+        build_id: pkg.metadata.buildId,
+      });
     },
   );
 
@@ -57,8 +64,15 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const manifest = await getFirmwareManifest(db, body.manifest_id);
       if (!manifest) throw invalid('body.manifest_id', `manifest ${body.manifest_id} does not exist`);
       const bad = manifest.steps.filter((s) => !(switchFirmwareComponents as readonly string[]).includes(s.name));
-      if (bad.length) throw invalid('body.manifest_id', `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ${bad.map((s) => s.name).join(', ')}`);
-      return accepted(request, reply, device, 'switch.firmware_update', { manifest_id: manifest.id, force: body.force });
+      if (bad.length)
+        throw invalid(
+          'body.manifest_id',
+          `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ${bad.map((s) => s.name).join(', ')}`,
+        );
+      return accepted(request, reply, device, 'switch.firmware_update', {
+        manifest_id: manifest.id,
+        force: body.force,
+      });
     },
   );
 
@@ -90,7 +104,8 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       method: 'POST',
       url: '/v1/devices/:id/nvos-factory-reset',
       tag: 'switch',
-      summary: 'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name in `confirm`. The switch comes back with admin/admin',
+      summary:
+        'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name in `confirm`. The switch comes back with admin/admin',
       role: 'admin',
       params: IdParam,
       body: z.object({ confirm: z.string() }).strict(),
@@ -99,7 +114,8 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     },
     async ({ request, reply, params, body }) => {
       const device = await nvosDevice(params.id, 'be reset');
-      if (body.confirm !== device.name) throw invalid('body.confirm', `type the device name (${device.name}) to confirm a factory reset`);
+      if (body.confirm !== device.name)
+        throw invalid('body.confirm', `type the device name (${device.name}) to confirm a factory reset`);
       return accepted(request, reply, device, 'switch.factory_reset', {});
     },
   );
@@ -111,28 +127,49 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       method: 'POST',
       url: '/v1/devices/:id/nvos-certificate',
       tag: 'switch',
-      summary: "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); the material stays on the satellite",
+      summary:
+        "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); the material stays on the satellite",
       role: 'admin',
       params: IdParam,
-      body: z.object({ domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name') }).strict(),
+      body: z
+        .object({ domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name') })
+        .strict(),
       success: [202, 'The job (Location: /v1/jobs/{id})'],
       errors: [400, 404, 409],
     },
-    async ({ request, reply, params, body }) => accepted(request, reply, await nvosDevice(params.id, 'take a certificate'), 'switch.certificate_install', { domain: body.domain }),
+    async ({ request, reply, params, body }) =>
+      accepted(request, reply, await nvosDevice(params.id, 'take a certificate'), 'switch.certificate_install', {
+        domain: body.domain,
+      }),
   );
 
   /** A live switch the inventory gives an NVOS endpoint, else a 404/409 saying why. */
   async function nvosDevice(id: string, what: string): Promise<Device> {
     const device = await getDevice(db, id);
     if (!device) throw notFound('device', id);
-    if (device.deletedAt) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+    if (device.deletedAt)
+      throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
     const missing = missingForNvos(device);
-    if (missing.length) throw new ApiError('FAILED_PRECONDITION', `device ${device.name} cannot ${what}: the inventory gives no ${missing.join(', ')}`);
+    if (missing.length)
+      throw new ApiError(
+        'FAILED_PRECONDITION',
+        `device ${device.name} cannot ${what}: the inventory gives no ${missing.join(', ')}`,
+      );
     return device;
   }
 
-  async function accepted(request: FastifyRequest, reply: FastifyReply, device: Device, kind: JobKind, params: Record<string, unknown>) {
-    const { job } = await createJob(db, request, { job: { kind, deviceId: device.id, siteId: device.siteId, params }, action: kind, target: `device/${device.id}` });
+  async function accepted(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    device: Device,
+    kind: JobKind,
+    params: Record<string, unknown>,
+  ) {
+    const { job } = await createJob(db, request, {
+      job: { kind, deviceId: device.id, siteId: device.siteId, params },
+      action: kind,
+      target: `device/${device.id}`,
+    });
     return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
   }
 }

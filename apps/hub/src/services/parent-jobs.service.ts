@@ -1,5 +1,15 @@
 import type { FastifyRequest } from 'fastify';
-import { findActiveJobForDevice, insertParentWithChildren, notifyIntent, setJobResult, type ChildSpec, type Db, type Device, type Job, type NewJob } from '@fleet/db';
+import {
+  findActiveJobForDevice,
+  insertParentWithChildren,
+  notifyIntent,
+  setJobResult,
+  type ChildSpec,
+  type Db,
+  type Device,
+  type Job,
+  type NewJob,
+} from '@fleet/db';
 import { missingForOperation } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { auditAccepted } from '../plugins/audit.js';
@@ -63,17 +73,25 @@ export interface Refusal {
  * in one transaction. Devices the inventory cannot operate, or that are busy with
  * another job, are refused with their reason.
  */
-export async function createParentJob(db: Db, request: FastifyRequest, req: ParentRequest): Promise<{ job: Job; admitted: number; refused: Refusal[] }> {
+export async function createParentJob(
+  db: Db,
+  request: FastifyRequest,
+  req: ParentRequest,
+): Promise<{ job: Job; admitted: number; refused: Refusal[] }> {
   const refused: Refusal[] = [];
   const operable: Device[] = [];
   for (const d of req.devices) {
     const missing = missingForOperation(d);
     if (d.deletedAt) refused.push({ device_id: d.id, name: d.name, reason: 'deleted from the inventory' });
-    else if (missing.length) refused.push({ device_id: d.id, name: d.name, reason: `the inventory gives no ${missing.join(', ')}` });
+    else if (missing.length)
+      refused.push({ device_id: d.id, name: d.name, reason: `the inventory gives no ${missing.join(', ')}` });
     else operable.push(d);
   }
   if (req.allOrNothing && refused.length) {
-    throw new ApiError('FAILED_PRECONDITION', `${refused.length} devices of ${req.target} cannot be operated: ${refused.map((r) => `${r.name} (${r.reason})`).join('; ')}`);
+    throw new ApiError(
+      'FAILED_PRECONDITION',
+      `${refused.length} devices of ${req.target} cannot be operated: ${refused.map((r) => `${r.name} (${r.reason})`).join('; ')}`,
+    );
   }
   const children: ChildSpec[] = operable.map((d) => ({ deviceId: d.id, siteId: d.siteId, params: req.childParams(d) }));
   try {
@@ -90,20 +108,39 @@ export async function createParentJob(db: Db, request: FastifyRequest, req: Pare
         busy.push({ device_id: id, name: d.name, reason: `busy with job ${active?.id ?? '(just started)'}` });
       }
       if (req.allOrNothing && busy.length) {
-        throw new ApiError('CONFLICT', `${busy.length} devices of ${req.target} are busy: ${busy.map((b) => `${b.name} (${b.reason})`).join('; ')}`, [{ field: 'target', issue: 'devices busy' }]);
+        throw new ApiError(
+          'CONFLICT',
+          `${busy.length} devices of ${req.target} are busy: ${busy.map((b) => `${b.name} (${b.reason})`).join('; ')}`,
+          [{ field: 'target', issue: 'devices busy' }],
+        );
       }
       const allRefused = [...refused, ...busy];
       const result = { admitted: res.admitted.length, refused: allRefused };
       if (!req.allOrNothing) await setJobResult(tx, res.parent.id, result);
-      await auditAccepted(tx, request, 202, { action: req.action, target: req.target, jobId: res.parent.id, details: { params: req.parent.params, admitted: res.admitted.length, refused: allRefused.length } });
+      await auditAccepted(tx, request, 202, {
+        action: req.action,
+        target: req.target,
+        jobId: res.parent.id,
+        details: { params: req.parent.params, admitted: res.admitted.length, refused: allRefused.length },
+      });
       await notifyIntent(tx, res.parent.id);
-      return { job: req.allOrNothing ? res.parent : { ...res.parent, result }, admitted: res.admitted.length, refused: allRefused };
+      return {
+        job: req.allOrNothing ? res.parent : { ...res.parent, result },
+        admitted: res.admitted.length,
+        refused: allRefused,
+      };
     });
     return out;
   } catch (err) {
-    const pgErr = (err as { cause?: { code?: string; constraint?: string } }).cause ?? (err as { code?: string; constraint?: string });
+    const pgErr =
+      (err as { cause?: { code?: string; constraint?: string } }).cause ??
+      (err as { code?: string; constraint?: string });
     if (pgErr.code === UNIQUE_VIOLATION && pgErr.constraint === 'jobs_one_active_rack_sequence') {
-      throw new ApiError('CONFLICT', `${req.target} already has a power sequence running; wait for it or cancel it (rack guard)`, [{ field: 'target', issue: 'rack power operation in progress' }]);
+      throw new ApiError(
+        'CONFLICT',
+        `${req.target} already has a power sequence running; wait for it or cancel it (rack guard)`,
+        [{ field: 'target', issue: 'rack power operation in progress' }],
+      );
     }
     throw err;
   }

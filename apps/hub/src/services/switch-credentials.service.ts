@@ -7,5 +7,8 @@ import { ApiError } from '../errors.js';
  */
 export async function assertOwnNvosCredential(db: DbOrTx, device: Device): Promise<void> {
   const shared = await nvosCredentialSharing(db, device);
-  if (shared) throw new ApiError('FAILED_PRECONDITION', shared, [{ field: 'nvos_credential_ref', issue: 'must be a reference only this switch uses, for NVOS only' }]);
+  if (shared)
+    throw new ApiError('FAILED_PRECONDITION', shared, [
+      { field: 'nvos_credential_ref', issue: 'must be a reference only this switch uses, for NVOS only' },
+    ]);
 }

@@ -28,7 +28,9 @@ export interface TestHub {
  * answers comes from the projection alone. `maxPackageBytes` gives it a firmware catalog whose
  * blobs live in a temp folder.
  */
-export async function startTestHub(opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger } = {}): Promise<TestHub> {
+export async function startTestHub(
+  opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger } = {},
+): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
   const handle = connectDb(database.url, 4);
   const blobDir = opts.maxPackageBytes === undefined ? undefined : await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
@@ -42,7 +44,8 @@ export async function startTestHub(opts: { maxPackageBytes?: number; campaigns?:
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
   });
   const tokens = { admin: '', operator: '', viewer: '' };
-  for (const role of ['admin', 'operator', 'viewer'] as const) tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
+  for (const role of ['admin', 'operator', 'viewer'] as const)
+    tokens[role] = (await createApiToken(handle.db, `t-${role}`, role)).token;
   return {
     handle,
     app,

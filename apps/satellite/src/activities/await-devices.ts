@@ -29,7 +29,11 @@ export function createAwaitDevicesActivity(deps: DeviceActivityDeps): Pick<Devic
   return {
     async awaitDevices({ targets, condition, pollIntervalS, maxWaitS }) {
       if (!(pollIntervalS > 0) || !(maxWaitS >= 0) || !(condition in meets)) {
-        throw ApplicationFailure.create({ type: 'INVALID_ARGUMENT', message: `awaitDevices: bad input (condition ${condition}, pollIntervalS ${pollIntervalS}, maxWaitS ${maxWaitS})`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'INVALID_ARGUMENT',
+          message: `awaitDevices: bad input (condition ${condition}, pollIntervalS ${pollIntervalS}, maxWaitS ${maxWaitS})`,
+          nonRetryable: true,
+        });
       }
       const ctx = Context.current();
       const log = attemptLog(deps, { condition, devices: targets.length });

@@ -17,7 +17,11 @@ export interface BmcResetHeartbeat {
 }
 
 /** Sends Manager.Reset unless the controller is already down from a request whose answer was lost. */
-async function sendReset(driver: NodeDriver, manager: ManagerKind, prior: BmcResetHeartbeat | undefined): Promise<BmcResetHeartbeat> {
+async function sendReset(
+  driver: NodeDriver,
+  manager: ManagerKind,
+  prior: BmcResetHeartbeat | undefined,
+): Promise<BmcResetHeartbeat> {
   const downNow = async () => {
     const p = await driver.probeManager(manager);
     return p.reachable ? undefined : p.reason;

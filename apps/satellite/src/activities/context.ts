@@ -29,7 +29,12 @@ export async function openDriver(deps: PowerActivityDeps, target: BmcTarget): Pr
 
 export function attemptLog(deps: { log: Logger }, fields: Record<string, unknown>): Logger {
   const { info } = Context.current();
-  return deps.log.child({ ...fields, workflowId: info.workflowExecution?.workflowId, activityId: info.activityId, attempt: info.attempt });
+  return deps.log.child({
+    ...fields,
+    workflowId: info.workflowExecution?.workflowId,
+    activityId: info.activityId,
+    attempt: info.attempt,
+  });
 }
 
 /** Longest single sleep, so a long poll interval still heartbeats well inside any sane heartbeat timeout. */

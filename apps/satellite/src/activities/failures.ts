@@ -74,8 +74,18 @@ export function toActivityFailure(err: unknown, deviceId: string): unknown {
       nonRetryable: !err.retryable && err.code !== 'Internal',
     });
   }
-  if (err instanceof UnknownCredentialError || err instanceof UnsupportedNodeTypeError || err instanceof UnsupportedOperationError || err instanceof CertificateMaterialError) {
-    return ApplicationFailure.create({ type: 'FAILED_PRECONDITION', message: `${deviceId}: ${err.message}`, details: [{ deviceId }], nonRetryable: true });
+  if (
+    err instanceof UnknownCredentialError ||
+    err instanceof UnsupportedNodeTypeError ||
+    err instanceof UnsupportedOperationError ||
+    err instanceof CertificateMaterialError
+  ) {
+    return ApplicationFailure.create({
+      type: 'FAILED_PRECONDITION',
+      message: `${deviceId}: ${err.message}`,
+      details: [{ deviceId }],
+      nonRetryable: true,
+    });
   }
   return err;
 }

@@ -22,12 +22,26 @@ interface PushHeartbeat {
  * tells this job's upload apart from any other, and stable across retries of one attempt.
  */
 export function bmcFileName(jobId: string, stepIndex: number, generation: number, original: string): string {
-  const stem = original.replace(/\.[A-Za-z0-9]+$/, '').replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
+  const stem = original
+    .replace(/\.[A-Za-z0-9]+$/, '')
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 80);
   return `${stem}.fleet-${jobId.slice(0, 8)}-s${stepIndex}g${generation}.fwpkg`;
 }
 
-function failure(code: FirmwareResultCode, message: string, deviceId: string, nonRetryable: boolean, extra: Record<string, unknown> = {}) {
-  return ApplicationFailure.create({ type: code, message: `${deviceId}: ${message}`, details: [{ deviceId, ...extra }], nonRetryable });
+function failure(
+  code: FirmwareResultCode,
+  message: string,
+  deviceId: string,
+  nonRetryable: boolean,
+  extra: Record<string, unknown> = {},
+) {
+  return ApplicationFailure.create({
+    type: code,
+    message: `${deviceId}: ${message}`,
+    details: [{ deviceId, ...extra }],
+    nonRetryable,
+  });
 }
 
 export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<FirmwareActivities, 'fetchArtifact'> {
@@ -50,7 +64,9 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
       const prior = ctx.info.heartbeatDetails as PushHeartbeat | undefined;
       if (prior?.taskUri) return { taskUri: prior.taskUri, adopted: true, fileName };
       // Leased, so the cache cannot evict the package while the BMC reads it.
-      const artifact = await deps.artifacts.acquire(step.packageDigest, step.packageSize, { signal: ctx.cancellationSignal });
+      const artifact = await deps.artifacts.acquire(step.packageDigest, step.packageSize, {
+        signal: ctx.cancellationSignal,
+      });
       const filePath = artifact.path;
       const driver = await openDriver(deps, target).catch((err: unknown) => {
         artifact.release();
@@ -65,7 +81,13 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
           return { taskUri: existing.taskUri, adopted: true, fileName };
         }
         if (existing) {
-          throw failure('UPDATE_IN_PROGRESS', `another update (${existing.taskUri}) is running on the BMC`, target.deviceId, false, { taskUri: existing.taskUri });
+          throw failure(
+            'UPDATE_IN_PROGRESS',
+            `another update (${existing.taskUri}) is running on the BMC`,
+            target.deviceId,
+            false,
+            { taskUri: existing.taskUri },
+          );
         }
         // One HTTP request that may take minutes: keep heartbeating while it streams.
         const everyMs = Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3);
@@ -82,10 +104,18 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
       } catch (err) {
         // The BMC refused the package itself (wrong tray, bad image): no retry will change that.
         if (err instanceof RedfishError && err.status === 400) {
-          throw failure('TARGET_NOT_FOUND', `the BMC refused ${step.fileName}: ${err.causeText}`, target.deviceId, true, { uri: err.uri });
+          throw failure(
+            'TARGET_NOT_FOUND',
+            `the BMC refused ${step.fileName}: ${err.causeText}`,
+            target.deviceId,
+            true,
+            { uri: err.uri },
+          );
         }
         if (err instanceof RedfishError && err.status === 413) {
-          throw failure('CLIENT_FAILURE', `${step.fileName} is larger than the BMC accepts`, target.deviceId, true, { uri: err.uri });
+          throw failure('CLIENT_FAILURE', `${step.fileName} is larger than the BMC accepts`, target.deviceId, true, {
+            uri: err.uri,
+          });
         }
         throw toActivityFailure(err, target.deviceId);
       } finally {
@@ -104,14 +134,19 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
           signal: ctx.cancellationSignal,
           onProgress: (percent, taskState) => ctx.heartbeat({ percent, taskState }),
         });
-        if (result.outcome === 'succeeded') return { state: 'completed', messages: result.messages.map((m) => m.Message ?? m.MessageId ?? '') };
+        if (result.outcome === 'succeeded')
+          return { state: 'completed', messages: result.messages.map((m) => m.Message ?? m.MessageId ?? '') };
         // Interrupted = the BMC restarted under the task: nothing was staged, the push may be made again.
-        if (result.taskState?.toLowerCase() === 'interrupted') return { state: 'lost', message: `${taskUri} was interrupted: the BMC restarted during the update` };
-        const code: FirmwareResultCode = result.taskState?.toLowerCase() === 'exception' ? 'TASK_EXCEPTION' : 'TASK_FAILED';
+        if (result.taskState?.toLowerCase() === 'interrupted')
+          return { state: 'lost', message: `${taskUri} was interrupted: the BMC restarted during the update` };
+        const code: FirmwareResultCode =
+          result.taskState?.toLowerCase() === 'exception' ? 'TASK_EXCEPTION' : 'TASK_FAILED';
         return { state: 'failed', code, message: result.failureReason ?? `task ${result.taskState}` };
       } catch (err) {
-        if (err instanceof RedfishError && err.code === 'NotFound') return { state: 'lost', message: `${taskUri} is gone: the BMC restarted during the update` };
-        if (err instanceof RedfishError && err.code === 'Timeout') return { state: 'failed', code: 'MONITORING_TIMEOUT', message: err.causeText };
+        if (err instanceof RedfishError && err.code === 'NotFound')
+          return { state: 'lost', message: `${taskUri} is gone: the BMC restarted during the update` };
+        if (err instanceof RedfishError && err.code === 'Timeout')
+          return { state: 'failed', code: 'MONITORING_TIMEOUT', message: err.causeText };
         throw toActivityFailure(err, target.deviceId);
       } finally {
         await driver.close();

@@ -5,7 +5,11 @@ import { openNvue, type NvosAccess } from '../nvos/connect.js';
 import { toActivityFailure } from './failures.js';
 
 /** An NVUE client for the activity's switch, cancelled with the activity; errors leave as typed failures. */
-export async function withNvue<T>(access: NvosAccess, target: NvosTarget, run: (c: NvueClient, signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withNvue<T>(
+  access: NvosAccess,
+  target: NvosTarget,
+  run: (c: NvueClient, signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const signal = Context.current().cancellationSignal;
   let client: NvueClient | undefined;
   try {

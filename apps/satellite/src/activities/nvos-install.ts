@@ -27,7 +27,8 @@ export interface InstallHeartbeat {
 /** Installs started per job: the first, and one more when a reboot interrupted it (NVOS then fails the action). */
 const MAX_INSTALLS = 2;
 
-type Watched = { kind: 'done'; result: ActionResult } | { kind: 'failed'; error: NvueError; outageSeen: boolean } | { kind: 'lost' };
+type Watched =
+  { kind: 'done'; result: ActionResult } | { kind: 'failed'; error: NvueError; outageSeen: boolean } | { kind: 'lost' };
 
 const LOST = new Error('the switch forgot the action');
 
@@ -35,7 +36,10 @@ const LOST = new Error('the switch forgot the action');
  * Follows an install action to the reboot handoff (success), its failure, or its loss: a
  * switch that answers 404 for the action has rebooted since (NVOS keeps actions in memory).
  */
-async function watch(start: (opts: WaitForActionOptions) => Promise<ActionResult>, opts: WaitForActionOptions & { signal: AbortSignal }): Promise<Watched> {
+async function watch(
+  start: (opts: WaitForActionOptions) => Promise<ActionResult>,
+  opts: WaitForActionOptions & { signal: AbortSignal },
+): Promise<Watched> {
   const lost = new AbortController();
   let outageSeen = false;
   try {
@@ -61,7 +65,12 @@ async function watch(start: (opts: WaitForActionOptions) => Promise<ActionResult
 const isImageInstall = (status: string) => /install/i.test(status) && /image/i.test(status);
 
 function installFailed(deviceId: string, message: string, issues: string[]): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'NVOS_INSTALL_FAILED', message: `${deviceId}: ${message}`, details: [{ deviceId, issues }], nonRetryable: true });
+  return ApplicationFailure.create({
+    type: 'NVOS_INSTALL_FAILED',
+    message: `${deviceId}: ${message}`,
+    details: [{ deviceId, issues }],
+    nonRetryable: true,
+  });
 }
 
 /**
@@ -71,12 +80,18 @@ function installFailed(deviceId: string, message: string, issues: string[]): App
  * otherwise the install is started and its id heartbeated. An install a reboot interrupted is
  * started again once; any other failed install fails the job with the switch's issue text.
  */
-export async function installNvosImage(access: NvosAccess, input: InstallNvosImageInput): Promise<InstallNvosImageResult> {
+export async function installNvosImage(
+  access: NvosAccess,
+  input: InstallNvosImageInput,
+): Promise<InstallNvosImageResult> {
   const { target, fileName, buildId } = input;
   const ctx = Context.current();
   const log = attemptLog(access, { deviceId: target.deviceId, fileName, buildId });
   const prior = ctx.info.heartbeatDetails as InstallHeartbeat | undefined;
-  let hb: InstallHeartbeat = { installsStarted: prior?.installsStarted ?? 0, ...(prior?.actionId ? { actionId: prior.actionId } : {}) };
+  let hb: InstallHeartbeat = {
+    installsStarted: prior?.installsStarted ?? 0,
+    ...(prior?.actionId ? { actionId: prior.actionId } : {}),
+  };
   const beat = () => ctx.heartbeat(hb);
   const pollIntervalMs = input.pollIntervalS * 1000;
   const timeoutMs = input.timeoutS * 1000;
@@ -96,8 +111,15 @@ export async function installNvosImage(access: NvosAccess, input: InstallNvosIma
         heartbeat: beat,
       });
       if (image.current === buildId || image.next === buildId) {
-        log.info({ current: image.current, next: image.next, actionId: hb.actionId }, 'the switch runs or has staged the build');
-        return { alreadyCurrent: hb.installsStarted === 0, actionId: hb.actionId ?? null, installsStarted: hb.installsStarted };
+        log.info(
+          { current: image.current, next: image.next, actionId: hb.actionId },
+          'the switch runs or has staged the build',
+        );
+        return {
+          alreadyCurrent: hb.installsStarted === 0,
+          actionId: hb.actionId ?? null,
+          installsStarted: hb.installsStarted,
+        };
       }
       const onProgress = (p: ActionProgress) => {
         hb = { ...hb, actionId: p.actionId, ...(p.status?.percent !== undefined ? { percent: p.status.percent } : {}) };
@@ -112,20 +134,33 @@ export async function installNvosImage(access: NvosAccess, input: InstallNvosIma
         resumed = true;
         watched = await watch((o) => waitForAction(c, adopted, o), progress);
       } else {
-        if (hb.installsStarted >= MAX_INSTALLS) throw installFailed(target.deviceId, `${fileName} was installed ${hb.installsStarted} times and is still not staged`, lastIssues);
+        if (hb.installsStarted >= MAX_INSTALLS)
+          throw installFailed(
+            target.deviceId,
+            `${fileName} was installed ${hb.installsStarted} times and is still not staged`,
+            lastIssues,
+          );
         hb = { installsStarted: hb.installsStarted + 1 };
         log.info({ installsStarted: hb.installsStarted }, 'starting the install');
         // installImage polls at once after the POST: its first progress report heartbeats the action id.
         watched = await watch((o) => installImage(c, fileName, o), progress);
       }
       if (watched.kind === 'done') {
-        log.info({ actionId: watched.result.actionId, rebootHandoff: watched.result.rebootHandoff }, 'install done; the switch reboots into the new image');
+        log.info(
+          { actionId: watched.result.actionId, rebootHandoff: watched.result.rebootHandoff },
+          'install done; the switch reboots into the new image',
+        );
         return { alreadyCurrent: false, actionId: watched.result.actionId, installsStarted: hb.installsStarted };
       }
       // A failure seen across a reboot, or by an attempt that does not know what happened while no worker watched, may be an interruption.
-      if (watched.kind === 'failed' && !watched.outageSeen && !resumed) throw installFailed(target.deviceId, watched.error.causeText, watched.error.issues);
-      lastIssues = watched.kind === 'failed' ? watched.error.issues : ['the switch rebooted and forgot the install action'];
-      log.warn({ actionId: hb.actionId, issues: lastIssues }, 'the install was interrupted; looking at the image before installing again');
+      if (watched.kind === 'failed' && !watched.outageSeen && !resumed)
+        throw installFailed(target.deviceId, watched.error.causeText, watched.error.issues);
+      lastIssues =
+        watched.kind === 'failed' ? watched.error.issues : ['the switch rebooted and forgot the install action'];
+      log.warn(
+        { actionId: hb.actionId, issues: lastIssues },
+        'the install was interrupted; looking at the image before installing again',
+      );
       hb = { installsStarted: hb.installsStarted };
       beat();
       resumed = false;

@@ -17,7 +17,8 @@ export const NVOS_IMAGE_DIR = '/host/nos-images';
 
 export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {
   return {
-    readNvosImage: ({ target }) => withNvue(deps, target, async (c, signal) => reading(target, await getImage(c, { signal }))),
+    readNvosImage: ({ target }) =>
+      withNvue(deps, target, async (c, signal) => reading(target, await getImage(c, { signal }))),
 
     async stageNvosImage({ target, image }) {
       const remotePath = `${NVOS_IMAGE_DIR}/${image.fileName}`;
@@ -25,13 +26,20 @@ export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {
         nvosBuildIdOf(image.fileName);
       } catch (err) {
         // The hub admits no such name; a path built from one could leave the image folder.
-        throw ApplicationFailure.create({ type: 'INVALID_ARGUMENT', message: `${target.deviceId}: ${(err as Error).message}`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: 'INVALID_ARGUMENT',
+          message: `${target.deviceId}: ${(err as Error).message}`,
+          nonRetryable: true,
+        });
       }
       const started = Date.now();
       try {
         const done = await uploadArtifact(deps, target, image, remotePath);
         const log = attemptLog(deps, { deviceId: target.deviceId, remotePath, digest: image.digest });
-        log.info({ uploaded: done.uploaded, bytes: done.bytes, durationMs: Date.now() - started }, done.uploaded ? 'image uploaded' : 'image already on the switch');
+        log.info(
+          { uploaded: done.uploaded, bytes: done.bytes, durationMs: Date.now() - started },
+          done.uploaded ? 'image uploaded' : 'image already on the switch',
+        );
         return done;
       } catch (err) {
         throw toActivityFailure(err, target.deviceId);
@@ -48,11 +56,18 @@ export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {
           accept: (s) => {
             if (s.current === buildId) return reading(target, s);
             // NVUE answers and will not boot the build next: the switch came back without it.
-            if (s.next !== buildId) throw verificationFailed(target.deviceId, `the switch came back running ${s.current ?? 'an unknown build'}, not ${buildId}`);
+            if (s.next !== buildId)
+              throw verificationFailed(
+                target.deviceId,
+                `the switch came back running ${s.current ?? 'an unknown build'}, not ${buildId}`,
+              );
             return undefined;
           },
           timedOut: (last, err) =>
-            verificationFailed(target.deviceId, `not running ${buildId} after ${timeoutS} s: ${err ? `NVUE unreachable (${err.causeText})` : `still running ${last?.current ?? 'an unknown build'}`}`),
+            verificationFailed(
+              target.deviceId,
+              `not running ${buildId} after ${timeoutS} s: ${err ? `NVUE unreachable (${err.causeText})` : `still running ${last?.current ?? 'an unknown build'}`}`,
+            ),
           heartbeat: (reachable, last) => Context.current().heartbeat({ reachable, current: last?.current ?? null }),
         }),
       ),
@@ -60,5 +75,10 @@ export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {
 }
 
 function verificationFailed(deviceId: string, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: 'VERIFICATION_FAILED', message: `${deviceId}: ${message}`, details: [{ deviceId }], nonRetryable: true });
+  return ApplicationFailure.create({
+    type: 'VERIFICATION_FAILED',
+    message: `${deviceId}: ${message}`,
+    details: [{ deviceId }],
+    nonRetryable: true,
+  });
 }

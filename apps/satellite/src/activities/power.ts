@@ -1,6 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { isPowerActionSatisfied, settledStateFor, type PowerActivities, type PowerAction, type PowerState } from '@fleet/domain';
+import {
+  isPowerActionSatisfied,
+  settledStateFor,
+  type PowerActivities,
+  type PowerAction,
+  type PowerState,
+} from '@fleet/domain';
 import { attemptLog, openDriver, type PowerActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 

@@ -6,7 +6,10 @@ import { createNvueHelloActivity } from './switch-nvue-hello.js';
 import { createSwitchPasswordActivity, type SwitchPasswordDeps } from './switch-password.js';
 import { createSwitchPowerCycleActivity } from './switch-power-cycle.js';
 
-export type SwitchActivityDeps = SwitchPasswordDeps & SwitchFactoryResetDeps & SwitchFirmwareDeps & SwitchCertificateDeps;
+export type SwitchActivityDeps = SwitchPasswordDeps &
+  SwitchFactoryResetDeps &
+  SwitchFirmwareDeps &
+  SwitchCertificateDeps;
 
 /** Every switch-operation activity a site worker registers (the SwitchActivities contract). */
 export function createSwitchActivities(deps: SwitchActivityDeps): SwitchActivities {

@@ -15,7 +15,8 @@ import { withNvue } from './nvos-image.js';
 /** All a factory-reset NVOS accepts (rms.md §1.6). */
 export const NVOS_DEFAULT_CREDENTIALS: BmcCredentials = { username: 'admin', password: 'admin' };
 
-const isDefault = (c: BmcCredentials) => c.username === NVOS_DEFAULT_CREDENTIALS.username && c.password === NVOS_DEFAULT_CREDENTIALS.password;
+const isDefault = (c: BmcCredentials) =>
+  c.username === NVOS_DEFAULT_CREDENTIALS.username && c.password === NVOS_DEFAULT_CREDENTIALS.password;
 
 /** What a reset attempt heartbeats once the request was accepted, so a retry only waits. */
 export interface FactoryResetHeartbeat extends RebootProgress {
@@ -36,8 +37,11 @@ export interface SwitchFactoryResetDeps extends NvosAccess {
  * first use that comes back with a new SSH host key has that key recorded instead; a pinned one
  * fails HOST_KEY_MISMATCH until the operator pins the new key.
  */
-export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): Pick<SwitchActivities, 'resetSwitchToFactoryDefault'> {
-  const submitAs = (target: NvosTarget, credentials: BmcCredentials) => withNvue(loggingInAs(deps, credentials), target, (c, signal) => unlessRefused(factoryReset(c, { signal })));
+export function createSwitchFactoryResetActivity(
+  deps: SwitchFactoryResetDeps,
+): Pick<SwitchActivities, 'resetSwitchToFactoryDefault'> {
+  const submitAs = (target: NvosTarget, credentials: BmcCredentials) =>
+    withNvue(loggingInAs(deps, credentials), target, (c, signal) => unlessRefused(factoryReset(c, { signal })));
 
   /**
    * Whether admin/admin logs in over SSH; `seen` gets the host key it logged in through. A
@@ -71,7 +75,11 @@ export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): 
         if (!sent) {
           const withDefaults = (await submitAs(target, current)) === undefined;
           if (withDefaults && (await submitAs(target, NVOS_DEFAULT_CREDENTIALS)) === undefined) {
-            throw permanentFailure('FAILED_PRECONDITION', target.deviceId, `the switch refuses both the configured credentials (${ref}) and admin/admin`);
+            throw permanentFailure(
+              'FAILED_PRECONDITION',
+              target.deviceId,
+              `the switch refuses both the configured credentials (${ref}) and admin/admin`,
+            );
           }
           sent = { sentAtMs: Date.now(), outageSeen: false, withDefaults };
           ctx.heartbeat(sent);
@@ -88,17 +96,32 @@ export function createSwitchFactoryResetActivity(deps: SwitchFactoryResetDeps): 
           details: (p): FactoryResetHeartbeat => ({ ...p, withDefaults }),
         });
         const replaced = seen.fingerprint ? await deps.knownHosts.replace(target, seen.fingerprint) : undefined;
-        if (replaced) log.warn({ earlier: replaced, now: seen.fingerprint }, 'the switch came back from the reset with a new SSH host key; trusting it');
+        if (replaced)
+          log.warn(
+            { earlier: replaced, now: seen.fingerprint },
+            'the switch came back from the reset with a new SSH host key; trusting it',
+          );
         let stored = true;
         try {
-          await deps.secretWriter.write({ [ref]: NVOS_DEFAULT_CREDENTIALS, ...(isDefault(current) ? {} : { [previousRef(ref)]: current }) });
+          await deps.secretWriter.write({
+            [ref]: NVOS_DEFAULT_CREDENTIALS,
+            ...(isDefault(current) ? {} : { [previousRef(ref)]: current }),
+          });
         } catch (err) {
           if (!(err instanceof SecretStoreReadOnlyError)) throw err;
           stored = false;
-          log.warn({ credentialRef: ref }, 'the secret store cannot be written: its entry no longer matches the switch');
+          log.warn(
+            { credentialRef: ref },
+            'the secret store cannot be written: its entry no longer matches the switch',
+          );
         }
         log.info({ ...back, storedDefaultCredentials: stored }, 'factory reset done: admin/admin logs in');
-        return { deviceId: target.deviceId, submittedWithDefaults: withDefaults, storedDefaultCredentials: stored, backAfterS: back.backAfterS };
+        return {
+          deviceId: target.deviceId,
+          submittedWithDefaults: withDefaults,
+          storedDefaultCredentials: stored,
+          backAfterS: back.backAfterS,
+        };
       } catch (err) {
         throw switchFailure(err, target.deviceId);
       }

@@ -1,6 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { ownNvosCredentialHint, type NvosTarget, type SwitchActivities, type SwitchPasswordRotationResult } from '@fleet/domain';
+import {
+  ownNvosCredentialHint,
+  type NvosTarget,
+  type SwitchActivities,
+  type SwitchPasswordRotationResult,
+} from '@fleet/domain';
 import type { BmcCredentials } from '@fleet/drivers';
 import { changePassword, getSystem } from '@fleet/nvue';
 import { openSsh, type NvosAccess } from '../nvos/connect.js';
@@ -45,7 +50,8 @@ export interface SwitchPasswordDeps extends NvosAccess {
  */
 export function createSwitchPasswordActivity(deps: SwitchPasswordDeps): Pick<SwitchActivities, 'rotateSwitchPassword'> {
   const accepts = async (target: NvosTarget, credentials: BmcCredentials) =>
-    (await withNvue(loggingInAs(deps, credentials), target, (c, signal) => unlessRefused(getSystem(c, { signal })))) !== undefined;
+    (await withNvue(loggingInAs(deps, credentials), target, (c, signal) => unlessRefused(getSystem(c, { signal })))) !==
+    undefined;
 
   /** One rotation with the stored credentials `current`; see above for what a retry does. */
   const rotate = async (target: NvosTarget, current: BmcCredentials): Promise<SwitchPasswordRotationResult> => {
@@ -59,7 +65,12 @@ export function createSwitchPasswordActivity(deps: SwitchPasswordDeps): Pick<Swi
       ctx.heartbeat({ phase } satisfies RotationHeartbeat);
       log.info({ phase }, 'switch password rotation');
     };
-    const result = (rotatedNow: boolean, verifiedWith: SwitchPasswordRotationResult['verifiedWith']) => ({ deviceId: target.deviceId, username: current.username, rotatedNow, verifiedWith });
+    const result = (rotatedNow: boolean, verifiedWith: SwitchPasswordRotationResult['verifiedWith']) => ({
+      deviceId: target.deviceId,
+      username: current.username,
+      rotatedNow,
+      verifiedWith,
+    });
     const alreadyStored = async () => {
       if (!(await accepts(target, current))) throw refused(target, current.username, 'the stored password');
       return result(false, ['nvue']);
@@ -71,11 +82,14 @@ export function createSwitchPasswordActivity(deps: SwitchPasswordDeps): Pick<Swi
     const withPassword = (password: string) => ({ username: current.username, password });
 
     let next: string;
-    if (pending && (await accepts(target, withPassword(pending)))) next = pending; // applied by an earlier attempt
+    if (pending && (await accepts(target, withPassword(pending))))
+      next = pending; // applied by an earlier attempt
     else {
       if (!(await accepts(target, current))) {
         if (pending) throw refused(target, current.username, 'both the stored and the pending password');
-        throw changedEarlier ? lostElsewhere(target, current.username) : refused(target, current.username, 'the stored password');
+        throw changedEarlier
+          ? lostElsewhere(target, current.username)
+          : refused(target, current.username, 'the stored password');
       }
       // The switch takes the stored password, so a change an earlier attempt made was stored already.
       if (!pending && changedEarlier) return alreadyStored();
@@ -84,19 +98,29 @@ export function createSwitchPasswordActivity(deps: SwitchPasswordDeps): Pick<Swi
       reached('generated');
       await heartbeatWhile(
         () => ({ phase: 'generated' }) satisfies RotationHeartbeat,
-        () => withNvue(loggingInAs(deps, current), target, (c, signal) => changePassword(c, current.username, next, { pollIntervalMs: deps.pollIntervalMs, signal })),
+        () =>
+          withNvue(loggingInAs(deps, current), target, (c, signal) =>
+            changePassword(c, current.username, next, { pollIntervalMs: deps.pollIntervalMs, signal }),
+          ),
       );
     }
     reached('applied');
 
     if (!(await accepts(target, withPassword(next)))) {
       // Retryable: the next attempt finds the pending password refused and applies it again.
-      throw ApplicationFailure.create({ type: 'VERIFICATION_FAILED', message: `${target.deviceId}: NVUE refuses the new password of ${current.username} after the apply`, details: [{ deviceId: target.deviceId }] });
+      throw ApplicationFailure.create({
+        type: 'VERIFICATION_FAILED',
+        message: `${target.deviceId}: NVUE refuses the new password of ${current.username} after the apply`,
+        details: [{ deviceId: target.deviceId }],
+      });
     }
     (await openSsh(loggingInAs(deps, withPassword(next)), target, ctx.cancellationSignal)).close();
     reached('verified');
 
-    await deps.secretWriter.write({ [ref]: withPassword(next), ...(current.password !== next ? { [previousRef(ref)]: current } : {}) });
+    await deps.secretWriter.write({
+      [ref]: withPassword(next),
+      ...(current.password !== next ? { [previousRef(ref)]: current } : {}),
+    });
     await deps.pendingPasswords.stored(ref, owner);
     reached('stored');
     return result(true, ['nvue', 'ssh']);

@@ -34,13 +34,14 @@ export function createSwitchPowerCycleActivity(deps: NvosAccess): Pick<SwitchAct
           const back = await awaitReboot(sent, {
             deviceId: target.deviceId,
             back: 'answer to GET /nvue_v1/platform/firmware',
-            isUp: () => getPlatformFirmware(c, { signal }).then(
-              () => true,
-              (err: unknown) => {
-                if (isRetryableDuringReboot(err)) return false;
-                throw err;
-              },
-            ),
+            isUp: () =>
+              getPlatformFirmware(c, { signal }).then(
+                () => true,
+                (err: unknown) => {
+                  if (isRetryableDuringReboot(err)) return false;
+                  throw err;
+                },
+              ),
             pollMs: probeIntervalS * 1000,
             maxWaitMs: probes * probeIntervalS * 1000,
             details: (p): PowerCycleHeartbeat => ({ ...p, actionId }),

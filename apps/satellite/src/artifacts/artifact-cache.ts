@@ -68,7 +68,11 @@ export class ArtifactCache {
   private readonly pins = new Map<string, number>();
   private readonly downloads = new Map<string, SharedDownload>();
   /** One keep-alive connection pool to the hub; a body idle for a minute counts as a broken transfer. */
-  private readonly dispatcher = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 30_000, bodyTimeout: 60_000 });
+  private readonly dispatcher = new Agent({
+    connect: { timeout: 10_000 },
+    headersTimeout: 30_000,
+    bodyTimeout: 60_000,
+  });
   private totalBytes = 0;
   private useClock = 0;
   private loaded: Promise<void> | undefined;
@@ -84,8 +88,10 @@ export class ArtifactCache {
 
   /** As `ensure`, and the artifact is not evicted until the lease is released (e.g. after a push). */
   async acquire(digest: string, size: number, opts: EnsureOptions = {}): Promise<ArtifactLease> {
-    if (!digestPattern.test(digest)) throw new ArtifactFetchError('invalid', digest, undefined, 'not a lower-case hex sha256 digest');
-    if (!Number.isSafeInteger(size) || size < 0) throw new ArtifactFetchError('invalid', digest, undefined, `size ${size} is not a byte count`);
+    if (!digestPattern.test(digest))
+      throw new ArtifactFetchError('invalid', digest, undefined, 'not a lower-case hex sha256 digest');
+    if (!Number.isSafeInteger(size) || size < 0)
+      throw new ArtifactFetchError('invalid', digest, undefined, `size ${size} is not a byte count`);
     opts.signal?.throwIfAborted();
     await (this.loaded ??= this.load().catch((err: unknown) => {
       this.loaded = undefined; // e.g. the directory was not writable yet: try again next call
@@ -95,7 +101,13 @@ export class ArtifactCache {
     try {
       const fetchedBytes = (await this.isCached(digest)) ? 0 : await this.join(digest, size, opts);
       const cachedSize = this.entries.get(digest)!.size;
-      if (cachedSize !== size) throw new ArtifactFetchError('size_mismatch', digest, undefined, `the cached artifact has ${cachedSize} bytes, the caller expects ${size}`);
+      if (cachedSize !== size)
+        throw new ArtifactFetchError(
+          'size_mismatch',
+          digest,
+          undefined,
+          `the cached artifact has ${cachedSize} bytes, the caller expects ${size}`,
+        );
       this.touch(digest);
       let released = false;
       return {
@@ -162,9 +174,11 @@ export class ArtifactCache {
       const controller = new AbortController();
       const listeners = new Set<(bytes: number) => void>();
       const created: SharedDownload = {
-        done: this.download(digest, size, controller.signal, (bytes) => listeners.forEach((l) => l(bytes))).finally(() => {
-          if (this.downloads.get(digest) === created) this.downloads.delete(digest);
-        }),
+        done: this.download(digest, size, controller.signal, (bytes) => listeners.forEach((l) => l(bytes))).finally(
+          () => {
+            if (this.downloads.get(digest) === created) this.downloads.delete(digest);
+          },
+        ),
         controller,
         waiters: 0,
         listeners,
@@ -190,14 +204,31 @@ export class ArtifactCache {
     }
   }
 
-  private async download(digest: string, size: number, signal: AbortSignal, onProgress: (bytes: number) => void): Promise<number> {
+  private async download(
+    digest: string,
+    size: number,
+    signal: AbortSignal,
+    onProgress: (bytes: number) => void,
+  ): Promise<number> {
     const { hub, log } = this.options;
-    if (!hub) throw new ArtifactFetchError('config', digest, undefined, 'not cached, and this satellite has no hub configured (config hub.url)');
+    if (!hub)
+      throw new ArtifactFetchError(
+        'config',
+        digest,
+        undefined,
+        'not cached, and this satellite has no hub configured (config hub.url)',
+      );
     let token: string;
     try {
       token = await hub.token();
     } catch (err) {
-      throw new ArtifactFetchError('config', digest, undefined, `the hub token could not be resolved: ${(err as Error).message}`, { cause: err });
+      throw new ArtifactFetchError(
+        'config',
+        digest,
+        undefined,
+        `the hub token could not be resolved: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     await this.evict(size);
     const url = `${hub.url.replace(/\/$/, '')}/v1/firmware/blobs/${digest}`;
@@ -215,7 +246,10 @@ export class ArtifactCache {
     });
     this.entries.set(digest, { size, usedAt: ++this.useClock });
     this.totalBytes += size;
-    log.info({ digest, size, fetchedBytes: fetched, resumedAt: size - fetched, durationMs: Date.now() - started }, 'artifact downloaded and verified');
+    log.info(
+      { digest, size, fetchedBytes: fetched, resumedAt: size - fetched, durationMs: Date.now() - started },
+      'artifact downloaded and verified',
+    );
     await this.evict(0);
     return fetched;
   }
@@ -223,15 +257,23 @@ export class ArtifactCache {
   /** Evicts least recently used artifacts not in use until `reserve` more bytes fit under the cap. */
   private async evict(reserve: number): Promise<void> {
     if (this.totalBytes + reserve <= this.options.maxBytes) return;
-    const candidates = [...this.entries].filter(([digest]) => !this.pins.has(digest)).sort((a, b) => a[1].usedAt - b[1].usedAt);
+    const candidates = [...this.entries]
+      .filter(([digest]) => !this.pins.has(digest))
+      .sort((a, b) => a[1].usedAt - b[1].usedAt);
     for (const [digest, entry] of candidates) {
       if (this.totalBytes + reserve <= this.options.maxBytes) return;
       await rm(this.pathOf(digest), { force: true });
       this.forget(digest);
-      this.options.log.info({ digest, size: entry.size, cacheBytes: this.totalBytes }, 'artifact evicted (least recently used)');
+      this.options.log.info(
+        { digest, size: entry.size, cacheBytes: this.totalBytes },
+        'artifact evicted (least recently used)',
+      );
     }
     if (this.totalBytes + reserve > this.options.maxBytes) {
-      this.options.log.warn({ cacheBytes: this.totalBytes, reserve, maxBytes: this.options.maxBytes }, 'artifact cache over its cap: everything left is in use');
+      this.options.log.warn(
+        { cacheBytes: this.totalBytes, reserve, maxBytes: this.options.maxBytes },
+        'artifact cache over its cap: everything left is in use',
+      );
     }
   }
 

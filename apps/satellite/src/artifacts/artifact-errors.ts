@@ -7,7 +7,8 @@
  * - digest_mismatch: the bytes received do not hash to the digest (the partial file is gone);
  * - unavailable: the hub could not be reached, failed (5xx) or the transfer broke off.
  */
-export type ArtifactFailureReason = 'config' | 'invalid' | 'not_found' | 'unauthorized' | 'size_mismatch' | 'digest_mismatch' | 'unavailable';
+export type ArtifactFailureReason =
+  'config' | 'invalid' | 'not_found' | 'unauthorized' | 'size_mismatch' | 'digest_mismatch' | 'unavailable';
 
 const retryable = new Set<ArtifactFailureReason>(['digest_mismatch', 'unavailable']);
 
@@ -24,7 +25,10 @@ export class ArtifactFetchError extends Error {
     message: string,
     options?: { cause?: unknown; status?: number },
   ) {
-    super(`artifact ${digest}: ${message}${url ? ` (${url})` : ''}`, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `artifact ${digest}: ${message}${url ? ` (${url})` : ''}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.status = options?.status;
   }
 

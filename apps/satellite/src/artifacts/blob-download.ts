@@ -56,7 +56,13 @@ class PartialFileWriter {
     const file = await open(this.d.partialPath, this.onDisk > 0 ? 'a' : 'w');
     try {
       for await (const chunk of body) {
-        if (this.onDisk + this.pendingBytes + chunk.length > this.d.size) throw new ArtifactFetchError('size_mismatch', this.d.digest, this.d.url, `the hub sent more than the ${this.d.size} bytes expected`);
+        if (this.onDisk + this.pendingBytes + chunk.length > this.d.size)
+          throw new ArtifactFetchError(
+            'size_mismatch',
+            this.d.digest,
+            this.d.url,
+            `the hub sent more than the ${this.d.size} bytes expected`,
+          );
         this.hash.update(chunk);
         this.pending.push(chunk);
         this.pendingBytes += chunk.length;
@@ -79,29 +85,68 @@ class PartialFileWriter {
     this.pending = [];
     this.pendingBytes = 0;
     const { bytesWritten } = await file.writev(batch);
-    if (bytesWritten !== bytes) throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${bytes} bytes`);
+    if (bytesWritten !== bytes)
+      throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${bytes} bytes`);
     this.onDisk += bytesWritten;
     this.d.onProgress?.(this.onDisk);
   }
 }
 
 function failureFor(d: BlobDownload, status: number): ArtifactFetchError {
-  if (status === 416) return new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob is shorter than the partial download; the catalog says ${d.size} bytes`, { status });
-  if (status === 404) return new ArtifactFetchError('not_found', d.digest, d.url, 'the hub has no blob with this digest', { status });
-  if (status === 401 || status === 403) return new ArtifactFetchError('unauthorized', d.digest, d.url, `the hub refused the satellite's token (HTTP ${status})`, { status });
+  if (status === 416)
+    return new ArtifactFetchError(
+      'size_mismatch',
+      d.digest,
+      d.url,
+      `the hub's blob is shorter than the partial download; the catalog says ${d.size} bytes`,
+      { status },
+    );
+  if (status === 404)
+    return new ArtifactFetchError('not_found', d.digest, d.url, 'the hub has no blob with this digest', { status });
+  if (status === 401 || status === 403)
+    return new ArtifactFetchError(
+      'unauthorized',
+      d.digest,
+      d.url,
+      `the hub refused the satellite's token (HTTP ${status})`,
+      { status },
+    );
   return new ArtifactFetchError('unavailable', d.digest, d.url, `the hub answered HTTP ${status}`, { status });
 }
 
 /** The byte the response's body starts at: `have` for a 206 that resumes there, 0 for a full 200. */
-function bodyOffset(d: BlobDownload, status: number, headers: Record<string, string | string[] | undefined>, have: number): number {
+function bodyOffset(
+  d: BlobDownload,
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+  have: number,
+): number {
   if (status === 200) {
     const length = Number(headers['content-length']);
-    if (headers['content-length'] !== undefined && length !== d.size) throw new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob has ${length} bytes, the catalog says ${d.size}`);
+    if (headers['content-length'] !== undefined && length !== d.size)
+      throw new ArtifactFetchError(
+        'size_mismatch',
+        d.digest,
+        d.url,
+        `the hub's blob has ${length} bytes, the catalog says ${d.size}`,
+      );
     return 0;
   }
   const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(headers['content-range']));
-  if (!range || Number(range[1]) !== have) throw new ArtifactFetchError('unavailable', d.digest, d.url, `unexpected Content-Range ${String(headers['content-range'])} for a resume at byte ${have}`);
-  if (Number(range[3]) !== d.size) throw new ArtifactFetchError('size_mismatch', d.digest, d.url, `the hub's blob has ${range[3]} bytes, the catalog says ${d.size}`);
+  if (!range || Number(range[1]) !== have)
+    throw new ArtifactFetchError(
+      'unavailable',
+      d.digest,
+      d.url,
+      `unexpected Content-Range ${String(headers['content-range'])} for a resume at byte ${have}`,
+    );
+  if (Number(range[3]) !== d.size)
+    throw new ArtifactFetchError(
+      'size_mismatch',
+      d.digest,
+      d.url,
+      `the hub's blob has ${range[3]} bytes, the catalog says ${d.size}`,
+    );
   return have;
 }
 
@@ -125,7 +170,13 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
       });
     } catch (err) {
       d.signal?.throwIfAborted();
-      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the hub could not be reached: ${(err as Error).message}`, { cause: err });
+      throw new ArtifactFetchError(
+        'unavailable',
+        d.digest,
+        d.url,
+        `the hub could not be reached: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     if (res.statusCode !== 200 && res.statusCode !== 206) {
       await res.body.dump();
@@ -141,16 +192,28 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
     } catch (err) {
       d.signal?.throwIfAborted();
       if (err instanceof ArtifactFetchError) throw err;
-      throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer broke off after ${writer.onDisk} of ${d.size} bytes: ${(err as Error).message}`, { cause: err });
+      throw new ArtifactFetchError(
+        'unavailable',
+        d.digest,
+        d.url,
+        `the transfer broke off after ${writer.onDisk} of ${d.size} bytes: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
     received = writer.onDisk - offset;
     have = writer.onDisk;
   }
-  if (have !== d.size) throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
+  if (have !== d.size)
+    throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
   const actual = hash.digest('hex');
   if (actual !== d.digest) {
     await rm(d.partialPath, { force: true });
-    throw new ArtifactFetchError('digest_mismatch', d.digest, d.url, `the bytes received hash to ${actual}; the partial download was deleted`);
+    throw new ArtifactFetchError(
+      'digest_mismatch',
+      d.digest,
+      d.url,
+      `the bytes received hash to ${actual}; the partial download was deleted`,
+    );
   }
   await fsync(d.partialPath);
   await rename(d.partialPath, d.finalPath);

@@ -34,7 +34,12 @@ export async function openNvue(access: NvosAccess, target: NvosTarget, signal: A
  * An SSH session to the switch, its host key checked before the password is sent: pinned, else
  * trusted on first use, unless the caller brings its own policy.
  */
-export async function openSsh(access: NvosAccess, target: NvosTarget, signal: AbortSignal, hostKey?: HostKeyPolicy): Promise<SshSession> {
+export async function openSsh(
+  access: NvosAccess,
+  target: NvosTarget,
+  signal: AbortSignal,
+  hostKey?: HostKeyPolicy,
+): Promise<SshSession> {
   const { username, password } = await access.secrets.resolve(target.credentialRef);
   return connect({
     host: target.ssh.host,

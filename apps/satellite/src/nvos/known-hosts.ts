@@ -68,7 +68,11 @@ export class KnownHosts {
 
   private async store(target: NvosTarget, fingerprint: string): Promise<void> {
     const entries = await this.load();
-    entries[target.deviceId] = { fingerprint, host: `${target.ssh.host}:${target.ssh.port}`, firstSeenAt: new Date().toISOString() };
+    entries[target.deviceId] = {
+      fingerprint,
+      host: `${target.ssh.host}:${target.ssh.port}`,
+      firstSeenAt: new Date().toISOString(),
+    };
     const write = this.writes.then(async () => {
       await mkdir(dirname(this.file), { recursive: true });
       const tmp = `${this.file}.${process.pid}.tmp`;

@@ -36,7 +36,9 @@ async function pem(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    throw new CertificateMaterialError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new CertificateMaterialError(
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -53,18 +55,28 @@ async function identity(dir: string): Promise<{ certPem: string; keyPem: string 
 }
 
 /** The identity the satellite presents to a domain's switches. */
-export function readClientIdentity(clientTlsRoot: string, domain: string): Promise<{ certPem: string; keyPem: string }> {
+export function readClientIdentity(
+  clientTlsRoot: string,
+  domain: string,
+): Promise<{ certPem: string; keyPem: string }> {
   return identity(join(clientTlsRoot, domain));
 }
 
 export async function readDomainMaterial(roots: CertificateRoots, domain: string): Promise<DomainMaterial> {
   const dir = join(roots.switchCertRoot, domain);
-  const [caPem, switchIdentity, clientIdentity] = await Promise.all([pem(join(dir, 'ca.pem')), identity(dir), identity(join(roots.clientTlsRoot, domain))]);
+  const [caPem, switchIdentity, clientIdentity] = await Promise.all([
+    pem(join(dir, 'ca.pem')),
+    identity(dir),
+    identity(join(roots.clientTlsRoot, domain)),
+  ]);
   return { caPem, switchIdentity, clientIdentity };
 }
 
 /** Switch-side ids that change with the material, so "already installed" means this very material. */
 export function certificateIds(domain: string, m: DomainMaterial): { certificateId: string; caCertificateId: string } {
   const short = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
-  return { certificateId: `fleet-${domain}-${short(m.switchIdentity.certPem)}`, caCertificateId: `fleet-${domain}-ca-${short(m.caPem)}` };
+  return {
+    certificateId: `fleet-${domain}-${short(m.switchIdentity.certPem)}`,
+    caCertificateId: `fleet-${domain}-ca-${short(m.caPem)}`,
+  };
 }

@@ -7,7 +7,10 @@ import { Context } from '@temporalio/activity';
  */
 export async function heartbeatWhile<T>(details: () => unknown, work: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const beat = setInterval(() => ctx.heartbeat(details()), Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+  const beat = setInterval(
+    () => ctx.heartbeat(details()),
+    Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3),
+  );
   try {
     return await work();
   } finally {

@@ -21,7 +21,8 @@ export async function readJsonObject(path: string): Promise<Record<string, unkno
     // Not chained: the parser's message quotes the content, which can be a secret.
     throw new Error(`${path} is not a JSON object file`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${path} is not a JSON object file`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`${path} is not a JSON object file`);
   return parsed as Record<string, unknown>;
 }
 

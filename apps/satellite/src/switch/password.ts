@@ -9,7 +9,10 @@ const alphabet = classes.join('');
  * of each class, since NVOS password policies can require every class.
  */
 export function generatePassword(length = 32): string {
-  const chars = [...classes.map((c) => c[randomInt(c.length)]!), ...Array.from({ length: length - classes.length }, () => alphabet[randomInt(alphabet.length)]!)];
+  const chars = [
+    ...classes.map((c) => c[randomInt(c.length)]!),
+    ...Array.from({ length: length - classes.length }, () => alphabet[randomInt(alphabet.length)]!),
+  ];
   // Fisher–Yates, so the guaranteed characters are not always in front.
   for (let i = chars.length - 1; i > 0; i--) {
     const j = randomInt(i + 1);

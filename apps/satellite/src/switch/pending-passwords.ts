@@ -2,8 +2,7 @@ import { readJsonObject, updateJsonObject } from './json-file.js';
 
 /** A rotation's new password before the secret store holds it, or the mark that it does now. */
 export type PendingPassword =
-  | { state: 'generated'; password: string; owner: string; at: string }
-  | { state: 'stored'; owner: string; at: string };
+  { state: 'generated'; password: string; owner: string; at: string } | { state: 'stored'; owner: string; at: string };
 
 /**
  * New switch passwords between generation and storage, on the satellite's own disk only

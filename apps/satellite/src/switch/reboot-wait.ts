@@ -26,7 +26,10 @@ export interface RebootWait {
  * back; one never seen down (a reboot quicker than the poll, or one between attempts) counts
  * once a departure window has passed with it up: what it runs is then for the caller to check.
  */
-export async function awaitReboot(progress: RebootProgress, w: RebootWait): Promise<{ outageSeen: boolean; backAfterS: number }> {
+export async function awaitReboot(
+  progress: RebootProgress,
+  w: RebootWait,
+): Promise<{ outageSeen: boolean; backAfterS: number }> {
   const departureMs = Math.min(60_000, w.maxWaitMs / 4);
   let { outageSeen } = progress;
   for (;;) {

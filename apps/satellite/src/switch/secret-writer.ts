@@ -28,7 +28,9 @@ export const previousRef = (ref: string): string => `${ref}#previous`;
 export function createSecretWriter(config: SatelliteConfig['secrets']): SecretWriter {
   if (config.provider === 'env') {
     const refuse = (): never => {
-      throw new SecretStoreReadOnlyError(`the site's secret store reads the environment (${config.prefix}_*) and cannot be written; switch credentials need the file provider`);
+      throw new SecretStoreReadOnlyError(
+        `the site's secret store reads the environment (${config.prefix}_*) and cannot be written; switch credentials need the file provider`,
+      );
     };
     return { assertWritable: refuse, write: async () => refuse() };
   }

@@ -42,7 +42,12 @@ export interface Bench {
  * 1/100 speed: power-on 0.3 s, graceful shutdown 0.2 s, BMC reboot 1.2 s. Devices of one
  * power domain lose AC while none of its shelves is on.
  */
-export async function startBench(devices: Record<string, { nodeType: NodeType; powerState?: 'On' | 'Off'; powerDomain?: string; quirks?: BmcSpec['quirks'] }>): Promise<Bench> {
+export async function startBench(
+  devices: Record<
+    string,
+    { nodeType: NodeType; powerState?: 'On' | 'Off'; powerDomain?: string; quirks?: BmcSpec['quirks'] }
+  >,
+): Promise<Bench> {
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
   const entries = Object.entries(devices);
@@ -74,7 +79,14 @@ export async function startBench(devices: Record<string, { nodeType: NodeType; p
   };
 }
 
-const quiet: Logger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet: Logger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 /** An activity environment that keeps the SDK's per-attempt failure logs out of the test output. */
 export function mockEnv(info?: ConstructorParameters<typeof MockActivityEnvironment>[0]): MockActivityEnvironment {
@@ -82,7 +94,11 @@ export function mockEnv(info?: ConstructorParameters<typeof MockActivityEnvironm
 }
 
 /** Runs one activity in a MockActivityEnvironment. */
-export function runActivity<K extends keyof Activities>(env: MockActivityEnvironment, name: K, input: Parameters<Activities[K]>[0]): ReturnType<Activities[K]> {
+export function runActivity<K extends keyof Activities>(
+  env: MockActivityEnvironment,
+  name: K,
+  input: Parameters<Activities[K]>[0],
+): ReturnType<Activities[K]> {
   const fn = activities[name] as (i: typeof input) => ReturnType<Activities[K]>;
   return env.run(fn, input) as ReturnType<Activities[K]>;
 }

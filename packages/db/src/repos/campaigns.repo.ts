@@ -31,16 +31,28 @@ export async function campaignCandidates(db: DbOrTx, q: CandidateQuery): Promise
   if (q.rackIds?.length) c.push(inArray(devices.rackId, q.rackIds));
   if (q.deviceIds?.length) c.push(inArray(devices.id, q.deviceIds));
   if (q.nodeTypes?.length) c.push(inArray(devices.nodeType, q.nodeTypes));
-  return db.select().from(devices).where(and(...c)).orderBy(asc(devices.name), asc(devices.id));
+  return db
+    .select()
+    .from(devices)
+    .where(and(...c))
+    .orderBy(asc(devices.name), asc(devices.id));
 }
 
 /** The manifests named by id, and the default manifest of each hardware type given. */
-export async function manifestsByIdOrDefault(db: DbOrTx, ids: string[], defaultFor: string[]): Promise<FirmwareManifest[]> {
+export async function manifestsByIdOrDefault(
+  db: DbOrTx,
+  ids: string[],
+  defaultFor: string[],
+): Promise<FirmwareManifest[]> {
   const c: SQL[] = [];
   if (ids.length) c.push(inArray(firmwareManifests.id, ids));
-  if (defaultFor.length) c.push(and(eq(firmwareManifests.isDefault, true), inArray(firmwareManifests.hardwareType, defaultFor))!);
+  if (defaultFor.length)
+    c.push(and(eq(firmwareManifests.isDefault, true), inArray(firmwareManifests.hardwareType, defaultFor))!);
   if (!c.length) return [];
-  return db.select().from(firmwareManifests).where(or(...c));
+  return db
+    .select()
+    .from(firmwareManifests)
+    .where(or(...c));
 }
 
 /** Last reported installed versions: device id → component id → version. */
@@ -48,7 +60,11 @@ export async function installedFirmware(db: DbOrTx, deviceIds: string[]): Promis
   const out = new Map<string, Map<string, string>>();
   if (!deviceIds.length) return out;
   const rows = await db
-    .select({ deviceId: deviceFirmware.deviceId, componentId: deviceFirmware.componentId, version: deviceFirmware.version })
+    .select({
+      deviceId: deviceFirmware.deviceId,
+      componentId: deviceFirmware.componentId,
+      version: deviceFirmware.version,
+    })
     .from(deviceFirmware)
     .where(sql`${deviceFirmware.deviceId} = any(${uuidArray(deviceIds)})`);
   for (const r of rows) {
@@ -60,7 +76,10 @@ export async function installedFirmware(db: DbOrTx, deviceIds: string[]): Promis
 }
 
 /** The active job of each given device that has one, with the device name for messages. */
-export async function activeJobsOfDevices(db: DbOrTx, deviceIds: string[]): Promise<{ deviceId: string; name: string; jobId: string; kind: string }[]> {
+export async function activeJobsOfDevices(
+  db: DbOrTx,
+  deviceIds: string[],
+): Promise<{ deviceId: string; name: string; jobId: string; kind: string }[]> {
   if (!deviceIds.length) return [];
   return db
     .select({ deviceId: devices.id, name: devices.name, jobId: jobs.id, kind: jobs.kind })
@@ -104,7 +123,9 @@ const summary = {
   createdBy: campaigns.createdBy,
   createdAt: campaigns.createdAt,
   deviceCount: sql<number>`jsonb_array_length(${campaigns.plan}->'devices')`,
-  waves: sql<WaveSummary[]>`(select coalesce(jsonb_agg(jsonb_build_object('index', w->'index', 'kind', w->'kind', 'devices', jsonb_array_length(w->'deviceIds')) order by (w->>'index')::int), '[]'::jsonb)
+  waves: sql<
+    WaveSummary[]
+  >`(select coalesce(jsonb_agg(jsonb_build_object('index', w->'index', 'kind', w->'kind', 'devices', jsonb_array_length(w->'deviceIds')) order by (w->>'index')::int), '[]'::jsonb)
     from jsonb_array_elements(${campaigns.plan}->'waves') w)`,
   estimatedDurationS: sql<number>`(${campaigns.plan}->>'estimatedDurationS')::float8`,
   lowerBoundS: sql<number | null>`(${campaigns.plan}->>'lowerBoundS')::float8`,
@@ -113,7 +134,10 @@ const summary = {
 };
 
 /** One campaign, with the devices its plan left out. */
-export async function getCampaignSummary(db: DbOrTx, id: string): Promise<(CampaignSummary & { excluded: CampaignPlan['excluded'] }) | undefined> {
+export async function getCampaignSummary(
+  db: DbOrTx,
+  id: string,
+): Promise<(CampaignSummary & { excluded: CampaignPlan['excluded'] }) | undefined> {
   const [row] = await db
     .select({ ...summary, excluded: sql<CampaignPlan['excluded']>`${campaigns.plan}->'excluded'` })
     .from(campaigns)
@@ -134,7 +158,13 @@ export async function listCampaigns(db: DbOrTx, q: CampaignPageQuery): Promise<C
   const c: SQL[] = [];
   if (q.siteId?.length) c.push(inArray(campaigns.siteId, q.siteId));
   if (q.state?.length) c.push(inArray(jobs.state, q.state));
-  if (q.after) c.push(or(lt(campaigns.createdAt, q.after.createdAt), and(eq(campaigns.createdAt, q.after.createdAt), lt(campaigns.id, q.after.id)))!);
+  if (q.after)
+    c.push(
+      or(
+        lt(campaigns.createdAt, q.after.createdAt),
+        and(eq(campaigns.createdAt, q.after.createdAt), lt(campaigns.id, q.after.id)),
+      )!,
+    );
   return db
     .select(summary)
     .from(campaigns)
@@ -163,7 +193,8 @@ export interface CampaignDevicePageQuery {
 export async function listCampaignDevices(db: DbOrTx, q: CampaignDevicePageQuery): Promise<CampaignDevice[]> {
   const c: SQL[] = [eq(jobs.parentId, q.campaignId)];
   if (q.state?.length) c.push(inArray(jobs.state, q.state));
-  if (q.after) c.push(or(gt(devices.name, q.after.name), and(eq(devices.name, q.after.name), gt(jobs.id, q.after.jobId)))!);
+  if (q.after)
+    c.push(or(gt(devices.name, q.after.name), and(eq(devices.name, q.after.name), gt(jobs.id, q.after.jobId)))!);
   return db
     .select({ job: jobs, name: devices.name, rackId: devices.rackId, nodeType: devices.nodeType })
     .from(jobs)
@@ -174,7 +205,11 @@ export async function listCampaignDevices(db: DbOrTx, q: CampaignDevicePageQuery
 }
 
 /** Replaces all of a site's windows and returns those it replaced; the caller supplies the transaction. */
-export async function replaceMaintenanceWindows(tx: DbOrTx, siteId: string, windows: MaintenanceWindowSpec[]): Promise<MaintenanceWindowSpec[]> {
+export async function replaceMaintenanceWindows(
+  tx: DbOrTx,
+  siteId: string,
+  windows: MaintenanceWindowSpec[],
+): Promise<MaintenanceWindowSpec[]> {
   // The site row lock serialises replaces: two at once would each delete only the rows they saw and keep both new sets.
   await tx.execute(sql`select 1 from sites where id = ${siteId} for update`);
   const old = await tx.delete(maintenanceWindows).where(eq(maintenanceWindows.siteId, siteId)).returning();

@@ -10,9 +10,20 @@ export async function devicesUsingCredentialRef(
   exceptDeviceId: string,
 ): Promise<{ id: string; name: string; credentialRef: string | null; nvosCredentialRef: string | null }[]> {
   return db
-    .select({ id: devices.id, name: devices.name, credentialRef: devices.credentialRef, nvosCredentialRef: devices.nvosCredentialRef })
+    .select({
+      id: devices.id,
+      name: devices.name,
+      credentialRef: devices.credentialRef,
+      nvosCredentialRef: devices.nvosCredentialRef,
+    })
     .from(devices)
-    .where(and(ne(devices.id, exceptDeviceId), isNull(devices.deletedAt), or(eq(devices.credentialRef, ref), eq(devices.nvosCredentialRef, ref))))
+    .where(
+      and(
+        ne(devices.id, exceptDeviceId),
+        isNull(devices.deletedAt),
+        or(eq(devices.credentialRef, ref), eq(devices.nvosCredentialRef, ref)),
+      ),
+    )
     .orderBy(devices.name);
 }
 
@@ -21,7 +32,12 @@ export async function devicesUsingCredentialRef(
  * sharedNvosCredential, over the inventory as it is now), or undefined when its NVOS reference is its own. The hub
  * asks when the request arrives and the workflow agent again at dispatch: a NetBox sync in between can share it.
  */
-export async function nvosCredentialSharing(db: DbOrTx, device: CredentialRefHolder & { id: string }): Promise<string | undefined> {
-  const users = device.nvosCredentialRef ? await devicesUsingCredentialRef(db, device.nvosCredentialRef, device.id) : [];
+export async function nvosCredentialSharing(
+  db: DbOrTx,
+  device: CredentialRefHolder & { id: string },
+): Promise<string | undefined> {
+  const users = device.nvosCredentialRef
+    ? await devicesUsingCredentialRef(db, device.nvosCredentialRef, device.id)
+    : [];
   return sharedNvosCredential(device, users);
 }

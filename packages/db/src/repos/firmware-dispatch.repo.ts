@@ -16,19 +16,36 @@ export interface ResolvedManifest {
 export async function resolveManifests(db: DbOrTx, ids: string[]): Promise<Map<string, ResolvedManifest>> {
   const out = new Map<string, ResolvedManifest>();
   if (!ids.length) return out;
-  const manifests = await db.select().from(firmwareManifests).where(inArray(firmwareManifests.id, [...new Set(ids)]));
+  const manifests = await db
+    .select()
+    .from(firmwareManifests)
+    .where(inArray(firmwareManifests.id, [...new Set(ids)]));
   const packageIds = [...new Set(manifests.flatMap((m) => m.steps.map((s) => s.packageId)))];
-  const packages = packageIds.length ? await db.select().from(firmwarePackages).where(inArray(firmwarePackages.id, packageIds)) : [];
+  const packages = packageIds.length
+    ? await db.select().from(firmwarePackages).where(inArray(firmwarePackages.id, packageIds))
+    : [];
   const byId = new Map(packages.map((p) => [p.id, p]));
   for (const m of manifests) {
     const steps: FirmwareStep[] = [];
     for (const s of m.steps) {
       const pkg = byId.get(s.packageId);
       if (!pkg) break;
-      steps.push({ name: s.name, targets: s.targets, components: s.components, packageDigest: pkg.digest, packageSize: pkg.sizeBytes, fileName: pkg.fileName });
+      steps.push({
+        name: s.name,
+        targets: s.targets,
+        components: s.components,
+        packageDigest: pkg.digest,
+        packageSize: pkg.sizeBytes,
+        fileName: pkg.fileName,
+      });
     }
     if (steps.length !== m.steps.length) continue;
-    out.set(m.id, { id: m.id, hardwareType: m.hardwareType, steps, expectedInventory: [...new Set(m.steps.flatMap((s) => s.components.map((c) => c.id)))] });
+    out.set(m.id, {
+      id: m.id,
+      hardwareType: m.hardwareType,
+      steps,
+      expectedInventory: [...new Set(m.steps.flatMap((s) => s.components.map((c) => c.id)))],
+    });
   }
   return out;
 }
@@ -43,8 +60,19 @@ export async function siteMaintenanceWindows(db: DbOrTx, siteId: string): Promis
 }
 
 /** Installed versions a workflow reported, newest reading wins; one statement for the whole page. */
-export async function recordDeviceFirmware(db: DbOrTx, readings: { deviceId: string; jobId: string; at: Date; components: ComponentVersion[] }[]): Promise<void> {
-  const rows = readings.flatMap((r) => r.components.map((c) => ({ deviceId: r.deviceId, componentId: c.id, version: c.version, observedAt: r.at.toISOString(), jobId: r.jobId })));
+export async function recordDeviceFirmware(
+  db: DbOrTx,
+  readings: { deviceId: string; jobId: string; at: Date; components: ComponentVersion[] }[],
+): Promise<void> {
+  const rows = readings.flatMap((r) =>
+    r.components.map((c) => ({
+      deviceId: r.deviceId,
+      componentId: c.id,
+      version: c.version,
+      observedAt: r.at.toISOString(),
+      jobId: r.jobId,
+    })),
+  );
   if (!rows.length) return;
   await db.execute(sql`
     insert into device_firmware (device_id, component_id, version, observed_at, job_id)

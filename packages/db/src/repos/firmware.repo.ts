@@ -1,13 +1,26 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { ManifestStep } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
-import { devices, firmwareManifests, firmwarePackages, type FirmwareManifest, type FirmwarePackage } from '../schema/index.js';
+import {
+  devices,
+  firmwareManifests,
+  firmwarePackages,
+  type FirmwareManifest,
+  type FirmwarePackage,
+} from '../schema/index.js';
 
 // ---- Packages ----
 
 /** Inserts a package; undefined when one with the same digest exists already. */
-export async function insertFirmwarePackage(db: DbOrTx, pkg: typeof firmwarePackages.$inferInsert): Promise<FirmwarePackage | undefined> {
-  const [row] = await db.insert(firmwarePackages).values(pkg).onConflictDoNothing({ target: firmwarePackages.digest }).returning();
+export async function insertFirmwarePackage(
+  db: DbOrTx,
+  pkg: typeof firmwarePackages.$inferInsert,
+): Promise<FirmwarePackage | undefined> {
+  const [row] = await db
+    .insert(firmwarePackages)
+    .values(pkg)
+    .onConflictDoNothing({ target: firmwarePackages.digest })
+    .returning();
   return row;
 }
 
@@ -35,7 +48,12 @@ export async function listFirmwarePackages(db: DbOrTx, q: FirmwarePackagePageQue
   if (q.packageVersion?.length) c.push(inArray(firmwarePackages.packageVersion, q.packageVersion));
   if (q.after) {
     const { createdAt, id } = q.after;
-    c.push(or(lt(firmwarePackages.createdAt, createdAt), and(eq(firmwarePackages.createdAt, createdAt), lt(firmwarePackages.id, id)))!);
+    c.push(
+      or(
+        lt(firmwarePackages.createdAt, createdAt),
+        and(eq(firmwarePackages.createdAt, createdAt), lt(firmwarePackages.id, id)),
+      )!,
+    );
   }
   return db
     .select()
@@ -91,11 +109,20 @@ async function clearDefault(tx: DbOrTx, hardwareType: string, except?: string): 
   await tx
     .update(firmwareManifests)
     .set({ isDefault: false, revision: sql`${firmwareManifests.revision} + 1`, updatedAt: new Date() })
-    .where(and(eq(firmwareManifests.hardwareType, hardwareType), eq(firmwareManifests.isDefault, true), except ? ne(firmwareManifests.id, except) : undefined));
+    .where(
+      and(
+        eq(firmwareManifests.hardwareType, hardwareType),
+        eq(firmwareManifests.isDefault, true),
+        except ? ne(firmwareManifests.id, except) : undefined,
+      ),
+    );
 }
 
 /** Inserts a manifest, taking over as its type's default when asked; run inside a transaction. */
-export async function insertFirmwareManifest(tx: DbOrTx, m: ManifestFields & { isDefault: boolean; createdBy: string }): Promise<FirmwareManifest> {
+export async function insertFirmwareManifest(
+  tx: DbOrTx,
+  m: ManifestFields & { isDefault: boolean; createdBy: string },
+): Promise<FirmwareManifest> {
   if (m.isDefault) {
     await lockDefaultOf(tx, m.hardwareType);
     await clearDefault(tx, m.hardwareType);
@@ -136,7 +163,11 @@ export async function listFirmwareManifests(db: DbOrTx, q: FirmwareManifestPageQ
 }
 
 /** Replaces a manifest's fields and bumps its revision. */
-export async function updateFirmwareManifest(tx: DbOrTx, id: string, fields: ManifestFields): Promise<FirmwareManifest> {
+export async function updateFirmwareManifest(
+  tx: DbOrTx,
+  id: string,
+  fields: ManifestFields,
+): Promise<FirmwareManifest> {
   const [row] = await tx
     .update(firmwareManifests)
     .set({ ...fields, revision: sql`${firmwareManifests.revision} + 1`, updatedAt: new Date() })
@@ -251,7 +282,9 @@ export async function listDeviceCompliance(db: DbOrTx, q: CompliancePageQuery): 
     manifest_id: string | null;
     status: ComplianceStatus;
     components: ComponentCompliance[];
-  }>(sql`select * from (${complianceRows(q, true)}) r where ${and(...c)} order by r.name, r.device_id limit ${q.limit}`);
+  }>(
+    sql`select * from (${complianceRows(q, true)}) r where ${and(...c)} order by r.name, r.device_id limit ${q.limit}`,
+  );
   return res.rows.map((r) => ({
     deviceId: r.device_id,
     name: r.name,
@@ -266,7 +299,9 @@ export async function listDeviceCompliance(db: DbOrTx, q: CompliancePageQuery): 
 
 /** Device counts by compliance status, in one aggregate. */
 export async function complianceSummary(db: DbOrTx, f: ComplianceFilters): Promise<Record<ComplianceStatus, number>> {
-  const res = await db.execute<{ status: ComplianceStatus; n: number }>(sql`select r.status, count(*)::int as n from (${complianceRows(f, false)}) r group by r.status`);
+  const res = await db.execute<{ status: ComplianceStatus; n: number }>(
+    sql`select r.status, count(*)::int as n from (${complianceRows(f, false)}) r group by r.status`,
+  );
   const out = Object.fromEntries(complianceStatuses.map((s) => [s, 0])) as Record<ComplianceStatus, number>;
   for (const r of res.rows) out[r.status] = r.n;
   return out;

@@ -85,7 +85,10 @@ export async function listDevices(db: DbOrTx, q: DevicePageQuery): Promise<Devic
 
 export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack & { deviceCount: number })[]> {
   const rows = await db
-    .select({ rack: racks, deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = "racks"."id" and d.deleted_at is null)` })
+    .select({
+      rack: racks,
+      deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = "racks"."id" and d.deleted_at is null)`,
+    })
     .from(racks)
     .where(siteIds?.length ? inArray(racks.siteId, siteIds) : undefined)
     // Rack names repeat within a site (NetBox makes them unique per location): the id keeps the order stable.
@@ -99,12 +102,20 @@ export async function getRack(db: DbOrTx, id: string): Promise<Rack | undefined>
 
 /** The devices of a rack, top of the rack first, as an elevation is drawn. */
 export async function rackDevices(db: DbOrTx, rackId: string): Promise<Device[]> {
-  return db.select().from(devices).where(and(eq(devices.rackId, rackId), isNull(devices.deletedAt))).orderBy(sql`${devices.position} desc nulls last`, asc(devices.name), asc(devices.id));
+  return db
+    .select()
+    .from(devices)
+    .where(and(eq(devices.rackId, rackId), isNull(devices.deletedAt)))
+    .orderBy(sql`${devices.position} desc nulls last`, asc(devices.name), asc(devices.id));
 }
 
 export async function deviceNetwork(db: DbOrTx, deviceId: string) {
   const ifs = await db.select().from(interfaces).where(eq(interfaces.deviceId, deviceId)).orderBy(asc(interfaces.name));
-  const ips = await db.select().from(ipAddresses).where(eq(ipAddresses.deviceId, deviceId)).orderBy(asc(ipAddresses.address));
+  const ips = await db
+    .select()
+    .from(ipAddresses)
+    .where(eq(ipAddresses.deviceId, deviceId))
+    .orderBy(asc(ipAddresses.address));
   return { interfaces: ifs, addresses: ips };
 }
 
@@ -117,7 +128,12 @@ export async function listInventoryIssues(
   if (q.code?.length) c.push(inArray(inventoryIssues.code, q.code));
   if (!q.includeResolved) c.push(isNull(inventoryIssues.resolvedAt));
   if (q.afterId !== undefined) c.push(gt(inventoryIssues.id, q.afterId));
-  return db.select().from(inventoryIssues).where(c.length ? and(...c) : undefined).orderBy(asc(inventoryIssues.id)).limit(q.limit);
+  return db
+    .select()
+    .from(inventoryIssues)
+    .where(c.length ? and(...c) : undefined)
+    .orderBy(asc(inventoryIssues.id))
+    .limit(q.limit);
 }
 
 export async function getSyncState(db: DbOrTx, scope: string): Promise<SyncState | undefined> {

@@ -13,7 +13,11 @@ export async function insertJobWithStartIntent(tx: DbOrTx, job: NewJob): Promise
 }
 
 /** A start or cancel intent, or a signal to a running workflow (campaign pause, resume, approve). */
-export async function insertIntent(tx: DbOrTx, jobId: string, ...intent: ['start' | 'cancel'] | ['signal', { signal: CampaignSignal }]): Promise<void> {
+export async function insertIntent(
+  tx: DbOrTx,
+  jobId: string,
+  ...intent: ['start' | 'cancel'] | ['signal', { signal: CampaignSignal }]
+): Promise<void> {
   const [kind, payload] = intent;
   await tx.insert(intents).values({ jobId, kind, payload });
 }
@@ -52,7 +56,9 @@ export async function listJobs(db: DbOrTx, q: JobPageQuery): Promise<Job[]> {
   if (q.siteId?.length) c.push(inArray(jobs.siteId, q.siteId));
   if (q.parentId?.length) c.push(inArray(jobs.parentId, q.parentId));
   if (q.after) {
-    c.push(or(lt(jobs.createdAt, q.after.createdAt), and(eq(jobs.createdAt, q.after.createdAt), lt(jobs.id, q.after.id))));
+    c.push(
+      or(lt(jobs.createdAt, q.after.createdAt), and(eq(jobs.createdAt, q.after.createdAt), lt(jobs.id, q.after.id))),
+    );
   }
   return db
     .select()
@@ -76,12 +82,19 @@ export async function leaseDueIntents(db: DbOrTx, limit: number, leaseS: number)
     returning id`);
   const ids = rows.rows.map((r) => Number(r.id));
   if (ids.length === 0) return [];
-  const leased = await db.select().from(intents).innerJoin(jobs, eq(intents.jobId, jobs.id)).where(inArray(intents.id, ids));
+  const leased = await db
+    .select()
+    .from(intents)
+    .innerJoin(jobs, eq(intents.jobId, jobs.id))
+    .where(inArray(intents.id, ids));
   return leased.map((r) => ({ ...r.intents, job: r.jobs })).sort((a, b) => a.id - b.id);
 }
 
 export async function markIntentDispatched(db: DbOrTx, id: number): Promise<void> {
-  await db.update(intents).set({ status: 'dispatched', dispatchedAt: new Date(), lastError: null }).where(eq(intents.id, id));
+  await db
+    .update(intents)
+    .set({ status: 'dispatched', dispatchedAt: new Date(), lastError: null })
+    .where(eq(intents.id, id));
 }
 
 export async function markIntentRetry(db: DbOrTx, id: number, error: string, retryInS: number): Promise<void> {
@@ -182,7 +195,12 @@ export async function cancelIfNotStarted(db: DbOrTx, jobId: string): Promise<boo
   if (claimed.length === 0) return false;
   await db
     .update(jobs)
-    .set({ state: 'cancelled', finishedAt: new Date(), updatedAt: new Date(), error: { code: 'CANCELLED', message: 'cancelled before the workflow started' } })
+    .set({
+      state: 'cancelled',
+      finishedAt: new Date(),
+      updatedAt: new Date(),
+      error: { code: 'CANCELLED', message: 'cancelled before the workflow started' },
+    })
     .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'cancelling'])));
   return true;
 }

@@ -99,7 +99,9 @@ export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpse
   );
   const updated = new Set(written);
   const fresh = rows.filter((r) => !updated.has(r.netboxId));
-  const refused: SiteUpsert['refused'] = fresh.filter((r) => !isSiteId(r.slug)).map((row) => ({ row, reason: 'invalid_site_id' }));
+  const refused: SiteUpsert['refused'] = fresh
+    .filter((r) => !isSiteId(r.slug))
+    .map((row) => ({ row, reason: 'invalid_site_id' }));
   const creatable = fresh.filter((r) => isSiteId(r.slug));
   if (creatable.length) {
     const inserted = netboxIds(
@@ -113,7 +115,9 @@ export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpse
     );
     const done = new Set(inserted);
     written.push(...inserted);
-    refused.push(...creatable.filter((r) => !done.has(r.netboxId)).map((row) => ({ row, reason: 'site_id_taken' as const })));
+    refused.push(
+      ...creatable.filter((r) => !done.has(r.netboxId)).map((row) => ({ row, reason: 'site_id_taken' as const })),
+    );
   }
   return { written, refused };
 }
@@ -196,12 +200,20 @@ export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<numb
 /** Fleet site ids of mirrored NetBox sites (they differ from the slug after a slug rename). */
 export async function siteIdsByNetboxId(db: DbOrTx, ids: number[]): Promise<Map<number, string>> {
   if (!ids.length) return new Map();
-  const res = await db.execute<{ id: string; netbox_id: number }>(sql`select id, netbox_id from sites where netbox_id = any(${`{${ids.join(',')}}`}::int[])`);
+  const res = await db.execute<{ id: string; netbox_id: number }>(
+    sql`select id, netbox_id from sites where netbox_id = any(${`{${ids.join(',')}}`}::int[])`,
+  );
   return new Map(res.rows.map((r) => [Number(r.netbox_id), r.id]));
 }
 
 export type NetboxKind = 'site' | 'rack' | 'device' | 'interface' | 'ip';
-const tables: Record<NetboxKind, string> = { site: 'sites', rack: 'racks', device: 'devices', interface: 'interfaces', ip: 'ip_addresses' };
+const tables: Record<NetboxKind, string> = {
+  site: 'sites',
+  rack: 'racks',
+  device: 'devices',
+  interface: 'interfaces',
+  ip: 'ip_addresses',
+};
 const softDeleted = new Set<NetboxKind>(['site', 'device']);
 
 /**
@@ -212,7 +224,9 @@ export async function deleteByNetboxIds(db: DbOrTx, kind: NetboxKind, ids: numbe
   if (!ids.length) return 0;
   const table = sql.raw(tables[kind]);
   const res = softDeleted.has(kind)
-    ? await db.execute(sql`update ${table} set deleted_at = now() where netbox_id = any(${`{${ids.join(',')}}`}::int[]) and deleted_at is null`)
+    ? await db.execute(
+        sql`update ${table} set deleted_at = now() where netbox_id = any(${`{${ids.join(',')}}`}::int[]) and deleted_at is null`,
+      )
     : await db.execute(sql`delete from ${table} where netbox_id = any(${`{${ids.join(',')}}`}::int[])`);
   return res.rowCount ?? 0;
 }
@@ -221,7 +235,12 @@ export async function deleteByNetboxIds(db: DbOrTx, kind: NetboxKind, ids: numbe
  * Full reconcile: everything synced from NetBox that NetBox no longer has, within the
  * configured sites when the mirror is limited to some.
  */
-export async function deleteMissing(db: DbOrTx, kind: NetboxKind, present: number[], siteIds?: string[]): Promise<number> {
+export async function deleteMissing(
+  db: DbOrTx,
+  kind: NetboxKind,
+  present: number[],
+  siteIds?: string[],
+): Promise<number> {
   const table = sql.raw(tables[kind]);
   const keep = `{${present.join(',')}}`;
   let inScope = sql``;
@@ -235,14 +254,25 @@ export async function deleteMissing(db: DbOrTx, kind: NetboxKind, present: numbe
           : sql` and device_id in (select id from devices where site_id = any(${sites}::text[]))`;
   }
   const res = softDeleted.has(kind)
-    ? await db.execute(sql`update ${table} set deleted_at = now() where netbox_id is not null and deleted_at is null and not (netbox_id = any(${keep}::int[]))${inScope}`)
-    : await db.execute(sql`delete from ${table} where netbox_id is not null and not (netbox_id = any(${keep}::int[]))${inScope}`);
+    ? await db.execute(
+        sql`update ${table} set deleted_at = now() where netbox_id is not null and deleted_at is null and not (netbox_id = any(${keep}::int[]))${inScope}`,
+      )
+    : await db.execute(
+        sql`delete from ${table} where netbox_id is not null and not (netbox_id = any(${keep}::int[]))${inScope}`,
+      );
   return res.rowCount ?? 0;
 }
 
 /** Each synced device's candidate BMC addresses: its OOB IP, else IPs on management interfaces. */
-export async function bmcCandidates(db: DbOrTx): Promise<{ deviceId: string; profile: string | null; addresses: string[]; duplicated: boolean }[]> {
-  const res = await db.execute<{ device_id: string; profile: string | null; addresses: string[] | null; duplicated: boolean }>(sql`
+export async function bmcCandidates(
+  db: DbOrTx,
+): Promise<{ deviceId: string; profile: string | null; addresses: string[]; duplicated: boolean }[]> {
+  const res = await db.execute<{
+    device_id: string;
+    profile: string | null;
+    addresses: string[] | null;
+    duplicated: boolean;
+  }>(sql`
     with host as (select id, device_id, interface_id, netbox_id, split_part(address, '/', 1) as ip from ip_addresses),
     dup as (select ip from host where device_id is not null group by ip having count(distinct device_id) > 1)
     select d.id as device_id, d.management_profile as profile,
@@ -252,7 +282,12 @@ export async function bmcCandidates(db: DbOrTx): Promise<{ deviceId: string; pro
       ) as addresses,
       exists (select 1 from host h join dup on dup.ip = h.ip where h.device_id = d.id) as duplicated
     from devices d where d.netbox_id is not null and d.deleted_at is null`);
-  return res.rows.map((r) => ({ deviceId: r.device_id, profile: r.profile, addresses: r.addresses ?? [], duplicated: r.duplicated }));
+  return res.rows.map((r) => ({
+    deviceId: r.device_id,
+    profile: r.profile,
+    addresses: r.addresses ?? [],
+    duplicated: r.duplicated,
+  }));
 }
 
 export async function setBmcUrls(db: DbOrTx, rows: { deviceId: string; bmcUrl: string | null }[]): Promise<void> {
@@ -287,7 +322,10 @@ export interface PassIssues {
  * Recomputes open inventory issues from the mirror as it now is, plus those the pass met:
  * new problems are opened, problems still there are touched, fixed ones are resolved.
  */
-export async function refreshInventoryIssues(db: DbOrTx, pass: PassIssues = { issues: [], settled: 'all' }): Promise<{ open: number }> {
+export async function refreshInventoryIssues(
+  db: DbOrTx,
+  pass: PassIssues = { issues: [], settled: 'all' },
+): Promise<{ open: number }> {
   const settledAll = pass.settled === 'all';
   const settled = pass.settled === 'all' ? [] : pass.settled;
   await db.execute(sql`
@@ -349,7 +387,9 @@ export async function refreshInventoryIssues(db: DbOrTx, pass: PassIssues = { is
       -- A sync issue stays open until a pass applies (or deletes) its object again.
       and (${settledAll}::boolean or not (i.code = any(${`{${syncIssueCodes.join(',')}}`}::text[]))
            or exists (select 1 from settled s where s.object_type = i.object_type and s.netbox_id = i.netbox_id))`);
-  const open = await db.execute<{ n: number }>(sql`select count(*)::int as n from inventory_issues where resolved_at is null`);
+  const open = await db.execute<{ n: number }>(
+    sql`select count(*)::int as n from inventory_issues where resolved_at is null`,
+  );
   return { open: Number(open.rows[0]?.n ?? 0) };
 }
 
@@ -366,6 +406,13 @@ export async function getOrCreateSyncState(db: DbOrTx, scope: string): Promise<S
   return (await db.query.syncState.findFirst({ where: sql`${syncState.scope} = ${scope}` }))!;
 }
 
-export async function updateSyncState(db: DbOrTx, scope: string, patch: Partial<Omit<SyncState, 'scope'>>): Promise<void> {
-  await db.update(syncState).set(patch).where(sql`${syncState.scope} = ${scope}`);
+export async function updateSyncState(
+  db: DbOrTx,
+  scope: string,
+  patch: Partial<Omit<SyncState, 'scope'>>,
+): Promise<void> {
+  await db
+    .update(syncState)
+    .set(patch)
+    .where(sql`${syncState.scope} = ${scope}`);
 }

@@ -47,12 +47,18 @@ export async function childrenOf(db: DbOrTx, parentId: string): Promise<Job[]> {
 /** The kind of each parent, by id: what a child's parent is decides which workflow runs it. */
 export async function parentKinds(db: DbOrTx, parentIds: string[]): Promise<Map<string, string>> {
   if (!parentIds.length) return new Map();
-  const rows = await db.select({ id: jobs.id, kind: jobs.kind }).from(jobs).where(inArray(jobs.id, [...new Set(parentIds)]));
+  const rows = await db
+    .select({ id: jobs.id, kind: jobs.kind })
+    .from(jobs)
+    .where(inArray(jobs.id, [...new Set(parentIds)]));
   return new Map(rows.map((r) => [r.id, r.kind]));
 }
 
 /** Child counts by state for each parent, in one query. */
-export async function childCounts(db: DbOrTx, parentIds: string[]): Promise<Map<string, Partial<Record<JobState, number>>>> {
+export async function childCounts(
+  db: DbOrTx,
+  parentIds: string[],
+): Promise<Map<string, Partial<Record<JobState, number>>>> {
   const out = new Map<string, Partial<Record<JobState, number>>>();
   if (!parentIds.length) return out;
   const rows = await db
@@ -69,11 +75,19 @@ export async function childCounts(db: DbOrTx, parentIds: string[]): Promise<Map<
 }
 
 /** Writes a rack workflow's per-device outcomes onto its child jobs; terminal children stay as they are. */
-export async function applyChildOutcomes(db: DbOrTx, parentId: string, outcomes: Record<string, DeviceOutcome>): Promise<void> {
+export async function applyChildOutcomes(
+  db: DbOrTx,
+  parentId: string,
+  outcomes: Record<string, DeviceOutcome>,
+): Promise<void> {
   const rows = Object.entries(outcomes).map(([deviceId, o]) => ({
     deviceId,
     state: o.state,
-    result: o.powerState ? { powerState: o.powerState, ...(o.message ? { message: o.message } : {}) } : o.message ? { message: o.message } : null,
+    result: o.powerState
+      ? { powerState: o.powerState, ...(o.message ? { message: o.message } : {}) }
+      : o.message
+        ? { message: o.message }
+        : null,
     error: o.error ?? null,
   }));
   if (!rows.length) return;
@@ -97,9 +111,15 @@ export async function closeOpenChildren(db: DbOrTx, parentIds: string[], message
 
 /** Batch parents (no workflow of their own) follow their children, by the RMS rules. */
 export async function aggregateBatchParents(db: DbOrTx): Promise<number> {
-  const open = await db.select({ id: jobs.id, state: jobs.state }).from(jobs).where(and(eq(jobs.kind, 'batch.power'), inArray(jobs.state, ['queued', 'running', 'cancelling'])));
+  const open = await db
+    .select({ id: jobs.id, state: jobs.state })
+    .from(jobs)
+    .where(and(eq(jobs.kind, 'batch.power'), inArray(jobs.state, ['queued', 'running', 'cancelling'])));
   if (!open.length) return 0;
-  const counts = await childCounts(db, open.map((p) => p.id));
+  const counts = await childCounts(
+    db,
+    open.map((p) => p.id),
+  );
   let changed = 0;
   for (const p of open) {
     const c = counts.get(p.id) ?? {};
@@ -111,11 +131,22 @@ export async function aggregateBatchParents(db: DbOrTx): Promise<number> {
       .set({
         state,
         progress: { stage: terminal ? 'done' : 'devices', message: agg.message },
-        ...(terminal ? { finishedAt: new Date(), ...(state === 'failed' ? { error: { code: 'BATCH_FAILED', message: agg.message } } : {}) } : {}),
+        ...(terminal
+          ? {
+              finishedAt: new Date(),
+              ...(state === 'failed' ? { error: { code: 'BATCH_FAILED', message: agg.message } } : {}),
+            }
+          : {}),
         startedAt: sql`coalesce(${jobs.startedAt}, now())`,
         updatedAt: new Date(),
       })
-      .where(and(eq(jobs.id, p.id), inArray(jobs.state, ['queued', 'running', 'cancelling']), sql`(${jobs.state} <> ${state} or ${jobs.progress}->>'message' is distinct from ${agg.message})`));
+      .where(
+        and(
+          eq(jobs.id, p.id),
+          inArray(jobs.state, ['queued', 'running', 'cancelling']),
+          sql`(${jobs.state} <> ${state} or ${jobs.progress}->>'message' is distinct from ${agg.message})`,
+        ),
+      );
     changed += res.rowCount ?? 0;
   }
   return changed;

@@ -11,7 +11,10 @@ export function hashToken(token: string): string {
 /** Creates a token and returns it once; only its hash is stored. */
 export async function createApiToken(db: DbOrTx, name: string, role: Role): Promise<{ token: string; row: ApiToken }> {
   const token = `fleet_${randomBytes(24).toString('base64url')}`;
-  const [row] = await db.insert(apiTokens).values({ name, role, tokenHash: hashToken(token) }).returning();
+  const [row] = await db
+    .insert(apiTokens)
+    .values({ name, role, tokenHash: hashToken(token) })
+    .returning();
   return { token, row: row! };
 }
 
@@ -39,7 +42,11 @@ export interface IdempotentAnswer {
 const fresh = sql`now() - make_interval(hours => ${IDEMPOTENCY_KEY_TTL_HOURS})`;
 
 /** The answer an earlier request with this actor and key got, unless the key has expired. */
-export async function findIdempotentAnswer(db: DbOrTx, actor: string, key: string): Promise<IdempotentAnswer | undefined> {
+export async function findIdempotentAnswer(
+  db: DbOrTx,
+  actor: string,
+  key: string,
+): Promise<IdempotentAnswer | undefined> {
   const [row] = await db
     .select()
     .from(idempotencyKeys)
@@ -49,11 +56,25 @@ export async function findIdempotentAnswer(db: DbOrTx, actor: string, key: strin
 
 /** Serialises the requests of one actor and key until the transaction ends. */
 export async function lockIdempotencyKey(tx: DbOrTx, actor: string, key: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${JSON.stringify(['idempotency', actor, key])}, 0))`);
+  await tx.execute(
+    sql`select pg_advisory_xact_lock(hashtextextended(${JSON.stringify(['idempotency', actor, key])}, 0))`,
+  );
 }
 
 /** Keeps the answer under the key, in the transaction that made it (under lockIdempotencyKey); an expired key is taken over. */
-export async function storeIdempotentAnswer(db: DbOrTx, actor: string, key: string, answer: IdempotentAnswer): Promise<void> {
+export async function storeIdempotentAnswer(
+  db: DbOrTx,
+  actor: string,
+  key: string,
+  answer: IdempotentAnswer,
+): Promise<void> {
   const row = { actor, key, ...answer, createdAt: new Date() };
-  await db.insert(idempotencyKeys).values(row).onConflictDoUpdate({ target: [idempotencyKeys.actor, idempotencyKeys.key], set: row, setWhere: lte(idempotencyKeys.createdAt, fresh) });
+  await db
+    .insert(idempotencyKeys)
+    .values(row)
+    .onConflictDoUpdate({
+      target: [idempotencyKeys.actor, idempotencyKeys.key],
+      set: row,
+      setWhere: lte(idempotencyKeys.createdAt, fresh),
+    });
 }

@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import type { CampaignPlan, CampaignPolicy, FirmwarePackageMetadata, ManifestStep } from '@fleet/domain';
 import { createdAt, tsz, updatedAt } from './_columns.js';
 import { devices, sites } from './inventory.js';
@@ -45,7 +56,9 @@ export const firmwareManifests = pgTable(
   },
   (t) => [
     uniqueIndex('firmware_manifests_name_unique').on(t.name),
-    uniqueIndex('firmware_manifests_one_default_per_type').on(t.hardwareType).where(sql`${t.isDefault}`),
+    uniqueIndex('firmware_manifests_one_default_per_type')
+      .on(t.hardwareType)
+      .where(sql`${t.isDefault}`),
   ],
 );
 

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { createdAt, tsz, updatedAt } from './_columns.js';
 
 /**
@@ -148,7 +160,11 @@ export const ipAddresses = pgTable(
     deviceId: uuid('device_id').references(() => devices.id, { onDelete: 'set null' }),
     ...provenance(),
   },
-  (t) => [index('ip_addresses_interface_id_idx').on(t.interfaceId), index('ip_addresses_device_id_idx').on(t.deviceId), index('ip_addresses_address_idx').on(t.address)],
+  (t) => [
+    index('ip_addresses_interface_id_idx').on(t.interfaceId),
+    index('ip_addresses_device_id_idx').on(t.deviceId),
+    index('ip_addresses_address_idx').on(t.address),
+  ],
 );
 
 /**
@@ -170,7 +186,9 @@ export const inventoryIssues = pgTable(
     resolvedAt: tsz('resolved_at'),
   },
   (t) => [
-    uniqueIndex('inventory_issues_open_unique').on(t.objectType, t.netboxId, t.code).where(sql`${t.resolvedAt} is null`),
+    uniqueIndex('inventory_issues_open_unique')
+      .on(t.objectType, t.netboxId, t.code)
+      .where(sql`${t.resolvedAt} is null`),
     index('inventory_issues_device_id_idx').on(t.deviceId),
   ],
 );

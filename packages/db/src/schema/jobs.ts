@@ -42,7 +42,9 @@ export const jobs = pgTable(
     /** The rack guard: one rack power sequence at a time; a second is refused, not queued. */
     uniqueIndex('jobs_one_active_rack_sequence')
       .on(t.rackId)
-      .where(sql`${t.rackId} is not null and ${t.kind} in ('rack.power', 'rack.cold_reboot') and ${t.state} in ('queued', 'running', 'cancelling')`),
+      .where(
+        sql`${t.rackId} is not null and ${t.kind} in ('rack.power', 'rack.cold_reboot') and ${t.state} in ('queued', 'running', 'cancelling')`,
+      ),
     index('jobs_device_id_idx').on(t.deviceId),
     index('jobs_rack_id_idx').on(t.rackId),
     index('jobs_site_id_idx').on(t.siteId),

@@ -38,7 +38,10 @@ const v1 = '/redfish/v1';
 const link = (id: string) => ({ '@odata.id': id });
 
 /** A small dynamic BMC shaped after NVIDIA trays: System_0, BMC_0/HGX_BMC_0, sessions, multipart update, tasks. */
-export async function fakeBmc(credentials: { username: string; password: string }, tls?: { key: string; cert: string }): Promise<FakeBmc> {
+export async function fakeBmc(
+  credentials: { username: string; password: string },
+  tls?: { key: string; cert: string },
+): Promise<FakeBmc> {
   const state: FakeBmcState = {
     powerState: 'Off',
     systemId: 'System_0',
@@ -50,7 +53,10 @@ export async function fakeBmc(credentials: { username: string; password: string 
     managerEtag: 1,
     managerTimeZone: 'UTC',
     uploads: [],
-    taskStates: [{ TaskState: 'Running', PercentComplete: 10 }, { TaskState: 'Completed', TaskStatus: 'OK', PercentComplete: 100 }],
+    taskStates: [
+      { TaskState: 'Running', PercentComplete: 10 },
+      { TaskState: 'Completed', TaskStatus: 'OK', PercentComplete: 100 },
+    ],
   };
   let taskReads = 0;
   const basic = `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
@@ -75,16 +81,23 @@ export async function fakeBmc(credentials: { username: string; password: string 
     }
     if (method === 'POST' && path === `${v1}/SessionService/Sessions`) {
       const body = JSON.parse(await readBody(req)) as { UserName?: string; Password?: string };
-      if (body.UserName !== credentials.username || body.Password !== credentials.password) return json(res, 401, { error: { message: 'bad credentials' } });
-      if (state.sessions.size >= state.maxSessions) return json(res, 503, { error: { message: 'maximum number of user sessions is reached' } });
+      if (body.UserName !== credentials.username || body.Password !== credentials.password)
+        return json(res, 401, { error: { message: 'bad credentials' } });
+      if (state.sessions.size >= state.maxSessions)
+        return json(res, 503, { error: { message: 'maximum number of user sessions is reached' } });
       const id = `s${++state.sessionsCreated}`;
       const token = `tok-${id}-${Math.random().toString(36).slice(2)}`;
       state.sessions.set(token, id);
       state.peakSessions = Math.max(state.peakSessions, state.sessions.size);
-      return json(res, 201, { '@odata.id': `${v1}/SessionService/Sessions/${id}`, Id: id }, {
-        'x-auth-token': token,
-        location: `${v1}/SessionService/Sessions/${id}`,
-      });
+      return json(
+        res,
+        201,
+        { '@odata.id': `${v1}/SessionService/Sessions/${id}`, Id: id },
+        {
+          'x-auth-token': token,
+          location: `${v1}/SessionService/Sessions/${id}`,
+        },
+      );
     }
     if (!authorised(req)) return json(res, 401, { error: { message: 'authentication required' } });
 
@@ -95,14 +108,20 @@ export async function fakeBmc(credentials: { username: string; password: string 
       return;
     }
     const sys = `${v1}/Systems/${state.systemId}`;
-    if (method === 'GET' && path === `${v1}/Systems`) return json(res, 200, { 'Members@odata.count': 1, Members: [link(sys)] });
+    if (method === 'GET' && path === `${v1}/Systems`)
+      return json(res, 200, { 'Members@odata.count': 1, Members: [link(sys)] });
     if (method === 'GET' && path === sys) {
       return json(res, 200, {
         '@odata.id': sys,
         Id: state.systemId,
         PowerState: state.powerState,
         Processors: link(`${sys}/Processors`),
-        Actions: { '#ComputerSystem.Reset': { target: `${sys}/Actions/ComputerSystem.Reset`, 'ResetType@Redfish.AllowableValues': ['On', 'ForceOff', 'GracefulShutdown', 'PowerCycle'] } },
+        Actions: {
+          '#ComputerSystem.Reset': {
+            target: `${sys}/Actions/ComputerSystem.Reset`,
+            'ResetType@Redfish.AllowableValues': ['On', 'ForceOff', 'GracefulShutdown', 'PowerCycle'],
+          },
+        },
       });
     }
     if (method === 'POST' && path === `${sys}/Actions/ComputerSystem.Reset`) {
@@ -112,28 +131,52 @@ export async function fakeBmc(credentials: { username: string; password: string 
       res.writeHead(204).end();
       return;
     }
-    if (method === 'GET' && path === `${sys}/Processors`) return json(res, 200, { Members: [link(`${sys}/Processors/CPU_0`), link(`${sys}/Processors/GPU_0`)] });
-    if (method === 'GET' && path === `${sys}/Processors/CPU_0`) return json(res, 200, { Id: 'CPU_0', ProcessorType: 'CPU' });
+    if (method === 'GET' && path === `${sys}/Processors`)
+      return json(res, 200, { Members: [link(`${sys}/Processors/CPU_0`), link(`${sys}/Processors/GPU_0`)] });
+    if (method === 'GET' && path === `${sys}/Processors/CPU_0`)
+      return json(res, 200, { Id: 'CPU_0', ProcessorType: 'CPU' });
     if (method === 'GET' && path === `${sys}/Processors/GPU_0`) {
       return json(res, 200, {
         Id: 'GPU_0',
-        Oem: { Nvidia: { MNNVLinkTopology: { ChassisSerialNumber: 'RACK-SN-42', TraySlotNumber: 7, TraySlotIndex: 3, SystemGUID: 'abc' } } },
+        Oem: {
+          Nvidia: {
+            MNNVLinkTopology: {
+              ChassisSerialNumber: 'RACK-SN-42',
+              TraySlotNumber: 7,
+              TraySlotIndex: 3,
+              SystemGUID: 'abc',
+            },
+          },
+        },
       });
     }
-    if (method === 'GET' && path === `${v1}/Managers`) return json(res, 200, { Members: [link(`${v1}/Managers/BMC_0`), link(`${v1}/Managers/HGX_BMC_0`)] });
+    if (method === 'GET' && path === `${v1}/Managers`)
+      return json(res, 200, { Members: [link(`${v1}/Managers/BMC_0`), link(`${v1}/Managers/HGX_BMC_0`)] });
     const mgr = /^\/redfish\/v1\/Managers\/(BMC_0|HGX_BMC_0)$/.exec(path);
     if (method === 'GET' && mgr) {
       const etag = `W/"${state.managerEtag}"`;
-      return json(res, 200, {
-        '@odata.id': path,
-        '@odata.etag': etag,
-        Id: mgr[1],
-        DateTimeLocalOffset: state.managerTimeZone,
-        Actions: { '#Manager.Reset': { target: `${path}/Actions/Manager.Reset`, '@Redfish.ActionInfo': `${path}/ResetActionInfo` } },
-      }, { etag });
+      return json(
+        res,
+        200,
+        {
+          '@odata.id': path,
+          '@odata.etag': etag,
+          Id: mgr[1],
+          DateTimeLocalOffset: state.managerTimeZone,
+          Actions: {
+            '#Manager.Reset': {
+              target: `${path}/Actions/Manager.Reset`,
+              '@Redfish.ActionInfo': `${path}/ResetActionInfo`,
+            },
+          },
+        },
+        { etag },
+      );
     }
     if (method === 'GET' && /^\/redfish\/v1\/Managers\/[^/]+\/ResetActionInfo$/.test(path)) {
-      return json(res, 200, { Parameters: [{ Name: 'ResetType', AllowableValues: ['GracefulRestart', 'ForceRestart'] }] });
+      return json(res, 200, {
+        Parameters: [{ Name: 'ResetType', AllowableValues: ['GracefulRestart', 'ForceRestart'] }],
+      });
     }
     if (method === 'POST' && /^\/redfish\/v1\/Managers\/[^/]+\/Actions\/Manager.Reset$/.test(path)) {
       state.resets.push({ path, body: JSON.parse(await readBody(req)) });
@@ -141,7 +184,8 @@ export async function fakeBmc(credentials: { username: string; password: string 
       return;
     }
     if (method === 'PATCH' && path === `${v1}/Managers/BMC_0`) {
-      if (req.headers['if-match'] !== `W/"${state.managerEtag}"`) return json(res, 412, { error: { message: 'ETag mismatch' } });
+      if (req.headers['if-match'] !== `W/"${state.managerEtag}"`)
+        return json(res, 412, { error: { message: 'ETag mismatch' } });
       const body = JSON.parse(await readBody(req)) as { DateTimeLocalOffset?: string };
       if (body.DateTimeLocalOffset) state.managerTimeZone = body.DateTimeLocalOffset;
       state.managerEtag++;
@@ -158,7 +202,12 @@ export async function fakeBmc(credentials: { username: string; password: string 
     if (method === 'POST' && path === `${v1}/UpdateService/update-multipart`) {
       state.uploads.push(await receiveMultipart(req));
       taskReads = 0;
-      return json(res, 202, { '@odata.id': `${v1}/TaskService/Tasks/1`, Id: '1', TaskState: 'New' }, { location: `${v1}/TaskService/Tasks/1/Monitor` });
+      return json(
+        res,
+        202,
+        { '@odata.id': `${v1}/TaskService/Tasks/1`, Id: '1', TaskState: 'New' },
+        { location: `${v1}/TaskService/Tasks/1/Monitor` },
+      );
     }
     if (method === 'GET' && path === `${v1}/TaskService/Tasks/1`) {
       const s = state.taskStates[Math.min(taskReads++, state.taskStates.length - 1)];

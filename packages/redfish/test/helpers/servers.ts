@@ -62,7 +62,8 @@ export function json(res: ServerResponse, status: number, body?: unknown, header
 export function staticRedfish(root: string): Handler {
   return (req, res, path) => {
     const trimmed = path.replace(/\/+$/, '');
-    if (req.method !== 'GET' || !(trimmed === '/redfish/v1' || trimmed.startsWith('/redfish/v1/'))) return json(res, 405, { error: { message: 'read-only' } });
+    if (req.method !== 'GET' || !(trimmed === '/redfish/v1' || trimmed.startsWith('/redfish/v1/')))
+      return json(res, 405, { error: { message: 'read-only' } });
     const rel = decodeURIComponent(trimmed.slice('/redfish/v1'.length));
     if (rel.split('/').includes('..')) return json(res, 400);
     const file = join(root, rel, 'index.json');

@@ -49,7 +49,12 @@ export class ActionStore {
 
 export const isRunning = (a: Action): boolean => a.state === 'start' || a.state === 'action_running';
 
-export function finish(a: Action, state: 'action_success' | 'action_error' | 'action_failed', detail = '', percentage = a.percentage): void {
+export function finish(
+  a: Action,
+  state: 'action_success' | 'action_error' | 'action_failed',
+  detail = '',
+  percentage = a.percentage,
+): void {
   clearTimeout(a.timer);
   delete a.timer;
   a.state = state;
@@ -60,5 +65,12 @@ export function finish(a: Action, state: 'action_success' | 'action_error' | 'ac
 
 /** The body of `GET /nvue_v1/action/{id}`. */
 export function actionBody(a: Action): Record<string, unknown> {
-  return { state: a.state, status: a.status, detail: a.detail, percentage: a.percentage, issue: a.issue, 'http-status': 200 };
+  return {
+    state: a.state,
+    status: a.status,
+    detail: a.detail,
+    percentage: a.percentage,
+    issue: a.issue,
+    'http-status': 200,
+  };
 }

@@ -15,12 +15,31 @@ import type { NvosSimulator } from './simulator.js';
  *   DELETE /switches/:id/faults
  *   GET    /switches/:id/files             {items:[{path,size,sha256?,uploads,bytesReceived}]} under /host
  */
-export async function switchRoute(nvos: NvosSimulator, method: string, parts: string[], body: () => Promise<unknown>): Promise<[number, unknown?]> {
+export async function switchRoute(
+  nvos: NvosSimulator,
+  method: string,
+  parts: string[],
+  body: () => Promise<unknown>,
+): Promise<[number, unknown?]> {
   if (parts.length === 0 && method === 'GET') {
-    return [200, { items: nvos.ids().map((id) => ({ id, nvueUrl: nvos.nvueUrl(id), ssh: nvos.ssh(id), hostKeySha256: nvos.switch(id).hostKey.sha256, rebooting: nvos.switch(id).rebooting })) }];
+    return [
+      200,
+      {
+        items: nvos
+          .ids()
+          .map((id) => ({
+            id,
+            nvueUrl: nvos.nvueUrl(id),
+            ssh: nvos.ssh(id),
+            hostKeySha256: nvos.switch(id).hostKey.sha256,
+            rebooting: nvos.switch(id).rebooting,
+          })),
+      },
+    ];
   }
   const [id, sub = '', ...rest] = parts;
-  if (!id || !nvos.ids().includes(id) || rest.length > 0) return [404, { error: `no route ${method} /switches/${parts.join('/')}` }];
+  if (!id || !nvos.ids().includes(id) || rest.length > 0)
+    return [404, { error: `no route ${method} /switches/${parts.join('/')}` }];
   const sw = nvos.switch(id);
   const route = `${method} ${sub}`;
   switch (route) {
@@ -35,7 +54,11 @@ export async function switchRoute(nvos: NvosSimulator, method: string, parts: st
           hostPublicKey: sw.hostKey.publicKey,
           rebooting: sw.rebooting,
           nvueUp: sw.nvueUp,
-          image: { current: sw.image.partitions[sw.image.current], next: sw.image.partitions[sw.image.next], partitions: sw.image.partitions },
+          image: {
+            current: sw.image.partitions[sw.image.current],
+            next: sw.image.partitions[sw.image.next],
+            partitions: sw.image.partitions,
+          },
           firmware: sw.firmware,
           users: Object.keys(sw.config.users),
           api: sw.config.api,
@@ -63,12 +86,26 @@ export async function switchRoute(nvos: NvosSimulator, method: string, parts: st
       return [204];
     case 'PUT faults': {
       const parsed = SwitchFaults.safeParse(await body());
-      if (!parsed.success) return [400, { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }];
+      if (!parsed.success)
+        return [400, { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') }];
       sw.setFaults(parsed.data);
       return [200, sw.faults];
     }
     case 'GET files':
-      return [200, { items: sw.fs.filesUnder('/host').map(([path, f]) => ({ path, size: f.size, sha256: f.sha256, uploads: f.uploads, bytesReceived: f.bytesReceived })) }];
+      return [
+        200,
+        {
+          items: sw.fs
+            .filesUnder('/host')
+            .map(([path, f]) => ({
+              path,
+              size: f.size,
+              sha256: f.sha256,
+              uploads: f.uploads,
+              bytesReceived: f.bytesReceived,
+            })),
+        },
+      ];
     default:
       return [404, { error: `no route ${method} /switches/${parts.join('/')}` }];
   }

@@ -33,7 +33,14 @@ export function hostKeyFor(seed: string): HostKey {
 /** The unencrypted `openssh-key-v1` container (OpenSSH PROTOCOL.key) holding one key. */
 function openSshPrivateKey(publicBlob: Buffer, seed: Buffer, pub: Buffer): string {
   const check = seed.subarray(0, 4);
-  let secret = Buffer.concat([check, check, sshString(KEY_TYPE), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString('')]);
+  let secret = Buffer.concat([
+    check,
+    check,
+    sshString(KEY_TYPE),
+    sshString(pub),
+    sshString(Buffer.concat([seed, pub])),
+    sshString(''),
+  ]);
   // Padded with 1, 2, 3… to the cipher block size, which is 8 for "none".
   const pad = (8 - (secret.length % 8)) % 8;
   secret = Buffer.concat([secret, Buffer.from(Array.from({ length: pad }, (_, i) => i + 1))]);

@@ -27,7 +27,11 @@ interface Setting {
   apply(config: NvosConfig, match: RegExpExecArray, body: never): void;
 }
 
-const setting = <T>(pattern: RegExp, body: z.ZodType<T>, apply: (config: NvosConfig, match: RegExpExecArray, body: T) => void): Setting => ({
+const setting = <T>(
+  pattern: RegExp,
+  body: z.ZodType<T>,
+  apply: (config: NvosConfig, match: RegExpExecArray, body: T) => void,
+): Setting => ({
   pattern,
   body,
   apply,
@@ -37,7 +41,10 @@ const setting = <T>(pattern: RegExp, body: z.ZodType<T>, apply: (config: NvosCon
 const settings: Setting[] = [
   setting(/^system\/aaa\/user\/([A-Za-z0-9._-]+)$/, z.object({ password: base64 }).strict(), (c, m, b) => {
     const user = m[1]!;
-    c.users[user] = { role: c.users[user]?.role ?? 'system-admin', password: Buffer.from(b.password, 'base64').toString('utf8') };
+    c.users[user] = {
+      role: c.users[user]?.role ?? 'system-admin',
+      password: Buffer.from(b.password, 'base64').toString('utf8'),
+    };
   }),
   setting(/^system\/api$/, z.object({ certificate: id }).strict(), (c, _m, b) => {
     c.api.certificate = b.certificate;
@@ -45,10 +52,14 @@ const settings: Setting[] = [
   setting(/^system\/api\/mtls$/, z.object({ 'ca-certificate': id }).strict(), (c, _m, b) => {
     c.api.mtlsCa = b['ca-certificate'];
   }),
-  setting(/^system\/gnmi-server$/, z.union([z.object({ state: z.enum(['enabled', 'disabled']) }).strict(), z.object({ certificate: id }).strict()]), (c, _m, b) => {
-    if ('state' in b) c.gnmi.state = b.state;
-    else c.gnmi.certificate = b.certificate;
-  }),
+  setting(
+    /^system\/gnmi-server$/,
+    z.union([z.object({ state: z.enum(['enabled', 'disabled']) }).strict(), z.object({ certificate: id }).strict()]),
+    (c, _m, b) => {
+      if ('state' in b) c.gnmi.state = b.state;
+      else c.gnmi.certificate = b.certificate;
+    },
+  ),
   setting(/^system\/gnmi-server\/mtls$/, z.object({ 'ca-certificate': id }).strict(), (c, _m, b) => {
     c.gnmi.mtlsCa = b['ca-certificate'];
   }),
@@ -59,7 +70,9 @@ export function refuseChange(change: ConfigChange): string | undefined {
   const s = settings.find((x) => x.pattern.test(change.path));
   if (!s) return `${change.path} cannot be configured`;
   const parsed = s.body.safeParse(change.body);
-  return parsed.success ? undefined : parsed.error.issues.map((i) => `${[change.path, ...i.path].join('.')}: ${i.message}`).join('; ');
+  return parsed.success
+    ? undefined
+    : parsed.error.issues.map((i) => `${[change.path, ...i.path].join('.')}: ${i.message}`).join('; ');
 }
 
 /** The configuration after `changes` (already validated by refuseChange). */
@@ -73,8 +86,14 @@ export function applyChanges(config: NvosConfig, changes: ConfigChange[]): NvosC
 }
 
 /** Certificate ids the configuration names that are not installed; NVUE refuses to apply those. */
-export function missingCertificates(c: NvosConfig, certificates: ReadonlySet<string>, caCertificates: ReadonlySet<string>): string[] {
-  const certs = [c.api.certificate, c.gnmi.certificate].filter((x): x is string => x !== undefined && x !== 'self-signed' && !certificates.has(x));
+export function missingCertificates(
+  c: NvosConfig,
+  certificates: ReadonlySet<string>,
+  caCertificates: ReadonlySet<string>,
+): string[] {
+  const certs = [c.api.certificate, c.gnmi.certificate].filter(
+    (x): x is string => x !== undefined && x !== 'self-signed' && !certificates.has(x),
+  );
   const cas = [c.api.mtlsCa, c.gnmi.mtlsCa].filter((x): x is string => x !== undefined && !caCertificates.has(x));
   return [...certs, ...cas];
 }

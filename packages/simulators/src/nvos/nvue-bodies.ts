@@ -6,12 +6,18 @@ import { z } from 'zod';
  * sends these shapes, so it must not be lenient.
  */
 
-const start = <P extends z.ZodRawShape>(parameters: P) => z.object({ state: z.literal('start'), parameters: z.object(parameters).strict() }).strict();
-const action = <K extends string, S extends z.ZodType>(key: K, body: S) => z.object({ [key]: body } as { [k in K]: S }).strict();
+const start = <P extends z.ZodRawShape>(parameters: P) =>
+  z.object({ state: z.literal('start'), parameters: z.object(parameters).strict() }).strict();
+const action = <K extends string, S extends z.ZodType>(key: K, body: S) =>
+  z.object({ [key]: body } as { [k in K]: S }).strict();
 
 export const RevisionCreate = z.object({}).strict();
-export const RevisionApply = z.object({ state: z.literal('apply'), 'auto-prompt': z.object({ ays: z.literal('ays_yes') }).strict() }).strict();
-export const RevisionSave = z.object({ state: z.literal('save'), 'auto-prompt': z.object({ ays: z.literal('ays_yes') }).strict() }).strict();
+export const RevisionApply = z
+  .object({ state: z.literal('apply'), 'auto-prompt': z.object({ ays: z.literal('ays_yes') }).strict() })
+  .strict();
+export const RevisionSave = z
+  .object({ state: z.literal('save'), 'auto-prompt': z.object({ ays: z.literal('ays_yes') }).strict() })
+  .strict();
 
 export const PowerCycle = action('@power-cycle', start({ force: z.literal(true) }));
 export const FactoryReset = action('@reset', start({ force: z.literal(true) }));

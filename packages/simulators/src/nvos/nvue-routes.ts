@@ -43,7 +43,11 @@ export class NvueProblem extends Error {
   }
 
   get reply(): NvueReply {
-    return { status: this.status, json: { status: this.status, title: STATUS_CODES[this.status], detail: this.detail, type: 'about:blank' }, ...(this.headers ? { headers: this.headers } : {}) };
+    return {
+      status: this.status,
+      json: { status: this.status, title: STATUS_CODES[this.status], detail: this.detail, type: 'about:blank' },
+      ...(this.headers ? { headers: this.headers } : {}),
+    };
   }
 }
 
@@ -79,26 +83,66 @@ export async function routeNvue(x: NvueExchange): Promise<NvueReply> {
 type Reader = (sw: SimulatedSwitch, m: RegExpExecArray) => unknown;
 
 const readers: [RegExp, Reader][] = [
-  [/^system$/, (sw) => ({ hostname: sw.spec.id, build: `NVOS ${sw.currentBuild}`, 'product-name': 'NVOS', uptime: Math.round((Date.now() - sw.bootedAt) / 1000) })],
-  [/^system\/version$/, (sw) => ({ image: sw.currentBuild, 'product-name': 'NVOS', 'product-release': sw.currentBuild, kernel: '6.1.0-nvos-amd64' })],
+  [
+    /^system$/,
+    (sw) => ({
+      hostname: sw.spec.id,
+      build: `NVOS ${sw.currentBuild}`,
+      'product-name': 'NVOS',
+      uptime: Math.round((Date.now() - sw.bootedAt) / 1000),
+    }),
+  ],
+  [
+    /^system\/version$/,
+    (sw) => ({
+      image: sw.currentBuild,
+      'product-name': 'NVOS',
+      'product-release': sw.currentBuild,
+      kernel: '6.1.0-nvos-amd64',
+    }),
+  ],
   [/^system\/image$/, (sw) => imageBody(sw)],
-  [/^system\/image\/files$/, (sw) => Object.fromEntries(sw.fs.filesUnder('/host/nos-images').map(([p]) => [p.split('/').pop()!, { path: p }]))],
-  [/^system\/image\/files\/([^/]+)$/, (sw, m) => (sw.fs.file(`/host/nos-images/${m[1]}`) ? { path: `/host/nos-images/${m[1]}` } : undefined)],
-  [/^system\/aaa\/user$/, (sw) => Object.fromEntries(Object.entries(sw.config.users).map(([u, v]) => [u, { role: v.role }]))],
-  [/^system\/aaa\/user\/([^/]+)$/, (sw, m) => (sw.config.users[m[1]!] ? { role: sw.config.users[m[1]!]!.role, 'hashed-password': '*' } : undefined)],
+  [
+    /^system\/image\/files$/,
+    (sw) => Object.fromEntries(sw.fs.filesUnder('/host/nos-images').map(([p]) => [p.split('/').pop()!, { path: p }])),
+  ],
+  [
+    /^system\/image\/files\/([^/]+)$/,
+    (sw, m) => (sw.fs.file(`/host/nos-images/${m[1]}`) ? { path: `/host/nos-images/${m[1]}` } : undefined),
+  ],
+  [
+    /^system\/aaa\/user$/,
+    (sw) => Object.fromEntries(Object.entries(sw.config.users).map(([u, v]) => [u, { role: v.role }])),
+  ],
+  [
+    /^system\/aaa\/user\/([^/]+)$/,
+    (sw, m) => (sw.config.users[m[1]!] ? { role: sw.config.users[m[1]!]!.role, 'hashed-password': '*' } : undefined),
+  ],
   [/^system\/api$/, (sw) => ({ state: 'enabled', certificate: sw.config.api.certificate ?? 'self-signed' })],
   [/^system\/api\/mtls$/, (sw) => ({ 'ca-certificate': sw.config.api.mtlsCa })],
   [/^system\/gnmi-server$/, (sw) => ({ state: sw.config.gnmi.state, certificate: sw.config.gnmi.certificate })],
   [/^system\/gnmi-server\/mtls$/, (sw) => ({ 'ca-certificate': sw.config.gnmi.mtlsCa })],
-  [/^system\/security\/certificate$/, (sw) => Object.fromEntries([...sw.certificates.keys()].map((id) => [id, certificateBody(sw, id)]))],
+  [
+    /^system\/security\/certificate$/,
+    (sw) => Object.fromEntries([...sw.certificates.keys()].map((id) => [id, certificateBody(sw, id)])),
+  ],
   [/^system\/security\/certificate\/([^/]+)$/, (sw, m) => certificateBody(sw, m[1]!)],
-  [/^system\/security\/ca-certificate$/, (sw) => Object.fromEntries([...sw.caCertificates].map(([id, c]) => [id, { 'valid-to': c.validTo }]))],
-  [/^system\/security\/ca-certificate\/([^/]+)$/, (sw, m) => sw.caCertificates.get(m[1]!) && { 'valid-to': sw.caCertificates.get(m[1]!)!.validTo }],
+  [
+    /^system\/security\/ca-certificate$/,
+    (sw) => Object.fromEntries([...sw.caCertificates].map(([id, c]) => [id, { 'valid-to': c.validTo }])),
+  ],
+  [
+    /^system\/security\/ca-certificate\/([^/]+)$/,
+    (sw, m) => sw.caCertificates.get(m[1]!) && { 'valid-to': sw.caCertificates.get(m[1]!)!.validTo },
+  ],
   [/^revision$/, (sw) => Object.fromEntries(sw.revisions.all().map((r) => [r.id, revisionBody(r)]))],
   [/^revision\/([^/]+)$/, (sw, m) => sw.revisions.get(m[1]!) && revisionBody(sw.revisions.get(m[1]!)!)],
   [/^action$/, (sw) => Object.fromEntries(sw.actions.all().map((a) => [a.id, actionBody(a)]))],
   [/^action\/([^/]+)$/, (sw, m) => sw.actions.get(m[1]!) && actionBody(sw.actions.get(m[1]!)!)],
-  [/^platform\/firmware$/, (sw) => Object.fromEntries(firmwareComponents.map((c) => [c.toUpperCase(), firmwareBody(sw, c)]))],
+  [
+    /^platform\/firmware$/,
+    (sw) => Object.fromEntries(firmwareComponents.map((c) => [c.toUpperCase(), firmwareBody(sw, c)])),
+  ],
   [/^platform\/firmware\/([^/]+)$/, (sw, m) => withComponent(m[1]!, (c) => firmwareBody(sw, c))],
 ];
 
@@ -114,15 +158,30 @@ export function readResource(sw: SimulatedSwitch, path: string): unknown {
 /** Newer NVOS names partitions in current/next and nests build ids; older NVOS gives build ids throughout. */
 function imageBody(sw: SimulatedSwitch): Record<string, unknown> {
   const { partitions, current, next } = sw.image;
-  if (sw.spec.imageShape === 'string') return { current: partitions[current], next: partitions[next], partition1: partitions[1], partition2: partitions[2] };
+  if (sw.spec.imageShape === 'string')
+    return {
+      current: partitions[current],
+      next: partitions[next],
+      partition1: partitions[1],
+      partition2: partitions[2],
+    };
   const part = (build: string | undefined) => build && { 'build-id': build };
-  return { current: `partition${current}`, next: `partition${next}`, partition1: part(partitions[1]), partition2: part(partitions[2]), 'issu-status': 'disabled' };
+  return {
+    current: `partition${current}`,
+    next: `partition${next}`,
+    partition1: part(partitions[1]),
+    partition2: part(partitions[2]),
+    'issu-status': 'disabled',
+  };
 }
 
 function certificateBody(sw: SimulatedSwitch, id: string): unknown {
   const cert = sw.certificates.get(id);
   if (!cert) return undefined;
-  const installed = [sw.config.api.certificate === id && 'nvue-rest-api', sw.config.gnmi.certificate === id && 'gnmi-server'].filter(Boolean);
+  const installed = [
+    sw.config.api.certificate === id && 'nvue-rest-api',
+    sw.config.gnmi.certificate === id && 'gnmi-server',
+  ].filter(Boolean);
   return { 'valid-to': cert.validTo, installed };
 }
 
@@ -162,14 +221,17 @@ function post(x: NvueExchange, body: unknown): NvueReply {
   }
   if ((m = /^system\/image\/files\/([^/]+)$/.exec(path))) {
     const file = decodeURIComponent(m[1]!);
-    if (exact(x, ImageInstall, body)['@install'].parameters['image-file'] !== file) throw new NvueProblem(400, `image-file must name ${file}`);
+    if (exact(x, ImageInstall, body)['@install'].parameters['image-file'] !== file)
+      throw new NvueProblem(400, `image-file must name ${file}`);
     return started(ops.installImage(sw, file));
   }
   if ((m = /^system\/security\/ca-certificate\/([A-Za-z0-9._-]+)$/.exec(path))) {
     return started(ops.importCaCertificate(sw, m[1]!, exact(x, CaImport, body, maskPem)['@import'].parameters));
   }
   if ((m = /^system\/security\/certificate\/([A-Za-z0-9._-]+)$/.exec(path))) {
-    return started(ops.importEntityCertificate(sw, m[1]!, exact(x, CertificateImport, body, maskPem)['@import'].parameters));
+    return started(
+      ops.importEntityCertificate(sw, m[1]!, exact(x, CertificateImport, body, maskPem)['@import'].parameters),
+    );
   }
   if ((m = /^platform\/firmware\/([^/]+)\/files\/([^/]+)$/.exec(path))) {
     const file = decodeURIComponent(m[2]!);

@@ -51,7 +51,13 @@ export function nvueServer(sw: SimulatedSwitch): NvueServer {
 async function serve(sw: SimulatedSwitch, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://x');
   const method = req.method ?? 'GET';
-  const x: NvueExchange = { sw, req, method, path: url.pathname.slice(BASE.length).replace(/^\/+|\/+$/g, ''), query: url.searchParams };
+  const x: NvueExchange = {
+    sw,
+    req,
+    method,
+    path: url.pathname.slice(BASE.length).replace(/^\/+|\/+$/g, ''),
+    query: url.searchParams,
+  };
   sw.inFlight++;
   sw.peakConcurrentRequests = Math.max(sw.peakConcurrentRequests, sw.inFlight);
   let reply: NvueReply | undefined;
@@ -62,7 +68,13 @@ async function serve(sw: SimulatedSwitch, req: IncomingMessage, res: ServerRespo
   } finally {
     sw.inFlight--;
   }
-  sw.record({ at: new Date().toISOString(), method, path: url.pathname + url.search, status: reply?.status ?? 0, ...(x.logged === undefined ? {} : { body: x.logged }) });
+  sw.record({
+    at: new Date().toISOString(),
+    method,
+    path: url.pathname + url.search,
+    status: reply?.status ?? 0,
+    ...(x.logged === undefined ? {} : { body: x.logged }),
+  });
   if (reply) write(req, res, reply);
 }
 
@@ -83,7 +95,8 @@ async function answer(sw: SimulatedSwitch, x: NvueExchange, pathname: string): P
   if (sw.config.api.mtlsCa && req.socket instanceof TLSSocket && !req.socket.authorized) {
     throw new NvueProblem(403, 'a client certificate issued by the configured CA is required');
   }
-  if (!authenticated(sw, req)) throw new NvueProblem(401, 'authentication required', { 'WWW-Authenticate': 'Basic realm="NVUE"' });
+  if (!authenticated(sw, req))
+    throw new NvueProblem(401, 'authentication required', { 'WWW-Authenticate': 'Basic realm="NVUE"' });
   return routeNvue(x);
 }
 
@@ -98,7 +111,8 @@ function authenticated(sw: SimulatedSwitch, req: IncomingMessage): boolean {
 function write(req: IncomingMessage, res: ServerResponse, reply: NvueReply): void {
   // Whatever the handler did not read is discarded so the connection stays usable.
   req.resume();
-  const [type, text] = reply.text !== undefined ? ['text/plain', reply.text] : ['application/json', JSON.stringify(reply.json ?? {})];
+  const [type, text] =
+    reply.text !== undefined ? ['text/plain', reply.text] : ['application/json', JSON.stringify(reply.json ?? {})];
   res.writeHead(reply.status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(text), ...reply.headers });
   res.end(text);
 }

@@ -40,7 +40,14 @@ function compareVersions(a: string, b: string): number {
 }
 
 /** Runs `steps` equal steps over `seconds`; `step(n)` returns false when it ended the action itself. */
-function runSteps(sw: SimulatedSwitch, action: Action, seconds: number, steps: number, step: (n: number) => boolean, done: () => void): void {
+function runSteps(
+  sw: SimulatedSwitch,
+  action: Action,
+  seconds: number,
+  steps: number,
+  step: (n: number) => boolean,
+  done: () => void,
+): void {
   let n = 0;
   const tick = () => {
     action.state = 'action_running';
@@ -64,7 +71,8 @@ export function installImage(sw: SimulatedSwitch, file: string): Action {
   if (!sw.fs.file(`${IMAGE_DIR}/${file}`)) return failed(action, `image file ${file} not found in ${IMAGE_DIR}`);
   const build = buildIdOf(file);
   if (!build) return failed(action, `cannot tell the build id of ${file}: it must contain exactly one X.Y.Z`);
-  if (sw.actions.all().some((a) => a !== action && a.status === INSTALLING && isRunning(a))) return failed(action, 'another image install is in progress');
+  if (sw.actions.all().some((a) => a !== action && a.status === INSTALLING && isRunning(a)))
+    return failed(action, 'another image install is in progress');
   sw.counters.installsStarted++;
   runSteps(
     sw,
@@ -88,7 +96,14 @@ export function installImage(sw: SimulatedSwitch, file: string): Action {
       sw.stageImage(build);
       // NVOS loses the action's connection as it reboots into the new image: action_error at 100% (rms.md §4.4).
       const end = sw.spec.installEndState ?? 'action_error';
-      finish(action, end, end === 'action_error' ? 'disconnecting from nvos: system is offline during reboot' : `installed ${build}; rebooting`, 100);
+      finish(
+        action,
+        end,
+        end === 'action_error'
+          ? 'disconnecting from nvos: system is offline during reboot'
+          : `installed ${build}; rebooting`,
+        100,
+      );
       sw.rebootSoon();
     },
   );
@@ -96,7 +111,12 @@ export function installImage(sw: SimulatedSwitch, file: string): Action {
 }
 
 /** `@install` of a platform firmware component from /host/fw-images (or its component folder, as nvfwupd stages it). */
-export function installFirmware(sw: SimulatedSwitch, component: FirmwareComponent, file: string, force: boolean): Action {
+export function installFirmware(
+  sw: SimulatedSwitch,
+  component: FirmwareComponent,
+  file: string,
+  force: boolean,
+): Action {
   const action = sw.actions.create(`Installing ${component} firmware`);
   const folder = component === 'cpld1' ? 'cpld' : component;
   if (![`${FIRMWARE_DIR}/${folder}/${file}`, `${FIRMWARE_DIR}/${file}`].some((p) => sw.fs.file(p))) {
@@ -105,7 +125,8 @@ export function installFirmware(sw: SimulatedSwitch, component: FirmwareComponen
   const version = firmwareVersionOf(file);
   if (!version) return failed(action, `cannot tell the firmware version of ${file}`);
   const current = sw.firmware[component].installed;
-  if (!force && compareVersions(version, current) < 0) return failed(action, `Component comparison stamp is lower: ${version} < ${current}`);
+  if (!force && compareVersions(version, current) < 0)
+    return failed(action, `Component comparison stamp is lower: ${version} < ${current}`);
   sw.counters.firmwareInstallsStarted++;
   runSteps(
     sw,
@@ -131,10 +152,17 @@ export function installFirmware(sw: SimulatedSwitch, component: FirmwareComponen
 /** `@uninstall`: frees the partition not running now. */
 export function uninstallImage(sw: SimulatedSwitch): Action {
   const action = sw.actions.create('Uninstalling image');
-  runSteps(sw, action, sw.timings.actionS, 1, () => true, () => {
-    sw.uninstallUnused();
-    finish(action, 'action_success', '', 100);
-  });
+  runSteps(
+    sw,
+    action,
+    sw.timings.actionS,
+    1,
+    () => true,
+    () => {
+      sw.uninstallUnused();
+      finish(action, 'action_success', '', 100);
+    },
+  );
   return action;
 }
 
@@ -191,23 +219,34 @@ export function importCaCertificate(sw: SimulatedSwitch, id: string, source: CaS
 
 export function importEntityCertificate(sw: SimulatedSwitch, id: string, source: EntitySource): Action {
   return runImport(sw, `Importing certificate ${id}`, id, () => {
-    const [certPem, keyPem] = 'data' in source ? [source.data, source.data] : [readStaged(sw, source['uri-public-key']), readStaged(sw, source['uri-private-key'])];
+    const [certPem, keyPem] =
+      'data' in source
+        ? [source.data, source.data]
+        : [readStaged(sw, source['uri-public-key']), readStaged(sw, source['uri-private-key'])];
     const cert = new X509Certificate(certPem);
-    if (!cert.checkPrivateKey(createPrivateKey(keyPem))) throw new Error('the private key does not match the certificate');
+    if (!cert.checkPrivateKey(createPrivateKey(keyPem)))
+      throw new Error('the private key does not match the certificate');
     sw.certificates.set(id, { certPem, keyPem, validTo: new Date(cert.validTo).toISOString() });
   });
 }
 
 function runImport(sw: SimulatedSwitch, status: string, id: string, work: () => void): Action {
   const action = sw.actions.create(status);
-  runSteps(sw, action, sw.timings.actionS, 1, () => true, () => {
-    try {
-      work();
-      finish(action, 'action_success', `imported ${id}`, 100);
-    } catch (err) {
-      finish(action, 'action_failed', `cannot import ${id}: ${(err as Error).message}`);
-    }
-  });
+  runSteps(
+    sw,
+    action,
+    sw.timings.actionS,
+    1,
+    () => true,
+    () => {
+      try {
+        work();
+        finish(action, 'action_success', `imported ${id}`, 100);
+      } catch (err) {
+        finish(action, 'action_failed', `cannot import ${id}: ${(err as Error).message}`);
+      }
+    },
+  );
   return action;
 }
 

@@ -4,7 +4,9 @@ import { HEAD_BYTES, VirtualFs, type VfsEntry, type VirtualFile } from './vfs.js
 
 const { OPEN_MODE, STATUS_CODE } = ssh2.utils.sftp;
 
-type Handle = { kind: 'file'; path: string; file: VirtualFile; writable: boolean; received: number } | { kind: 'dir'; path: string; listed: boolean };
+type Handle =
+  | { kind: 'file'; path: string; file: VirtualFile; writable: boolean; received: number }
+  | { kind: 'dir'; path: string; listed: boolean };
 
 /**
  * The SFTP subsystem of one session, over the switch's VirtualFs. Uploads are hashed as they
@@ -36,7 +38,8 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     return b;
   };
   const handleOf = (b: Buffer) => (b.length === 4 ? handles.get(b.readUInt32BE(0)) : undefined);
-  const log = (op: string, path: string, ok: boolean, extra: { bytes?: number; detail?: string } = {}) => sw.recordSsh({ op: `sftp-${op}`, user, path, ok, ...extra });
+  const log = (op: string, path: string, ok: boolean, extra: { bytes?: number; detail?: string } = {}) =>
+    sw.recordSsh({ op: `sftp-${op}`, user, path, ok, ...extra });
 
   const releaseWhenCleared = async () => {
     while (held.length > 0 && !closed) {
@@ -76,7 +79,12 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     const h = handleOf(handle);
     if (h?.kind !== 'file') return sftp.status(reqid, STATUS_CODE.FAILURE, 'not a file handle');
     if (offset >= h.file.size) return sftp.status(reqid, STATUS_CODE.EOF);
-    if (h.file.size > HEAD_BYTES) return sftp.status(reqid, STATUS_CODE.OP_UNSUPPORTED, 'the simulator keeps only the size and hash of large files');
+    if (h.file.size > HEAD_BYTES)
+      return sftp.status(
+        reqid,
+        STATUS_CODE.OP_UNSUPPORTED,
+        'the simulator keeps only the size and hash of large files',
+      );
     sftp.data(reqid, h.file.head.subarray(offset, Math.min(h.file.size, offset + length)));
   });
 
@@ -121,7 +129,10 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     if (h?.kind !== 'dir') return sftp.status(reqid, STATUS_CODE.FAILURE, 'not a directory handle');
     if (h.listed) return sftp.status(reqid, STATUS_CODE.EOF);
     h.listed = true;
-    sftp.name(reqid, (sw.fs.list(h.path) ?? []).map((e) => ({ filename: e.name, longname: longname(e), attrs: attrs(e) })));
+    sftp.name(
+      reqid,
+      (sw.fs.list(h.path) ?? []).map((e) => ({ filename: e.name, longname: longname(e), attrs: attrs(e) })),
+    );
   });
 
   sftp.on('REALPATH', (reqid, p) => {

@@ -47,7 +47,11 @@ export async function startNvosSimulator(opts: NvosSimulatorOptions): Promise<Nv
       if (running.has(spec.id)) throw new Error(`switch ${spec.id} is configured twice`);
       const sw = new SimulatedSwitch(spec, timings, opts.timeScale ?? 1);
       const api = nvueServer(sw);
-      const r: Running = { sw, nvue: new Endpoint(spec.address, spec.nvuePort, api.accept), ssh: new Endpoint(spec.address, spec.sshPort, sshServer(sw).accept) };
+      const r: Running = {
+        sw,
+        nvue: new Endpoint(spec.address, spec.nvuePort, api.accept),
+        ssh: new Endpoint(spec.address, spec.sshPort, sshServer(sw).accept),
+      };
       running.set(spec.id, r);
       // A port that cannot be re-opened after a reboot leaves the switch unreachable, which is what a test would see.
       sw.onChange = () => {

@@ -14,7 +14,14 @@ export function sshServer(sw: SimulatedSwitch): { accept(socket: Socket): void }
   // A server per host key: a factory reset may give the switch a new one.
   let current: { key: string; server: ssh2.Server } | undefined;
   const serverFor = (key: string) => {
-    if (current?.key !== key) current = { key, server: new ssh2.Server({ hostKeys: [key], ident: 'OpenSSH_9.2p1 Debian-2+deb12u3 (NVOS simulator)' }, (client) => serveClient(sw, client)) };
+    if (current?.key !== key)
+      current = {
+        key,
+        server: new ssh2.Server(
+          { hostKeys: [key], ident: 'OpenSSH_9.2p1 Debian-2+deb12u3 (NVOS simulator)' },
+          (client) => serveClient(sw, client),
+        ),
+      };
     return current.server;
   };
   return { accept: (socket) => serverFor(sw.hostKey.privateKey).injectSocket(socket) };
@@ -26,7 +33,8 @@ function serveClient(sw: SimulatedSwitch, client: Connection): void {
   client.on('authentication', (ctx) => {
     const ok = authenticate(sw, ctx);
     // `none` and key queries without a signature are probes, not login attempts.
-    if (ctx.method === 'password' || (ctx.method === 'publickey' && ctx.signature)) sw.recordSsh({ op: 'auth', user: ctx.username, ok, detail: ctx.method });
+    if (ctx.method === 'password' || (ctx.method === 'publickey' && ctx.signature))
+      sw.recordSsh({ op: 'auth', user: ctx.username, ok, detail: ctx.method });
     if (!ok) return ctx.reject(['password', 'publickey']);
     user = ctx.username;
     ctx.accept();
@@ -45,7 +53,13 @@ function authenticate(sw: SimulatedSwitch, ctx: AuthContext): boolean {
   if (ctx.method !== 'publickey' || !sw.config.users[ctx.username]) return false;
   for (const line of sw.spec.authorizedKeys ?? []) {
     const key = ssh2.utils.parseKey(line);
-    if (key instanceof Error || Array.isArray(key) || key.type !== ctx.key.algo || !key.getPublicSSH().equals(ctx.key.data)) continue;
+    if (
+      key instanceof Error ||
+      Array.isArray(key) ||
+      key.type !== ctx.key.algo ||
+      !key.getPublicSSH().equals(ctx.key.data)
+    )
+      continue;
     // Without a signature the client only asks whether the key would do.
     return !ctx.signature || key.verify(ctx.blob!, ctx.signature, ctx.hashAlgo) === true;
   }
@@ -65,11 +79,15 @@ function execute(sw: SimulatedSwitch, command: string): Outcome {
   let m: RegExpExecArray | null;
   if ((m = /^nv show ((?:[\w.-]+ ?)+?)(?: -o json)?$/.exec(command))) {
     const body = readResource(sw, m[1]!.trim().split(' ').join('/'));
-    return body === undefined ? { code: 1, stderr: `Error: ${m[1]} not found\n` } : { code: 0, stdout: `${JSON.stringify(body, null, 2)}\n` };
+    return body === undefined
+      ? { code: 1, stderr: `Error: ${m[1]} not found\n` }
+      : { code: 0, stdout: `${JSON.stringify(body, null, 2)}\n` };
   }
   if ((m = /^ls (\S+)$/.exec(command))) {
     const entries = sw.fs.list(VirtualFs.normalise(m[1]!));
-    return entries ? { code: 0, stdout: entries.map((e) => `${e.name}\n`).join('') } : { code: 2, stderr: `ls: cannot access '${m[1]}': No such file or directory\n` };
+    return entries
+      ? { code: 0, stdout: entries.map((e) => `${e.name}\n`).join('') }
+      : { code: 2, stderr: `ls: cannot access '${m[1]}': No such file or directory\n` };
   }
   if ((m = /^sleep (\d+(?:\.\d+)?)$/.exec(command))) return { code: 0, afterMs: Number(m[1]) * 1000 };
   if ((m = /^echo ?(.*)$/.exec(command))) return { code: 0, stdout: `${m[1]}\n` };

@@ -57,9 +57,22 @@ export interface NvosTimings {
   rebootS: number;
 }
 
-export const defaultNvosTimings: NvosTimings = { applyS: 2, actionS: 2, installS: 300, firmwareInstallS: 120, handoffS: 5, rebootS: 120 };
+export const defaultNvosTimings: NvosTimings = {
+  applyS: 2,
+  actionS: 2,
+  installS: 300,
+  firmwareInstallS: 120,
+  handoffS: 5,
+  rebootS: 120,
+};
 
-const defaultFirmware: Record<FirmwareComponent, string> = { bmc: '88.0002.1300', erot: '1.4.8', fpga: '0.26.0', cpld1: '0.2.1', bios: '2.13.0' };
+const defaultFirmware: Record<FirmwareComponent, string> = {
+  bmc: '88.0002.1300',
+  erot: '1.4.8',
+  fpga: '0.26.0',
+  cpld1: '0.2.1',
+  bios: '2.13.0',
+};
 
 export interface SshLogged {
   at: string;
@@ -122,7 +135,14 @@ export class SimulatedSwitch {
   faults: SwitchFaults = NO_FAULTS;
   rebooting = false;
   bootedAt = Date.now();
-  readonly counters = { reboots: 0, installsStarted: 0, firmwareInstallsStarted: 0, passwordChanges: 0, factoryResets: 0, saves: 0 };
+  readonly counters = {
+    reboots: 0,
+    installsStarted: 0,
+    firmwareInstallsStarted: 0,
+    passwordChanges: 0,
+    factoryResets: 0,
+    saves: 0,
+  };
   /** NVUE requests being served now, and the most at once: the client must send one at a time. */
   inFlight = 0;
   peakConcurrentRequests = 0;
@@ -213,12 +233,15 @@ export class SimulatedSwitch {
   }
 
   private finishApply(r: Revision): void {
-    if (this.faults.revisionApplyFails) return settle(r, 'failed', { message: this.faults.revisionApplyFails, severity: 'error' });
+    if (this.faults.revisionApplyFails)
+      return settle(r, 'failed', { message: this.faults.revisionApplyFails, severity: 'error' });
     const next = applyChanges(this.config, r.changes);
     const missing = missingCertificates(next, new Set(this.certificates.keys()), new Set(this.caCertificates.keys()));
-    if (missing.length > 0) return settle(r, 'failed', { message: `certificate not found: ${missing.join(', ')}`, severity: 'error' });
+    if (missing.length > 0)
+      return settle(r, 'failed', { message: `certificate not found: ${missing.join(', ')}`, severity: 'error' });
     // NVOS reports an idempotent apply as `invalid` with this issue (rms.md §4.4).
-    if (isDeepStrictEqual(next, this.config)) return settle(r, 'invalid', { message: NO_CONFIG_DIFF, severity: 'info' });
+    if (isDeepStrictEqual(next, this.config))
+      return settle(r, 'invalid', { message: NO_CONFIG_DIFF, severity: 'info' });
     for (const [user, u] of Object.entries(next.users)) {
       if (this.config.users[user]?.password !== u.password) this.counters.passwordChanges++;
       this.fs.addHome(user);
@@ -268,7 +291,9 @@ export class SimulatedSwitch {
     this.rebooting = true;
     this.counters.reboots++;
     this.actions.interruptRunning('interrupted: the system rebooted');
-    for (const r of this.revisions.all()) if (r.state === 'applying') settle(r, 'failed', { message: 'interrupted: the system rebooted', severity: 'error' });
+    for (const r of this.revisions.all())
+      if (r.state === 'applying')
+        settle(r, 'failed', { message: 'interrupted: the system rebooted', severity: 'error' });
     clearTimeout(this.bootTimer);
     this.bootTimer = setTimeout(() => this.boot(), this.ms(this.timings.rebootS));
     this.bootTimer.unref();
@@ -287,7 +312,8 @@ export class SimulatedSwitch {
 
   private resetToDefaults(): void {
     this.counters.factoryResets++;
-    if (this.spec.newHostKeyOnFactoryReset) this.hostKey = hostKeyFor(`${this.spec.hostKeySeed ?? this.spec.id}#reset-${this.counters.factoryResets}`);
+    if (this.spec.newHostKeyOnFactoryReset)
+      this.hostKey = hostKeyFor(`${this.spec.hostKeySeed ?? this.spec.id}#reset-${this.counters.factoryResets}`);
     this.config = defaultConfig();
     this.saved = defaultConfig();
     this.certificates.clear();

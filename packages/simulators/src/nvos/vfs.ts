@@ -82,7 +82,8 @@ export class VirtualFile {
   private keepHead(offset: number, data: Buffer): void {
     if (offset >= HEAD_BYTES) return;
     const end = Math.min(HEAD_BYTES, offset + data.length);
-    if (this.headBuf.length < end) this.headBuf = Buffer.concat([this.headBuf, Buffer.alloc(end - this.headBuf.length)]);
+    if (this.headBuf.length < end)
+      this.headBuf = Buffer.concat([this.headBuf, Buffer.alloc(end - this.headBuf.length)]);
     data.copy(this.headBuf, offset, 0, end - offset);
   }
 }
@@ -163,7 +164,9 @@ export class VirtualFs {
   list(dir: string): VfsEntry[] | undefined {
     if (!this.dirs.has(dir)) return undefined;
     const inside = (p: string) => p !== dir && posix.dirname(p) === dir;
-    return [...[...this.dirs].filter(inside), ...[...this.files.keys()].filter(inside)].sort().map((p) => this.stat(p)!);
+    return [...[...this.dirs].filter(inside), ...[...this.files.keys()].filter(inside)]
+      .sort()
+      .map((p) => this.stat(p)!);
   }
 
   /** Every file at or below `dir`, with its path. */

@@ -47,11 +47,26 @@ export interface Timings {
   bmcRebootS: number;
 }
 
-export const defaultTimings: Timings = { powerOnS: 30, gracefulShutdownS: 20, cycleOffS: 5, firmwareUpdateS: 600, bmcRebootS: 120 };
+export const defaultTimings: Timings = {
+  powerOnS: 30,
+  gracefulShutdownS: 20,
+  cycleOffS: 5,
+  firmwareUpdateS: 600,
+  bmcRebootS: 120,
+};
 
 export const DEFAULT_SESSION_LIMIT = 16;
 
-const resetTypes = ['On', 'ForceOn', 'ForceOff', 'GracefulShutdown', 'GracefulRestart', 'ForceRestart', 'PowerCycle', 'Nmi'] as const;
+const resetTypes = [
+  'On',
+  'ForceOn',
+  'ForceOff',
+  'GracefulShutdown',
+  'GracefulRestart',
+  'ForceRestart',
+  'PowerCycle',
+  'Nmi',
+] as const;
 export type ResetType = (typeof resetTypes)[number];
 export const isResetType = (v: unknown): v is ResetType => resetTypes.includes(v as ResetType);
 
@@ -182,10 +197,12 @@ export class SimulatedBmc {
     switch (type) {
       case 'On':
       case 'ForceOn':
-        if (this.powerState === 'Off' || this.powerState === 'PoweringOff') this.transition('PoweringOn', 'On', this.timings.powerOnS);
+        if (this.powerState === 'Off' || this.powerState === 'PoweringOff')
+          this.transition('PoweringOn', 'On', this.timings.powerOnS);
         return;
       case 'GracefulShutdown':
-        if (this.powerState === 'On' || this.powerState === 'PoweringOn') this.transition('PoweringOff', 'Off', this.timings.gracefulShutdownS);
+        if (this.powerState === 'On' || this.powerState === 'PoweringOn')
+          this.transition('PoweringOff', 'Off', this.timings.gracefulShutdownS);
         return;
       case 'ForceOff':
         this.settle('Off');

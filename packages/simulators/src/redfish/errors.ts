@@ -26,9 +26,11 @@ export function redfishError(
 export const isErrorReply = (v: unknown): v is RedfishErrorReply =>
   typeof v === 'object' && v !== null && typeof (v as { status?: unknown }).status === 'number' && 'body' in v;
 
-export const notFound = (path: string): RedfishErrorReply => redfishError(404, 'ResourceNotFound', [typeFromPath(path), path]);
+export const notFound = (path: string): RedfishErrorReply =>
+  redfishError(404, 'ResourceNotFound', [typeFromPath(path), path]);
 
-export const methodNotAllowed = (allow: string): RedfishErrorReply => redfishError(405, 'OperationNotAllowed', [], { Allow: allow });
+export const methodNotAllowed = (allow: string): RedfishErrorReply =>
+  redfishError(405, 'OperationNotAllowed', [], { Allow: allow });
 
 function typeFromPath(path: string): string {
   const parts = path.split('/').filter(Boolean);

@@ -24,7 +24,12 @@ const STEPS = 10;
  * device ID records must carry one of this tray's descriptors, and only the components those
  * records list (narrowed by Targets) are taken. Throws a Redfish error reply when nothing applies.
  */
-export function planUpdate(bmc: SimulatedBmc, pkg: FwpkgHeader, params: UpdateParameters, filename: string): PlannedComponent[] {
+export function planUpdate(
+  bmc: SimulatedBmc,
+  pkg: FwpkgHeader,
+  params: UpdateParameters,
+  filename: string,
+): PlannedComponent[] {
   const firmware = bmc.profile.firmware;
   const allowed = allowedByTargets(bmc, params.targets);
   const planned = new Map<string, PlannedComponent>();
@@ -40,7 +45,9 @@ export function planUpdate(bmc: SimulatedBmc, pkg: FwpkgHeader, params: UpdatePa
     }
   }
   if (planned.size === 0) {
-    throw redfishError(400, 'ActionParameterValueError', ['UpdateFile', ACTION], undefined, [message('Update', 'UpdateNotApplicable', [filename, bmc.profile.label])]);
+    throw redfishError(400, 'ActionParameterValueError', ['UpdateFile', ACTION], undefined, [
+      message('Update', 'UpdateNotApplicable', [filename, bmc.profile.label]),
+    ]);
   }
   return [...planned.values()];
 }
@@ -70,7 +77,12 @@ export function updateInProgress(bmc: SimulatedBmc): boolean {
  * the BMC's flash log, or Exception for a downgrade without ForceUpdate or an injected failure,
  * or Interrupted by a BMC reboot.
  */
-export function startUpdateTask(bmc: SimulatedBmc, planned: PlannedComponent[], params: UpdateParameters, filename: string): Task {
+export function startUpdateTask(
+  bmc: SimulatedBmc,
+  planned: PlannedComponent[],
+  params: UpdateParameters,
+  filename: string,
+): Task {
   const task = bmc.tasks().create('Firmware update task');
   const stepMs = bmc.ms(bmc.timings.firmwareUpdateS) / STEPS;
   let step = 0;
@@ -93,7 +105,10 @@ export function startUpdateTask(bmc: SimulatedBmc, planned: PlannedComponent[], 
       task.percent = step * 10;
       task.messages.push(message('TaskEvent', 'TaskProgressChanged', [task.id, String(task.percent)]));
       if (step === 5 && bmc.faults.taskFailure) {
-        end(task, 'Exception', 'Critical', [message('Update', 'ApplyFailed', [filename, planned[0]!.spec.id]), message('TaskEvent', 'TaskAborted', [task.id])]);
+        end(task, 'Exception', 'Critical', [
+          message('Update', 'ApplyFailed', [filename, planned[0]!.spec.id]),
+          message('TaskEvent', 'TaskAborted', [task.id]),
+        ]);
         return;
       }
       // PMCs and BMCs reboot themselves mid-flash; the running task is lost with them.
@@ -110,8 +125,18 @@ export function startUpdateTask(bmc: SimulatedBmc, planned: PlannedComponent[], 
           done.push(message('Update', 'UpdateSkippedSameVersion', [p.spec.id, filename]));
           continue;
         }
-        bmc.stage({ id: p.spec.id, version: p.version, stamp: p.stamp, taskId: task.id, filename, at: new Date().toISOString() });
-        done.push(message('Update', 'UpdateSuccessful', [p.spec.id, filename]), message('Update', 'AwaitToActivate', [filename, p.spec.id]));
+        bmc.stage({
+          id: p.spec.id,
+          version: p.version,
+          stamp: p.stamp,
+          taskId: task.id,
+          filename,
+          at: new Date().toISOString(),
+        });
+        done.push(
+          message('Update', 'UpdateSuccessful', [p.spec.id, filename]),
+          message('Update', 'AwaitToActivate', [filename, p.spec.id]),
+        );
       }
       end(task, 'Completed', 'OK', [...done, message('TaskEvent', 'TaskCompletedOK', [task.id])]);
       return;

@@ -42,6 +42,7 @@ export async function drain(req: IncomingMessage): Promise<void> {
   for await (const _ of req as AsyncIterable<Buffer>) void _;
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

@@ -19,7 +19,13 @@ export function metadataDocument(bmc: SimulatedBmc): string {
     namespaces.set(m[1]!, set);
   };
   for (const build of bmc.profile.resources.values()) add(build(bmc)['@odata.type']);
-  for (const t of ['#Task.v1_7_4.Task', '#TaskCollection.TaskCollection', '#Session.v1_3_0.Session', '#Message.v1_1_1.Message']) add(t);
+  for (const t of [
+    '#Task.v1_7_4.Task',
+    '#TaskCollection.TaskCollection',
+    '#Session.v1_3_0.Session',
+    '#Message.v1_1_1.Message',
+  ])
+    add(t);
   const refs = [...namespaces.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(
@@ -27,7 +33,9 @@ export function metadataDocument(bmc: SimulatedBmc): string {
         `  <edmx:Reference Uri="http://redfish.dmtf.org/schemas/v1/${schema}_v1.xml">\n${[...ns].map((n) => `    <edmx:Include Namespace="${n}"/>`).join('\n')}\n  </edmx:Reference>`,
     )
     .join('\n');
-  const root = (bmc.profile.resources.get('/redfish/v1')!(bmc)['@odata.type'] as string).slice(1).replace(/\.ServiceRoot$/, '');
+  const root = (bmc.profile.resources.get('/redfish/v1')!(bmc)['@odata.type'] as string)
+    .slice(1)
+    .replace(/\.ServiceRoot$/, '');
   const doc = `<?xml version="1.0" encoding="UTF-8"?>
 <edmx:Edmx xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx" Version="4.0">
 ${refs}

@@ -37,7 +37,11 @@ export function boundaryOf(contentType: string | undefined): string | undefined 
 
 type Part = { name: string; filename?: string; chunks: Buffer[]; size: number };
 
-export async function readMultipart(body: AsyncIterable<Buffer>, boundary: string, limits: MultipartLimits): Promise<MultipartResult> {
+export async function readMultipart(
+  body: AsyncIterable<Buffer>,
+  boundary: string,
+  limits: MultipartLimits,
+): Promise<MultipartResult> {
   // Treat the body as if it began with CRLF so the first boundary looks like every later one.
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   const result: MultipartResult = { fields: new Map(), files: new Map() };
@@ -53,14 +57,16 @@ export async function readMultipart(body: AsyncIterable<Buffer>, boundary: strin
       const kept = part.chunks.reduce((n, c) => n + c.length, 0);
       if (kept < limits.keepFileBytes) part.chunks.push(Buffer.from(bytes.subarray(0, limits.keepFileBytes - kept)));
     } else {
-      if (part.size > limits.maxFieldBytes) throw new MultipartError(`multipart field ${part.name} exceeds ${limits.maxFieldBytes} bytes`);
+      if (part.size > limits.maxFieldBytes)
+        throw new MultipartError(`multipart field ${part.name} exceeds ${limits.maxFieldBytes} bytes`);
       part.chunks.push(Buffer.from(bytes));
     }
   };
   const finish = () => {
     if (!part) return;
     const data = Buffer.concat(part.chunks);
-    if (part.filename !== undefined) result.files.set(part.name, { filename: part.filename, size: part.size, head: data });
+    if (part.filename !== undefined)
+      result.files.set(part.name, { filename: part.filename, size: part.size, head: data });
     else result.fields.set(part.name, data.toString('utf8'));
     part = undefined;
   };

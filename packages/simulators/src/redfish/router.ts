@@ -31,9 +31,11 @@ export async function route(x: Exchange): Promise<Reply> {
     bmc.rediscovered();
     return withAllow(getResource(req, readResource(bmc, path)!), 'GET, HEAD');
   }
-  if (path === '/redfish/v1/$metadata' && isGet(method)) return { status: 200, body: metadataDocument(bmc), headers: { 'Content-Type': 'application/xml;charset=utf-8' } };
+  if (path === '/redfish/v1/$metadata' && isGet(method))
+    return { status: 200, body: metadataDocument(bmc), headers: { 'Content-Type': 'application/xml;charset=utf-8' } };
   // DSP0266 §7.9: a POST to a collection's Members property creates a member, like a POST to the collection.
-  if ((path === SESSIONS || path === `${SESSIONS}/Members`) && method === 'POST') return createSession(bmc, await read());
+  if ((path === SESSIONS || path === `${SESSIONS}/Members`) && method === 'POST')
+    return createSession(bmc, await read());
 
   // Everything else needs credentials; the request body is read only after they check out.
   authenticate(bmc, req);
@@ -68,7 +70,11 @@ export async function route(x: Exchange): Promise<Reply> {
 const isGet = (m: string) => m === 'GET' || m === 'HEAD';
 
 function isActionTarget(bmc: SimulatedBmc, path: string): boolean {
-  return path === bmc.profile.power.action || path === MULTIPART_PUSH_URI || bmc.profile.managers.some((m) => path === `${m}/Actions/Manager.Reset`);
+  return (
+    path === bmc.profile.power.action ||
+    path === MULTIPART_PUSH_URI ||
+    bmc.profile.managers.some((m) => path === `${m}/Actions/Manager.Reset`)
+  );
 }
 
 const withAllow = (reply: Reply, allow: string): Reply => ({ ...reply, headers: { ...reply.headers, Allow: allow } });

@@ -98,7 +98,13 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
   const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
   const method = req.method ?? 'GET';
   const log = (status: number, logged?: unknown) =>
-    bmc.record({ at: new Date().toISOString(), method, path, status, ...(logged === undefined ? {} : { body: logged }) });
+    bmc.record({
+      at: new Date().toISOString(),
+      method,
+      path,
+      status,
+      ...(logged === undefined ? {} : { body: logged }),
+    });
 
   // No AC: nothing answers at this address.
   if (bmc.acLost) {
@@ -130,7 +136,10 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
     reply = redfishError(501, 'QueryParameterUnsupported', [unknownQuery]);
   } else if (chance(f.errorRate)) {
     const status = f.errorStatus ?? 500;
-    reply = status === 503 ? redfishError(503, 'ServiceTemporarilyUnavailable', ['5'], { 'Retry-After': '5' }) : redfishError(status, 'InternalError');
+    reply =
+      status === 503
+        ? redfishError(503, 'ServiceTemporarilyUnavailable', ['5'], { 'Retry-After': '5' })
+        : redfishError(status, 'InternalError');
   } else {
     try {
       reply = await route(x);
@@ -150,7 +159,8 @@ const KNOWN_QUERY = new Set(['$expand', '$select', '$filter', '$top', '$skip', '
 function unsupportedQuery(url: string): string | undefined {
   const q = url.indexOf('?');
   if (q < 0) return undefined;
-  for (const key of new URLSearchParams(url.slice(q + 1)).keys()) if (key.startsWith('$') && !KNOWN_QUERY.has(key)) return key;
+  for (const key of new URLSearchParams(url.slice(q + 1)).keys())
+    if (key.startsWith('$') && !KNOWN_QUERY.has(key)) return key;
   return undefined;
 }
 

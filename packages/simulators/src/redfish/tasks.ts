@@ -23,7 +23,15 @@ export class TaskStore {
   private seq = 0;
 
   create(name: string): Task {
-    const task: Task = { id: String(this.seq++), name, state: 'New', status: 'OK', percent: 0, messages: [], startTime: new Date().toISOString() };
+    const task: Task = {
+      id: String(this.seq++),
+      name,
+      state: 'New',
+      status: 'OK',
+      percent: 0,
+      messages: [],
+      startTime: new Date().toISOString(),
+    };
     this.byId.set(task.id, task);
     for (const [id, t] of this.byId) {
       if (this.byId.size <= KEEP) break;

@@ -39,9 +39,16 @@ const checks: Record<string, Check> = {
 };
 
 /** PATCH with optional If-Match (412 when it names another version of the resource). */
-export function patchResource(bmc: SimulatedBmc, req: IncomingMessage, path: string, current: Record<string, unknown>, patch: unknown): Reply {
+export function patchResource(
+  bmc: SimulatedBmc,
+  req: IncomingMessage,
+  path: string,
+  current: Record<string, unknown>,
+  patch: unknown,
+): Reply {
   const ifMatch = req.headers['if-match'];
-  if (typeof ifMatch === 'string' && !matchesEtag(ifMatch, etagOf(current))) throw redfishError(412, 'PreconditionFailed');
+  if (typeof ifMatch === 'string' && !matchesEtag(ifMatch, etagOf(current)))
+    throw redfishError(412, 'PreconditionFailed');
   if (patch === undefined) throw redfishError(400, 'EmptyJSON');
   if (!isObject(patch)) throw redfishError(400, 'MalformedJSON');
   const writable = bmc.profile.writable.get(path) ?? [];
@@ -49,13 +56,16 @@ export function patchResource(bmc: SimulatedBmc, req: IncomingMessage, path: str
   const accepted: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith('@')) continue; // annotations such as @odata.etag are not properties
-    if (!writable.includes(key)) problems.push(message('Base', key in current ? 'PropertyNotWritable' : 'PropertyUnknown', [key]));
-    else if (!checks[key]?.(value)) problems.push(message('Base', 'PropertyValueTypeError', [JSON.stringify(value), key]));
+    if (!writable.includes(key))
+      problems.push(message('Base', key in current ? 'PropertyNotWritable' : 'PropertyUnknown', [key]));
+    else if (!checks[key]?.(value))
+      problems.push(message('Base', 'PropertyValueTypeError', [JSON.stringify(value), key]));
     else accepted[key] = value;
   }
   if (problems.length > 0) throw errorOf(problems);
   if (Object.keys(accepted).length === 0) throw redfishError(400, 'EmptyJSON');
-  if (path === '/redfish/v1/SessionService' && typeof accepted['SessionTimeout'] === 'number') bmc.sessions().timeoutS = accepted['SessionTimeout'];
+  if (path === '/redfish/v1/SessionService' && typeof accepted['SessionTimeout'] === 'number')
+    bmc.sessions().timeoutS = accepted['SessionTimeout'];
   else bmc.applyPatch(path, accepted);
   const body = readResource(bmc, path)!;
   return { status: 200, body, headers: { ETag: etagOf(body) } };
@@ -63,5 +73,8 @@ export function patchResource(bmc: SimulatedBmc, req: IncomingMessage, path: str
 
 function errorOf(problems: RedfishMessage[]): RedfishErrorReply {
   const first = problems[0]!;
-  return { status: 400, body: { error: { code: first.MessageId, message: first.Message, '@Message.ExtendedInfo': problems } } };
+  return {
+    status: 400,
+    body: { error: { code: first.MessageId, message: first.Message, '@Message.ExtendedInfo': problems } },
+  };
 }

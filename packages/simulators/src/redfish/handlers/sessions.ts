@@ -22,7 +22,8 @@ export function createSession(bmc: SimulatedBmc, body: unknown): Reply {
   if (!isObject(body)) throw redfishError(400, 'PropertyMissing', ['UserName']);
   for (const key of ['UserName', 'Password'] as const) {
     if (body[key] === undefined) throw redfishError(400, 'PropertyMissing', [key]);
-    if (typeof body[key] !== 'string') throw redfishError(400, 'PropertyValueTypeError', [JSON.stringify(body[key]), key]);
+    if (typeof body[key] !== 'string')
+      throw redfishError(400, 'PropertyValueTypeError', [JSON.stringify(body[key]), key]);
   }
   if (!credentialsMatch(bmc, body['UserName'] as string, body['Password'] as string)) {
     throw redfishError(401, 'NoValidSession', [], { 'WWW-Authenticate': 'Basic realm="Redfish"' });

@@ -30,7 +30,11 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
   if (bmc.faults.rebootDuringUpload) return rebootMidUpload(bmc, req);
   let parts;
   try {
-    parts = await readMultipart(req, boundary, { keepFileBytes: KEEP_HEADER_BYTES, maxFieldBytes: 64 * 1024, maxTotalBytes: bmc.profile.maxImageBytes + 1024 * 1024 });
+    parts = await readMultipart(req, boundary, {
+      keepFileBytes: KEEP_HEADER_BYTES,
+      maxFieldBytes: 64 * 1024,
+      maxTotalBytes: bmc.profile.maxImageBytes + 1024 * 1024,
+    });
   } catch (err) {
     if (!(err instanceof MultipartError)) throw err;
     req.resume();
@@ -50,8 +54,10 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
 
   const targets = params['Targets'] ?? [];
   const force = params['ForceUpdate'] ?? false;
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw redfishError(400, 'ActionParameterValueTypeError', [JSON.stringify(targets), 'Targets', ACTION]);
-  if (typeof force !== 'boolean') throw redfishError(400, 'ActionParameterValueTypeError', [JSON.stringify(force), 'ForceUpdate', ACTION]);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string'))
+    throw redfishError(400, 'ActionParameterValueTypeError', [JSON.stringify(targets), 'Targets', ACTION]);
+  if (typeof force !== 'boolean')
+    throw redfishError(400, 'ActionParameterValueTypeError', [JSON.stringify(force), 'ForceUpdate', ACTION]);
   if (updateInProgress(bmc)) throw redfishError(503, 'ServiceTemporarilyUnavailable', ['30'], { 'Retry-After': '30' });
 
   let pkg;
@@ -59,7 +65,9 @@ export async function multipartPush(bmc: SimulatedBmc, req: IncomingMessage, sum
     pkg = parseFwpkgHeader(file.head);
   } catch (err) {
     if (!(err instanceof FwpkgError)) throw err;
-    throw redfishError(400, 'ActionParameterValueError', ['UpdateFile', ACTION], undefined, [message('Update', 'VerificationFailed', [file.filename, bmc.profile.label])]);
+    throw redfishError(400, 'ActionParameterValueError', ['UpdateFile', ACTION], undefined, [
+      message('Update', 'VerificationFailed', [file.filename, bmc.profile.label]),
+    ]);
   }
   const update = { targets, force };
   const planned = planUpdate(bmc, pkg, update, file.filename);

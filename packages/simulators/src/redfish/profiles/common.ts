@@ -50,7 +50,12 @@ export interface RootOptions {
 }
 
 /** Service root, sessions, tasks and the update service: the part every NVIDIA-managed BMC shares. */
-export function addServiceBasics(tree: Tree, root: RootOptions, firmware: readonly FirmwareSpec[], maxImageBytes: number): void {
+export function addServiceBasics(
+  tree: Tree,
+  root: RootOptions,
+  firmware: readonly FirmwareSpec[],
+  maxImageBytes: number,
+): void {
   tree.add('/redfish/v1', (bmc) => ({
     '@odata.id': '/redfish/v1',
     '@odata.type': '#ServiceRoot.v1_15_0.ServiceRoot',
@@ -66,7 +71,10 @@ export function addServiceBasics(tree: Tree, root: RootOptions, firmware: readon
     UpdateService: ref('/redfish/v1/UpdateService'),
     Tasks: ref('/redfish/v1/TaskService'),
     SessionService: ref('/redfish/v1/SessionService'),
-    Links: { Sessions: ref('/redfish/v1/SessionService/Sessions'), ManagerProvidingService: ref(root.managerProvidingService) },
+    Links: {
+      Sessions: ref('/redfish/v1/SessionService/Sessions'),
+      ManagerProvidingService: ref(root.managerProvidingService),
+    },
     ProtocolFeaturesSupported: {
       ExpandQuery: { ExpandAll: false, Levels: false, Links: false, NoLinks: false },
       FilterQuery: false,
@@ -280,11 +288,18 @@ export function resetAction(tree: Tree, power: PowerControl, owner: string): Bui
   return (bmc) => ({
     target: power.action,
     '@Redfish.ActionInfo': infoPath,
-    ...(bmc.spec.quirks?.resetTypesInActionInfoOnly ? {} : { 'ResetType@Redfish.AllowableValues': allowedResetTypes(bmc) }),
+    ...(bmc.spec.quirks?.resetTypesInActionInfoOnly
+      ? {}
+      : { 'ResetType@Redfish.AllowableValues': allowedResetTypes(bmc) }),
   });
 }
 
 /** The Systems collection: the profile's systems, then any a bladed-enclosure quirk adds. */
 export function addSystems(tree: Tree, systems: readonly string[]): void {
-  tree.add(SYSTEMS, (bmc) => collectionBody(SYSTEMS, 'ComputerSystemCollection', 'Computer System Collection', [...systems, ...extraSystemPaths(bmc)]));
+  tree.add(SYSTEMS, (bmc) =>
+    collectionBody(SYSTEMS, 'ComputerSystemCollection', 'Computer System Collection', [
+      ...systems,
+      ...extraSystemPaths(bmc),
+    ]),
+  );
 }

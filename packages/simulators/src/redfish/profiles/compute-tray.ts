@@ -1,5 +1,15 @@
 import type { SimulatedBmc } from '../bmc.js';
-import { addChassis, addManager, addServiceBasics, addSystems, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import {
+  addChassis,
+  addManager,
+  addServiceBasics,
+  addSystems,
+  ref,
+  refs,
+  resetAction,
+  Tree,
+  uuidFor,
+} from './common.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -18,7 +28,17 @@ export interface ComputeTrayData {
   gpuModel: string;
   /** PLDM device UUIDs: the BMC tray package and the compute (HGX) tray package. */
   devices: { bmcTray: string; computeTray: string };
-  versions: { bmc: string; erot: string; cpld: string; hmc: string; cpu: string; gpu: string; fpga: string; uefi: string; inforom: string };
+  versions: {
+    bmc: string;
+    erot: string;
+    cpld: string;
+    hmc: string;
+    cpu: string;
+    gpu: string;
+    fpga: string;
+    uefi: string;
+    inforom: string;
+  };
   /** Comparison stamp shared by the shipped images; packages below it are downgrades. */
   stamp: number;
 }
@@ -27,7 +47,15 @@ const CPUS = [0, 1];
 const GPUS = [0, 1, 2, 3];
 
 export function computeTray(d: ComputeTrayData): Profile {
-  const fw = (id: string, related: string, description: string, version: string, componentId: number | undefined, device: string | undefined, softwareId: string): FirmwareSpec => ({
+  const fw = (
+    id: string,
+    related: string,
+    description: string,
+    version: string,
+    componentId: number | undefined,
+    device: string | undefined,
+    softwareId: string,
+  ): FirmwareSpec => ({
     id,
     related,
     description,
@@ -45,12 +73,46 @@ export function computeTray(d: ComputeTrayData): Profile {
     fw('FW_CPLD_0', chassis('CPLD_0'), 'CPLD image', d.versions.cpld, 0x0012, bmcTray, '0x0012'),
     fw('HGX_FW_BMC_0', chassis('HGX_BMC_0'), 'HMC image', d.versions.hmc, 0x0020, hgx, '0x0020'),
     fw('HGX_FW_ERoT_BMC_0', chassis('HGX_ERoT_BMC_0'), 'ERoT image', d.versions.erot, 0x0021, hgx, '0x0021'),
-    ...CPUS.map((i) => fw(`HGX_FW_CPU_${i}`, chassis(`HGX_CPU_${i}`), 'CPU image', d.versions.cpu, 0x0030 + i, hgx, '0x0030')),
-    ...CPUS.map((i) => fw(`HGX_FW_ERoT_CPU_${i}`, chassis(`HGX_ERoT_CPU_${i}`), 'ERoT image', d.versions.erot, 0x0034 + i, hgx, '0x0031')),
-    ...GPUS.map((i) => fw(`HGX_FW_GPU_${i}`, chassis(`HGX_GPU_${i}`), 'GPU image', d.versions.gpu, 0x0040 + i, hgx, '0x0040')),
-    ...GPUS.map((i) => fw(`HGX_FW_ERoT_GPU_${i}`, chassis(`HGX_ERoT_GPU_${i}`), 'ERoT image', d.versions.erot, 0x0048 + i, hgx, '0x0041')),
+    ...CPUS.map((i) =>
+      fw(`HGX_FW_CPU_${i}`, chassis(`HGX_CPU_${i}`), 'CPU image', d.versions.cpu, 0x0030 + i, hgx, '0x0030'),
+    ),
+    ...CPUS.map((i) =>
+      fw(
+        `HGX_FW_ERoT_CPU_${i}`,
+        chassis(`HGX_ERoT_CPU_${i}`),
+        'ERoT image',
+        d.versions.erot,
+        0x0034 + i,
+        hgx,
+        '0x0031',
+      ),
+    ),
+    ...GPUS.map((i) =>
+      fw(`HGX_FW_GPU_${i}`, chassis(`HGX_GPU_${i}`), 'GPU image', d.versions.gpu, 0x0040 + i, hgx, '0x0040'),
+    ),
+    ...GPUS.map((i) =>
+      fw(
+        `HGX_FW_ERoT_GPU_${i}`,
+        chassis(`HGX_ERoT_GPU_${i}`),
+        'ERoT image',
+        d.versions.erot,
+        0x0048 + i,
+        hgx,
+        '0x0041',
+      ),
+    ),
     fw('HGX_FW_FPGA_0', chassis('HGX_FPGA_0'), 'FPGA image', d.versions.fpga, 0x0050, hgx, '0x0050'),
-    ...GPUS.map((i) => fw(`HGX_InfoROM_GPU_${i}`, chassis(`HGX_GPU_${i}`), 'InfoROM image', d.versions.inforom, undefined, undefined, '0x0042')),
+    ...GPUS.map((i) =>
+      fw(
+        `HGX_InfoROM_GPU_${i}`,
+        chassis(`HGX_GPU_${i}`),
+        'InfoROM image',
+        d.versions.inforom,
+        undefined,
+        undefined,
+        '0x0042',
+      ),
+    ),
     fw('UEFI', '/redfish/v1/Systems/System_0', 'Host firmware', d.versions.uefi, 0x0060, hgx, '0x0060'),
   ];
 
@@ -63,7 +125,12 @@ export function computeTray(d: ComputeTrayData): Profile {
   };
   const BMC = '/redfish/v1/Managers/BMC_0';
   const HMC = '/redfish/v1/Managers/HGX_BMC_0';
-  addServiceBasics(tree, { product: d.product, vendor: 'NVIDIA', systems: true, managerProvidingService: BMC }, firmware, 209_715_200);
+  addServiceBasics(
+    tree,
+    { product: d.product, vendor: 'NVIDIA', systems: true, managerProvidingService: BMC },
+    firmware,
+    209_715_200,
+  );
 
   // Systems: the host (System_0, Grace CPUs) and the HGX baseboard (GPUs), as NVIDIA's BMC lays them out.
   const systems = ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0'];
@@ -77,17 +144,48 @@ export function computeTray(d: ComputeTrayData): Profile {
     }),
     ['AssetTag', 'LocationIndicatorActive'],
   );
-  tree.add('/redfish/v1/Systems/HGX_Baseboard_0', (bmc) => systemBody(bmc, 'HGX_Baseboard_0', `${d.model} HGX`, HMC, [chassis('HGX_Chassis_0')]), ['AssetTag']);
+  tree.add(
+    '/redfish/v1/Systems/HGX_Baseboard_0',
+    (bmc) => systemBody(bmc, 'HGX_Baseboard_0', `${d.model} HGX`, HMC, [chassis('HGX_Chassis_0')]),
+    ['AssetTag'],
+  );
 
   const cpus = CPUS.map((i) => `/redfish/v1/Systems/System_0/Processors/CPU_${i}`);
   const gpus = GPUS.map((i) => `/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_${i}`);
   tree.collection('/redfish/v1/Systems/System_0/Processors', 'ProcessorCollection', 'Processor Collection', cpus);
-  tree.collection('/redfish/v1/Systems/HGX_Baseboard_0/Processors', 'ProcessorCollection', 'Processor Collection', gpus);
+  tree.collection(
+    '/redfish/v1/Systems/HGX_Baseboard_0/Processors',
+    'ProcessorCollection',
+    'Processor Collection',
+    gpus,
+  );
   CPUS.forEach((i) =>
-    tree.add(cpus[i]!, (bmc) => processorBody(bmc, cpus[i]!, `CPU_${i}`, 'CPU', d.cpuModel, 72, { '@odata.id': chassis(`HGX_CPU_${i}`) }, undefined)),
+    tree.add(cpus[i]!, (bmc) =>
+      processorBody(
+        bmc,
+        cpus[i]!,
+        `CPU_${i}`,
+        'CPU',
+        d.cpuModel,
+        72,
+        { '@odata.id': chassis(`HGX_CPU_${i}`) },
+        undefined,
+      ),
+    ),
   );
   GPUS.forEach((i) =>
-    tree.add(gpus[i]!, (bmc) => processorBody(bmc, gpus[i]!, `GPU_${i}`, 'GPU', d.gpuModel, undefined, { '@odata.id': chassis(`HGX_GPU_${i}`) }, i)),
+    tree.add(gpus[i]!, (bmc) =>
+      processorBody(
+        bmc,
+        gpus[i]!,
+        `GPU_${i}`,
+        'GPU',
+        d.gpuModel,
+        undefined,
+        { '@odata.id': chassis(`HGX_GPU_${i}`) },
+        i,
+      ),
+    ),
   );
 
   // Chassis: the tray itself, the CBC, the HGX zone and one chassis per component that firmware lives on.
@@ -99,19 +197,70 @@ export function computeTray(d: ComputeTrayData): Profile {
     'HGX_FPGA_0',
   ];
   const all = [
-    addChassis(tree, { id: 'BMC_0', name: 'BMC_0', type: 'Module', model: d.model, managedBy: BMC, powered: true, systems: [systems[0]!], contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0')] }),
+    addChassis(tree, {
+      id: 'BMC_0',
+      name: 'BMC_0',
+      type: 'Module',
+      model: d.model,
+      managedBy: BMC,
+      powered: true,
+      systems: [systems[0]!],
+      contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0')],
+    }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
     addChassis(tree, { id: 'CPLD_0', name: 'CPLD_0', type: 'Component', managedBy: BMC }),
-    addChassis(tree, { id: 'CBC_0', name: 'CBC_0', type: 'Module', model: d.model.includes('GB300') ? 'OberonCBC GB300' : 'OberonCBCL', managedBy: BMC, powered: true, systems: [systems[0]!] }),
-    addChassis(tree, { id: 'HGX_Chassis_0', name: 'Chassis_0', type: 'Zone', managedBy: HMC, powered: true, systems: [systems[1]!], contains: hgxParts.map(chassis) }),
+    addChassis(tree, {
+      id: 'CBC_0',
+      name: 'CBC_0',
+      type: 'Module',
+      model: d.model.includes('GB300') ? 'OberonCBC GB300' : 'OberonCBCL',
+      managedBy: BMC,
+      powered: true,
+      systems: [systems[0]!],
+    }),
+    addChassis(tree, {
+      id: 'HGX_Chassis_0',
+      name: 'Chassis_0',
+      type: 'Zone',
+      managedBy: HMC,
+      powered: true,
+      systems: [systems[1]!],
+      contains: hgxParts.map(chassis),
+    }),
     ...hgxParts.map((id) => addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC })),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
 
   const bmcImage = 'FW_BMC_0';
   tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC, HMC]);
-  addManager(tree, { id: 'BMC_0', name: 'OpenBmc Manager', description: 'Baseboard Management Controller', model: 'OpenBmc', image: bmcImage, forChassis: [chassis('BMC_0'), chassis('CBC_0')], forServers: [systems[0]!], inChassis: chassis('BMC_0') }, firmware);
-  addManager(tree, { id: 'HGX_BMC_0', name: 'HGX Manager', description: 'HGX Management Controller', model: 'OpenBmc', image: 'HGX_FW_BMC_0', forChassis: [chassis('HGX_Chassis_0')], forServers: [systems[1]!], inChassis: chassis('HGX_Chassis_0') }, firmware);
+  addManager(
+    tree,
+    {
+      id: 'BMC_0',
+      name: 'OpenBmc Manager',
+      description: 'Baseboard Management Controller',
+      model: 'OpenBmc',
+      image: bmcImage,
+      forChassis: [chassis('BMC_0'), chassis('CBC_0')],
+      forServers: [systems[0]!],
+      inChassis: chassis('BMC_0'),
+    },
+    firmware,
+  );
+  addManager(
+    tree,
+    {
+      id: 'HGX_BMC_0',
+      name: 'HGX Manager',
+      description: 'HGX Management Controller',
+      model: 'OpenBmc',
+      image: 'HGX_FW_BMC_0',
+      forChassis: [chassis('HGX_Chassis_0')],
+      forServers: [systems[1]!],
+      inChassis: chassis('HGX_Chassis_0'),
+    },
+    firmware,
+  );
 
   return {
     id: d.id,
@@ -121,7 +270,12 @@ export function computeTray(d: ComputeTrayData): Profile {
     writable: tree.writable,
     firmware,
     // rms.md §4.2: Targets ["/redfish/v1/Chassis/HGX_Chassis_0"] updates the HMC-managed (HGX_*) side.
-    targetGroups: new Map([[chassis('HGX_Chassis_0'), firmware.filter((f) => f.id.startsWith('HGX_') && f.componentId !== undefined).map((f) => f.id)]]),
+    targetGroups: new Map([
+      [
+        chassis('HGX_Chassis_0'),
+        firmware.filter((f) => f.id.startsWith('HGX_') && f.componentId !== undefined).map((f) => f.id),
+      ],
+    ]),
     power,
     maxImageBytes: 209_715_200,
     managers: [BMC, HMC],
@@ -152,19 +306,40 @@ function systemBody(bmc: SimulatedBmc, id: string, model: string, manager: strin
  * A compute tray's place in the NVL72 rack. Real trays read it from the rack's CBC; here it is
  * configured, or derived from the id so every simulated tray of a rack gets a distinct slot.
  */
-export function topologyOf(bmc: SimulatedBmc): { ChassisSerialNumber: string; TraySlotNumber: number; TraySlotIndex: number } {
+export function topologyOf(bmc: SimulatedBmc): {
+  ChassisSerialNumber: string;
+  TraySlotNumber: number;
+  TraySlotIndex: number;
+} {
   if (bmc.spec.topology) {
     const t = bmc.spec.topology;
-    return { ChassisSerialNumber: t.chassisSerialNumber, TraySlotNumber: t.traySlotNumber, TraySlotIndex: t.traySlotIndex };
+    return {
+      ChassisSerialNumber: t.chassisSerialNumber,
+      TraySlotNumber: t.traySlotNumber,
+      TraySlotIndex: t.traySlotIndex,
+    };
   }
   const n = Number(/(\d+)$/.exec(bmc.spec.id)?.[1] ?? '1');
   const index = (Math.max(n, 1) - 1) % 18;
   const rack = Math.floor((Math.max(n, 1) - 1) / 18);
   // 10 compute trays above the 9 switch trays (slots 11-19), 8 below.
-  return { ChassisSerialNumber: `SIMRACK${String(rack).padStart(5, '0')}`, TraySlotNumber: index < 10 ? index + 1 : index + 10, TraySlotIndex: index };
+  return {
+    ChassisSerialNumber: `SIMRACK${String(rack).padStart(5, '0')}`,
+    TraySlotNumber: index < 10 ? index + 1 : index + 10,
+    TraySlotIndex: index,
+  };
 }
 
-function processorBody(bmc: SimulatedBmc, path: string, id: string, type: 'CPU' | 'GPU', model: string, cores: number | undefined, chassis: { '@odata.id': string }, gpuIndex: number | undefined): Body {
+function processorBody(
+  bmc: SimulatedBmc,
+  path: string,
+  id: string,
+  type: 'CPU' | 'GPU',
+  model: string,
+  cores: number | undefined,
+  chassis: { '@odata.id': string },
+  gpuIndex: number | undefined,
+): Body {
   return {
     '@odata.id': path,
     '@odata.type': '#Processor.v1_13_0.Processor',
@@ -177,6 +352,8 @@ function processorBody(bmc: SimulatedBmc, path: string, id: string, type: 'CPU' 
     ...(cores ? { TotalCores: cores, TotalThreads: cores } : {}),
     Status: { State: bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline', Health: 'OK' },
     Links: { Chassis: chassis },
-    ...(gpuIndex !== undefined ? { Oem: { Nvidia: { MNNVLinkTopology: { ...topologyOf(bmc), TraySerialNumber: bmc.serialNumber } } } } : {}),
+    ...(gpuIndex !== undefined
+      ? { Oem: { Nvidia: { MNNVLinkTopology: { ...topologyOf(bmc), TraySerialNumber: bmc.serialNumber } } } }
+      : {}),
   };
 }

@@ -5,7 +5,13 @@ import { liteonPowerShelf } from './powershelf-liteon.js';
 import { nvswitchTray } from './nvswitch-tray.js';
 import type { Profile } from './types.js';
 
-export const profileIds = ['gb200-compute', 'gb300-compute', 'powershelf-liteon', 'powershelf-delta', 'nvswitch-tray'] as const;
+export const profileIds = [
+  'gb200-compute',
+  'gb300-compute',
+  'powershelf-liteon',
+  'powershelf-delta',
+  'nvswitch-tray',
+] as const;
 export type ProfileId = (typeof profileIds)[number];
 
 /** Every simulated device kind, built once and shared by all BMCs of that kind. */

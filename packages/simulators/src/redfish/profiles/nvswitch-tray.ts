@@ -1,4 +1,14 @@
-import { addChassis, addManager, addServiceBasics, addSystems, ref, refs, resetAction, Tree, uuidFor } from './common.js';
+import {
+  addChassis,
+  addManager,
+  addServiceBasics,
+  addSystems,
+  ref,
+  refs,
+  resetAction,
+  Tree,
+  uuidFor,
+} from './common.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -11,10 +21,46 @@ const DEVICE = 'd5a1c0de4e2f4b7a9c1d2e3f40516273';
 const STAMP = 0x01030200;
 
 const firmware: FirmwareSpec[] = [
-  { id: 'FW_BMC_0', related: '/redfish/v1/Chassis/BMC_0', description: 'BMC image', version: '88.0002.1300', stamp: STAMP, componentId: 0x0010, device: DEVICE, softwareId: '0x0010' },
-  { id: 'FW_ERoT_BMC_0', related: '/redfish/v1/Chassis/ERoT_BMC_0', description: 'ERoT image', version: '01.04.0008.0000_n04', stamp: STAMP, componentId: 0x0011, device: DEVICE, softwareId: '0x0011' },
-  { id: 'FW_CPLD_0', related: '/redfish/v1/Chassis/BMC_0', description: 'CPLD image', version: '0.1C', stamp: STAMP, componentId: 0x0012, device: DEVICE, softwareId: '0x0012' },
-  { id: 'FW_BIOS_0', related: '/redfish/v1/Systems/System_0', description: 'Switch host BIOS', version: '0ACTV.2.12', stamp: STAMP, componentId: 0x0013, device: DEVICE, softwareId: '0x0013' },
+  {
+    id: 'FW_BMC_0',
+    related: '/redfish/v1/Chassis/BMC_0',
+    description: 'BMC image',
+    version: '88.0002.1300',
+    stamp: STAMP,
+    componentId: 0x0010,
+    device: DEVICE,
+    softwareId: '0x0010',
+  },
+  {
+    id: 'FW_ERoT_BMC_0',
+    related: '/redfish/v1/Chassis/ERoT_BMC_0',
+    description: 'ERoT image',
+    version: '01.04.0008.0000_n04',
+    stamp: STAMP,
+    componentId: 0x0011,
+    device: DEVICE,
+    softwareId: '0x0011',
+  },
+  {
+    id: 'FW_CPLD_0',
+    related: '/redfish/v1/Chassis/BMC_0',
+    description: 'CPLD image',
+    version: '0.1C',
+    stamp: STAMP,
+    componentId: 0x0012,
+    device: DEVICE,
+    softwareId: '0x0012',
+  },
+  {
+    id: 'FW_BIOS_0',
+    related: '/redfish/v1/Systems/System_0',
+    description: 'Switch host BIOS',
+    version: '0ACTV.2.12',
+    stamp: STAMP,
+    componentId: 0x0013,
+    device: DEVICE,
+    softwareId: '0x0013',
+  },
 ];
 
 const power: PowerControl = {
@@ -27,7 +73,12 @@ const power: PowerControl = {
 function build(): Profile {
   const BMC = '/redfish/v1/Managers/BMC_0';
   const tree = new Tree();
-  addServiceBasics(tree, { product: 'P4978', vendor: 'NVIDIA', systems: true, managerProvidingService: BMC }, firmware, 209_715_200);
+  addServiceBasics(
+    tree,
+    { product: 'P4978', vendor: 'NVIDIA', systems: true, managerProvidingService: BMC },
+    firmware,
+    209_715_200,
+  );
   addSystems(tree, [power.resource]);
   const reset = resetAction(tree, power, power.resource);
   tree.add(
@@ -51,13 +102,37 @@ function build(): Profile {
   );
   const switches = NVSWITCHES.map((i) => `NVSwitch_${i}`);
   const all = [
-    addChassis(tree, { id: 'BMC_0', name: 'BMC_0', type: 'Enclosure', model: 'N5400_LD', managedBy: BMC, powered: true, systems: [power.resource], contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)] }),
+    addChassis(tree, {
+      id: 'BMC_0',
+      name: 'BMC_0',
+      type: 'Enclosure',
+      model: 'N5400_LD',
+      managedBy: BMC,
+      powered: true,
+      systems: [power.resource],
+      contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)],
+    }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
-    ...switches.map((id) => addChassis(tree, { id, name: id, type: 'Component', model: 'NVLink Switch', managedBy: BMC, powered: true })),
+    ...switches.map((id) =>
+      addChassis(tree, { id, name: id, type: 'Component', model: 'NVLink Switch', managedBy: BMC, powered: true }),
+    ),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
   tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC]);
-  addManager(tree, { id: 'BMC_0', name: 'OpenBmc Manager', description: 'Baseboard Management Controller', model: 'OpenBmc', image: 'FW_BMC_0', forChassis: ['/redfish/v1/Chassis/BMC_0'], forServers: [power.resource], inChassis: '/redfish/v1/Chassis/BMC_0' }, firmware);
+  addManager(
+    tree,
+    {
+      id: 'BMC_0',
+      name: 'OpenBmc Manager',
+      description: 'Baseboard Management Controller',
+      model: 'OpenBmc',
+      image: 'FW_BMC_0',
+      forChassis: ['/redfish/v1/Chassis/BMC_0'],
+      forServers: [power.resource],
+      inChassis: '/redfish/v1/Chassis/BMC_0',
+    },
+    firmware,
+  );
   return {
     id: 'nvswitch-tray',
     label: 'NVIDIA NVLink switch tray BMC',

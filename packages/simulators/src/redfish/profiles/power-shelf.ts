@@ -25,8 +25,26 @@ const SHELF = '/redfish/v1/Chassis/powershelf';
 export function powerShelf(d: PowerShelfData): Profile {
   const psuPath = (i: number) => `${SHELF}/PowerSubsystem/PowerSupplies/PSU_${i}`;
   const firmware: FirmwareSpec[] = [
-    { id: 'FW_PMC_0', related: '/redfish/v1/Managers/BMC_0', description: 'Power management controller image', version: d.versions.pmc, stamp: d.stamp, componentId: 0x0100, device: d.devices.pmc, softwareId: '0x0100' },
-    ...PSUS.map((i) => ({ id: `FW_PSU_${i}`, related: psuPath(i), description: 'PSU image', version: d.versions.psu, stamp: d.stamp, componentId: 0x0110 + i, device: d.devices.psu, softwareId: '0x0110' })),
+    {
+      id: 'FW_PMC_0',
+      related: '/redfish/v1/Managers/BMC_0',
+      description: 'Power management controller image',
+      version: d.versions.pmc,
+      stamp: d.stamp,
+      componentId: 0x0100,
+      device: d.devices.pmc,
+      softwareId: '0x0100',
+    },
+    ...PSUS.map((i) => ({
+      id: `FW_PSU_${i}`,
+      related: psuPath(i),
+      description: 'PSU image',
+      version: d.versions.psu,
+      stamp: d.stamp,
+      componentId: 0x0110 + i,
+      device: d.devices.psu,
+      softwareId: '0x0110',
+    })),
   ];
   const power: PowerControl = {
     resource: SHELF,
@@ -36,7 +54,12 @@ export function powerShelf(d: PowerShelfData): Profile {
   };
   const BMC = '/redfish/v1/Managers/BMC_0';
   const tree = new Tree();
-  addServiceBasics(tree, { product: d.shelfModel, vendor: d.vendor, systems: false, managerProvidingService: BMC }, firmware, 67_108_864);
+  addServiceBasics(
+    tree,
+    { product: d.shelfModel, vendor: d.vendor, systems: false, managerProvidingService: BMC },
+    firmware,
+    67_108_864,
+  );
 
   const reset = resetAction(tree, power, SHELF);
   addChassis(tree, {
@@ -68,7 +91,12 @@ export function powerShelf(d: PowerShelfData): Profile {
     ],
     PowerSupplies: ref(`${SHELF}/PowerSubsystem/PowerSupplies`),
   }));
-  tree.collection(`${SHELF}/PowerSubsystem/PowerSupplies`, 'PowerSupplyCollection', 'Power Supply Collection', PSUS.map(psuPath));
+  tree.collection(
+    `${SHELF}/PowerSubsystem/PowerSupplies`,
+    'PowerSupplyCollection',
+    'Power Supply Collection',
+    PSUS.map(psuPath),
+  );
   for (const i of PSUS) {
     const image = firmware[i + 1]!;
     tree.add(psuPath(i), (bmc) => ({
@@ -88,7 +116,20 @@ export function powerShelf(d: PowerShelfData): Profile {
     }));
   }
   tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC]);
-  addManager(tree, { id: 'BMC_0', name: 'Power Shelf Controller', description: 'Power management controller', model: `${d.shelfModel} PMC`, image: 'FW_PMC_0', forChassis: [SHELF], forServers: [], inChassis: SHELF }, firmware);
+  addManager(
+    tree,
+    {
+      id: 'BMC_0',
+      name: 'Power Shelf Controller',
+      description: 'Power management controller',
+      model: `${d.shelfModel} PMC`,
+      image: 'FW_PMC_0',
+      forChassis: [SHELF],
+      forServers: [],
+      inChassis: SHELF,
+    },
+    firmware,
+  );
 
   return {
     id: d.id,
