@@ -66,7 +66,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `node --import tsx packages/simulators/src/main.ts --config <file>` with `count` gb200 trays on 127.<second>.<third>.1 onwards. */
+/**
+ * `node --import tsx packages/simulators/src/main.ts --config <file>` with `count` gb200 trays on
+ * 127.<second>.<third>.1 onwards.
+ */
 async function startSimulator(
   dir: string,
   processes: ManagedProcess[],
@@ -364,7 +367,8 @@ async function serveSink(): Promise<void> {
   await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
   process.once('SIGTERM', () => process.exit(0));
   process.stdout.write(
-    `SINK ${JSON.stringify({ http: (http.address() as AddressInfo).port, tcp: (tcp.address() as AddressInfo).port })}\n`,
+    `SINK ` +
+      `${JSON.stringify({ http: (http.address() as AddressInfo).port, tcp: (tcp.address() as AddressInfo).port })}\n`,
   );
 }
 

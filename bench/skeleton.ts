@@ -79,7 +79,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const wall = (Date.now() - started) / 1000;
     const after = await metrics();
     const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
-      `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where state = 'succeeded' and not (device_id = any($1::uuid[])) order by 1`,
+      `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where state = ` +
+        `'succeeded' and not (device_id = any($1::uuid[])) order by 1`,
       [[...baselineIds]],
     );
     const ms = rows.map((r) => Number(r.ms));

@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { repoRoot } from '../tools/lib/processes.js';
 
-/** Every command a user runs answers --help with its usage on stdout and exit 0, and a wrong argument with the usage, never a stack trace. */
+/**
+ * Every command a user runs answers --help with its usage on stdout and exit 0, and a wrong argument with the usage,
+ * never a stack trace.
+ */
 const run = (cmd: string, args: string[]) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(cmd, args, {

@@ -261,7 +261,12 @@ describe('process shutdown', () => {
       writeFileSync(
         script,
         `import { ManagedProcess } from ${JSON.stringify(join(repoRoot, 'tools/lib/processes.ts'))};
-const sim = new ManagedProcess('simulator-orphan', 'packages/simulators/src/main.ts', ${JSON.stringify(simFile)}, ${JSON.stringify(dir)});
+const sim = new ManagedProcess(
+  'simulator-orphan',
+  'packages/simulators/src/main.ts',
+  ${JSON.stringify(simFile)},
+  ${JSON.stringify(dir)},
+);
 await sim.start('redfish simulator ready');
 console.log('child ' + sim.pid);
 setInterval(() => undefined, 1000);

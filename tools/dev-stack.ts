@@ -319,25 +319,33 @@ const firstOf = async (role: string) =>
 const first = await firstOf('compute-tray');
 const firstSwitch = await firstOf('nvlink-switch-tray');
 
-console.log(`
+console.log(
+  `
 Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} devices: 18 compute trays, 9 NVLink
 switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played by the simulator.
   Hub API         ${hub}   (GET /healthz, /openapi.json, /v1/devices, /v1/racks, /v1/jobs)
   Temporal UI     http://127.0.0.1:${ports.temporalUi}
-  NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in .tools/netbox-state/admin_password)
+  NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in ` +
+    `.tools/netbox-state/admin_password)
   Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs and /switches
-  Metrics         :${ports.hubMetrics} hub, :${ports.agentMetrics} workflow agent, :${ports.satelliteMetrics} satellite, :${ports.netboxAgentMetrics} NetBox agent (/metrics)
+  Metrics         :${ports.hubMetrics} hub, :${ports.agentMetrics} workflow agent, ` +
+    `:${ports.satelliteMetrics} satellite, :${ports.netboxAgentMetrics} NetBox agent (/metrics)
   Logs            ${dir}/*.log
 Tokens (also in ${join(dir, 'tokens.json')}):
   admin    ${tokens['admin']}
   operator ${tokens['operator']}
   viewer   ${tokens['viewer']}
 Try (${first.name}):
-  curl -s -X POST ${hub}/v1/devices/${first.id}/power -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"action":"on"}'
+  curl -s -X POST ${hub}/v1/devices/${first.id}/power -H "Authorization: Bearer ${tokens['operator']}" ` +
+    `-H 'content-type: application/json' -d '{"action":"on"}'
   curl -s ${hub}/v1/jobs -H "Authorization: Bearer ${tokens['viewer']}"
 Firmware (manifest "${manifest}" is the GB200 compute default):
   curl -s "${hub}/v1/firmware/compliance/summary?site_id=${siteId}" -H "Authorization: Bearer ${tokens['viewer']}"
-  curl -s -X POST ${hub}/v1/firmware-campaigns -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"name":"demo","site_id":"${siteId}","node_types":["compute_gb200_nvidia"],"dry_run":true}'
+  curl -s -X POST ${hub}/v1/firmware-campaigns -H "Authorization: Bearer ${tokens['operator']}" ` +
+    `-H 'content-type: application/json' ` +
+    `-d '{"name":"demo","site_id":"${siteId}","node_types":["compute_gb200_nvidia"],"dry_run":true}'
 Switch NVOS (${firstSwitch.name}; its NVUE at http://<its address>:${ports.nvue}, SSH on :${ports.nvosSsh}):
-  curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" -H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
-Ctrl-C here, or \`bash tools/down.sh\` from another shell, stops everything.`);
+  curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" ` +
+    `-H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
+Ctrl-C here, or \`bash tools/down.sh\` from another shell, stops everything.`,
+);

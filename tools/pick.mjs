@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Prints one field of the first item of a Fleet list answer read from stdin, for shell one-liners:
-//   DEV=$(curl -s "$HUB/v1/devices?role=compute-tray&limit=1" -H "Authorization: Bearer $T" | node tools/pick.mjs id "a compute tray")
+//   DEV=$(curl -s "$HUB/v1/devices?role=compute-tray&limit=1" -H "Authorization: Bearer $T" \
+//     | node tools/pick.mjs id "a compute tray")
 // When nothing matches, or the hub answered an error or not JSON, it says so on stderr and what to check,
 // and exits 1 (so `set -e` scripts stop there, and $DEV is never a stack trace).
 //
@@ -46,7 +47,8 @@ const match = body.items.find((item) => conditions.every(([k, v]) => String(item
 if (!match) {
   const filter = where.length ? ` with ${where.join(', ')}` : '';
   fail(
-    `no ${what}${filter}: the list is empty. Check the filter (site id, role), that the stack is up (bash tools/up.sh) ` +
+    `no ${what}${filter}: the list is empty. Check the filter (site id, role), that the stack is up (bash ` +
+      `tools/up.sh) ` +
       'and that the NetBox agent has synced (.run/dev/netbox-agent.log shows "netbox sync done").',
   );
 }

@@ -40,7 +40,10 @@ describe('tools/pick.mjs (the README one-liners)', () => {
     assert.equal(refused.code, 1);
     assert.match(
       refused.stderr,
-      /refused the request for a rack: UNAUTHENTICATED: missing bearer token \(take a token from \.run\/dev\/tokens\.json\)/,
+      new RegExp(
+        /refused the request for a rack: UNAUTHENTICATED: /.source +
+          /missing bearer token \(take a token from \.run\/dev\/tokens\.json\)/.source,
+      ),
     );
     assert.match(pick('', 'id', 'a rack').stderr, /no answer while asking for a rack: is the hub up\?/);
     assert.match(pick('<html>', 'id', 'a rack').stderr, /not JSON/);

@@ -13,6 +13,8 @@ bash tools/install.sh
 export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
 pnpm typecheck
 pnpm lint
+pnpm format:check
+node tools/check-line-width.mjs
 # Third-party Redfish tools (DMTF validators, sushy) judge the simulator.
 bash tools/redfish-conformance.sh
 pnpm test

@@ -4,13 +4,17 @@ import { stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 
-// The receiving end, in its own process as the switch simulator is: counts bytes until `streams` connections have ended.
+// The receiving end, in its own process as the switch simulator is: counts bytes until `streams` connections have
+// ended.
 const sink = `
 const streams = Number(process.argv[1]);
 let bytes = 0, ended = 0;
 const server = require('node:net').createServer((s) => {
   s.on('data', (d) => (bytes += d.length));
-  s.on('end', () => { if (++ended === streams) { process.stdout.write(JSON.stringify({ bytes }) + '\\n'); server.close(); } s.end(); });
+  s.on('end', () => {
+    if (++ended === streams) { process.stdout.write(JSON.stringify({ bytes }) + '\\n'); server.close(); }
+    s.end();
+  });
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
 `;

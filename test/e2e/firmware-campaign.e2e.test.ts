@@ -37,7 +37,8 @@ describe('firmware campaign: canary, waves, failure budget', () => {
     (await stack.api('GET', `/v1/jobs/${id}`, undefined, stack.tokens.viewer)).body as Campaign;
 
   it(
-    'plans first (dry run writes nothing), waits for approval after the canary, pauses when the failure budget is exceeded, and finishes once resumed',
+    'plans first (dry run writes nothing), waits for approval after the canary, pauses when the failure ' +
+      'budget is exceeded, and finishes once resumed',
     { timeout: 240_000 },
     async () => {
       const request = {

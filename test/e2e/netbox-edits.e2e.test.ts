@@ -32,7 +32,8 @@ describe('NetBox edits that names alone cannot follow', () => {
   const rows = async (text: string, params: unknown[] = []) => (await handle.pool.query<Row>(text, params)).rows;
   const openSyncIssues = () =>
     rows(
-      "select code, object_type, netbox_id from inventory_issues where resolved_at is null and code in ('apply_failed', 'site_not_mirrored', 'invalid_site_id', 'site_id_taken')",
+      'select code, object_type, netbox_id from inventory_issues where resolved_at is null and code in ' +
+        "('apply_failed', 'site_not_mirrored', 'invalid_site_id', 'site_id_taken')",
     );
   const newDevice = (name: string, extra: Record<string, unknown> = {}) =>
     writer.call<{ id: number }>('POST', '/api/dcim/devices/', {
@@ -97,7 +98,8 @@ describe('NetBox edits that names alone cannot follow', () => {
     await nextSync();
     assert.deepEqual(
       await rows(
-        "select netbox_id, deleted_at is not null as deleted from devices where name = 'nbe-01-r001-ct05' order by netbox_id",
+        "select netbox_id, deleted_at is not null as deleted from devices where name = 'nbe-01-r001-ct05' " +
+          'order by netbox_id',
       ),
       [
         { netbox_id: gone, deleted: true },
@@ -187,7 +189,8 @@ describe('NetBox edits that names alone cannot follow', () => {
     await nextSync();
     assert.deepEqual(
       await rows(
-        "select name, redfish_system_id from devices where name in ('nbe-01-r001-ct01', 'nbe-01-r001-ct02') order by name",
+        "select name, redfish_system_id from devices where name in ('nbe-01-r001-ct01', " +
+          "'nbe-01-r001-ct02') order by name",
       ),
       [
         { name: 'nbe-01-r001-ct01', redfish_system_id: 'System_1' },

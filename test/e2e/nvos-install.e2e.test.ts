@@ -135,7 +135,8 @@ describe('NVOS image install on simulated switches, faults and worker crashes in
   );
 
   it(
-    'an SFTP stall fails each attempt after the step timeout; the job fails naming the step, and succeeds once the switch answers',
+    'an SFTP stall fails each attempt after the step timeout; the job fails naming the step, and succeeds ' +
+      'once the switch answers',
     { timeout: 180_000 },
     async () => {
       await setSwitchFaults(stack, 'sw-0003', { sftpStallAfterBytes: SIZE / 4 });
@@ -183,7 +184,8 @@ describe('NVOS image install on simulated switches, faults and worker crashes in
   );
 
   it(
-    'a worker killed in the middle of the upload: the job completes, the image is uploaded in full once and installed once',
+    'a worker killed in the middle of the upload: the job completes, the image is uploaded in full once ' +
+      'and installed once',
     { timeout: 180_000 },
     async () => {
       await setSwitchFaults(stack, 'sw-0005', { sftpStallAfterBytes: SIZE / 2 });
@@ -210,7 +212,8 @@ describe('NVOS image install on simulated switches, faults and worker crashes in
   );
 
   it(
-    'a worker killed in the middle of the install: the new worker follows the same install, nothing is uploaded or installed twice',
+    'a worker killed in the middle of the install: the new worker follows the same install, nothing is ' +
+      'uploaded or installed twice',
     { timeout: 180_000 },
     async () => {
       const id = await nvosInstall(stack, 'sw-0006', packageId);

@@ -86,7 +86,8 @@ describe('walking skeleton: power on across real processes', () => {
     assert.equal(res.headers.get('x-request-id'), requestId);
     const job = res.body as JobBody;
     const { rows } = await stack.dbHandle.pool.query(
-      `select a.actor, a.role, a.action, a.target, a.outcome, a.status_code, i.kind as intent_kind, a.at = j.created_at as same_tx
+      `select a.actor, a.role, a.action, a.target, a.outcome, a.status_code, i.kind as intent_kind,
+         a.at = j.created_at as same_tx
        from audit_log a join jobs j on j.id = a.job_id join intents i on i.job_id = j.id where a.request_id = $1`,
       [requestId],
     );
@@ -113,7 +114,8 @@ describe('walking skeleton: power on across real processes', () => {
     const dump = await stack.dbHandle.pool.query(
       `select string_agg(t::text, ' ') as all from (
          select row_to_json(x)::text as t from jobs x union all select row_to_json(x)::text from devices x
-         union all select row_to_json(x)::text from intents x union all select row_to_json(x)::text from audit_log x) s`,
+         union all select row_to_json(x)::text from intents x
+         union all select row_to_json(x)::text from audit_log x) s`,
     );
     assert.ok(!String(dump.rows[0].all).includes(stack.bmcPassword), 'password found in Postgres');
     const connection = await Connection.connect({ address: stack.temporal.address });

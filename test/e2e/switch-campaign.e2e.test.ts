@@ -22,7 +22,8 @@ describe('switch trays in a firmware campaign: updated over NVOS, not through th
   after(() => stack.stop(), { timeout: 60_000 });
 
   it(
-    'a manifest naming NVUE components (bmc, then fpga) runs the switch firmware workflow on every switch and verifies the versions',
+    'a manifest naming NVUE components (bmc, then fpga) runs the switch firmware workflow on every switch ' +
+      'and verifies the versions',
     { timeout: 240_000 },
     async () => {
       // Switch platform firmware carries its version in the file name (as nvfwupd's bundles do).

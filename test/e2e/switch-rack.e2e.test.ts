@@ -12,14 +12,18 @@ interface Job {
   timeline: { stages: { name: string; status: string; message?: string }[] } | null;
 }
 
-/** The dev stack's credentials: every BMC and every switch logs in with one password, so one shared reference works for all. */
+/**
+ * The dev stack's credentials: every BMC and every switch logs in with one password, so one shared reference works for
+ * all.
+ */
 class SharedPasswordStack extends Stack {
   override readonly switchPassword = this.bmcPassword;
 }
 
 // One simulated NVL72 rack whose 9 switch trays' NVOS runs on the NVOS simulator, mirrored the way NetBox gives it:
 // NVUE and SSH endpoints, no NVOS credential reference of their own (so they log in with bmc/default, like the BMCs).
-describe('switch trays of a rack: NVOS readiness in the cold reboot, password rotation beside shared references', () => {
+describe(`switch trays of a rack: NVOS readiness in the cold reboot, password rotation beside shared \
+references`, () => {
   // An NVUE request timeout longer than the heartbeat timeout, as in production (30 s against 30 s, plus the connect).
   const stack = new SharedPasswordStack({
     racks: 1,
@@ -135,7 +139,8 @@ describe('switch trays of a rack: NVOS readiness in the cold reboot, password ro
       assert.match(
         done.error!.message,
         new RegExp(
-          `^verify_nvos_ready: 1/9 switch trays did not answer NVUE after 3 attempts over 3s: ${silent} \\(UNAVAILABLE: `,
+          `^verify_nvos_ready: 1/9 switch trays did not answer NVUE after 3 attempts over 3s: ${silent} ` +
+            `\\(UNAVAILABLE: `,
         ),
       );
       assert.deepEqual(done.error!.details, { stage: 'verify_nvos_ready', devices: [silent] });
@@ -146,7 +151,8 @@ describe('switch trays of a rack: NVOS readiness in the cold reboot, password ro
   );
 
   it(
-    'a switch tray whose NVUE accepts the connection and never answers fails verify_nvos_ready naming it, not the job as a whole',
+    'a switch tray whose NVUE accepts the connection and never answers fails verify_nvos_ready naming it, ' +
+      'not the job as a whole',
     { timeout: 240_000 },
     async () => {
       const hung = stack.deviceIds.get(trays[4]!)!;
@@ -164,7 +170,8 @@ describe('switch trays of a rack: NVOS readiness in the cold reboot, password ro
   );
 
   it(
-    'rotating a switch whose NVOS reference is shared is refused; the compute trays sharing it still power; with its own reference it rotates',
+    'rotating a switch whose NVOS reference is shared is refused; the compute trays sharing it still ' +
+      'power; with its own reference it rotates',
     { timeout: 240_000 },
     async () => {
       const tray = stack.deviceIds.get(trays[0]!)!;
@@ -178,7 +185,10 @@ describe('switch trays of a rack: NVOS readiness in the cold reboot, password ro
       assert.equal(fallback.status, 409, JSON.stringify(fallback.body));
       assert.match(
         (fallback.body as { error: { message: string } }).error.message,
-        /no NVOS credential reference of its own \(it logs in with its BMC's, bmc\/default\); .*fleet_nvos_credential_ref/,
+        new RegExp(
+          /no NVOS credential reference of its own \(it logs in with its BMC's, bmc\/default\); /.source +
+            /.*fleet_nvos_credential_ref/.source,
+        ),
       );
       // nvos/default is the NVOS reference of every switch the stack registered by hand.
       const shared = await stack.api(

@@ -7,7 +7,10 @@ export interface UploadedPackage {
   digest: string;
 }
 
-/** Uploads a package (a PLDM package, or an NVOS image with format `nvos`) through the hub, the way an operator's client streams it. */
+/**
+ * Uploads a package (a PLDM package, or an NVOS image with format `nvos`) through the hub, the way an operator's client
+ * streams it.
+ */
 export async function uploadPackage(
   stack: Stack,
   bytes: Buffer,

@@ -81,7 +81,11 @@ export function planFleet(spec: FleetSpec): Fleet {
           nodeType,
           position: slot.position,
           serial: `${tag.toUpperCase()}${family.toUpperCase()}${String(n).padStart(7, '0')}`,
-          mac: `02:fe:${[n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].map((b) => b.toString(16).padStart(2, '0')).join(':')}`,
+          mac:
+            '02:fe:' +
+            [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255]
+              .map((b) => b.toString(16).padStart(2, '0'))
+              .join(':'),
           ip: addressAt(spec.firstAddress, n),
         });
         n++;

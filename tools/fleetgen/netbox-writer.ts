@@ -60,7 +60,9 @@ export interface WriteOptions {
   /** fleet_management_profile of every device, e.g. redfish-http:8443 for simulated BMCs. */
   managementProfile: string;
   credentialRef: string;
-  /** Where switch trays' NVOS answers: NVUE at http://<ip>:<nvuePort>, SSH at <ip>:<sshPort> (the simulator's layout). */
+  /**
+   * Where switch trays' NVOS answers: NVUE at http://<ip>:<nvuePort>, SSH at <ip>:<sshPort> (the simulator's layout).
+   */
   nvos?: { nvuePort: number; sshPort: number };
 }
 

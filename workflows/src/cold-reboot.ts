@@ -110,7 +110,8 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
         for (const id of ids) rec.device(id, { state: 'failed', error: { ...error, details: { deviceId: id } } });
         return fail(
           stage,
-          `${ids.length}/${nvos.length} switch trays could not be asked (attempt ${attempt}: ${error.code}: ${error.message}): ${ids.join(', ')}`,
+          `${ids.length}/${nvos.length} switch trays could not be asked (attempt ${attempt}: ` +
+            `${error.code}: ${error.message}): ${ids.join(', ')}`,
           ids,
         );
       });
@@ -130,7 +131,8 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
           : `did not answer NVUE after ${attempts} attempts over ${maxWaitS}s`;
         fail(
           stage,
-          `${failed.length}/${nvos.length} switch trays ${why}: ${failed.map((f) => `${f.deviceId} (${f.error.type}: ${f.error.message})`).join('; ')}`,
+          `${failed.length}/${nvos.length} switch trays ${why}: ` +
+            `${failed.map((f) => `${f.deviceId} (${f.error.type}: ${f.error.message})`).join('; ')}`,
           failed.map((f) => f.deviceId),
         );
       }

@@ -67,7 +67,9 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     const outcomes = Object.values(st.outcomes);
     const n = (o: CampaignDeviceOutcome) => outcomes.filter((x) => x === o).length;
     const total = input.devices.length;
-    const message = `${outcomes.length}/${total} done (${n('succeeded')} updated, ${n('skipped')} compliant, ${n('failed')} failed), ${running.size} running${st.pauseReason ? `; ${st.pauseReason}` : ''}`;
+    const message =
+      `${outcomes.length}/${total} done (${n('succeeded')} updated, ${n('skipped')} compliant, ` +
+      `${n('failed')} failed), ${running.size} running${st.pauseReason ? `; ${st.pauseReason}` : ''}`;
     upsertMemo({
       [jobMemoKey]: {
         progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message },
@@ -147,7 +149,8 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     st.outcomes[d.deviceId] = outcome;
     if (outcome === 'failed' && ++st.failuresSinceResume > input.policy.failureBudget && !st.paused) {
       st.paused = true;
-      st.pauseReason = `failure budget exceeded (${st.failuresSinceResume} > ${input.policy.failureBudget}); resume to continue`;
+      st.pauseReason =
+        `failure budget exceeded (${st.failuresSinceResume} > ${input.policy.failureBudget}); resume to ` + `continue`;
     }
     wake = true;
     publish();
@@ -214,7 +217,9 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
   phase = 'done';
   // RMS parent rule: all done and some failed → the campaign failed, with its counts.
   if (result.failed > 0) {
-    const message = `Campaign complete: ${result.succeeded + result.skipped}/${result.devices} succeeded, ${result.failed} failed`;
+    const message =
+      `Campaign complete: ${result.succeeded + result.skipped}/${result.devices} succeeded, ${result.failed} ` +
+      `failed`;
     publish({ result, error: { code: 'CAMPAIGN_FAILED', message } });
     throw ApplicationFailure.nonRetryable(message, 'CAMPAIGN_FAILED', result);
   }

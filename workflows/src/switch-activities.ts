@@ -13,7 +13,9 @@ const nonRetryableErrorTypes = [
   'NVUE_ACTION_FAILED',
 ];
 
-/** Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call. */
+/**
+ * Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call.
+ */
 export function switchActivities(t: ActivityTimeouts, startToCloseTimeoutS = t.startToCloseTimeoutS) {
   return proxyActivities<SwitchActivities & Pick<FirmwareActivities, 'fetchArtifact'>>({
     heartbeatTimeout: `${t.heartbeatTimeoutS}s`,

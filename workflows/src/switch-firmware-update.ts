@@ -98,7 +98,8 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
     }
     rec.finish('update', failure ? 'failed' : 'completed', failure?.message);
 
-    // What was installed before a failure is activated too: a routine power cycle must never activate firmware nobody verifies.
+    // What was installed before a failure is activated too: a routine power cycle must never activate firmware nobody
+    // verifies.
     let activationError: string | undefined;
     if (installed.length > 0) {
       rec.start('activate', 'power cycle');
@@ -126,17 +127,15 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
         code: 'ACTIVATION_FAILED',
         message: `activation: ${activationError}`,
       }));
-    const notInstalled = run
-      .slice(installed.length)
-      .flatMap((p, k) =>
-        p.components.map((c): ComponentResult => ({
-          ...c,
-          installed: null,
-          status: 'failed',
-          code: failure!.code,
-          message: k === 0 ? failure!.message : `not reached: ${failure!.message}`,
-        })),
-      );
+    const notInstalled = run.slice(installed.length).flatMap((p, k) =>
+      p.components.map((c): ComponentResult => ({
+        ...c,
+        installed: null,
+        status: 'failed',
+        code: failure!.code,
+        message: k === 0 ? failure!.message : `not reached: ${failure!.message}`,
+      })),
+    );
     const components = [
       ...compliant,
       ...(activationError ? installed.flatMap(notActivated) : verifyComponents(installed, after)),

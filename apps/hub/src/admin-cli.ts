@@ -5,11 +5,13 @@ import { Role } from '@fleet/domain';
 import { HubConfig } from './config.js';
 
 // Bootstraps API tokens (the first admin cannot be made through the API).
-const usage = `usage: admin-cli create-token --name <name> --role ${Role.options.join('|')} --config <hub.json>
+const usage =
+  `usage: admin-cli create-token --name <name> --role ${Role.options.join('|')} --config <hub.json>
 
 Creates an API token and prints it once as JSON ({"name","role","token"}); Postgres keeps only its hash.
 The config is the hub's (its database.url is used). Example:
-  node --import tsx apps/hub/src/admin-cli.ts create-token --name ops --role operator --config deploy/config/hub.example.json`;
+  node --import tsx apps/hub/src/admin-cli.ts create-token --name ops --role operator ` +
+  `--config deploy/config/hub.example.json`;
 
 function parse() {
   try {

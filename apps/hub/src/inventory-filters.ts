@@ -5,7 +5,10 @@ import { repeated } from './pagination.js';
 
 /** The role filter of device selections, documented with what checkRoleFilter below answers. */
 export const roleFilter = repeated(z.string().min(1)).describe(
-  "NetBox device role slugs (e.g. compute-tray); repeat for OR. NetBox defines the roles, not Fleet: the allowed values are the roles of the inventory's current (not deleted) devices, and a value no such device has (a role NetBox defines but no device holds yet included) is a 400 whose message lists the known ones, not an empty result.",
+  'NetBox device role slugs (e.g. compute-tray); repeat for OR. NetBox defines the roles, not Fleet: the ' +
+    "allowed values are the roles of the inventory's current (not deleted) devices, and a value no such " +
+    'device has (a role NetBox defines but no device holds yet included) is a 400 whose message lists the ' +
+    'known ones, not an empty result.',
 );
 
 /**
@@ -19,7 +22,8 @@ export async function checkRoleFilter(db: Db, roles: string[] | undefined, field
   if (unknown.length) {
     throw invalid(
       field,
-      `no device has role ${unknown.join(', ')}; the inventory's roles are ${known.length ? known.join(', ') : 'none yet'}`,
+      `no device has role ${unknown.join(', ')}; the inventory's roles are ` +
+        `${known.length ? known.join(', ') : 'none yet'}`,
     );
   }
 }

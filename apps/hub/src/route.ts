@@ -22,7 +22,9 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   success: [number, string];
   /** Other successes: 200 for a dry run, 206 for a range, 304 when not modified. */
   alsoSucceeds?: [number, string][];
-  /** Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413 and 415 are added where they can occur. */
+  /**
+   * Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413 and 415 are added where they can occur.
+   */
   errors?: number[];
 }
 
@@ -148,7 +150,9 @@ export class ApiDoc {
         title: 'Fleet hub API',
         version: '1',
         description:
-          'Reads the hub projection; mutations record intents and answer 202 with a job. Every failure answers {"error": {"code", "message", "details"}}; a method a path does not declare answers 405 with Allow.',
+          'Reads the hub projection; mutations record intents and answer 202 with a job. Every failure ' +
+          'answers {"error": {"code", "message", "details"}}; a method a path does not declare answers 405 ' +
+          'with Allow.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       paths: this.paths,

@@ -137,7 +137,8 @@ describe('hub API', () => {
     assert.equal(other.statusCode, 409);
     assert.equal(other.json().error.code, 'CONFLICT');
     const { rows } = await handle.pool.query(
-      'select count(*)::int as jobs, (select count(*)::int from intents i where i.job_id = $1) as intents from jobs where device_id = $2',
+      'select count(*)::int as jobs, (select count(*)::int from intents i where i.job_id = $1) as intents ' +
+        'from jobs where device_id = $2',
       [first.json().id, devices[1]],
     );
     assert.deepEqual(rows[0], { jobs: 1, intents: 1 });
@@ -222,7 +223,8 @@ describe('hub API', () => {
     assert.equal(res.json().error.code, 'NOT_FOUND');
   });
 
-  it('refuses a batch that would cut power shelves under trays it also acts on, and writes nothing; trays alone are accepted', async () => {
+  it(`refuses a batch that would cut power shelves under trays it also acts on, and writes nothing; trays alone are \
+accepted`, async () => {
     const [rack] = await handle.db
       .insert(racks)
       .values({ siteId: 'lab', name: 'r-batch', rackType: 'gb200_nvl72' })
@@ -275,7 +277,8 @@ describe('hub API', () => {
     assert.equal(on.json().result.refused.length, 2, 'the trays are busy with the first batch');
   });
 
-  it('creates without a job honour Idempotency-Key: a replay returns the first answer, racing requests create once, another body is a 409', async () => {
+  it(`creates without a job honour Idempotency-Key: a replay returns the first answer, racing requests create once, \
+another body is a 409`, async () => {
     const headers = { 'idempotency-key': 'site-k1' };
     const first = await call('POST', '/v1/sites', {
       token: tokens.admin,

@@ -137,7 +137,8 @@ describe('firmware campaigns API', () => {
   const fields = (res: { json(): { error: { details: { field: string }[] } } }) =>
     res.json().error.details.map((d) => d.field);
 
-  it('a dry run plans from Postgres: compliant, unmanifested and inoperable devices left out with the reason, canary first, estimate above the floor; nothing written', async () => {
+  it(`a dry run plans from Postgres: compliant, unmanifested and inoperable devices left out with the reason, canary \
+first, estimate above the floor; nothing written`, async () => {
     const before = await written();
     const res = await call('POST', '/v1/firmware-campaigns', {
       body: { name: 'dry', site_id: 'fw', dry_run: true, policy: { canarySize: 1, waveSize: 2 } },
@@ -173,7 +174,8 @@ describe('firmware campaigns API', () => {
     assert.deepEqual(await written(), before);
   });
 
-  it('filters select within the site (repeat = OR, filters AND); force takes compliant devices; an explicit manifest wins', async () => {
+  it(`filters select within the site (repeat = OR, filters AND); force takes compliant devices; an explicit manifest \
+wins`, async () => {
     const dry = async (extra: Record<string, unknown>) => {
       const res = await call('POST', '/v1/firmware-campaigns', {
         body: { name: 'dry', site_id: 'fw', dry_run: true, ...extra },
@@ -232,7 +234,8 @@ describe('firmware campaigns API', () => {
   it('more than 5,000 devices to update is a 400 asking to narrow the selection', async () => {
     await insertSite(handle.db, { id: 'big', name: 'Big' });
     await handle.pool.query(`insert into devices (name, site_id, node_type, bmc_url, credential_ref)
-      select 'ct-' || g, 'big', 'compute_gb200_nvidia', 'http://127.0.0.1:9000', 'bmc/default' from generate_series(1, 5001) g`);
+      select 'ct-' || g, 'big', 'compute_gb200_nvidia', 'http://127.0.0.1:9000', 'bmc/default'
+      from generate_series(1, 5001) g`);
     const res = await call('POST', '/v1/firmware-campaigns', { body: { name: 'big', site_id: 'big', dry_run: true } });
     assert.equal(res.statusCode, 400);
     assert.match(res.json().error.message, /at most 5000: narrow it/);
@@ -240,7 +243,8 @@ describe('firmware campaigns API', () => {
 
   let campaignA = '';
 
-  it('creating a campaign writes its job and start intent, a job per device without intents, the campaign row and an audit row, in one go', async () => {
+  it(`creating a campaign writes its job and start intent, a job per device without intents, the campaign row and an \
+audit row, in one go`, async () => {
     const body = { name: 'rack a to 2.0', site_id: 'fw', rack_ids: [rack.a], policy: { canarySize: 1, waveSize: 2 } };
     const res = await call('POST', '/v1/firmware-campaigns', {
       body,
@@ -269,7 +273,8 @@ describe('firmware campaigns API', () => {
     ]);
     assert.deepEqual(intents, [{ kind: 'start', status: 'pending' }]);
     const { rows: children } = await handle.pool.query(
-      `select j.id, j.device_id, j.kind, j.params, (select count(*)::int from intents i where i.job_id = j.id) as intents from jobs j where j.parent_id = $1`,
+      `select j.id, j.device_id, j.kind, j.params, (select count(*)::int from intents i where i.job_id = ` +
+        `j.id) as intents from jobs j where j.parent_id = $1`,
       [campaignA],
     );
     assert.equal(children.length, 3);
@@ -371,7 +376,8 @@ describe('firmware campaigns API', () => {
     assert.deepEqual(fields(bad), ['query.cursor']);
   });
 
-  it('the detail and the devices endpoint show the phase, counts by state, failures and per-component results, paged by device name', async () => {
+  it(`the detail and the devices endpoint show the phase, counts by state, failures and per-component results, paged \
+by device name`, async () => {
     const { rows: children } = await handle.pool.query(
       'select j.id, d.name from jobs j join devices d on d.id = j.device_id where j.parent_id = $1 order by d.name',
       [campaignA],
@@ -446,7 +452,8 @@ describe('firmware campaigns API', () => {
     assert.equal((await call('GET', `/v1/firmware-campaigns/${ct1.id}`, { token: tokens.viewer })).statusCode, 404);
   });
 
-  it('pause, resume and approve record a signal intent and an audit row; cancel goes through the job cancel; all 409 once the campaign has ended', async () => {
+  it(`pause, resume and approve record a signal intent and an audit row; cancel goes through the job cancel; all 409 \
+once the campaign has ended`, async () => {
     for (const signal of ['pause', 'resume', 'approve']) {
       const res = await call('POST', `/v1/firmware-campaigns/${campaignA}/${signal}`, {
         headers: { 'x-request-id': `r-${signal}` },
@@ -486,7 +493,8 @@ describe('firmware campaigns API', () => {
     );
   });
 
-  it('a device firmware update takes the given or the default manifest, refuses busy devices and types without one; a refresh is a job too', async () => {
+  it(`a device firmware update takes the given or the default manifest, refuses busy devices and types without one; a \
+refresh is a job too`, async () => {
     const loose = dev['loose-ct']!.id;
     const wrong = await call('POST', `/v1/devices/${loose}/firmware-update`, {
       body: { manifest_id: manifest.switch },
@@ -536,7 +544,8 @@ describe('firmware campaigns API', () => {
     assert.equal(await count(`intents where job_id = $1 and kind = 'start'`, [refresh.json().id]), 1);
   });
 
-  it('maintenance windows: admins replace them in one go (If-Match honoured), anyone reads them back, bad ones are named field by field', async () => {
+  it(`maintenance windows: admins replace them in one go (If-Match honoured), anyone reads them back, bad ones are \
+named field by field`, async () => {
     assert.deepEqual((await call('GET', '/v1/sites/fw/maintenance-windows', { token: tokens.viewer })).json(), {
       windows: [],
     });

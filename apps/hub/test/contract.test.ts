@@ -150,7 +150,8 @@ describe('hub API contract', () => {
     return [...here, ...Object.entries(value).flatMap(([key, item]) => patternsIn(item, pattern, [...path, key]))];
   };
 
-  it("a new site's ID must be a lower-case DNS label, and the document gives the pattern on that field only", async () => {
+  it(`a new site's ID must be a lower-case DNS label, and the document gives the pattern on that field \
+only`, async () => {
     for (const bad of ['R_1', 'a b', 'x'.repeat(64), '-lab', 'lab-']) {
       const res = await post('/v1/sites', { id: bad, name: 'Bad' }, tokens.admin);
       assertInvalid(res, 'body.id', /DNS label/);
@@ -165,14 +166,17 @@ describe('hub API contract', () => {
     ]);
   });
 
-  it('a site whose ID predates the DNS-label rule is read, filtered on and referenced, but cannot be created again', async () => {
+  it(`a site whose ID predates the DNS-label rule is read, filtered on and referenced, but cannot be created \
+again`, async () => {
     // Registered or mirrored before the rule; nothing renames it, since task queues and jobs refer to it.
     await handle.pool.query(`insert into sites (id, name) values ('Legacy_Site', 'Legacy')`);
     const [rack] = (
       await handle.pool.query(`insert into racks (site_id, name) values ('Legacy_Site', 'rack-L') returning id`)
     ).rows;
     await handle.pool.query(
-      `insert into devices (name, site_id, rack_id, node_type, role, bmc_url, credential_ref) values ('legacy-tray', 'Legacy_Site', $1, 'compute_gb200_nvidia', 'compute-tray', 'http://127.0.0.1:9010', 'bmc/default')`,
+      `insert into devices (name, site_id, rack_id, node_type, role, bmc_url, credential_ref) values ` +
+        `('legacy-tray', 'Legacy_Site', $1, 'compute_gb200_nvidia', 'compute-tray', 'http://127.0.0.1:9010', ` +
+        `'bmc/default')`,
       [rack.id],
     );
 
@@ -363,7 +367,8 @@ describe('hub error log', () => {
     });
     const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
     try {
-      // The statement the original defect failed on: Postgres cannot take a NUL, and drizzle's error carries the parameters.
+      // The statement the original defect failed on: Postgres cannot take a NUL, and drizzle's error carries the
+      // parameters.
       hub.app.get('/test/failing-statement', async () => getSite(hub.handle.db, 'secret-parameter-value\u0000'));
       const res = await hub.app.inject({
         method: 'GET',

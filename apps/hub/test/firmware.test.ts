@@ -190,7 +190,8 @@ describe('hub firmware catalog', () => {
       assert.deepEqual(await readdir(join(blobDir, 'tmp')), []);
     });
 
-    it('413 over firmware.maxPackageBytes: declared up front, or found while streaming; nothing is stored', async () => {
+    it(`413 over firmware.maxPackageBytes: declared up front, or found while streaming; nothing is \
+stored`, async () => {
       const before = await storedFiles();
       const big = buildFwpkg(trayPackage('9.9.9', maxPackageBytes));
       const declared = await upload(big);
@@ -231,7 +232,9 @@ describe('hub firmware catalog', () => {
       const socket = connect(Number(port), '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
       socket.write(
-        `POST /v1/firmware/packages?file_name=cut.fwpkg HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${tokens.operator}\r\ncontent-type: application/octet-stream\r\ncontent-length: ${pkg.length}\r\n\r\n`,
+        `POST /v1/firmware/packages?file_name=cut.fwpkg HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ` +
+          `Bearer ${tokens.operator}\r\ncontent-type: application/octet-stream\r\ncontent-length: ` +
+          `${pkg.length}\r\n\r\n`,
       );
       socket.write(pkg.subarray(0, 100_000));
       await waitFor(
@@ -411,7 +414,8 @@ describe('hub firmware catalog', () => {
       assert.equal(dup.json().error.code, 'ALREADY_EXISTS');
     });
 
-    it('a create retried with its Idempotency-Key answers the first 201 again, ETag and Location included, and makes one manifest', async () => {
+    it(`a create retried with its Idempotency-Key answers the first 201 again, ETag and Location included, and makes \
+one manifest`, async () => {
       const body = { name: 'gb200-retried', hardware_type: 'compute_gb200_nvidia', steps: steps(goodId) };
       const headers = { 'idempotency-key': 'manifest-k1' };
       const first = await call('POST', '/v1/firmware/manifests', 'operator', { body, headers });
@@ -493,7 +497,8 @@ describe('hub firmware catalog', () => {
       assert.equal(moveDefault.statusCode, 409);
     });
 
-    it('a package a manifest uses cannot be deleted (409); deleting manifest then package removes the blob', async () => {
+    it(`a package a manifest uses cannot be deleted (409); deleting manifest then package removes the \
+blob`, async () => {
       const other = (await upload(buildFwpkg(trayPackage('3.0.0')), 'tray-3.fwpkg')).json();
       const m = await create({ name: 'temp', hardware_type: 'switch_gb200_nvidia', steps: steps(other.id, '3.0.0') });
       assert.equal((await call('DELETE', `/v1/firmware/packages/${other.id}`, 'operator')).statusCode, 403);

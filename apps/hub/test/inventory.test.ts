@@ -346,7 +346,8 @@ describe('hub inventory API over a synced mirror', () => {
       assert.ok(params.includes(p), p);
   });
 
-  it('maps NVOS endpoints from the fleet_nvos_* fields; a switch tray without them, or with malformed ones, carries an issue', async () => {
+  it(`maps NVOS endpoints from the fleet_nvos_* fields; a switch tray without them, or with malformed ones, carries an \
+issue`, async () => {
     const sw01 = (await get('/v1/devices?site_id=ams1&role=nvlink-switch-tray')).body.items[0];
     assert.deepEqual([sw01.nvos_url, sw01.nvos_ssh], ['https://10.0.0.5', '10.0.0.5:22']);
     const sw = {
@@ -392,7 +393,8 @@ describe('hub inventory API over a synced mirror', () => {
     assert.deepEqual(await issues('invalid_nvos_endpoint'), [
       [
         211,
-        'fleet_nvos_url is ftp://10.0.0.7; expected http(s)://host[:port]; fleet_nvos_ssh is 10.0.0.7; expected host:port; fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)',
+        'fleet_nvos_url is ftp://10.0.0.7; expected http(s)://host[:port]; fleet_nvos_ssh is 10.0.0.7; ' +
+          'expected host:port; fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)',
       ],
     ]);
     // Fixed in NetBox, the next sync resolves the issue.

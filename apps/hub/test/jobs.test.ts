@@ -122,7 +122,8 @@ describe('jobs: parents and children', () => {
     assert.match(doc.paths['/v1/jobs/{id}/cancel'].post.summary, /409 naming the parent/);
   });
 
-  it("parent_id lists that parent's children in a stable (created_at, id) order, paged without gaps or repeats", async () => {
+  it(`parent_id lists that parent's children in a stable (created_at, id) order, paged without gaps or \
+repeats`, async () => {
     const children = await list(`parent_id=${rackJob.id}&limit=1000`);
     assert.equal(children.items.length, rackDevices.length);
     assert.deepEqual(children.items.map((j) => j.target.device_id).sort(), [...rackDevices].sort());
@@ -149,7 +150,8 @@ describe('jobs: parents and children', () => {
     );
   });
 
-  it("a rack sequence's child names its parent's workflow; a batch has no workflow, its children have their own", async () => {
+  it(`a rack sequence's child names its parent's workflow; a batch has no workflow, its children have their \
+own`, async () => {
     const child = (await list(`parent_id=${rackJob.id}&limit=1`)).items[0]!;
     assert.equal(child.workflow_id, rackJob.id);
     assert.equal((await call('GET', `/v1/jobs/${child.id}`, tokens.viewer)).json().workflow_id, rackJob.id);
@@ -202,8 +204,10 @@ describe('jobs: parents and children', () => {
       credentialRef: 'bmc/default',
     });
     const { rows } = await handle.pool.query(
-      `with c as (insert into jobs (kind, state, site_id, params, created_by) values ('firmware.campaign', 'running', 'lab2', '{}', 't') returning id)
-       insert into jobs (kind, state, site_id, device_id, parent_id, params, created_by) select 'device.firmware_update', 'queued', 'lab2', $1, c.id, '{}', 't' from c
+      `with c as (insert into jobs (kind, state, site_id, params, created_by)
+         values ('firmware.campaign', 'running', 'lab2', '{}', 't') returning id)
+       insert into jobs (kind, state, site_id, device_id, parent_id, params, created_by)
+       select 'device.firmware_update', 'queued', 'lab2', $1, c.id, '{}', 't' from c
        returning id, parent_id`,
       [device.id],
     );

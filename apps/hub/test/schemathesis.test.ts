@@ -140,7 +140,8 @@ describe('schemathesis against the hub /openapi.json', () => {
       const started = Date.now();
       const run = await schemathesis(openapiUrl, hub.tokens[role], reportDir, role, [...filters]);
       console.log(
-        `schemathesis (${role} token): ${run.requests} requests in ${Math.round((Date.now() - started) / 1000)} s; checks: ${checks.join(', ')}`,
+        `schemathesis (${role} token): ${run.requests} requests in ` +
+          `${Math.round((Date.now() - started) / 1000)} s; checks: ${checks.join(', ')}`,
       );
       assert.equal(run.code, 0, run.output);
       assert.ok(run.requests >= least, `schemathesis sent only ${run.requests} requests\n${run.output}`);

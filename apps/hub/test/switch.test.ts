@@ -127,7 +127,8 @@ describe('hub: NVOS images and switch installs', () => {
     assert.equal(badSsh.json().error.details[0].field, 'body.nvos_ssh');
   });
 
-  it('POST /v1/devices/{id}/nvos-install: 202 with the job; the same Idempotency-Key replays it; a second install while it runs is 409', async () => {
+  it(`POST /v1/devices/{id}/nvos-install: 202 with the job; the same Idempotency-Key replays it; a second install \
+while it runs is 409`, async () => {
     const first = await post(
       `/v1/devices/${switchId}/nvos-install`,
       'operator',
@@ -182,7 +183,8 @@ describe('hub: NVOS images and switch installs', () => {
       403,
     );
   });
-  it('switch operations: factory reset needs admin and the device name as confirmation; rotation and certificates need admin; firmware steps must name switch components', async () => {
+  it(`switch operations: factory reset needs admin and the device name as confirmation; rotation and certificates need \
+admin; firmware steps must name switch components`, async () => {
     const sw = (
       await post('/v1/devices', 'admin', switchTray('sw-ops', { nvos_credential_ref: 'nvos/sw-ops' }))
     ).json();
@@ -242,7 +244,8 @@ describe('hub: NVOS images and switch installs', () => {
     assert.equal(update.statusCode, 202, update.body);
     assert.equal(update.json().kind, 'switch.firmware_update');
   });
-  it('NVOS password rotation: 409 unless the switch has a reference of its own, for NVOS only; 202 when it does', async () => {
+  it(`NVOS password rotation: 409 unless the switch has a reference of its own, for NVOS only; 202 when it \
+does`, async () => {
     const tray = async (name: string, extra: object = {}) =>
       (await post('/v1/devices', 'admin', switchTray(name, extra))).json().id as string;
     const rotate = (id: string) => post(`/v1/devices/${id}/nvos-password-rotation`, 'admin', {});

@@ -156,8 +156,11 @@ export class NetboxSync {
             row.netboxId,
             reason,
             reason === 'invalid_site_id'
-              ? `${what}: the slug is no Fleet site id, which must be ${SITE_ID_RULE}; the site, its racks and devices are not mirrored until its slug is changed in NetBox`
-              : `${what}: Fleet site id ${row.slug} belongs to another mirrored site (a site keeps its Fleet id when its slug is renamed); the site, its racks and devices are not mirrored until it has another slug`,
+              ? `${what}: the slug is no Fleet site id, which must be ${SITE_ID_RULE}; the site, its racks ` +
+                  `and devices are not mirrored until its slug is changed in NetBox`
+              : `${what}: Fleet site id ${row.slug} belongs to another mirrored site (a site keeps its Fleet ` +
+                  `id when its slug is renamed); the site, its racks and devices are not mirrored until it has ` +
+                  `another slug`,
           );
         }
         return written;
@@ -220,7 +223,8 @@ export class NetboxSync {
           spec,
           o.id,
           'site_not_mirrored',
-          `${label(spec, o)} is in NetBox site ${site}, which is not mirrored (see that site's inventory issue); it is not mirrored either`,
+          `${label(spec, o)} is in NetBox site ${site}, which is not mirrored (see that site's inventory ` +
+            `issue); it is not mirrored either`,
         );
       }
     }

@@ -111,7 +111,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
   const issues = async () =>
     (
       await handle.pool.query<{ object_type: string; netbox_id: number; code: string; message: string }>(
-        'select object_type, netbox_id, code, message from inventory_issues where resolved_at is null and code <> $1 order by object_type, netbox_id',
+        'select object_type, netbox_id, code, message from inventory_issues where resolved_at is null and ' +
+          'code <> $1 order by object_type, netbox_id',
         ['missing_bmc_address'],
       )
     ).rows;
@@ -144,7 +145,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
     netbox.put('/api/dcim/devices/', device(100, 1, 10, 'ct01'));
   });
 
-  it('a rack Postgres refuses becomes an issue naming it, logged whole without the statement parameters; the rest is mirrored', async () => {
+  it(`a rack Postgres refuses becomes an issue naming it, logged whole without the statement parameters; the rest is \
+mirrored`, async () => {
     // 2^31 U: out of range for the column, the kind of value only the database notices.
     netbox.put('/api/dcim/racks/', rack(11, 1, 'r-huge', 2 ** 31));
     netbox.put('/api/dcim/devices/', device(101, 1, 11, 'ct02'));
@@ -184,7 +186,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
     assert.deepEqual(racks, ['r-huge', 'r001']);
   });
 
-  it('a transient database failure fails the whole pass, to be retried, with no issues; a refused row is an issue', async () => {
+  it(`a transient database failure fails the whole pass, to be retried, with no issues; a refused row is an \
+issue`, async () => {
     // Postgres fails every write of rack r-flaky with the SQLSTATE in test_fault while it holds one.
     await handle.pool.query(`
       create table test_fault (sqlstate text not null);
@@ -223,7 +226,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
       await fault(null);
       await sync().full();
       assert.deepEqual(await racks(), ['r-flaky', 'r001']);
-      // After a good pass, an incremental one fails as a whole too and leaves the mirror and its watermark as they were.
+      // After a good pass, an incremental one fails as a whole too and leaves the mirror and its watermark as they
+      // were.
       const before = await getOrCreateSyncState(handle.db, 'netbox');
       netbox.put('/api/dcim/racks/', rack(11, 1, 'r-flaky', 42));
       await fault('40P01');
@@ -258,7 +262,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
     }
   });
 
-  it('a site whose slug is no DNS label is an issue naming it; its racks and devices are reported skipped', async () => {
+  it(`a site whose slug is no DNS label is an issue naming it; its racks and devices are reported \
+skipped`, async () => {
     netbox.put('/api/dcim/sites/', site(2, 'Lab_B'));
     netbox.put('/api/dcim/racks/', rack(20, 2, 'r001'));
     netbox.put('/api/dcim/devices/', device(200, 2, 20, 'ct01'));
@@ -280,7 +285,10 @@ describe('NetBox sync: an object that cannot be applied', () => {
     );
     assert.match(
       found[2]!.message,
-      /^site Site Lab_B \(slug Lab_B, NetBox id 2\): the slug is no Fleet site id, which must be a lower-case DNS label/,
+      new RegExp(
+        /^site Site Lab_B \(slug Lab_B, NetBox id 2\): /.source +
+          /the slug is no Fleet site id, which must be a lower-case DNS label/.source,
+      ),
     );
     assert.match(found[0]!.message, /^device ct01 \(NetBox id 200\) is in NetBox site Lab_B, which is not mirrored/);
     assert.match(warnings.join('\n'), /3 NetBox objects are not mirrored/);
@@ -295,7 +303,8 @@ describe('NetBox sync: an object that cannot be applied', () => {
     assert.deepEqual(await issues(), []);
   });
 
-  it('a renamed site slug keeps its Fleet site id; a new site taking the old slug is an issue, not a failed sync', async () => {
+  it(`a renamed site slug keeps its Fleet site id; a new site taking the old slug is an issue, not a failed \
+sync`, async () => {
     await sync().full();
     netbox.put('/api/dcim/sites/', site(1, 'ams-one'));
     netbox.put('/api/dcim/sites/', site(3, 'ams1'));

@@ -116,7 +116,8 @@ const running = worker.run();
 const shutdown = handleShutdown({
   name: 'satellite worker',
   log,
-  // Running activities get shutdownGraceTimeS (then are handed back); closing the connection and the cache takes moments.
+  // Running activities get shutdownGraceTimeS (then are handed back); closing the connection and the cache takes
+  // moments.
   graceS: config.worker.shutdownGraceTimeS + 5,
   drain: async () => {
     // The SDK Runtime may have begun the worker's shutdown on the same signal.

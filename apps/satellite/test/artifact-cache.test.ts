@@ -26,7 +26,10 @@ const MiB = 1024 * 1024;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const silent = pino({ level: 'silent' });
 
-/** Forwards to the hub; after `cutAfter` bytes towards the client it drops both sockets, after `stallAfter` it stops forwarding. */
+/**
+ * Forwards to the hub; after `cutAfter` bytes towards the client it drops both sockets, after `stallAfter` it stops
+ * forwarding.
+ */
 class FlakyProxy {
   cutAfter = Infinity;
   stallAfter = Infinity;
@@ -159,7 +162,8 @@ describe('site artifact cache', () => {
     assert.deepEqual(await readdir(dir), [digest]);
   });
 
-  it('a transfer cut part-way keeps its partial file; the next call resumes with a Range request and verifies', async () => {
+  it(`a transfer cut part-way keeps its partial file; the next call resumes with a Range request and \
+verifies`, async () => {
     const bytes = randomBytes(4 * MiB);
     const digest = await putBlob(bytes);
     const { cache, dir } = await newCache({ url: proxyUrl });

@@ -74,7 +74,8 @@ describe('awaitDevices and readDevicePower', () => {
     assert.ok(Date.now() - started < 2_000);
   });
 
-  it("follows a BMC reboot: 'unreachable' while it answers 503, then 'reachable'; the shelf stays reachable", async () => {
+  it(`follows a BMC reboot: 'unreachable' while it answers 503, then 'reachable'; the shelf stays \
+reachable`, async () => {
     bench.sim.bmc('reboot').rebootManager();
     const down = await runActivity(mockEnv(), 'awaitDevices', {
       targets: [bench.target('reboot')],

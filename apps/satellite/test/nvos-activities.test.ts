@@ -169,7 +169,8 @@ describe('NVOS activities against the simulated switch', () => {
     assert.equal(sim.switch('stall').fs.file(`/host/nos-images/${FILE}`)!.sha256, image.digest);
   });
 
-  it('installs up to the reboot handoff, then sees the switch come back running the build; again is a no-op', async () => {
+  it(`installs up to the reboot handoff, then sees the switch come back running the build; again is a \
+no-op`, async () => {
     await stage('install');
     const env = mockEnv();
     const beats: InstallHeartbeat[] = [];
@@ -246,7 +247,8 @@ describe('NVOS activities against the simulated switch', () => {
     assert.equal(sim.switch('broken').counters.installsStarted, 1);
   });
 
-  it('waits out NVUE being unavailable after the reboot; a switch back on the old build fails verification', async () => {
+  it(`waits out NVUE being unavailable after the reboot; a switch back on the old build fails \
+verification`, async () => {
     await stage('away');
     await install('away');
     const sw = sim.switch('away');

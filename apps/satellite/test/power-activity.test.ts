@@ -119,7 +119,8 @@ describe('setDevicePower activity', () => {
     }
   });
 
-  it('unknown credential reference and wrong password are non-retryable, typed failures naming the device', async () => {
+  it(`unknown credential reference and wrong password are non-retryable, typed failures naming the \
+device`, async () => {
     await assert.rejects(
       run(new MockActivityEnvironment(), { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
       (err: unknown) =>

@@ -73,7 +73,8 @@ describe('installSwitchCertificate activity', () => {
     }
   };
 
-  it('imports the domain CA and certificate, binds the API with mTLS, and checks it over a connection trusting only that CA', async () => {
+  it(`imports the domain CA and certificate, binds the API with mTLS, and checks it over a connection trusting only \
+that CA`, async () => {
     const result = await runIn(mockEnv(), install, { target: bench.target('sw'), domain: 'site-a' });
     assert.equal(result.changed, true);
     assert.match(result.certificateId, /^fleet-site-a-[0-9a-f]{12}$/);
@@ -112,7 +113,8 @@ describe('installSwitchCertificate activity', () => {
     assert.ok(!bench.logs.join('').includes('PRIVATE KEY'), 'no key material in the logs');
   });
 
-  it("after the install the satellite's own NVUE calls present the default domain's client identity (RMS default_switch_domain)", async () => {
+  it(`after the install the satellite's own NVUE calls present the default domain's client identity (RMS \
+default_switch_domain)`, async () => {
     const tls = { insecure: false, caFile: join(roots.switchCertRoot, 'site-a', 'ca.pem') };
     const without = { ...bench.access, nvos: { ...bench.access.nvos, tls } };
     await assert.rejects(

@@ -46,7 +46,8 @@ describe('resetSwitchToFactoryDefault activity', () => {
     ]?.fingerprint;
   const posts = (id: string) => nvueLines(bench.sim, id).filter((r) => r.line === FACTORY_RESET);
 
-  it('submits the reset, waits for admin/admin over SSH after the reboot, and stores admin/admin under the reference', async () => {
+  it(`submits the reset, waits for admin/admin over SSH after the reboot, and stores admin/admin under the \
+reference`, async () => {
     const env = mockEnv();
     const beats: FactoryResetHeartbeat[] = [];
     env.on('heartbeat', (d: FactoryResetHeartbeat) => beats.push(d));
@@ -68,7 +69,8 @@ describe('resetSwitchToFactoryDefault activity', () => {
     assert.deepEqual(bench.secrets()['switch/sw#previous'], { username: USER, password: 'configured-pw' });
   });
 
-  it('a switch that comes back with a new SSH host key: trusted once admin/admin logs in through it, so later logins work', async () => {
+  it(`a switch that comes back with a new SSH host key: trusted once admin/admin logs in through it, so later logins \
+work`, async () => {
     const target = bench.target('rekeyed');
     const before = bench.sim.switch('rekeyed').hostKey.sha256;
     (await openSsh(bench.access, target, new AbortController().signal)).close();
@@ -87,7 +89,8 @@ describe('resetSwitchToFactoryDefault activity', () => {
     assert.ok(bench.logs.some((l) => l.includes('new SSH host key') && l.includes(after)));
   });
 
-  it('a pinned switch that comes back with another key fails HOST_KEY_MISMATCH naming both keys: a pin is never replaced', async () => {
+  it(`a pinned switch that comes back with another key fails HOST_KEY_MISMATCH naming both keys: a pin is never \
+replaced`, async () => {
     const pinned = bench.sim.switch('pinned').hostKey.sha256;
     const err = await runIn(mockEnv(), reset(), {
       target: { ...bench.target('pinned'), hostKeyFingerprint: pinned },
@@ -139,7 +142,8 @@ describe('resetSwitchToFactoryDefault activity', () => {
     assert.deepEqual(bench.secrets()['switch/env'], { username: USER, password: 'configured-pw' });
   });
 
-  it('a switch refusing both the configured credentials and admin/admin fails FAILED_PRECONDITION, nothing reset', async () => {
+  it(`a switch refusing both the configured credentials and admin/admin fails FAILED_PRECONDITION, nothing \
+reset`, async () => {
     const err = await runIn(mockEnv(), reset(), { target: bench.target('locked'), timings }).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure);
     assert.equal(err.type, 'FAILED_PRECONDITION');

@@ -65,7 +65,8 @@ describe('switch firmware activities', () => {
     assert.equal(file?.uploads, 1);
   });
 
-  it('installs a staged component with the NVUE action, heartbeating its id; the new version waits for a power cycle', async () => {
+  it(`installs a staged component with the NVUE action, heartbeating its id; the new version waits for a power \
+cycle`, async () => {
     const env = mockEnv();
     const beats: FirmwareInstallHeartbeat[] = [];
     env.on('heartbeat', (d: FirmwareInstallHeartbeat) => beats.push(d));
@@ -111,7 +112,8 @@ describe('switch firmware activities', () => {
     assert.equal(bench.sim.switch('resume').counters.firmwareInstallsStarted, 1);
   });
 
-  it('a retry whose first attempt lost the answer to its POST follows the install the switch runs, not a second one', async () => {
+  it(`a retry whose first attempt lost the answer to its POST follows the install the switch runs, not a second \
+one`, async () => {
     await stage('lost', steps['fpga']!);
     // The first attempt's POST landed, but its answer (the action id) never came back.
     const c = new NvueClient({
@@ -173,7 +175,8 @@ describe('switch firmware activities', () => {
     }
   });
 
-  it('a stalled SFTP transfer fails SFTP_STALL naming the switch and the file; the retry uploads it whole', async () => {
+  it(`a stalled SFTP transfer fails SFTP_STALL naming the switch and the file; the retry uploads it \
+whole`, async () => {
     bench.sim.switch('stall').setFaults({ sftpStallAfterBytes: 128 * 1024 });
     const err = await stage('stall', steps['big']!).catch((e: unknown) => e);
     assert.ok(err instanceof ApplicationFailure, String(err));
@@ -197,7 +200,8 @@ describe('switch firmware activities', () => {
     );
   });
 
-  it('activation: one power cycle, then the platform-firmware probe until the switch is back with the new versions', async () => {
+  it(`activation: one power cycle, then the platform-firmware probe until the switch is back with the new \
+versions`, async () => {
     await stage('cycle', steps['bmc']!);
     assert.equal((await install('cycle', steps['bmc']!)).state, 'installed');
     const env = mockEnv();
@@ -225,7 +229,8 @@ describe('switch firmware activities', () => {
     assert.equal(bench.sim.switch('cycle').counters.reboots, 1);
   });
 
-  it('rides over NVUE staying unavailable after the reboot, and fails DEADLINE_EXCEEDED when it never returns', async () => {
+  it(`rides over NVUE staying unavailable after the reboot, and fails DEADLINE_EXCEEDED when it never \
+returns`, async () => {
     const sw = bench.sim.switch('dark');
     /** Takes NVUE away once the power cycle has been taken, for the reboot and after. */
     const darkAfterCycle = async () => {

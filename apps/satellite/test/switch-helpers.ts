@@ -23,7 +23,9 @@ export interface SwitchBench {
   sim: NvosSimulator;
   dir: string;
   secretsFile: string;
-  /** The satellite's access to the switches: file secret store, TOFU host keys, short NVUE/SSH timeouts, captured logs. */
+  /**
+   * The satellite's access to the switches: file secret store, TOFU host keys, short NVUE/SSH timeouts, captured logs.
+   */
   access: NvosAccess;
   secretWriter: ReturnType<typeof createSecretWriter>;
   /** The site cache, without a hub: it serves what `firmwareStep` put in it before its first use. */
@@ -131,13 +133,11 @@ export async function startSwitchBench(
 
 /** NVUE requests a switch received, as `METHOD path` lines with the (masked) body. */
 export function nvueLines(sim: NvosSimulator, id: string): { line: string; status: number; body?: unknown }[] {
-  return sim
-    .switch(id)
-    .nvueRequests.map((r) => ({
-      line: `${r.method} ${r.path}`,
-      status: r.status,
-      ...(r.body === undefined ? {} : { body: r.body }),
-    }));
+  return sim.switch(id).nvueRequests.map((r) => ({
+    line: `${r.method} ${r.path}`,
+    status: r.status,
+    ...(r.body === undefined ? {} : { body: r.body }),
+  }));
 }
 
 /** Runs one activity function in a mock environment, keeping its result type. */

@@ -163,7 +163,8 @@ describe('rotateSwitchPassword activity', () => {
     assert.equal(await bench.pendingPasswords.get('switch/stale'), undefined);
   });
 
-  it('a heartbeat saying the switch was changed, with no pending password here, stops instead of guessing', async () => {
+  it(`a heartbeat saying the switch was changed, with no pending password here, stops instead of \
+guessing`, async () => {
     bench.sim.switch('elsewhere').config.users[USER]!.password = 'set-by-another-host';
     const err = await runIn(mockEnv({ heartbeatDetails: { phase: 'applied' }, attempt: 2 }), rotation(), {
       target: bench.target('elsewhere'),
@@ -172,7 +173,8 @@ describe('rotateSwitchPassword activity', () => {
     assert.equal(err.type, 'FAILED_PRECONDITION');
     assert.match(err.message, /holds no pending password for switch\/elsewhere/);
   });
-  it("never writes the device's BMC reference: FAILED_PRECONDITION, not retried, before the switch or the store is touched", async () => {
+  it(`never writes the device's BMC reference: FAILED_PRECONDITION, not retried, before the switch or the store is \
+touched`, async () => {
     bench.sim.switch('bmc-ref').clearNvueLog();
     // An NVOS reference that fell back to the BMC's (or names it): other BMCs may log in with it too.
     const target = { ...bench.target('bmc-ref'), bmcCredentialRef: 'switch/bmc-ref' };
@@ -182,7 +184,10 @@ describe('rotateSwitchPassword activity', () => {
     assert.equal(err.nonRetryable, true);
     assert.match(
       err.message,
-      /dev-bmc-ref: the NVOS credential reference switch\/bmc-ref is the device's BMC reference: .*fleet_nvos_credential_ref/,
+      new RegExp(
+        /dev-bmc-ref: the NVOS credential reference switch\/bmc-ref is the device's BMC reference: /.source +
+          /.*fleet_nvos_credential_ref/.source,
+      ),
     );
     assert.deepEqual(nvueLines(bench.sim, 'bmc-ref'), []);
     assert.deepEqual(bench.secrets()['switch/bmc-ref'], { username: USER, password: 'initial-pw-7' });

@@ -17,7 +17,8 @@ describe('writable secret store and pending passwords', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('rewrites the file atomically with mode 0600, keeps other entries, and the file store reads every write at once', async () => {
+  it(`rewrites the file atomically with mode 0600, keeps other entries, and the file store reads every write at \
+once`, async () => {
     const writer = createSecretWriter({ provider: 'file', path });
     const reader = createFileSecretStore(path);
     assert.equal((await reader.resolve('bmc/default')).password, 'bmc-pw');

@@ -151,7 +151,8 @@ describe('switch workflows on a Temporal dev server', () => {
       (r) => /^POST \/nvue_v1\/platform\/firmware\/(\w+)\/files\//.exec(r.line)?.slice(1, 2) ?? [],
     );
 
-  it('updates switch firmware in BMC, ERoT, FPGA, CPLD order, skips what is current, activates once and verifies', async () => {
+  it(`updates switch firmware in BMC, ERoT, FPGA, CPLD order, skips what is current, activates once and \
+verifies`, async () => {
     const result = await env.client.workflow.execute<typeof workflows.switchFirmwareUpdate>('switchFirmwareUpdate', {
       taskQueue,
       workflowId: 'fw-1',
@@ -175,7 +176,8 @@ describe('switch workflows on a Temporal dev server', () => {
     );
   });
 
-  it('a failing component fails the job with a result per component; what was installed before it is activated', async () => {
+  it(`a failing component fails the job with a result per component; what was installed before it is \
+activated`, async () => {
     const sw = bench.sim.switch('fw-fails');
     // FPGA fails: BMC, installed before it, is still activated and verified; CPLD is not reached.
     const failFpga = setInterval(() => {

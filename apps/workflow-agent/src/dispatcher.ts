@@ -99,7 +99,8 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     metrics.intentsDispatched.inc({ kind: intent.kind });
     ilog.debug('intent dispatched');
   } catch (err) {
-    // Logged and stored on the intent: never err.message itself, which for a drizzle error holds the statement's values.
+    // Logged and stored on the intent: never err.message itself, which for a drizzle error holds the statement's
+    // values.
     const message = errorText(err);
     if (err instanceof SignalVoidError) {
       ilog.warn({ err: message }, 'signal for an ended workflow dropped');

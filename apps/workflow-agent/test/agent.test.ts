@@ -147,7 +147,8 @@ describe('workflow agent', () => {
     assert.equal(rows[0].state, 'cancelling', 'a running workflow does not pull a cancelling job back to running');
   });
 
-  it('an NVOS install starts switchNvosInstall with the NVOS target and the image by digest; a switch without NVOS endpoints fails at once', async () => {
+  it(`an NVOS install starts switchNvosInstall with the NVOS target and the image by digest; a switch without NVOS \
+endpoints fails at once`, async () => {
     const image = (await insertFirmwarePackage(handle.db, {
       digest: 'a'.repeat(64),
       sizeBytes: 1024,
@@ -215,7 +216,8 @@ describe('workflow agent', () => {
     });
   });
 
-  it('a password rotation whose switch reference became shared after the request fails at dispatch and never reaches the satellite', async () => {
+  it(`a password rotation whose switch reference became shared after the request fails at dispatch and never reaches \
+the satellite`, async () => {
     const device = {
       siteId: 'lab',
       nodeType: 'switch_gb200_nvidia',

@@ -41,7 +41,8 @@ export type { Logger };
 /**
  * An error as a log field or a stored message: each message in its chain of causes (drizzle wraps the Postgres error
  * as `cause`) with what Postgres names (SQLSTATE, table, constraint, column). Never a value of the statement: not
- * drizzle's `params: …` (its SQL, placeholders only, on one line and at most 500 characters), not pg's `detail` or `where` (`Failing row contains (…)`,
+ * drizzle's `params: …` (its SQL, placeholders only, on one line and at most 500 characters), not pg's `detail` or
+ * `where` (`Failing row contains (…)`,
  * `Key (…)=(…)`), not the value a data exception quotes (`invalid input syntax for type uuid: "…"`).
  */
 export function errorText(err: unknown): string {

@@ -35,7 +35,9 @@ describe('errorText', () => {
     );
     assert.equal(
       text,
-      'dispatch failed: failed query: insert into racks (site_id, name) values ($1, $2): null value in column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table racks; column name',
+      'dispatch failed: failed query: insert into racks (site_id, name) values ($1, $2): null value in ' +
+        'column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table racks; column ' +
+        'name',
     );
   });
 

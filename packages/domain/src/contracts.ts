@@ -82,7 +82,9 @@ export interface AwaitDevicesResult {
 
 /** Everything rack workflows ask of a site's devices (types only; the satellite implements them). */
 export interface DeviceActivities extends PowerActivities {
-  /** Manager.Reset on the BMC or HMC, then waits until it answers again. Sends the reset at most once across retries. */
+  /**
+   * Manager.Reset on the BMC or HMC, then waits until it answers again. Sends the reset at most once across retries.
+   */
   resetBmc(input: { target: BmcTarget; manager: ManagerKind; waitUntilBackS: number }): Promise<BmcResetResult>;
   /** Polls every target until all meet `condition` or `maxWaitS` passes; never throws on timeout. */
   awaitDevices(input: {

@@ -36,7 +36,10 @@ export const coldRebootDefaults = {
   dischargePollMaxS: 600,
   bmcUpFloorS: 120,
   bmcUpPollMaxS: 600,
-  /** verify_nvos_ready: NVUE hello on every switch tray, `nvosHelloAttempts` tries `nvosHelloBackoffS`·2^n apart (30, 60, 120, 240: at most 450 s), each wait capped (nvosHelloWaits). */
+  /**
+   * verify_nvos_ready: NVUE hello on every switch tray, `nvosHelloAttempts` tries `nvosHelloBackoffS`·2^n apart (30,
+   * 60, 120, 240: at most 450 s), each wait capped (nvosHelloWaits).
+   */
   nvosHelloBackoffS: 30,
   nvosHelloAttempts: 5,
   computeBootWaitS: 300,

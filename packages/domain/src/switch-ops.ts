@@ -44,7 +44,9 @@ export interface SwitchFactoryResetResult {
   deviceId: string;
   /** The reset was accepted only with admin/admin (the configured credentials were refused). */
   submittedWithDefaults: boolean;
-  /** Whether the site's secret store now holds admin/admin under the target's reference (old value kept as `#previous`). */
+  /**
+   * Whether the site's secret store now holds admin/admin under the target's reference (old value kept as `#previous`).
+   */
   storedDefaultCredentials: boolean;
   backAfterS: number;
 }
@@ -127,7 +129,9 @@ export interface NvueHelloResult {
 
 /** What switch workflows ask of a site's satellite (types only; the satellite implements them). */
 export interface SwitchActivities {
-  /** New strong password generated on the satellite, applied, verified by login, then stored under the same reference. */
+  /**
+   * New strong password generated on the satellite, applied, verified by login, then stored under the same reference.
+   */
   rotateSwitchPassword(input: { target: NvosTarget }): Promise<SwitchPasswordRotationResult>;
   /** Submits the factory reset once across retries, then waits for a default-credential SSH login. */
   resetSwitchToFactoryDefault(input: {
@@ -154,7 +158,9 @@ export interface SwitchActivities {
     probeIntervalS: number;
     probes: number;
   }): Promise<{ deviceId: string; outageSeen: boolean; backAfterS: number }>;
-  /** Imports the domain's CA and switch certificate, binds the NVUE API to them, and checks them over a new connection. */
+  /**
+   * Imports the domain's CA and switch certificate, binds the NVUE API to them, and checks them over a new connection.
+   */
   installSwitchCertificate(input: { target: NvosTarget; domain: string }): Promise<SwitchCertificateResult>;
   /** Asks every switch's NVUE once, concurrently (cold reboot's verify_nvos_ready); the workflow owns the backoff. */
   nvueHello(input: { targets: NvosTarget[] }): Promise<NvueHelloResult>;

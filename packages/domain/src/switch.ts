@@ -84,7 +84,8 @@ export interface CredentialRefHolder {
 
 /** How an operator gives a switch tray an NVOS reference of its own. */
 export const ownNvosCredentialHint =
-  'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or nvos_credential_ref on POST /v1/devices';
+  'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or ' +
+  'nvos_credential_ref on POST /v1/devices';
 
 /**
  * Why rotating the NVOS password of `device` would overwrite a secret something else logs in with, or undefined
@@ -95,7 +96,10 @@ export const ownNvosCredentialHint =
 export function sharedNvosCredential(device: CredentialRefHolder, users: CredentialRefHolder[]): string | undefined {
   const ref = device.nvosCredentialRef;
   if (!ref)
-    return `device ${device.name} has no NVOS credential reference of its own (it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`;
+    return (
+      `device ${device.name} has no NVOS credential reference of its own ` +
+      `(it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`
+    );
   const roles = [
     ...(device.credentialRef === ref ? [`the BMC of ${device.name}`] : []),
     ...users.flatMap((u) => [
@@ -105,7 +109,10 @@ export function sharedNvosCredential(device: CredentialRefHolder, users: Credent
   ];
   if (!roles.length) return undefined;
   const shown = roles.length > 5 ? `${roles.slice(0, 5).join(', ')} and ${roles.length - 5} more` : roles.join(', ');
-  return `the NVOS credential reference ${ref} of ${device.name} is also used by ${shown}: a rotation would replace their password; ${ownNvosCredentialHint}`;
+  return (
+    `the NVOS credential reference ${ref} of ${device.name} is also used by ${shown}: ` +
+    `a rotation would replace their password; ${ownNvosCredentialHint}`
+  );
 }
 
 // ---- NVOS image install (workflow input, activities, result) ----

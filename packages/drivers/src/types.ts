@@ -91,7 +91,10 @@ export interface PowerDriver {
   close(): Promise<void>;
 }
 
-/** Compute trays: host power through ComputerSystem.Reset on the device's system (System_0 unless named); BMC_0 and HGX_BMC_0 (HMC). */
+/**
+ * Compute trays: host power through ComputerSystem.Reset on the device's system (System_0 unless named); BMC_0 and
+ * HGX_BMC_0 (HMC).
+ */
 export interface ComputeTrayDriver extends PowerDriver {
   readonly kind: 'compute';
   readonly managers: readonly ['bmc', 'hmc'];

@@ -177,7 +177,8 @@ describe('drivers against the simulator', () => {
     assert.equal(posts('shelf-liteon').length, before);
   });
 
-  it('a shelf whose reset types are only in its ActionInfo: off (ForceOff) is refused, typed, before any POST; PowerCycle goes', async () => {
+  it(`a shelf whose reset types are only in its ActionInfo: off (ForceOff) is refused, typed, before any POST; \
+PowerCycle goes`, async () => {
     const shelf = driver('shelf-actioninfo');
     const err = await shelf.reset(shelf.resetTypeFor('off')).catch((e: unknown) => e);
     assert.ok(err instanceof ResetTypeNotAllowedError, String(err));
@@ -193,7 +194,8 @@ describe('drivers against the simulator', () => {
     );
   });
 
-  it('several host systems: a device naming none is refused with the members listed; one naming its system is powered there', async () => {
+  it(`several host systems: a device naming none is refused with the members listed; one naming its system is powered \
+there`, async () => {
     const unnamed = driver('blades');
     const err = await unnamed.reset('On').catch((e: unknown) => e);
     assert.ok(err instanceof SystemSelectionError, String(err));

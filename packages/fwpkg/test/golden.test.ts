@@ -147,7 +147,8 @@ function nvidiaView(h: FwpkgHeader) {
       PackageHeaderIdentifier: h.identifier,
       PackageHeaderFormatRevision: String(h.formatRevision),
       PackageHeaderSize: h.headerSize,
-      PackageReleaseDateTime: `${t.year}-${t.month}-${t.day} ${t.hour}:${t.minute}:${t.second}:${t.microsecond} +${t.utcOffset}`,
+      PackageReleaseDateTime:
+        `${t.year}-${t.month}-${t.day} ` + `${t.hour}:${t.minute}:${t.second}:${t.microsecond} +${t.utcOffset}`,
       ComponentBitmapBitLength: h.componentBitmapBitLength,
       PackageVersionStringType: h.packageVersionType,
       PackageVersionStringLength: text(h.packageVersion),
@@ -223,7 +224,8 @@ describe('golden vectors', () => {
 
   // NVIDIA's unpacker refuses this package ("Expected PLDM v1.0"); we support DSP0267 1.3 as the
   // specification and the openbmc creator define it, so only the creator's input is the reference.
-  it('reads pkg-1.3.0 (downstream devices, reference manifests, opaque data, payload checksum) as the creator was told to write it', () => {
+  it(`reads pkg-1.3.0 (downstream devices, reference manifests, opaque data, payload checksum) as the creator was \
+told to write it`, () => {
     const header = parseFwpkgHeader(bytes('pkg-1.3.0.fwpkg'));
     assert.deepEqual(logical(header), fromCreatorMetadata(metadata('metadate-example1.3.0.json')));
     assert.equal(header.headerSize, 459);

@@ -40,7 +40,8 @@ describe('shared HTTP transport', () => {
     assert.equal(anySignal(c.signal, undefined), c.signal);
   });
 
-  it('classifies failures for retries: refused connections are safe, a caller abort is the caller reason, timeouts may have landed', async () => {
+  it(`classifies failures for retries: refused connections are safe, a caller abort is the caller reason, timeouts may \
+have landed`, async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as { port: number }).port;

@@ -137,7 +137,9 @@ export async function startAction(c: NvueClient, path: string, body: unknown, op
   return id;
 }
 
-/** Polls an action until it leaves the pending states; a failed action throws ActionFailed with its detail and issues. */
+/**
+ * Polls an action until it leaves the pending states; a failed action throws ActionFailed with its detail and issues.
+ */
 export async function waitForAction(
   c: NvueClient,
   actionId: string,

@@ -72,7 +72,10 @@ export class NvueClient {
     return this.credentials.username;
   }
 
-  /** Logs in with other credentials from the next request on (after rotating its own password); returns the previous ones. */
+  /**
+   * Logs in with other credentials from the next request on (after rotating its own password); returns the previous
+   * ones.
+   */
   useCredentials(credentials: NvueCredentials): NvueCredentials {
     const previous = this.credentials;
     this.credentials = credentials;

@@ -8,7 +8,10 @@ export function assertImageFilename(name: string): void {
   if (name.startsWith('.')) throw new RangeError(`file name ${JSON.stringify(name)} is hidden`);
 }
 
-/** The NVOS build id an image will report, from its name: exactly one X.Y.Z (`nvos-amd64-25.02.4282.bin` → `25.02.4282`). */
+/**
+ * The NVOS build id an image will report, from its name: exactly one X.Y.Z (`nvos-amd64-25.02.4282.bin` →
+ * `25.02.4282`).
+ */
 export function buildIdFromFilename(name: string): string {
   assertImageFilename(name);
   const found = name.match(/\d+\.\d+\.\d+/g) ?? [];

@@ -36,7 +36,9 @@ export class ExchangeFailure extends Error {
   }
 }
 
-/** One HTTP exchange with the switch; every failure comes back as an ExchangeFailure saying whether it may be retried. */
+/**
+ * One HTTP exchange with the switch; every failure comes back as an ExchangeFailure saying whether it may be retried.
+ */
 export async function exchange(
   dispatcher: Dispatcher,
   switchId: string,

@@ -43,13 +43,11 @@ export function clientFor(sim: NvosSimulator, id: string, opts: Partial<NvueClie
 
 /** NVUE requests the switch received, as `METHOD path` strings (status and body alongside). */
 export function requests(sim: NvosSimulator, id: string): { line: string; status: number; body?: unknown }[] {
-  return sim
-    .switch(id)
-    .nvueRequests.map((r) => ({
-      line: `${r.method} ${r.path}`,
-      status: r.status,
-      ...(r.body === undefined ? {} : { body: r.body }),
-    }));
+  return sim.switch(id).nvueRequests.map((r) => ({
+    line: `${r.method} ${r.path}`,
+    status: r.status,
+    ...(r.body === undefined ? {} : { body: r.body }),
+  }));
 }
 
 export interface Pki {

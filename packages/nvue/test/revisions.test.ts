@@ -78,7 +78,10 @@ describe('revisions against the NVOS simulator', () => {
       assert.deepEqual(err.issues, ['Invalid config: gnmi-server port 9339 in use']);
       assert.match(
         err.message,
-        /^ApplyFailed: r2 GET \/nvue_v1\/revision\/\d+: revision \d+ failed: Invalid config: gnmi-server port 9339 in use$/,
+        new RegExp(
+          /^ApplyFailed: r2 GET \/nvue_v1\/revision\/\d+: revision \d+ failed: /.source +
+            /Invalid config: gnmi-server port 9339 in use$/.source,
+        ),
       );
       assert.ok(!requests(sim, 'r2').some((r) => r.line.includes('/revision/applied')), 'no save after a failed apply');
     } finally {

@@ -109,7 +109,10 @@ describe('system, image and platform firmware against the NVOS simulator', () =>
       assert.equal(missing.kind, 'ActionFailed');
       assert.match(
         missing.message,
-        /action \d+ action_failed: Installing image; image file nvos-amd64-25\.02\.9999\.bin not found in \/host\/nos-images/,
+        new RegExp(
+          /action \d+ action_failed: Installing image; /.source +
+            /image file nvos-amd64-25\.02\.9999\.bin not found in \/host\/nos-images/.source,
+        ),
       );
 
       stage('bad', IMAGE);

@@ -1,7 +1,9 @@
 import type { RedfishClient } from './client.js';
 import { RedfishError } from './errors.js';
 
-/** An action as a resource advertises it under `Actions`: its target, and its allowed values inline or in an ActionInfo. */
+/**
+ * An action as a resource advertises it under `Actions`: its target, and its allowed values inline or in an ActionInfo.
+ */
 export interface RedfishAction {
   target?: string;
   '@Redfish.ActionInfo'?: string;
@@ -44,7 +46,8 @@ export class ResetTypeNotAllowedError extends RedfishError {
       'InvalidArgument',
       bmc,
       uri,
-      `${device ? `device ${device}: ` : ''}ResetType ${resetType} not allowed (allowed: ${allowed.join(', ') || 'none'})`,
+      `${device ? `device ${device}: ` : ''}ResetType ${resetType} not allowed (allowed: ` +
+        `${allowed.join(', ') || 'none'})`,
     );
     this.name = 'ResetTypeNotAllowedError';
   }

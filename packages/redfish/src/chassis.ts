@@ -43,7 +43,10 @@ export interface PowerSupply {
 
 export interface PowerSubsystem {
   uri: string;
-  /** Which resource was read: the PowerSubsystem, or the older Power resource (deprecated in 2020.4, still served by many BMCs). */
+  /**
+   * Which resource was read: the PowerSubsystem, or the older Power resource (deprecated in 2020.4, still served by
+   * many BMCs).
+   */
   source: 'PowerSubsystem' | 'Power';
   capacityWatts?: number;
   /** Power resource only: PowerControl's PowerConsumedWatts. */

@@ -65,7 +65,8 @@ export class RedfishClient {
   constructor(private readonly opts: RedfishClientOptions) {
     this.bmc = opts.baseUrl;
     this.device = opts.device;
-    this.basicAuth = `Basic ${Buffer.from(`${opts.credentials.username}:${opts.credentials.password}`).toString('base64')}`;
+    const userPass = `${opts.credentials.username}:${opts.credentials.password}`;
+    this.basicAuth = `Basic ${Buffer.from(userPass).toString('base64')}`;
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher =
       opts.dispatcher ??

@@ -39,7 +39,8 @@ export class SystemSelectionError extends RedfishError {
       requested !== undefined
         ? `${device}no system ${requested} (the BMC lists: ${listed})`
         : members.length
-          ? `${device}the BMC has several systems (${listed}) and the device names none; set its Redfish system id (NetBox custom field fleet_redfish_system_id)`
+          ? `${device}the BMC has several systems (${listed}) and the device names none; set its Redfish ` +
+            `system id (NetBox custom field fleet_redfish_system_id)`
           : `${device}Systems collection is empty`,
     );
     this.name = 'SystemSelectionError';

@@ -99,7 +99,8 @@ describe('NVIDIA GH200 capture: reset types from ActionInfo, several systems', (
   });
 
   // NVIDIA's OpenBMC (this capture, and BlueField BMCs) lists reset types only in @Redfish.ActionInfo.
-  it('Chassis.Reset: a ResetType only the ActionInfo rules out is refused, naming device, URI and allowed values, before any POST', async () => {
+  it(`Chassis.Reset: a ResetType only the ActionInfo rules out is refused, naming device, URI and allowed values, \
+before any POST`, async () => {
     const named = new RedfishClient({ baseUrl: server.url, credentials, device: 'tray-07' });
     try {
       const err = await resetChassis(named, 'BMC_0', 'ForceOff').catch((e: unknown) => e);
@@ -114,7 +115,8 @@ describe('NVIDIA GH200 capture: reset types from ActionInfo, several systems', (
     assert.equal(server.requests.filter((r) => r.method === 'POST').length, 0);
   });
 
-  it('ComputerSystem.Reset and Manager.Reset read the same ActionInfo helper, each ActionInfo once per client', async () => {
+  it(`ComputerSystem.Reset and Manager.Reset read the same ActionInfo helper, each ActionInfo once per \
+client`, async () => {
     await assert.rejects(
       resetSystem(client, 'Nmi'),
       (e: unknown) =>
@@ -130,7 +132,8 @@ describe('NVIDIA GH200 capture: reset types from ActionInfo, several systems', (
     assert.equal(server.requests.filter((r) => r.method === 'POST').length, 0);
   });
 
-  it('System_0 and HGX_Baseboard_0: the GPU baseboard never makes the tray ambiguous; a named system must exist', async () => {
+  it(`System_0 and HGX_Baseboard_0: the GPU baseboard never makes the tray ambiguous; a named system must \
+exist`, async () => {
     assert.equal(await getPowerState(client), 'On');
     assert.equal(await getPowerState(client, 'HGX_Baseboard_0'), 'On');
     const err = await getPowerState(client, 'System_3').catch((e: unknown) => e);
@@ -158,7 +161,8 @@ describe('DMTF public-rackmount1 (short form)', () => {
     assert.deepEqual(inv.components.map((c) => c.id).sort(), ['BIOS', 'BMC', 'SS']);
     // Upstream declares Members@odata.count 2 next to three members: reported, not fatal.
     assert.deepEqual(inv.warnings, [
-      '/redfish/v1/UpdateService/FirmwareInventory: Members@odata.count is 2 but 3 distinct members are listed (3 entries)',
+      '/redfish/v1/UpdateService/FirmwareInventory: Members@odata.count is 2 but 3 distinct members are ' +
+        'listed (3 entries)',
     ]);
     const svc = await getUpdateService(client);
     assert.equal(svc.simpleUpdateTarget, '/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate');

@@ -45,7 +45,8 @@ describe('operations against a dynamic fake BMC', () => {
     assert.equal(bmc.state.resets.length, 0);
   });
 
-  it('Manager.Reset on the BMC and the HMC, checked against the ActionInfo; links re-discovered afterwards', async () => {
+  it(`Manager.Reset on the BMC and the HMC, checked against the ActionInfo; links re-discovered \
+afterwards`, async () => {
     await resetManager(client, 'bmc');
     await resetManager(client, 'hmc', 'ForceRestart');
     assert.deepEqual(bmc.state.resets, [

@@ -273,7 +273,8 @@ describe('integration: the client against every simulator fault', () => {
   const versionOf = (inv: FirmwareInventory, id: string) => inv.components.find((c) => c.id === id)?.version;
   const wait = (c: RedfishClient, taskUri: string) => waitForTask(c, taskUri, { pollIntervalMs: 5, timeoutMs: 20_000 });
 
-  it('latency: slow answers still complete without retries; past the request timeout a GET is retried, then Timeout', async () => {
+  it(`latency: slow answers still complete without retries; past the request timeout a GET is retried, then \
+Timeout`, async () => {
     const c = client('lat', { auth: 'basic' });
     const baseline = await getFirmwareInventory(c);
     await clearRequests('lat');
@@ -308,7 +309,8 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(await getPowerState(impatient), 'Off', 'the client recovers once the BMC is fast again');
   });
 
-  it('5xx rate: 500/502/504 are typed and never resent; 503 is retried, and a partial 503 rate is absorbed', async () => {
+  it(`5xx rate: 500/502/504 are typed and never resent; 503 is retried, and a partial 503 rate is \
+absorbed`, async () => {
     const c = client('err', { auth: 'basic', maxAttempts: 3 });
     const baseline = await getFirmwareInventory(c);
     assert.equal(await getPowerState(c), 'Off');
@@ -400,7 +402,8 @@ describe('integration: the client against every simulator fault', () => {
     await clearFaults('rst');
   });
 
-  it('hang: the client times out (Timeout), resends a GET but not a POST, and recovers when the hang ends', async () => {
+  it(`hang: the client times out (Timeout), resends a GET but not a POST, and recovers when the hang \
+ends`, async () => {
     const c = client('hang', { auth: 'basic', requestTimeoutMs: 100, maxAttempts: 2 });
     assert.equal(await getPowerState(c), 'Off');
     await setFaults('hang', { hang: true });
@@ -438,7 +441,8 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(await getPowerState(c), 'Off', 'the hung reset was never applied');
   });
 
-  it('BMC reboot in the middle of an update: 503 while down, the session is re-created, the task ends Interrupted', async () => {
+  it(`BMC reboot in the middle of an update: 503 while down, the session is re-created, the task ends \
+Interrupted`, async () => {
     const c = client('reboot');
     await setFaults('reboot', { rebootDuringUpdate: true });
     const file = await writePackage('reboot.fwpkg', bmcPackage('GB200Nvl-25.09-1', BMC_FW.stamp + 1));
@@ -564,7 +568,8 @@ describe('integration: the client against every simulator fault', () => {
     assert.equal(liveSessions('sess'), 0);
   });
 
-  it('session limit reached for real: the extra client gets Unavailable; closing every client frees every session', async () => {
+  it(`session limit reached for real: the extra client gets Unavailable; closing every client frees every \
+session`, async () => {
     const holders = [client('limit'), client('limit')];
     for (const h of holders) assert.equal(await getPowerState(h), 'Off');
     assert.equal(liveSessions('limit'), 2);
@@ -583,7 +588,8 @@ describe('integration: the client against every simulator fault', () => {
     );
   });
 
-  it('firmware push of a matching package: the task completes and the new version shows only after the reset / power cycle', async () => {
+  it(`firmware push of a matching package: the task completes and the new version shows only after the reset / power \
+cycle`, async () => {
     const c = client('fw');
     const file = await writePackage('bmc.fwpkg', bmcPackage('GB200Nvl-25.09-1', BMC_FW.stamp + 1));
     const pushed = await pushFirmware(c, { filePath: file });

@@ -4,7 +4,8 @@ export * from './config.js';
 export { startAdminServer } from './admin.js';
 export { Faults } from './redfish/faults.js';
 export { profiles, profileIds, type ProfileId, type Profile, type FirmwareSpec } from './redfish/profiles/index.js';
-export { crc32 } from '@fleet/fwpkg'; // for packages/redfish/test/simulator-faults.test.ts, which still builds its packages by hand
+// For packages/redfish/test/simulator-faults.test.ts, which still builds its packages by hand.
+export { crc32 } from '@fleet/fwpkg';
 export { profileParts, profilePackageSpec, type ProfilePart } from './firmware-packages.js';
 export { startNvosSimulator, type NvosSimulator, type NvosSimulatorOptions } from './nvos/simulator.js';
 export {

@@ -169,7 +169,9 @@ describe('firmware update by multipart push', () => {
 
   it('refuses a push without UpdateParameters', async () => {
     const boundary = 'xyz';
-    const body = `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; filename="f"\r\n\r\nabc\r\n--${boundary}--\r\n`;
+    const body =
+      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; ` +
+      `filename="f"\r\n\r\nabc\r\n--${boundary}--\r\n`;
     const res = await fetch(`${t.url('b')}/redfish/v1/UpdateService/update-multipart`, {
       method: 'POST',
       headers: {

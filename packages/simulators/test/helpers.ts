@@ -150,10 +150,12 @@ export function multipart(
   const boundary = `----sim${Math.random().toString(16).slice(2)}`;
   const body = Buffer.concat([
     Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateParameters"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(params)}\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateParameters"\r\nContent-Type: ` +
+        `application/json\r\n\r\n${JSON.stringify(params)}\r\n`,
     ),
     Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="UpdateFile"; ` +
+        `filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
     ),
     file,
     Buffer.from(`\r\n--${boundary}--\r\n`),

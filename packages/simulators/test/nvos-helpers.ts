@@ -99,7 +99,10 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
 
 type Auth = { user?: string; password?: string };
 
-/** Creates a revision, stages the changes, applies it and returns its final body (polled with `pollAuth`, for password changes). */
+/**
+ * Creates a revision, stages the changes, applies it and returns its final body (polled with `pollAuth`, for password
+ * changes).
+ */
 export async function applyRevision(
   t: SwitchSim,
   id: string,

@@ -77,7 +77,8 @@ describe('NVOS simulator: NVUE REST', () => {
     assert.equal((await nv(t, 'obj', 'GET', '/system/nothing')).status, 404);
   });
 
-  it('runs revisions pending → applying → applied; an apply that changes nothing is invalid with the no-diff issue', async () => {
+  it(`runs revisions pending → applying → applied; an apply that changes nothing is invalid with the no-diff \
+issue`, async () => {
     const rev = (await nv(t, 'obj', 'POST', '/revision', { body: {} })).body as string;
     assert.equal((await nv(t, 'obj', 'GET', `/revision/${rev}`)).body.state, 'pending');
     assert.equal(
@@ -185,7 +186,8 @@ describe('NVOS simulator: NVUE REST', () => {
     });
   });
 
-  it('installs an image: steps, action_error at 100%, connections refused while rebooting, then the new build runs', async () => {
+  it(`installs an image: steps, action_error at 100%, connections refused while rebooting, then the new build \
+runs`, async () => {
     stage('obj', `/host/nos-images/${IMAGE}`);
     assert.deepEqual(Object.keys((await nv(t, 'obj', 'GET', '/system/image/files')).body), [IMAGE]);
     const id = (
@@ -230,7 +232,8 @@ describe('NVOS simulator: NVUE REST', () => {
     });
   });
 
-  it('can end an install action_success instead, and fails installs of missing files or interrupted by a reboot', async () => {
+  it(`can end an install action_success instead, and fails installs of missing files or interrupted by a \
+reboot`, async () => {
     stage('str', `/host/nos-images/${IMAGE}`);
     const ok = (
       await nv(t, 'str', 'POST', `/system/image/files/${IMAGE}`, {

@@ -98,7 +98,8 @@ describe('SSH connect: host keys, credentials, failures', () => {
     assert.deepEqual(logins('sw1').at(-1), { ...logins('sw1').at(-1), ok: true, detail: 'publickey' });
   });
 
-  it('follows the switch password: the old one is refused after a change, admin/admin after a factory reset', async () => {
+  it(`follows the switch password: the old one is refused after a change, admin/admin after a factory \
+reset`, async () => {
     await rotatePassword(sim, 'sw3', 'rotated-Pw-1');
     assert.equal((await failure(open(sim, 'sw3'))).kind, 'Auth');
     (await open(sim, 'sw3', { password: 'rotated-Pw-1' })).close();
@@ -108,7 +109,8 @@ describe('SSH connect: host keys, credentials, failures', () => {
     assert.equal((await failure(open(sim, 'sw3', { password: 'rotated-Pw-1' }))).kind, 'Auth');
   });
 
-  it('times out on a server that never speaks, is cancellable, and reports refused connections as retryable', async () => {
+  it(`times out on a server that never speaks, is cancellable, and reports refused connections as \
+retryable`, async () => {
     const port = (silent.address() as { port: number }).port;
     const hostKey = { mode: 'pinned' as const, sha256: sim.switch('sw1').hostKey.sha256 };
     const started = Date.now();

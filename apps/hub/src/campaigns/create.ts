@@ -30,7 +30,8 @@ function busyConflict(busy: { name: string; jobId: string; kind: string }[], ref
   const more = refused > named.length ? `, and ${refused - named.length} more` : '';
   return new ApiError(
     'CONFLICT',
-    `${refused} devices already have an active job: ${named.join('; ')}${more}. Wait for those jobs, cancel them, or leave the devices out`,
+    `${refused} devices already have an active job: ${named.join('; ')}${more}. Wait for those jobs, ` +
+      `cancel them, or leave the devices out`,
     busy.map((b) => ({ field: 'devices', issue: `${b.name} is busy with job ${b.jobId} (${b.kind})` })),
   );
 }

@@ -131,7 +131,8 @@ export async function planCampaign(db: Db, req: PlanRequest, durations: DeviceDu
   if (devices.length > MAX_CAMPAIGN_DEVICES) {
     throw invalid(
       'body',
-      `${devices.length} devices need an update and a campaign takes at most ${MAX_CAMPAIGN_DEVICES}: narrow it with rack_ids, device_ids or node_types`,
+      `${devices.length} devices need an update and a campaign takes at most ${MAX_CAMPAIGN_DEVICES}: ` +
+        `narrow it with rack_ids, device_ids or node_types`,
     );
   }
   const waves = buildWaves(devices, req.policy.canarySize, req.policy.waveSize);

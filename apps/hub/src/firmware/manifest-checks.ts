@@ -23,7 +23,9 @@ export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Pro
     if (isNvosImage(pkg.metadata)) {
       details.push({
         field: `body.steps.${i}.package_id`,
-        issue: `package ${pkg.fileName} is an NVOS image, not a PLDM package; install it with POST /v1/devices/{id}/nvos-install`,
+        issue:
+          `package ${pkg.fileName} is an NVOS image, not a PLDM package; install it with POST ` +
+          `/v1/devices/{id}/nvos-install`,
       });
       return;
     }
@@ -32,7 +34,9 @@ export async function checkManifestSteps(tx: DbOrTx, steps: ManifestStep[]): Pro
       if (!versions.has(component.version)) {
         details.push({
           field: `body.steps.${i}.components.${j}.version`,
-          issue: `${component.id} version ${component.version} is not in package ${pkg.fileName}, whose images are versions ${[...versions].join(', ') || '(none)'}`,
+          issue:
+            `${component.id} version ${component.version} is not in package ${pkg.fileName}, whose images ` +
+            `are versions ${[...versions].join(', ') || '(none)'}`,
         });
       }
     });

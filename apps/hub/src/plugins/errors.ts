@@ -24,7 +24,9 @@ function fastifyClientError(err: FastifyError, request: FastifyRequest): { statu
   let message = err.message;
   if (status === 415) {
     const accepted = request.routeOptions.config.bodyType ?? 'application/json';
-    message = `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send the body with "Content-Type: ${accepted}"`;
+    message =
+      `Content-Type ${request.headers['content-type'] ?? '(none)'} is not accepted here; send the body with ` +
+      `"Content-Type: ${accepted}"`;
   }
   const details: ErrorDetail[] = [{ field: fieldOf(err), issue: message }];
   return { status, body: { error: { code: codeForStatus[status] ?? 'INVALID_ARGUMENT', message, details } } };
@@ -69,11 +71,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0]!;
     const allowed = routes.allowed(path);
     if (!allowed.length) {
-      void reply
-        .status(404)
-        .send({
-          error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` },
-        } satisfies ErrorBody);
+      void reply.status(404).send({
+        error: { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}` },
+      } satisfies ErrorBody);
       return;
     }
     const message = `${request.method} is not served at ${path}; it serves ${allowed.join(', ')}`;
@@ -86,7 +86,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
   };
 
   app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
-    // Fastify parses the body of an unrouted request too (QUERY without Content-Type is a 400): the route is what is missing.
+    // Fastify parses the body of an unrouted request too (QUERY without Content-Type is a 400): the route is what is
+    // missing.
     if (request.is404 && !(err instanceof ApiError)) return notServed(request, reply);
     let body: ErrorBody;
     let status: number;
@@ -112,11 +113,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
 /** Errors Fastify answers before routing (a path that is not valid percent-encoding), in Fleet's shape. */
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const issue = err.code === 'FST_ERR_BAD_URL' ? 'is not valid percent-encoding' : err.message;
-  void reply
-    .status(400)
-    .send({
-      error: { code: 'INVALID_ARGUMENT', message: `path: ${issue}`, details: [{ field: 'path', issue }] },
-    } satisfies ErrorBody);
+  void reply.status(400).send({
+    error: { code: 'INVALID_ARGUMENT', message: `path: ${issue}`, details: [{ field: 'path', issue }] },
+  } satisfies ErrorBody);
 }
 
 const clientErrorText: Record<string, [number, string]> = {
@@ -144,7 +143,8 @@ export function clientErrorHandler(err: HttpParseError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, issue] = clientErrorText[err.code ?? ''] ?? [
     400,
-    `the request is not valid HTTP (${err.code ?? err.message}): header names and values must not contain control characters`,
+    `the request is not valid HTTP (${err.code ?? err.message}): header names and values must not contain ` +
+      `control characters`,
   ];
   const header = status === 400 ? headerAt(err) : undefined;
   const field = header ? `header.${header}` : 'header';
@@ -152,8 +152,11 @@ export function clientErrorHandler(err: HttpParseError, socket: Socket): void {
     error: { code: 'INVALID_ARGUMENT', message: `${field}: ${issue}`, details: [{ field, issue }] },
   } satisfies ErrorBody);
   if (socket.writable) {
+    const reason =
+      status === 400 ? 'Bad Request' : status === 431 ? 'Request Header Fields Too Large' : 'Request Timeout';
     socket.write(
-      `HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : status === 431 ? 'Request Header Fields Too Large' : 'Request Timeout'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy(err);

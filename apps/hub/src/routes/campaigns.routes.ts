@@ -103,7 +103,10 @@ export function campaignRoutes(
     return campaignView(c, views, counts.get(id) ?? {}, { excluded: c.excluded, failures });
   };
 
-  /** A pause, resume, approve or cancel: refused once the campaign has ended; the change and its audit row in one transaction. */
+  /**
+   * A pause, resume, approve or cancel: refused once the campaign has ended; the change and its audit row in one
+   * transaction.
+   */
   const actOnCampaign = async (
     request: FastifyRequest,
     id: string,
@@ -128,7 +131,9 @@ export function campaignRoutes(
       url: '/v1/firmware-campaigns',
       tag: 'firmware',
       summary:
-        'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant or not operable are left out with the reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
+        'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy ' +
+        'caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant or not operable ' +
+        'are left out with the reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
       role: 'operator',
       body: CampaignBody,
       success: [202, 'The campaign (Location: /v1/jobs/{id}, its job)'],
@@ -210,7 +215,8 @@ export function campaignRoutes(
       url: '/v1/firmware-campaigns/:id',
       tag: 'firmware',
       summary:
-        'One firmware campaign: plan summary, devices left out, job (phase, device counts by state) and the first failures',
+        'One firmware campaign: plan summary, devices left out, job (phase, device counts by state) and ' +
+        'the first failures',
       role: 'viewer',
       params: IdParam,
       success: [200, 'The campaign'],
@@ -283,7 +289,8 @@ export function campaignRoutes(
       url: '/v1/firmware-campaigns/:id/cancel',
       tag: 'firmware',
       summary:
-        'Cancel the campaign as POST /v1/jobs/{id}/cancel does: running device updates are cancelled, the rest never start (intent)',
+        'Cancel the campaign as POST /v1/jobs/{id}/cancel does: running device updates are cancelled, the ' +
+        'rest never start (intent)',
       role: 'operator',
       params: IdParam,
       success: [202, "The campaign's job, now cancelling"],
@@ -307,7 +314,8 @@ export function campaignRoutes(
       url: '/v1/sites/:id/maintenance-windows',
       tag: 'firmware',
       summary:
-        "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only inside one, and anytime when there are none",
+        "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only " +
+        'inside one, and anytime when there are none',
       role: 'viewer',
       params: SiteParam,
       success: [200, '{windows}'],
@@ -328,7 +336,8 @@ export function campaignRoutes(
       url: '/v1/sites/:id/maintenance-windows',
       tag: 'firmware',
       summary:
-        "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match honoured (412 when they changed since read)",
+        "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match " +
+        'honoured (412 when they changed since read)',
       role: 'admin',
       params: SiteParam,
       body: WindowsBody,

@@ -39,7 +39,8 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
       url: '/v1/devices/:id/firmware-update',
       tag: 'firmware',
       summary:
-        "Update one device's firmware to a manifest (intent): the given one or its node type's default (409 when there is none); 409 when the device is busy. Idempotency-Key honoured",
+        "Update one device's firmware to a manifest (intent): the given one or its node type's default " +
+        '(409 when there is none); 409 when the device is busy. Idempotency-Key honoured',
       role: 'operator',
       params: IdParam,
       body: UpdateBody,

@@ -51,7 +51,10 @@ const NewDevice = z
     node_type: NodeType,
     bmc_url: httpUrl,
     credential_ref: credentialRef,
-    /** Switch trays: NVOS's NVUE REST base URL, SSH endpoint, login reference (default credential_ref) and pinned host key. */
+    /**
+     * Switch trays: NVOS's NVUE REST base URL, SSH endpoint, login reference (default credential_ref) and pinned host
+     * key.
+     */
     nvos_url: z
       .string()
       .refine(isNvueBaseUrl, 'must be an http(s) URL without credentials, query or fragment')
@@ -154,7 +157,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id',
       tag: 'inventory',
       summary:
-        "A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions its jobs verified (a switch tray's NVOS build is also its firmware_version)",
+        'A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions ' +
+        "its jobs verified (a switch tray's NVOS build is also its firmware_version)",
       role: 'viewer',
       params: IdParam,
       success: [200, 'The device'],
@@ -225,7 +229,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     if (missing.length)
       throw new ApiError(
         'FAILED_PRECONDITION',
-        `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its inventory issues`,
+        `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its ` +
+          `inventory issues`,
       );
     return device;
   };

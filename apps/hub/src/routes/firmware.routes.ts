@@ -162,7 +162,9 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
         url: '/v1/firmware/packages',
         tag: 'firmware',
         summary:
-          'Upload a PLDM firmware package, or with format=nvos an NVOS switch image whose file name carries exactly one X.Y.Z build id (raw body, application/octet-stream): streamed, checked and stored by sha256. 201 new; 200 with the existing package when the same bytes are already stored.',
+          'Upload a PLDM firmware package, or with format=nvos an NVOS switch image whose file name ' +
+          'carries exactly one X.Y.Z build id (raw body, application/octet-stream): streamed, checked and ' +
+          'stored by sha256. 201 new; 200 with the existing package when the same bytes are already stored.',
         role: 'operator',
         query: UploadQuery,
         rawBody: 'application/octet-stream',
@@ -314,7 +316,8 @@ function packageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, deps: Firmware
       url: '/v1/firmware/blobs/:digest',
       tag: 'firmware',
       summary:
-        "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) answers 206, a range past the end 416",
+        "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) " +
+        'answers 206, a range past the end 416',
       role: 'viewer',
       params: z.object({ digest }).strict(),
       success: [200, 'The bytes'],
@@ -406,7 +409,9 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       url: '/v1/firmware/manifests',
       tag: 'firmware',
       summary:
-        'Create a firmware manifest: for one hardware type, the packages to push in order and the component versions they install; default=true makes it the default for its type. Idempotency-Key honoured',
+        'Create a firmware manifest: for one hardware type, the packages to push in order and the ' +
+        'component versions they install; default=true makes it the default for its type. Idempotency-Key ' +
+        'honoured',
       role: 'operator',
       body: NewManifest,
       success: [201, 'The manifest'],
@@ -510,7 +515,8 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
           if (current.isDefault && current.hardwareType !== body.hardware_type) {
             throw new ApiError(
               'FAILED_PRECONDITION',
-              `manifest ${current.name} is the default for ${current.hardwareType}; make another manifest the default before moving it to ${body.hardware_type}`,
+              `manifest ${current.name} is the default for ${current.hardwareType}; make another manifest ` +
+                `the default before moving it to ${body.hardware_type}`,
             );
           }
           const steps = toSteps(body.steps);
@@ -540,7 +546,8 @@ function manifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       url: '/v1/firmware/manifests/:id/default',
       tag: 'firmware',
       summary:
-        'Make a manifest the default for its hardware type; the previous default stops being one in the same transaction',
+        'Make a manifest the default for its hardware type; the previous default stops being one in the ' +
+        'same transaction',
       role: 'operator',
       params: IdParam,
       success: [200, 'The manifest'],
@@ -598,7 +605,8 @@ function complianceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       url: '/v1/firmware/compliance',
       tag: 'firmware',
       summary:
-        "Every device against its type's default manifest: compliant, outdated (a component runs another version), unknown (a component not reported yet) or no_manifest; by device name",
+        "Every device against its type's default manifest: compliant, outdated (a component runs another " +
+        'version), unknown (a component not reported yet) or no_manifest; by device name',
       role: 'viewer',
       query: ComplianceQuery,
       success: [200, '{items, next_cursor}'],

@@ -5,7 +5,9 @@ import { limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { issueView } from '../views.js';
 
-/** Issues the mirror shows on a device, then those a sync met applying NetBox objects: a code filter allows any of them. */
+/**
+ * Issues the mirror shows on a device, then those a sync met applying NetBox objects: a code filter allows any of them.
+ */
 const codes = [
   'missing_bmc_address',
   'duplicate_ip',

@@ -21,7 +21,8 @@ const JobQuery = z
     device_id: repeated(uuid).describe('Every job on these devices, children of rack sequences and batches included'),
     site_id: repeated(z.string().min(1)),
     parent_id: repeated(uuid).describe(
-      "These parents' children (a rack sequence's or batch's device jobs, a campaign's device updates). Without parent_id or device_id only top-level jobs are listed",
+      "These parents' children (a rack sequence's or batch's device jobs, a campaign's device updates). " +
+        'Without parent_id or device_id only top-level jobs are listed',
     ),
   })
   .strict();
@@ -47,7 +48,9 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       url: '/v1/jobs',
       tag: 'jobs',
       summary:
-        "List top-level jobs (parents and single jobs), newest first by created_at then id (served from Postgres; never touches Temporal); parent_id lists a parent's children, device_id every job on a device",
+        'List top-level jobs (parents and single jobs), newest first by created_at then id (served from ' +
+        "Postgres; never touches Temporal); parent_id lists a parent's children, device_id every job on a " +
+        'device',
       role: 'viewer',
       query: JobQuery,
       success: [200, '{items, next_cursor}'],
@@ -89,7 +92,9 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       url: '/v1/jobs/:id',
       tag: 'jobs',
       summary:
-        "One job: state, timestamps, progress, result, error and the workflow that runs it (workflow_id, links.temporal_ui): a rack sequence's child runs in its parent's workflow, a batch parent has none (null)",
+        'One job: state, timestamps, progress, result, error and the workflow that runs it (workflow_id, ' +
+        "links.temporal_ui): a rack sequence's child runs in its parent's workflow, a batch parent has " +
+        'none (null)',
       role: 'viewer',
       params: IdParam,
       success: [200, 'The job'],
@@ -111,7 +116,9 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       url: '/v1/jobs/:id/cancel',
       tag: 'jobs',
       summary:
-        "Ask for a job to be cancelled (intent): 202 with the job, now cancelling. A batch cancels its children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its parent's workflow drives it)",
+        'Ask for a job to be cancelled (intent): 202 with the job, now cancelling. A batch cancels its ' +
+        'children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its ' +
+        "parent's workflow drives it)",
       role: 'operator',
       params: IdParam,
       success: [202, 'The job'],

@@ -78,7 +78,8 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       url: '/v1/racks/:id/power',
       tag: 'power',
       summary:
-        'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, shelves; cycle = off then on. One sequence per rack (409 otherwise).',
+        'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, ' +
+        'shelves; cycle = off then on. One sequence per rack (409 otherwise).',
       role: 'operator',
       params: IdParam,
       body: z.object({ op: RackPowerOp }).strict(),
@@ -121,7 +122,8 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       if (missing.length)
         throw new ApiError(
           'FAILED_PRECONDITION',
-          `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} has no ${missing.join(', ')}`,
+          `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} ` +
+            `has no ${missing.join(', ')}`,
         );
       const job = await startRackSequence(request, rack, devices, 'rack.cold_reboot', { timings: body.timings ?? {} });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
@@ -136,7 +138,9 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       url: '/v1/power-batches',
       tag: 'power',
       summary:
-        'One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device; refused devices listed with their reason; 409 when it would cut power shelves under trays it also acts on',
+        'One power action on many devices (a rack, a site or an inventory filter): a parent job with a ' +
+        'child per device; refused devices listed with their reason; 409 when it would cut power shelves ' +
+        'under trays it also acts on',
       role: 'operator',
       body: BatchBody,
       success: [202, 'The parent job; result.refused lists refused devices'],
@@ -164,7 +168,9 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       if (underfoot.length > 0) {
         throw new ApiError(
           'FAILED_PRECONDITION',
-          `the selection holds power shelves and the trays they feed (rack ${underfoot.join(', ')}); '${body.action}' on both at once cuts the trays' AC in the middle of their own action: use POST /v1/racks/{id}/power, which orders them, or leave the shelves out`,
+          `the selection holds power shelves and the trays they feed (rack ${underfoot.join(', ')}); ` +
+            `'${body.action}' on both at once cuts the trays' AC in the middle of their own action: use POST ` +
+            `/v1/racks/{id}/power, which orders them, or leave the shelves out`,
           underfoot.map((domain) => ({
             field: 'body',
             issue: `rack ${domain}: power shelves and fed devices selected together`,

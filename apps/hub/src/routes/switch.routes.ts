@@ -11,7 +11,10 @@ import { jobView, type ViewContext } from '../views.js';
 const uuid = z.string().uuid('must be a UUID');
 const IdParam = z.object({ id: uuid }).strict();
 
-/** Switch trays' NVOS: image installs, platform firmware, password rotation, factory reset, certificates (the Redfish side of a switch is in the power and firmware routes). */
+/**
+ * Switch trays' NVOS: image installs, platform firmware, password rotation, factory reset, certificates (the Redfish
+ * side of a switch is in the power and firmware routes).
+ */
 export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
   defineRoute(
     app,
@@ -21,7 +24,10 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/nvos-install',
       tag: 'switch',
       summary:
-        'Install an NVOS image (a catalog package uploaded with format=nvos) on a switch tray (intent): done at once when the switch runs its build, upload skipped when the switch holds the file, then install, reboot and build check. 409 when the device has no NVOS endpoint, the package is no NVOS image, or the device is busy. Idempotency-Key honoured',
+        'Install an NVOS image (a catalog package uploaded with format=nvos) on a switch tray (intent): ' +
+        'done at once when the switch runs its build, upload skipped when the switch holds the file, then ' +
+        'install, reboot and build check. 409 when the device has no NVOS endpoint, the package is no NVOS ' +
+        'image, or the device is busy. Idempotency-Key honoured',
       role: 'operator',
       params: IdParam,
       body: z.object({ package_id: uuid }).strict(),
@@ -52,7 +58,9 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/switch-firmware-update',
       tag: 'switch',
       summary:
-        "Update a switch tray's platform firmware over NVUE (intent): the manifest's steps name components (bmc, erot, fpga, cpld1, bios) and run in that order; components already at the target are skipped unless forced. 409 when the device has no NVOS endpoint or is busy",
+        "Update a switch tray's platform firmware over NVUE (intent): the manifest's steps name components " +
+        '(bmc, erot, fpga, cpld1, bios) and run in that order; components already at the target are ' +
+        'skipped unless forced. 409 when the device has no NVOS endpoint or is busy',
       role: 'operator',
       params: IdParam,
       body: z.object({ manifest_id: uuid, force: z.boolean().default(false) }).strict(),
@@ -67,7 +75,8 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       if (bad.length)
         throw invalid(
           'body.manifest_id',
-          `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ${bad.map((s) => s.name).join(', ')}`,
+          `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ` +
+            `${bad.map((s) => s.name).join(', ')}`,
         );
       return accepted(request, reply, device, 'switch.firmware_update', {
         manifest_id: manifest.id,
@@ -84,7 +93,10 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/nvos-password-rotation',
       tag: 'switch',
       summary:
-        "Rotate the switch's NVOS password (intent): the satellite generates it, applies it through an NVUE revision, checks it and stores it in its own secret store under the switch's NVOS credential reference; it never reaches the hub, Postgres, Temporal or logs. 409 when that reference is not the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
+        "Rotate the switch's NVOS password (intent): the satellite generates it, applies it through an " +
+        "NVUE revision, checks it and stores it in its own secret store under the switch's NVOS credential " +
+        'reference; it never reaches the hub, Postgres, Temporal or logs. 409 when that reference is not ' +
+        "the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
       role: 'admin',
       params: IdParam,
       success: [202, 'The job (Location: /v1/jobs/{id})'],
@@ -105,7 +117,8 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/nvos-factory-reset',
       tag: 'switch',
       summary:
-        'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name in `confirm`. The switch comes back with admin/admin',
+        'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name ' +
+        'in `confirm`. The switch comes back with admin/admin',
       role: 'admin',
       params: IdParam,
       body: z.object({ confirm: z.string() }).strict(),
@@ -128,7 +141,8 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/nvos-certificate',
       tag: 'switch',
       summary:
-        "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); the material stays on the satellite",
+        "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); " +
+        'the material stays on the satellite',
       role: 'admin',
       params: IdParam,
       body: z

@@ -94,7 +94,8 @@ export async function createJob(
       const active = req.job.deviceId ? await findActiveJobForDevice(db, req.job.deviceId) : undefined;
       throw new ApiError(
         'CONFLICT',
-        `${req.target} already has an active job${active ? ` ${active.id} (${active.kind})` : ''}; wait for it or cancel it`,
+        `${req.target} already has an active job${active ? ` ${active.id} (${active.kind})` : ''}; wait ` +
+          `for it or cancel it`,
         [{ field: 'target', issue: 'device busy' }],
       );
     }

@@ -45,7 +45,9 @@ export function childCancelRefusal(job: JobKey, parentKind: string | undefined):
   if (!job.parentId || (parentKind && CHILDREN_CANCELLABLE_ALONE.has(parentKind))) return undefined;
   return new ApiError(
     'FAILED_PRECONDITION',
-    `job ${job.id} is one device's part of ${parentKind ?? 'parent'} job ${job.parentId}, whose workflow operates the device; it cannot be cancelled alone: cancel the parent (POST /v1/jobs/${job.parentId}/cancel)`,
+    `job ${job.id} is one device's part of ${parentKind ?? 'parent'} job ${job.parentId}, whose workflow ` +
+      `operates the device; it cannot be cancelled alone: cancel the parent (POST ` +
+      `/v1/jobs/${job.parentId}/cancel)`,
     [{ field: 'path.id', issue: `child of job ${job.parentId}; cancel the parent` }],
   );
 }
@@ -90,7 +92,8 @@ export async function createParentJob(
   if (req.allOrNothing && refused.length) {
     throw new ApiError(
       'FAILED_PRECONDITION',
-      `${refused.length} devices of ${req.target} cannot be operated: ${refused.map((r) => `${r.name} (${r.reason})`).join('; ')}`,
+      `${refused.length} devices of ${req.target} cannot be operated: ` +
+        `${refused.map((r) => `${r.name} (${r.reason})`).join('; ')}`,
     );
   }
   const children: ChildSpec[] = operable.map((d) => ({ deviceId: d.id, siteId: d.siteId, params: req.childParams(d) }));

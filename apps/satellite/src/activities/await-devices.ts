@@ -31,7 +31,9 @@ export function createAwaitDevicesActivity(deps: DeviceActivityDeps): Pick<Devic
       if (!(pollIntervalS > 0) || !(maxWaitS >= 0) || !(condition in meets)) {
         throw ApplicationFailure.create({
           type: 'INVALID_ARGUMENT',
-          message: `awaitDevices: bad input (condition ${condition}, pollIntervalS ${pollIntervalS}, maxWaitS ${maxWaitS})`,
+          message:
+            `awaitDevices: bad input (condition ${condition}, pollIntervalS ${pollIntervalS}, maxWaitS ` +
+            `${maxWaitS})`,
           nonRetryable: true,
         });
       }

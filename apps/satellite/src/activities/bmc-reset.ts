@@ -77,7 +77,9 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
           if (Date.now() - sentAt >= waitUntilBackS * 1000) {
             throw ApplicationFailure.create({
               type: 'DEADLINE_EXCEEDED',
-              message: `${target.deviceId}: ${manager.toUpperCase()} not back ${waitUntilBackS}s after Manager.Reset (${last})`,
+              message:
+                `${target.deviceId}: ${manager.toUpperCase()} not back ${waitUntilBackS}s after ` +
+                `Manager.Reset (${last})`,
               details: [{ deviceId: target.deviceId, bmc: target.bmcUrl, manager, outageSeen }],
             });
           }

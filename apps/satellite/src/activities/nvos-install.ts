@@ -152,7 +152,8 @@ export async function installNvosImage(
         );
         return { alreadyCurrent: false, actionId: watched.result.actionId, installsStarted: hb.installsStarted };
       }
-      // A failure seen across a reboot, or by an attempt that does not know what happened while no worker watched, may be an interruption.
+      // A failure seen across a reboot, or by an attempt that does not know what happened while no worker watched, may
+      // be an interruption.
       if (watched.kind === 'failed' && !watched.outageSeen && !resumed)
         throw installFailed(target.deviceId, watched.error.causeText, watched.error.issues);
       lastIssues =

@@ -66,7 +66,8 @@ export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {
           timedOut: (last, err) =>
             verificationFailed(
               target.deviceId,
-              `not running ${buildId} after ${timeoutS} s: ${err ? `NVUE unreachable (${err.causeText})` : `still running ${last?.current ?? 'an unknown build'}`}`,
+              `not running ${buildId} after ${timeoutS} s: ` +
+                (err ? `NVUE unreachable (${err.causeText})` : `still running ${last?.current ?? 'an unknown build'}`),
             ),
           heartbeat: (reachable, last) => Context.current().heartbeat({ reachable, current: last?.current ?? null }),
         }),

@@ -76,7 +76,8 @@ export function createSwitchCertificateActivity(
           throw permanentFailure(
             'VERIFICATION_FAILED',
             target.deviceId,
-            `${ids.certificateId} is installed but the NVUE API does not use it (it serves ${installed.installed.join(', ') || 'nothing'})`,
+            `${ids.certificateId} is installed but the NVUE API does not use it (it serves ` +
+              `${installed.installed.join(', ') || 'nothing'})`,
           );
         }
         return { deviceId: target.deviceId, domain, ...ids, changed, validTo: installed.validTo ?? null };

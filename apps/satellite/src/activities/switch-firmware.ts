@@ -145,7 +145,9 @@ export function createSwitchFirmwareActivities(
             return {
               state: 'failed',
               code: 'VERIFICATION_FAILED',
-              message: `${component} reports ${now ?? 'nothing'} installed after action ${result.actionId}, expected ${version}`,
+              message:
+                `${component} reports ${now ?? 'nothing'} installed after action ${result.actionId}, ` +
+                `expected ${version}`,
             };
           return { state: 'installed', installed: now, alreadyInstalled: false, actionId: result.actionId };
         });

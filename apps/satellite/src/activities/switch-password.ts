@@ -153,7 +153,8 @@ function sharedWithBmc(target: NvosTarget): ApplicationFailure {
   return permanentFailure(
     'FAILED_PRECONDITION',
     target.deviceId,
-    `the NVOS credential reference ${target.credentialRef} is the device's BMC reference: writing a new password under it would lock the BMC logins out; ${ownNvosCredentialHint}`,
+    `the NVOS credential reference ${target.credentialRef} is the device's BMC reference: writing a new ` +
+      `password under it would lock the BMC logins out; ${ownNvosCredentialHint}`,
     { credentialRef: target.credentialRef },
   );
 }
@@ -162,7 +163,9 @@ function lostElsewhere(target: NvosTarget, user: string): ApplicationFailure {
   return permanentFailure(
     'FAILED_PRECONDITION',
     target.deviceId,
-    `an earlier attempt changed the password of ${user}, but this satellite holds no pending password for ${target.credentialRef}: recover it from the pending store of the host that ran that attempt, or factory-reset the switch`,
+    `an earlier attempt changed the password of ${user}, but this satellite holds no pending password for ` +
+      `${target.credentialRef}: recover it from the pending store of the host that ran that attempt, or ` +
+      `factory-reset the switch`,
     { credentialRef: target.credentialRef },
   );
 }

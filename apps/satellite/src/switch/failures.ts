@@ -3,7 +3,9 @@ import { toActivityFailure } from '../activities/failures.js';
 import { CertificateMaterialError } from './cert-material.js';
 import { SecretStoreReadOnlyError } from './secret-writer.js';
 
-/** A failure no retry can mend (bad input, missing site material, a switch not doing what it said), naming the device. */
+/**
+ * A failure no retry can mend (bad input, missing site material, a switch not doing what it said), naming the device.
+ */
 export function permanentFailure(
   type: 'INVALID_ARGUMENT' | 'FAILED_PRECONDITION' | 'VERIFICATION_FAILED',
   deviceId: string,

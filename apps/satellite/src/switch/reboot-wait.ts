@@ -40,7 +40,9 @@ export async function awaitReboot(
     if (elapsedMs >= w.maxWaitMs) {
       throw ApplicationFailure.create({
         type: 'DEADLINE_EXCEEDED',
-        message: `${w.deviceId}: no ${w.back} within ${w.maxWaitMs / 1000}s of the reboot request (${outageSeen ? 'it went down' : 'no outage seen'})`,
+        message:
+          `${w.deviceId}: no ${w.back} within ${w.maxWaitMs / 1000}s of the reboot request ` +
+          `(${outageSeen ? 'it went down' : 'no outage seen'})`,
         details: [{ deviceId: w.deviceId, outageSeen }],
       });
     }

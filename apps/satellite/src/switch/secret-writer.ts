@@ -29,7 +29,8 @@ export function createSecretWriter(config: SatelliteConfig['secrets']): SecretWr
   if (config.provider === 'env') {
     const refuse = (): never => {
       throw new SecretStoreReadOnlyError(
-        `the site's secret store reads the environment (${config.prefix}_*) and cannot be written; switch credentials need the file provider`,
+        `the site's secret store reads the environment (${config.prefix}_*) and cannot be written; switch ` +
+          `credentials need the file provider`,
       );
     };
     return { assertWritable: refuse, write: async () => refuse() };

@@ -123,9 +123,9 @@ const summary = {
   createdBy: campaigns.createdBy,
   createdAt: campaigns.createdAt,
   deviceCount: sql<number>`jsonb_array_length(${campaigns.plan}->'devices')`,
-  waves: sql<
-    WaveSummary[]
-  >`(select coalesce(jsonb_agg(jsonb_build_object('index', w->'index', 'kind', w->'kind', 'devices', jsonb_array_length(w->'deviceIds')) order by (w->>'index')::int), '[]'::jsonb)
+  waves: sql<WaveSummary[]>`(select coalesce(jsonb_agg(
+      jsonb_build_object('index', w->'index', 'kind', w->'kind', 'devices', jsonb_array_length(w->'deviceIds'))
+      order by (w->>'index')::int), '[]'::jsonb)
     from jsonb_array_elements(${campaigns.plan}->'waves') w)`,
   estimatedDurationS: sql<number>`(${campaigns.plan}->>'estimatedDurationS')::float8`,
   lowerBoundS: sql<number | null>`(${campaigns.plan}->>'lowerBoundS')::float8`,

@@ -77,7 +77,8 @@ export async function recordDeviceFirmware(
   await db.execute(sql`
     insert into device_firmware (device_id, component_id, version, observed_at, job_id)
     select r."deviceId", r."componentId", r."version", r."observedAt", r."jobId"
-    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r("deviceId" uuid, "componentId" text, "version" text, "observedAt" timestamptz, "jobId" uuid)
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as r("deviceId" uuid, "componentId" text, "version" text, "observedAt" timestamptz, "jobId" uuid)
     on conflict (device_id, component_id) do update
       set version = excluded.version, observed_at = excluded.observed_at, job_id = excluded.job_id
       where device_firmware.observed_at <= excluded.observed_at`);

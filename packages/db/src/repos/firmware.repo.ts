@@ -234,17 +234,20 @@ function complianceRows(f: ComplianceFilters, components: boolean): SQL {
   if (f.rackId?.length) c.push(inArray(devices.rackId, f.rackId));
   if (f.nodeType?.length) c.push(inArray(devices.nodeType, f.nodeType));
   const list = components
-    ? sql`, coalesce(jsonb_agg(jsonb_build_object('id', w.component_id, 'desired', w.version, 'installed', f.version, 'compliant', f.version is not distinct from w.version) order by w.component_id), '[]'::jsonb) as components`
+    ? sql`, coalesce(jsonb_agg(jsonb_build_object('id', w.component_id, 'desired', w.version, 'installed', f.version,
+        'compliant', f.version is not distinct from w.version) order by w.component_id), '[]'::jsonb) as components`
     : sql``;
   return sql`
     with desired as (
-      select distinct on (m.id, comp->>'id') m.id as manifest_id, comp->>'id' as component_id, comp->>'version' as version
+      select distinct on (m.id, comp->>'id') m.id as manifest_id, comp->>'id' as component_id,
+        comp->>'version' as version
       from firmware_manifests m,
         jsonb_array_elements(m.steps) with ordinality as s(step, si),
         jsonb_array_elements(s.step->'components') with ordinality as cv(comp, ci)
       where m.is_default
       order by m.id, comp->>'id', si desc, ci desc)
-    select devices.id as device_id, devices.name, devices.site_id, devices.rack_id, devices.node_type, m.id as manifest_id,
+    select devices.id as device_id, devices.name, devices.site_id, devices.rack_id, devices.node_type,
+      m.id as manifest_id,
       case when m.id is null then 'no_manifest'
            when cmp.outdated > 0 then 'outdated'
            when cmp.missing > 0 then 'unknown'

@@ -87,7 +87,8 @@ export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack &
   const rows = await db
     .select({
       rack: racks,
-      deviceCount: sql<number>`(select count(*)::int from devices d where d.rack_id = "racks"."id" and d.deleted_at is null)`,
+      deviceCount: sql<number>`(select count(*)::int from devices d
+        where d.rack_id = "racks"."id" and d.deleted_at is null)`,
     })
     .from(racks)
     .where(siteIds?.length ? inArray(racks.siteId, siteIds) : undefined)
@@ -148,7 +149,9 @@ export async function recordPowerStates(
   if (readings.length === 0) return;
   await db.execute(sql`
     update devices d set power_state = r.power_state, power_state_at = r.at, updated_at = now()
-    from jsonb_to_recordset(${JSON.stringify(readings.map((r) => ({ id: r.deviceId, power_state: r.powerState, at: r.at.toISOString() })))}::jsonb)
+    from jsonb_to_recordset(${JSON.stringify(
+      readings.map((r) => ({ id: r.deviceId, power_state: r.powerState, at: r.at.toISOString() })),
+    )}::jsonb)
       as r(id uuid, power_state text, at timestamptz)
     where d.id = r.id and (d.power_state_at is null or d.power_state_at <= r.at)`);
 }

@@ -118,7 +118,10 @@ export async function listOpenDispatchedJobs(db: DbOrTx, limit: number, afterId?
         inArray(jobs.state, [...openStates]),
         afterId ? sql`${jobs.id} > ${afterId}` : undefined,
         // Campaign devices have no intent of their own: the campaign workflow starts them.
-        sql`exists (select 1 from intents i where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null then ${jobs.parentId} else ${jobs.id} end and i.kind = 'start' and i.status = 'dispatched')`,
+        sql`exists (select 1 from intents i
+          where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null
+            then ${jobs.parentId} else ${jobs.id} end
+          and i.kind = 'start' and i.status = 'dispatched')`,
       ),
     )
     .orderBy(jobs.id)
@@ -167,9 +170,11 @@ export async function applyJobProjections(db: DbOrTx, p: JobProjection[]): Promi
       error = coalesce(p.error, j.error),
       updated_at = now()
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-      as p(id uuid, state text, run_id text, started_at timestamptz, finished_at timestamptz, progress jsonb, timeline jsonb, result jsonb, error jsonb)
+      as p(id uuid, state text, run_id text, started_at timestamptz, finished_at timestamptz, progress jsonb,
+        timeline jsonb, result jsonb, error jsonb)
     where j.id = p.id and j.state not in ('succeeded', 'failed', 'cancelled')
-      and (j.state <> p.state or p.progress is distinct from j.progress or p.timeline is distinct from j.timeline or j.run_id is distinct from p.run_id)`);
+      and (j.state <> p.state or p.progress is distinct from j.progress or p.timeline is distinct from j.timeline
+        or j.run_id is distinct from p.run_id)`);
   return res.rowCount ?? 0;
 }
 

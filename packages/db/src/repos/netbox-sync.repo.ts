@@ -89,10 +89,12 @@ export interface SiteUpsert {
 export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpsert> {
   if (!rows.length) return { written: [], refused: [] };
   const recordset = (list: SiteRow[]) =>
-    sql`jsonb_to_recordset(${json(list)}::jsonb) as r("slug" text, "name" text, "status" text, "netboxId" int, "netboxLastUpdated" timestamptz)`;
+    sql`jsonb_to_recordset(${json(list)}::jsonb)
+      as r("slug" text, "name" text, "status" text, "netboxId" int, "netboxLastUpdated" timestamptz)`;
   const written = netboxIds(
     await db.execute<{ netbox_id: number }>(sql`
-      update sites s set name = r."name", status = r."status", netbox_last_updated = r."netboxLastUpdated", last_synced_at = now(), deleted_at = null
+      update sites s set name = r."name", status = r."status", netbox_last_updated = r."netboxLastUpdated",
+        last_synced_at = now(), deleted_at = null
       from ${recordset(rows)}
       where s.netbox_id = r."netboxId"
       returning s.netbox_id`),
@@ -107,7 +109,8 @@ export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpse
     const inserted = netboxIds(
       await db.execute<{ netbox_id: number }>(sql`
         insert into sites (id, name, status, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
-        select r."slug", r."name", r."status", r."netboxId", r."netboxLastUpdated", now(), null from ${recordset(creatable)}
+        select r."slug", r."name", r."status", r."netboxId", r."netboxLastUpdated", now(), null
+        from ${recordset(creatable)}
         on conflict (id) do update set name = excluded.name, status = excluded.status, netbox_id = excluded.netbox_id,
           netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), deleted_at = null
         where sites.netbox_id is null or sites.deleted_at is not null
@@ -126,11 +129,14 @@ export async function upsertSites(db: DbOrTx, rows: SiteRow[]): Promise<SiteUpse
 export async function upsertRacks(db: DbOrTx, rows: RackRow[]): Promise<number[]> {
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
-    insert into racks (site_id, name, rack_type, status, u_height, serial, netbox_id, netbox_last_updated, last_synced_at)
+    insert into racks (site_id, name, rack_type, status, u_height, serial, netbox_id, netbox_last_updated,
+      last_synced_at)
     select s.id, r."name", r."rackType", r."status", r."uHeight", r."serial", r."netboxId", r."netboxLastUpdated", now()
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("siteNetboxId" int, "name" text, "rackType" text, "status" text, "uHeight" int, "serial" text, "netboxId" int, "netboxLastUpdated" timestamptz)
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("siteNetboxId" int, "name" text, "rackType" text, "status" text,
+      "uHeight" int, "serial" text, "netboxId" int, "netboxLastUpdated" timestamptz)
     join sites s on s.netbox_id = r."siteNetboxId"
-    on conflict (netbox_id) do update set site_id = excluded.site_id, name = excluded.name, rack_type = excluded.rack_type,
+    on conflict (netbox_id) do update set site_id = excluded.site_id, name = excluded.name,
+      rack_type = excluded.rack_type,
       status = excluded.status, u_height = excluded.u_height, serial = excluded.serial,
       netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(), updated_at = now()
     returning netbox_id`);
@@ -142,24 +148,30 @@ export async function upsertDevices(db: DbOrTx, rows: DeviceRow[]): Promise<numb
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
     insert into devices (name, site_id, rack_id, position, face, u_height, role, vendor, model, platform, serial,
-      lifecycle_state, node_type, management_profile, credential_ref, nvos_url, nvos_ssh, nvos_credential_ref, nvos_host_key,
-      redfish_system_id, oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
-    select r."name", s.id, rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform", r."serial",
-      r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."nvosUrl", r."nvosSsh", r."nvosCredentialRef", r."nvosHostKey",
+      lifecycle_state, node_type, management_profile, credential_ref, nvos_url, nvos_ssh, nvos_credential_ref,
+      nvos_host_key, redfish_system_id, oob_ip_netbox_id, netbox_id, netbox_last_updated, last_synced_at, deleted_at)
+    select r."name", s.id, rk.id, r."position", r."face", r."uHeight", r."role", r."vendor", r."model", r."platform",
+      r."serial", r."lifecycleState", r."nodeType", r."managementProfile", r."credentialRef", r."nvosUrl", r."nvosSsh",
+      r."nvosCredentialRef", r."nvosHostKey",
       r."redfishSystemId", r."oobIpNetboxId", r."netboxId", r."netboxLastUpdated", now(), null
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteNetboxId" int, "rackNetboxId" int, "position" numeric, "face" text,
-      "uHeight" numeric, "role" text, "vendor" text, "model" text, "platform" text, "serial" text, "lifecycleState" text,
-      "nodeType" text, "managementProfile" text, "credentialRef" text, "nvosUrl" text, "nvosSsh" text, "nvosCredentialRef" text, "nvosHostKey" text,
+    from jsonb_to_recordset(${json(rows)}::jsonb) as r("name" text, "siteNetboxId" int, "rackNetboxId" int,
+      "position" numeric, "face" text,
+      "uHeight" numeric, "role" text, "vendor" text, "model" text, "platform" text, "serial" text,
+      "lifecycleState" text,
+      "nodeType" text, "managementProfile" text, "credentialRef" text, "nvosUrl" text, "nvosSsh" text,
+      "nvosCredentialRef" text, "nvosHostKey" text,
       "redfishSystemId" text, "oobIpNetboxId" int, "netboxId" int, "netboxLastUpdated" timestamptz)
     join sites s on s.netbox_id = r."siteNetboxId"
     left join racks rk on rk.netbox_id = r."rackNetboxId"
     on conflict (netbox_id) do update set name = excluded.name, site_id = excluded.site_id, rack_id = excluded.rack_id,
       position = excluded.position, face = excluded.face, u_height = excluded.u_height, role = excluded.role,
       vendor = excluded.vendor, model = excluded.model, platform = excluded.platform, serial = excluded.serial,
-      lifecycle_state = excluded.lifecycle_state, node_type = excluded.node_type, management_profile = excluded.management_profile,
+      lifecycle_state = excluded.lifecycle_state, node_type = excluded.node_type,
+      management_profile = excluded.management_profile,
       credential_ref = excluded.credential_ref, nvos_url = excluded.nvos_url, nvos_ssh = excluded.nvos_ssh,
-      nvos_credential_ref = excluded.nvos_credential_ref, nvos_host_key = excluded.nvos_host_key, redfish_system_id = excluded.redfish_system_id,
-      oob_ip_netbox_id = excluded.oob_ip_netbox_id, netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(),
+      nvos_credential_ref = excluded.nvos_credential_ref, nvos_host_key = excluded.nvos_host_key,
+      redfish_system_id = excluded.redfish_system_id, oob_ip_netbox_id = excluded.oob_ip_netbox_id,
+      netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now(),
       deleted_at = null, updated_at = now()
     returning netbox_id`);
   return netboxIds(res);
@@ -169,9 +181,12 @@ export async function upsertDevices(db: DbOrTx, rows: DeviceRow[]): Promise<numb
 export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promise<number[]> {
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
-    insert into interfaces (device_id, name, type, mac_address, mgmt_only, enabled, netbox_id, netbox_last_updated, last_synced_at)
-    select d.id, r."name", r."type", r."macAddress", r."mgmtOnly", r."enabled", r."netboxId", r."netboxLastUpdated", now()
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("deviceNetboxId" int, "name" text, "type" text, "macAddress" text,
+    insert into interfaces (device_id, name, type, mac_address, mgmt_only, enabled, netbox_id, netbox_last_updated,
+      last_synced_at)
+    select d.id, r."name", r."type", r."macAddress", r."mgmtOnly", r."enabled", r."netboxId", r."netboxLastUpdated",
+      now()
+    from jsonb_to_recordset(${json(rows)}::jsonb)
+      as r("deviceNetboxId" int, "name" text, "type" text, "macAddress" text,
       "mgmtOnly" boolean, "enabled" boolean, "netboxId" int, "netboxLastUpdated" timestamptz)
     join devices d on d.netbox_id = r."deviceNetboxId"
     on conflict (netbox_id) do update set device_id = excluded.device_id, name = excluded.name, type = excluded.type,
@@ -181,16 +196,22 @@ export async function upsertInterfaces(db: DbOrTx, rows: InterfaceRow[]): Promis
   return netboxIds(res);
 }
 
-/** Only addresses on an interface of a device we mirror are kept; others are out of scope. Returns the NetBox ids written. */
+/**
+ * Only addresses on an interface of a device we mirror are kept; others are out of scope. Returns the NetBox ids
+ * written.
+ */
 export async function upsertIpAddresses(db: DbOrTx, rows: IpRow[]): Promise<number[]> {
   if (!rows.length) return [];
   const res = await db.execute<{ netbox_id: number }>(sql`
-    insert into ip_addresses (address, status, dns_name, interface_id, device_id, netbox_id, netbox_last_updated, last_synced_at)
+    insert into ip_addresses (address, status, dns_name, interface_id, device_id, netbox_id, netbox_last_updated,
+      last_synced_at)
     select r."address", r."status", r."dnsName", i.id, i.device_id, r."netboxId", r."netboxLastUpdated", now()
-    from jsonb_to_recordset(${json(rows)}::jsonb) as r("address" text, "status" text, "dnsName" text, "interfaceNetboxId" int,
+    from jsonb_to_recordset(${json(rows)}::jsonb)
+      as r("address" text, "status" text, "dnsName" text, "interfaceNetboxId" int,
       "netboxId" int, "netboxLastUpdated" timestamptz)
     join interfaces i on i.netbox_id = r."interfaceNetboxId"
-    on conflict (netbox_id) do update set address = excluded.address, status = excluded.status, dns_name = excluded.dns_name,
+    on conflict (netbox_id) do update set address = excluded.address, status = excluded.status,
+      dns_name = excluded.dns_name,
       interface_id = excluded.interface_id, device_id = excluded.device_id,
       netbox_last_updated = excluded.netbox_last_updated, last_synced_at = now()
     returning netbox_id`);
@@ -225,7 +246,8 @@ export async function deleteByNetboxIds(db: DbOrTx, kind: NetboxKind, ids: numbe
   const table = sql.raw(tables[kind]);
   const res = softDeleted.has(kind)
     ? await db.execute(
-        sql`update ${table} set deleted_at = now() where netbox_id = any(${`{${ids.join(',')}}`}::int[]) and deleted_at is null`,
+        sql`update ${table} set deleted_at = now()
+          where netbox_id = any(${`{${ids.join(',')}}`}::int[]) and deleted_at is null`,
       )
     : await db.execute(sql`delete from ${table} where netbox_id = any(${`{${ids.join(',')}}`}::int[])`);
   return res.rowCount ?? 0;
@@ -255,7 +277,8 @@ export async function deleteMissing(
   }
   const res = softDeleted.has(kind)
     ? await db.execute(
-        sql`update ${table} set deleted_at = now() where netbox_id is not null and deleted_at is null and not (netbox_id = any(${keep}::int[]))${inScope}`,
+        sql`update ${table} set deleted_at = now()
+          where netbox_id is not null and deleted_at is null and not (netbox_id = any(${keep}::int[]))${inScope}`,
       )
     : await db.execute(
         sql`delete from ${table} where netbox_id is not null and not (netbox_id = any(${keep}::int[]))${inScope}`,
@@ -278,7 +301,8 @@ export async function bmcCandidates(
     select d.id as device_id, d.management_profile as profile,
       coalesce(
         (select array_agg(h.ip) from host h where h.netbox_id = d.oob_ip_netbox_id),
-        (select array_agg(h.ip order by h.ip) from host h join interfaces i on i.id = h.interface_id where i.device_id = d.id and i.mgmt_only)
+        (select array_agg(h.ip order by h.ip) from host h join interfaces i on i.id = h.interface_id
+          where i.device_id = d.id and i.mgmt_only)
       ) as addresses,
       exists (select 1 from host h join dup on dup.ip = h.ip where h.device_id = d.id) as duplicated
     from devices d where d.netbox_id is not null and d.deleted_at is null`);
@@ -336,40 +360,53 @@ export async function refreshInventoryIssues(
           and not exists (select 1 from ip_addresses a where a.device_id = d.id)
       union all
       select 'dcim.device', d.netbox_id, d.id, 'duplicate_ip',
-             'BMC address ' || split_part(a.address, '/', 1) || ' is also assigned to another device; the device is not operated until NetBox is fixed'
+             'BMC address ' || split_part(a.address, '/', 1) || ' is also assigned to another device; '
+               || 'the device is not operated until NetBox is fixed'
         from devices d join ip_addresses a on a.device_id = d.id
         where d.netbox_id is not null and d.deleted_at is null
-          and exists (select 1 from ip_addresses b where split_part(b.address, '/', 1) = split_part(a.address, '/', 1) and b.device_id is not null and b.device_id <> d.id)
+          and exists (select 1 from ip_addresses b where split_part(b.address, '/', 1) = split_part(a.address, '/', 1)
+            and b.device_id is not null and b.device_id <> d.id)
       union all
       select 'dcim.device', d.netbox_id, d.id, 'unknown_node_type',
-             'no driver for role ' || coalesce(d.role, '?') || ', vendor ' || coalesce(d.vendor, '?') || ', model ' || coalesce(d.model, '?')
+             'no driver for role ' || coalesce(d.role, '?') || ', vendor ' || coalesce(d.vendor, '?')
+               || ', model ' || coalesce(d.model, '?')
         from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is null
       union all
       select 'dcim.device', d.netbox_id, d.id, 'missing_credential_ref', 'custom field fleet_credential_ref is empty'
-        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is not null and d.credential_ref is null
+        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is not null
+          and d.credential_ref is null
       union all
       select 'dcim.device', d.netbox_id, d.id, 'invalid_management_profile',
-             'custom field fleet_management_profile is ' || d.management_profile || '; expected redfish, redfish-https:<port> or redfish-http:<port>'
+             'custom field fleet_management_profile is ' || d.management_profile
+               || '; expected redfish, redfish-https:<port> or redfish-http:<port>'
         from devices d where d.netbox_id is not null and d.deleted_at is null
           and d.management_profile is not null and d.management_profile !~ '^redfish(-https?(:[0-9]{1,5})?)?$'
       union all
       -- The same rules as the domain's missingForNvos, which refuses the operations themselves.
       select 'dcim.device', d.netbox_id, d.id, 'missing_nvos_endpoint',
-             'custom fields fleet_nvos_url and fleet_nvos_ssh must give the switch''s NVUE URL and SSH host:port; NVOS image, firmware, password and certificate operations are refused until they do'
-        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type like 'switch!_%' escape '!'
+             'custom fields fleet_nvos_url and fleet_nvos_ssh must give the switch''s NVUE URL and SSH host:port; '
+               || 'NVOS image, firmware, password and certificate operations are refused until they do'
+        from devices d where d.netbox_id is not null and d.deleted_at is null
+          and d.node_type like 'switch!_%' escape '!'
           and (d.nvos_url is null or d.nvos_ssh is null)
       union all
       select 'dcim.device', p.netbox_id, p.id, 'invalid_nvos_endpoint', p.problems from (
         select d.netbox_id, d.id, concat_ws('; ',
-            case when d.nvos_url !~ '^https?://[^[:space:]/?#@]+(/[^[:space:]?#]*)?$' then 'fleet_nvos_url is ' || d.nvos_url || '; expected http(s)://host[:port]' end,
-            case when d.nvos_ssh !~ '^([[][0-9A-Fa-f:.]+[]]|[A-Za-z0-9.-]+):[0-9]{1,5}$' then 'fleet_nvos_ssh is ' || d.nvos_ssh || '; expected host:port' end,
-            case when d.nvos_host_key !~ '^SHA256:[A-Za-z0-9+/]{43}$' then 'fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)' end) as problems
-          from devices d where d.netbox_id is not null and d.deleted_at is null and coalesce(d.nvos_url, d.nvos_ssh, d.nvos_host_key) is not null
+            case when d.nvos_url !~ '^https?://[^[:space:]/?#@]+(/[^[:space:]?#]*)?$'
+              then 'fleet_nvos_url is ' || d.nvos_url || '; expected http(s)://host[:port]' end,
+            case when d.nvos_ssh !~ '^([[][0-9A-Fa-f:.]+[]]|[A-Za-z0-9.-]+):[0-9]{1,5}$'
+              then 'fleet_nvos_ssh is ' || d.nvos_ssh || '; expected host:port' end,
+            case when d.nvos_host_key !~ '^SHA256:[A-Za-z0-9+/]{43}$'
+              then 'fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)' end) as problems
+          from devices d where d.netbox_id is not null and d.deleted_at is null
+            and coalesce(d.nvos_url, d.nvos_ssh, d.nvos_host_key) is not null
       ) p where p.problems <> ''
       union all
       select r."objectType", r."netboxId",
-             (select d.id from devices d where r."objectType" = 'dcim.device' and d.netbox_id = r."netboxId"), r."code", r."message"
-        from jsonb_to_recordset(${json(pass.issues)}::jsonb) as r("objectType" text, "netboxId" int, "code" text, "message" text)
+             (select d.id from devices d where r."objectType" = 'dcim.device' and d.netbox_id = r."netboxId"),
+             r."code", r."message"
+        from jsonb_to_recordset(${json(pass.issues)}::jsonb)
+          as r("objectType" text, "netboxId" int, "code" text, "message" text)
     ),
     distinct_found as (select distinct on (object_type, netbox_id, code) * from found),
     settled as (

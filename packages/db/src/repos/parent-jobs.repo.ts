@@ -94,10 +94,12 @@ export async function applyChildOutcomes(
   await db.execute(sql`
     update jobs j set state = o.state, result = coalesce(o.result, j.result), error = coalesce(o.error, j.error),
       started_at = coalesce(j.started_at, case when o.state <> 'queued' then now() end),
-      finished_at = case when o.state in ('succeeded', 'failed', 'cancelled') then coalesce(j.finished_at, now()) else j.finished_at end,
+      finished_at = case when o.state in ('succeeded', 'failed', 'cancelled') then coalesce(j.finished_at, now())
+        else j.finished_at end,
       updated_at = now()
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as o("deviceId" uuid, state text, result jsonb, error jsonb)
-    where j.parent_id = ${parentId} and j.device_id = o."deviceId" and j.state in ${sql.raw(OPEN)} and j.state is distinct from o.state`);
+    where j.parent_id = ${parentId} and j.device_id = o."deviceId" and j.state in ${sql.raw(OPEN)}
+      and j.state is distinct from o.state`);
 }
 
 /** Children left open when their parent ended were never reached: close them so devices are free. */

@@ -61,7 +61,10 @@ export async function lockIdempotencyKey(tx: DbOrTx, actor: string, key: string)
   );
 }
 
-/** Keeps the answer under the key, in the transaction that made it (under lockIdempotencyKey); an expired key is taken over. */
+/**
+ * Keeps the answer under the key, in the transaction that made it (under lockIdempotencyKey); an expired key is taken
+ * over.
+ */
 export async function storeIdempotentAnswer(
   db: DbOrTx,
   actor: string,

@@ -100,7 +100,10 @@ export const devices = pgTable(
     nvosCredentialRef: text('nvos_credential_ref'),
     /** Switch trays: pinned SSH host key (`SHA256:<base64>`); without it the satellite trusts the first key seen. */
     nvosHostKey: text('nvos_host_key'),
-    /** The Redfish ComputerSystem id that is this device, on BMCs that manage several (custom field fleet_redfish_system_id). */
+    /**
+     * The Redfish ComputerSystem id that is this device, on BMCs that manage several (custom field
+     * fleet_redfish_system_id).
+     */
     redfishSystemId: text('redfish_system_id'),
     firmwareVersion: text('firmware_version'),
     powerState: text('power_state').notNull().default('Unknown'),

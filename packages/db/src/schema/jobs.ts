@@ -4,6 +4,11 @@ import type { JobError, JobProgress, StageTimeline } from '@fleet/domain';
 import { createdAt, tsz, updatedAt } from './_columns.js';
 import { devices, racks, sites } from './inventory.js';
 
+/** The states of a job that still runs or waits to, as an SQL list for index predicates. */
+const activeStates = sql.raw(`('queued', 'running', 'cancelling')`);
+/** The job kinds the rack guard covers. */
+const rackSequenceKinds = sql.raw(`('rack.power', 'rack.cold_reboot')`);
+
 export const jobs = pgTable(
   'jobs',
   {
@@ -42,9 +47,7 @@ export const jobs = pgTable(
     /** The rack guard: one rack power sequence at a time; a second is refused, not queued. */
     uniqueIndex('jobs_one_active_rack_sequence')
       .on(t.rackId)
-      .where(
-        sql`${t.rackId} is not null and ${t.kind} in ('rack.power', 'rack.cold_reboot') and ${t.state} in ('queued', 'running', 'cancelling')`,
-      ),
+      .where(sql`${t.rackId} is not null and ${t.kind} in ${rackSequenceKinds} and ${t.state} in ${activeStates}`),
     index('jobs_device_id_idx').on(t.deviceId),
     index('jobs_rack_id_idx').on(t.rackId),
     index('jobs_site_id_idx').on(t.siteId),

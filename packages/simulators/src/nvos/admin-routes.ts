@@ -6,9 +6,11 @@ import type { NvosSimulator } from './simulator.js';
  *
  *   GET    /switches                       {items:[{id,nvueUrl,ssh:{host,port},hostKeySha256,rebooting}]}
  *   GET    /switches/:id                   state and counters (image, firmware, users, uploads, faults…)
- *   GET    /switches/:id/requests          {items:[{at,method,path,status,body?}]} NVUE requests (last 1,000; secrets masked)
+ * GET    /switches/:id/requests          {items:[{at,method,path,status,body?}]} NVUE requests (last 1,000; secrets
+ * masked)
  *   DELETE /switches/:id/requests
- *   GET    /switches/:id/ssh-requests      {items:[{at,op,user?,path?,bytes?,ok,detail?}]} SSH logins, exec and SFTP operations
+ * GET    /switches/:id/ssh-requests      {items:[{at,op,user?,path?,bytes?,ok,detail?}]} SSH logins, exec and SFTP
+ * operations
  *   DELETE /switches/:id/ssh-requests
  *   GET    /switches/:id/faults            current faults
  *   PUT    /switches/:id/faults            replace faults (body: SwitchFaults, {} clears)
@@ -25,15 +27,13 @@ export async function switchRoute(
     return [
       200,
       {
-        items: nvos
-          .ids()
-          .map((id) => ({
-            id,
-            nvueUrl: nvos.nvueUrl(id),
-            ssh: nvos.ssh(id),
-            hostKeySha256: nvos.switch(id).hostKey.sha256,
-            rebooting: nvos.switch(id).rebooting,
-          })),
+        items: nvos.ids().map((id) => ({
+          id,
+          nvueUrl: nvos.nvueUrl(id),
+          ssh: nvos.ssh(id),
+          hostKeySha256: nvos.switch(id).hostKey.sha256,
+          rebooting: nvos.switch(id).rebooting,
+        })),
       },
     ];
   }
@@ -95,15 +95,13 @@ export async function switchRoute(
       return [
         200,
         {
-          items: sw.fs
-            .filesUnder('/host')
-            .map(([path, f]) => ({
-              path,
-              size: f.size,
-              sha256: f.sha256,
-              uploads: f.uploads,
-              bytesReceived: f.bytesReceived,
-            })),
+          items: sw.fs.filesUnder('/host').map(([path, f]) => ({
+            path,
+            size: f.size,
+            sha256: f.sha256,
+            uploads: f.uploads,
+            bytesReceived: f.bytesReceived,
+          })),
         },
       ];
     default:

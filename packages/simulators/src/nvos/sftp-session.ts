@@ -167,5 +167,7 @@ function attrs(e: VfsEntry): Attributes {
 }
 
 function longname(e: VfsEntry): string {
-  return `${e.isDirectory ? 'drwxr-xr-x' : '-rw-r--r--'} 1 root root ${e.size} ${new Date(e.mtimeMs).toISOString().slice(0, 10)} ${e.name}`;
+  const mode = e.isDirectory ? 'drwxr-xr-x' : '-rw-r--r--';
+  const date = new Date(e.mtimeMs).toISOString().slice(0, 10);
+  return `${mode} 1 root root ${e.size} ${date} ${e.name}`;
 }

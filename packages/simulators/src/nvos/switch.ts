@@ -31,7 +31,10 @@ export interface SwitchSpec {
   hostKeySeed?: string;
   /** Make a new SSH host key on every factory reset, as an NVOS reinstall or reset may. */
   newHostKeyOnFactoryReset?: boolean;
-  /** How an image install hands over to the reboot: `action_error` at 100% (what NVOS does, default) or `action_success`. */
+  /**
+   * How an image install hands over to the reboot: `action_error` at 100% (what NVOS does, default) or
+   * `action_success`.
+   */
   installEndState?: 'action_error' | 'action_success';
   /** Serve NVUE over HTTPS with this identity (PEM) instead of HTTP. */
   tls?: { certPem: string; keyPem: string };

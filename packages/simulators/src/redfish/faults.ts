@@ -17,7 +17,9 @@ export const Faults = z
     hang: z.boolean().optional(),
     /** The BMC reboots itself part-way through the next firmware update; the task ends Interrupted. */
     rebootDuringUpdate: z.boolean().optional(),
-    /** The BMC reboots half-way through receiving the next firmware upload (one-shot): the client never gets an answer. */
+    /**
+     * The BMC reboots half-way through receiving the next firmware upload (one-shot): the client never gets an answer.
+     */
     rebootDuringUpload: z.boolean().optional(),
     /** Firmware update tasks end in Exception with Update ApplyFailed. */
     taskFailure: z.boolean().optional(),

@@ -25,10 +25,13 @@ const registries = {
         resolution: 'Establish a session before attempting any operations.',
       },
       SessionLimitExceeded: {
-        text: 'The session establishment failed due to the number of simultaneous sessions exceeding the limit of the implementation.',
+        text:
+          'The session establishment failed due to the number of simultaneous sessions exceeding the limit ' +
+          'of the implementation.',
         severity: 'Critical',
         resolution:
-          'Reduce the number of other sessions before trying to establish the session or increase the limit of simultaneous sessions, if supported.',
+          'Reduce the number of other sessions before trying to establish the session or increase the ' +
+          'limit of simultaneous sessions, if supported.',
       },
       SessionTerminated: { text: 'The session was successfully terminated.', severity: 'OK', resolution: 'None.' },
       OperationNotAllowed: {
@@ -46,7 +49,8 @@ const registries = {
         text: "The value '%1' for the parameter %2 in the action %3 is not in the list of acceptable values.",
         severity: 'Warning',
         resolution:
-          'Choose a value from the enumeration list that the implementation can support and resubmit the request if the operation failed.',
+          'Choose a value from the enumeration list that the implementation can support and resubmit the ' +
+          'request if the operation failed.',
       },
       ActionParameterValueError: {
         text: 'The value for the parameter %1 in the action %2 is invalid.',
@@ -101,7 +105,8 @@ const registries = {
         text: 'The property %1 is a required property and must be included in the request.',
         severity: 'Warning',
         resolution:
-          'Ensure that the property is in the request body and has a valid value and resubmit the request if the operation failed.',
+          'Ensure that the property is in the request body and has a valid value and resubmit the request ' +
+          'if the operation failed.',
       },
       PreconditionFailed: {
         text: 'The ETag supplied did not match the ETag required to change this resource.',

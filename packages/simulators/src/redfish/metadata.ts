@@ -28,10 +28,11 @@ export function metadataDocument(bmc: SimulatedBmc): string {
     add(t);
   const refs = [...namespaces.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(
-      ([schema, ns]) =>
-        `  <edmx:Reference Uri="http://redfish.dmtf.org/schemas/v1/${schema}_v1.xml">\n${[...ns].map((n) => `    <edmx:Include Namespace="${n}"/>`).join('\n')}\n  </edmx:Reference>`,
-    )
+    .map(([schema, ns]) => {
+      const uri = `http://redfish.dmtf.org/schemas/v1/${schema}_v1.xml`;
+      const includes = [...ns].map((n) => `    <edmx:Include Namespace="${n}"/>`).join('\n');
+      return `  <edmx:Reference Uri="${uri}">\n${includes}\n  </edmx:Reference>`;
+    })
     .join('\n');
   const root = (bmc.profile.resources.get('/redfish/v1')!(bmc)['@odata.type'] as string)
     .slice(1)

@@ -17,7 +17,9 @@ export interface Task {
 
 const KEEP = 32;
 
-/** The TaskService of one BMC: numbered tasks, oldest finished ones overwritten (CompletedTaskOverWritePolicy Oldest). */
+/**
+ * The TaskService of one BMC: numbered tasks, oldest finished ones overwritten (CompletedTaskOverWritePolicy Oldest).
+ */
 export class TaskStore {
   readonly byId = new Map<string, Task>();
   private seq = 0;
