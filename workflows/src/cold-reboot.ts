@@ -9,8 +9,8 @@ import { StageRecorder } from './timeline.js';
 class StageFailed extends Error {}
 
 /**
- * The NVL72 cold-reboot runbook as RMS's ExecuteColdReboot runs it (rms.md §3.4): stages
- * in order with their gates, floors and maximum waits, fail fast, the timeline in the
+ * The NVL72 cold-reboot runbook as RMS's ExecuteColdReboot runs it (docs/reference/rms-behaviours.md#cold-reboot):
+ * stages in order with their gates, floors and maximum waits, fail fast, the timeline in the
  * job while it runs, cancellation honoured between and within stages.
  */
 export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {

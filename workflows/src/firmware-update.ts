@@ -254,9 +254,9 @@ async function pushStep(
 }
 
 /**
- * Activation per node kind (rms.md §4.2). Compute: host off (≤ powerStateTimeoutS), AC cycle
- * of the tray BMC, stabilisation, host back on if it was on. Shelves and switch BMCs: a
- * controller reset, done once an outage was seen and the BMC answers again.
+ * Activation per node kind (docs/reference/rms-behaviours.md#firmware-activation). Compute: host off
+ * (≤ powerStateTimeoutS), AC cycle of the tray BMC, stabilisation, host back on if it was on. Shelves and switch BMCs:
+ * a controller reset, done once an outage was seen and the BMC answers again.
  * The simulator and OpenBMC take a BMC Manager.Reset as the AC-cycle stand-in.
  */
 async function activate(input: DeviceFirmwareUpdateInput, dev: ReturnType<typeof deviceActivities>): Promise<void> {

@@ -59,10 +59,10 @@ function nvosActivities(input: SwitchNvosInstallInput) {
 }
 
 /**
- * NVOS image install on one switch tray (RMS UpdateSwitchSystemImage, rms.md §1.6): done at once
- * when the switch already runs the target build; otherwise the image into the site cache, SFTP
- * to the switch (skipped when the remote file matches), install up to the reboot handoff, then
- * the reboot until NVUE answers running the target build. A timeline in the memo shows each stage.
+ * NVOS image install on one switch tray (RMS UpdateSwitchSystemImage,
+ * docs/reference/rms-behaviours.md#nvos-image-install): done at once when the switch already runs the target build;
+ * otherwise the image into the site cache, SFTP to the switch (skipped when the remote file matches), install up to the
+ * reboot handoff, then the reboot until NVUE answers running the target build. A timeline in the memo shows each stage.
  */
 export async function switchNvosInstall(input: SwitchNvosInstallInput): Promise<SwitchNvosInstallResult> {
   const act = nvosActivities(input);

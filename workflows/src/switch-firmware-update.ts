@@ -17,9 +17,9 @@ import { stagedJobFailure } from './switch-stages.js';
 import { StageRecorder } from './timeline.js';
 
 /**
- * Switch-tray platform firmware over NVOS (nvfwupd's switch flow, test-peers item 4; rms.md
- * §1.6, §4.2): components already running their target are skipped unless forced; the rest,
- * in the order BMC, ERoT, FPGA, CPLD, BIOS, are fetched into the site cache, copied to the
+ * Switch-tray platform firmware over NVOS (nvfwupd's switch flow, test-peers item 4;
+ * docs/reference/rms-behaviours.md#switch-platform-firmware): components already running their target are skipped
+ * unless forced; the rest, in the order BMC, ERoT, FPGA, CPLD, BIOS, are fetched into the site cache, copied to the
  * switch over SFTP and installed with the NVUE action; then one power cycle activates them and
  * the running versions are verified. Every component gets a result with an RMS code.
  */

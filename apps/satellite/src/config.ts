@@ -94,7 +94,7 @@ export const SatelliteConfig = z
         siteConcurrency: 256,
         tls: { insecure: false },
       }),
-    /** Switch trays' NVOS: NVUE REST and SSH/SFTP (rms.md §4.4, §4.5). */
+    /** Switch trays' NVOS: NVUE REST and SSH/SFTP (docs/reference/rms-behaviours.md, #nvue and #nvos-image-install). */
     nvos: z
       .object({
         connectTimeoutMs: z.number().int().min(100).default(10_000),

@@ -62,7 +62,8 @@ describe('rotateSwitchPassword activity', () => {
     // The file secret store the other activities use reads the new password without a restart.
     assert.equal((await bench.access.secrets.resolve('switch/sw1')).password, next);
 
-    // Wire shapes (rms.md §4.4): revision, the base64 password staged (masked in the switch's log), apply, save.
+    // Wire shapes (docs/reference/rms-behaviours.md#nvue-revisions): revision, the base64 password staged (masked in
+    // the switch's log), apply, save.
     const lines = nvueLines(bench.sim, 'sw1').filter((r) => r.line.startsWith('POST') || r.line.startsWith('PATCH'));
     assert.deepEqual(
       lines.map((r) => [r.line.replace(/rev=\d+/, 'rev=N').replace(/revision\/\d+/, 'revision/N'), r.body]),

@@ -36,7 +36,10 @@ export const AgentConfig = z
       })
       .strict()
       .default({ settleTimeoutS: 600, heartbeatTimeoutS: 30, startToCloseTimeoutS: 1800, maximumAttempts: 5 }),
-    /** Firmware update timings (rms.md §4.2 defaults), in seconds; labs and tests shorten them. */
+    /**
+     * Firmware update timings (defaults: docs/reference/rms-behaviours.md#firmware-timings), in seconds; labs and tests
+     * shorten them.
+     */
     firmware: z
       .object({
         taskPollS: z.number().min(0.01).max(600).default(defaultFirmwareTimings.taskPollS),

@@ -49,8 +49,8 @@ export type ManagerKind = 'bmc' | 'hmc';
 
 /**
  * One look at a device's BMC. Reachable when the power query answers with a state
- * (rms.md §3.4: "reachable = power query returns On/Off"; transitional states count as
- * reachable too, so a BMC still answering PoweringOff never passes a discharge gate).
+ * (docs/reference/rms-behaviours.md#reachability-gates: "reachable = power query returns On/Off"; transitional states
+ * count as reachable too, so a BMC still answering PoweringOff never passes a discharge gate).
  */
 export type DeviceProbe =
   { reachable: true; powerState: Exclude<PowerState, 'Unknown'> } | { reachable: false; reason: string };
@@ -66,7 +66,7 @@ export interface BmcResetResult {
   backAfterS: number;
 }
 
-/** What awaitDevices waits for on every target (rms.md §3.4 gates). */
+/** What awaitDevices waits for on every target (docs/reference/rms-behaviours.md#reachability-gates). */
 export type AwaitCondition = 'off' | 'on' | 'unreachable' | 'reachable';
 
 export interface AwaitDevicesResult {

@@ -4,7 +4,10 @@ import type { NodeRole } from './node-types.js';
 import type { NvosTarget } from './switch.js';
 import type { SwitchFirmwareTimings } from './switch-ops.js';
 
-/** RMS FirmwareUpdateError names (rms.md §1.4), plus Fleet's outcomes that RMS has no code for. */
+/**
+ * RMS FirmwareUpdateError names (docs/reference/rms-behaviours.md#firmware-error-codes), plus Fleet's outcomes that RMS
+ * has no code for.
+ */
 export const firmwareResultCodes = [
   'SUCCESS',
   'FILE_NOT_FOUND',
@@ -87,7 +90,10 @@ export function isNvosImage(m: FirmwarePackageMetadata): m is NvosImageMetadata 
   return 'format' in m && m.format === 'nvos';
 }
 
-/** RMS timings for a firmware update (rms.md §4.2), in seconds; tests and benches scale them down. */
+/**
+ * RMS timings for a firmware update (docs/reference/rms-behaviours.md#firmware-timings), in seconds; tests and benches
+ * scale them down.
+ */
 export interface FirmwareTimings {
   /** Task poll interval (RMS: 5 s). */
   taskPollS: number;

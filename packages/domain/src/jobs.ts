@@ -69,7 +69,7 @@ export interface StageTimeline {
 }
 
 /**
- * A parent's state from its children (RMS rules, rms.md §2): all terminal and none
+ * A parent's state from its children (RMS rules, docs/reference/rms-behaviours.md#batch-jobs): all terminal and none
  * failed → succeeded; all terminal and some failed → failed, "Batch complete: ...";
  * otherwise running.
  */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Node types as in the RMS hardware compatibility list (rms.md §3.2). */
+/** Node types as in the RMS hardware compatibility list (docs/reference/rms-behaviours.md#racks-and-node-types). */
 export const nodeTypes = [
   'compute_gb200_nvidia',
   'compute_gb300_nvidia',
@@ -39,7 +39,7 @@ export function nodeTypeFor(d: NodeDescriptor): NodeType | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The rack families Fleet knows (rms.md §3.1). */
+/** The rack families Fleet knows (docs/reference/rms-behaviours.md#racks-and-node-types). */
 export const rackTypes = ['gb200_nvl72', 'gb300_nvl72', 'vr_nvl72'] as const;
 export type RackType = (typeof rackTypes)[number];
 

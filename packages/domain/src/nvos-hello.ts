@@ -1,7 +1,8 @@
 /**
- * verify_nvos_ready's bounds (cold reboot, rms.md §3.4). RMS asks NVUE 5 times 30 s doubling (at most 450 s); a
- * request may ask up to 10 times, and no wait between two hellos is longer than 15 minutes, so a request's
- * attempts and backoff can neither overflow a timer nor leave a job waiting for days. Pure: the workflow imports it.
+ * verify_nvos_ready's bounds (cold reboot, docs/reference/rms-behaviours.md#nvos-hello). RMS asks NVUE 5 times 30 s
+ * doubling (at most 450 s); a request may ask up to 10 times, and no wait between two hellos is longer than 15 minutes,
+ * so a request's attempts and backoff can neither overflow a timer nor leave a job waiting for days. Pure: the workflow
+ * imports it.
  */
 export const nvosHelloLimits = { maxAttempts: 10, maxBackoffS: 900 } as const;
 

@@ -22,7 +22,10 @@ export type PowerState = z.infer<typeof PowerState>;
 export type RedfishResetType =
   'On' | 'ForceOn' | 'ForceOff' | 'GracefulShutdown' | 'GracefulRestart' | 'ForceRestart' | 'PowerCycle' | 'Nmi';
 
-/** RMS's PowerOperation → ResetType mapping (rms.md §4.1): "off" is a graceful shutdown. */
+/**
+ * RMS's PowerOperation → ResetType mapping (docs/reference/rms-behaviours.md#reset-types): "off" is a graceful
+ * shutdown.
+ */
 export const resetTypeFor: Record<PowerAction, RedfishResetType> = {
   on: 'On',
   off: 'GracefulShutdown',

@@ -26,7 +26,7 @@ export interface RackPowerInput {
 }
 
 /**
- * ExecuteColdReboot timings (rms.md §3.4), in seconds. Every one can be overridden per
+ * ExecuteColdReboot timings (docs/reference/rms-behaviours.md#cold-reboot), in seconds. Every one can be overridden per
  * request; 0 or absent means the default.
  */
 export const coldRebootDefaults = {

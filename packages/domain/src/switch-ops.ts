@@ -3,7 +3,7 @@ import type { ComponentVersion, FirmwareResultCode, FirmwareStep } from './firmw
 import type { NvosTarget } from './switch.js';
 
 /*
- * Operations on NVLink switch trays through NVOS (rms.md §1.6, §1.8, §4.4, §4.5): password
+ * Operations on NVLink switch trays through NVOS (docs/reference/rms-behaviours.md#switch-operations): password
  * rotation, factory reset, platform firmware and mTLS certificates. Workflows carry the
  * switch's endpoints and a credential *reference*; passwords, keys and certificates stay in
  * the satellite (its secret store and certificate directory).
@@ -24,7 +24,10 @@ export interface SwitchPasswordRotationResult {
   verifiedWith: ('nvue' | 'ssh')[];
 }
 
-/** Factory reset waits (rms.md §1.6): completion is a default-credential SSH login after the reboot. */
+/**
+ * Factory reset waits (docs/reference/rms-behaviours.md#switch-factory-reset): completion is a default-credential SSH
+ * login after the reboot.
+ */
 export interface SwitchRebootTimings {
   pollIntervalS: number;
   /** Longest wait for the switch to come back. */
@@ -60,7 +63,9 @@ export interface SwitchFirmwareStep extends FirmwareStep {
   name: SwitchFirmwareComponent;
 }
 
-/** rms.md §4.2 (WAPI) for switch trays, in seconds; tests scale them down. */
+/**
+ * Switch-tray firmware timings (docs/reference/rms-behaviours.md#firmware-timings), in seconds; tests scale them down.
+ */
 export interface SwitchFirmwareTimings {
   /** NVUE action poll interval while a component installs. */
   actionPollS: number;

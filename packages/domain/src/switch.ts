@@ -20,8 +20,9 @@ const imageNameChars = /^[A-Za-z0-9._-]+$/;
 
 /**
  * The build id an NVOS image installs, from its file name: NVOS accepts only `[A-Za-z0-9._-]`,
- * not hidden, and RMS infers the build as the one X.Y.Z in the name (rms.md §4.4):
- * `nvos-amd64-25.02.4282.bin` → `25.02.4282`. Throws RangeError saying what is wrong.
+ * not hidden, and RMS infers the build as the one X.Y.Z in the name
+ * (docs/reference/rms-behaviours.md#nvos-image-names): `nvos-amd64-25.02.4282.bin` → `25.02.4282`. Throws RangeError
+ * saying what is wrong.
  */
 export function nvosBuildIdOf(fileName: string): string {
   if (!imageNameChars.test(fileName))
@@ -169,7 +170,7 @@ export interface NvosImageReading {
 export interface StageNvosImageResult {
   remotePath: string;
   bytes: number;
-  /** False when the remote file already had the image's size (rms.md §4.5). */
+  /** False when the remote file already had the image's size (docs/reference/rms-behaviours.md#nvos-image-install). */
   uploaded: boolean;
 }
 

@@ -6,7 +6,7 @@
 export { siteTaskQueue, workflowTypeFor, searchAttributes } from './naming.js';
 export const jobMemoKey = 'fleet';
 
-/** The stages of ExecuteColdReboot, in order, with RMS's names (rms.md §3.4). */
+/** The stages of ExecuteColdReboot, in order, with RMS's names (docs/reference/rms-behaviours.md#cold-reboot). */
 export const coldRebootStages = [
   'prestage_shutdown_compute',
   'prestage_verify_compute_down',

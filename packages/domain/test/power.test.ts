@@ -10,7 +10,7 @@ import {
 } from '../src/index.js';
 
 describe('power domain', () => {
-  it('maps operations to Redfish ResetType as RMS does (rms.md §4.1)', () => {
+  it('maps operations to Redfish ResetType as RMS does (docs/reference/rms-behaviours.md#reset-types)', () => {
     assert.deepEqual(resetTypeFor, {
       on: 'On',
       off: 'GracefulShutdown',

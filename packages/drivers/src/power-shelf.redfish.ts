@@ -3,7 +3,10 @@ import { chassisPowerState, resetChassis } from '@fleet/redfish';
 import { redfishNode } from './redfish-node.js';
 import type { DriverContext, PowerShelfDriver } from './types.js';
 
-/** The chassis whose PowerState is the shelf's output and whose Chassis.Reset switches it (rms.md §4.3). */
+/**
+ * The chassis whose PowerState is the shelf's output and whose Chassis.Reset switches it
+ * (docs/reference/rms-behaviours.md#power-shelves).
+ */
 export const powerShelfChassisId = 'powershelf';
 
 /** What a shelf's Chassis.Reset accepts: output on, output cut, and a cut followed by restore. */

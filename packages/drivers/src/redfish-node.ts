@@ -4,7 +4,7 @@ import { DriverClients } from './clients.js';
 import { redfishFirmware } from './firmware.redfish.js';
 import { UnsupportedOperationError } from './errors.js';
 import { probeAnswer, probePower } from './probe.js';
-import type { DriverContext, PowerDriver } from './types.js';
+import type { DriverContext, NodeDriverBase, PowerDriver } from './types.js';
 
 /** Where a node's power lives: the resource whose PowerState is read and whose reset action is posted. */
 export interface PowerDomain {
@@ -26,7 +26,7 @@ export interface RedfishNodeSpec<K extends PowerDriver['kind'], M extends readon
 export function redfishNode<K extends PowerDriver['kind'], M extends readonly ManagerKind[]>(
   spec: RedfishNodeSpec<K, M>,
   ctx: DriverContext,
-): PowerDriver & { kind: K; managers: M } {
+): NodeDriverBase & { kind: K; managers: M } {
   const clients = new DriverClients(ctx);
   const requireManager = (m: ManagerKind) => {
     if (!spec.managers.includes(m))

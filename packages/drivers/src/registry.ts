@@ -29,7 +29,4 @@ export function driverFor(nodeType: string): PowerDriverFactory {
   return drivers[nodeType];
 }
 
-/** The name apps/satellite has used since the first compute driver. */
-export const powerDriverFor = driverFor;
-
 export const supportedNodeTypes: readonly NodeType[] = Object.keys(drivers) as NodeType[];

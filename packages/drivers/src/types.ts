@@ -66,10 +66,7 @@ export interface FirmwareOps {
   ): Promise<TaskResult>;
 }
 
-/**
- * What every node driver offers. One driver instance talks to one BMC, one request at a
- * time; `close()` releases its connections. Drivers neither orchestrate nor persist.
- */
+/** Power state, power and controller resets, and reachability probes on one node, through its BMC. */
 export interface PowerDriver {
   readonly nodeType: NodeType;
   readonly kind: 'compute' | 'switch' | 'power_shelf';
@@ -87,6 +84,13 @@ export interface PowerDriver {
   probe(): Promise<DeviceProbe>;
   /** One look at whether `manager` answers again, single attempt. */
   probeManager(manager: ManagerKind): Promise<ManagerProbe>;
+}
+
+/**
+ * What every node driver offers: power, plus firmware through the same BMC. One driver instance talks to one BMC, one
+ * request at a time; `close()` releases its connections. Drivers neither orchestrate nor persist.
+ */
+export interface NodeDriverBase extends PowerDriver {
   readonly firmware: FirmwareOps;
   close(): Promise<void>;
 }
@@ -95,19 +99,19 @@ export interface PowerDriver {
  * Compute trays: host power through ComputerSystem.Reset on the device's system (System_0 unless named); BMC_0 and
  * HGX_BMC_0 (HMC).
  */
-export interface ComputeTrayDriver extends PowerDriver {
+export interface ComputeTrayDriver extends NodeDriverBase {
   readonly kind: 'compute';
   readonly managers: readonly ['bmc', 'hmc'];
 }
 
 /** NVLink switch trays, Redfish side: host power through System_0, BMC_0 only (NVOS is NVUE's business). */
-export interface SwitchTrayDriver extends PowerDriver {
+export interface SwitchTrayDriver extends NodeDriverBase {
   readonly kind: 'switch';
   readonly managers: readonly ['bmc'];
 }
 
 /** Power shelves: output through Chassis.Reset on chassis `powershelf`; the PMC (BMC_0) is on standby power. */
-export interface PowerShelfDriver extends PowerDriver {
+export interface PowerShelfDriver extends NodeDriverBase {
   readonly kind: 'power_shelf';
   readonly managers: readonly ['bmc'];
 }

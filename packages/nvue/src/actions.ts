@@ -32,14 +32,14 @@ export interface ActionProgress {
 
 export interface WaitForActionOptions extends PollOptions {
   /**
-   * Image-install semantics (rms.md §4.4): action_error at 100% is the reboot handoff and
-   * counts as success, and HTTP errors while the switch reboots only mean "not yet".
+   * Image-install semantics (docs/reference/rms-behaviours.md#nvue-actions): action_error at 100% is the reboot handoff
+   * and counts as success, and HTTP errors while the switch reboots only mean "not yet".
    */
   installHandoff?: boolean;
   onProgress?: (p: ActionProgress) => void;
 }
 
-// rms.md §4.4 (NVACT), plus `running`, which nvfwupd's switch target also treats as pending.
+// docs/reference/rms-behaviours.md#nvue-actions, plus `running`, which nvfwupd's switch target also treats as pending.
 const pending = new Set(['start', 'inactive', 'action_running', 'running']);
 const failedStates = new Set(['action_error', 'action_failed']);
 const idKeys = ['id', 'Id', 'action-id', 'actionId', 'job_id', 'JobId', '@odata.id', 'href', 'location'];

@@ -59,7 +59,7 @@ export async function importCertificate(
 /**
  * Serves the NVUE API with certificate `certificateId` and, with `caCertificateId`, requires
  * client certificates issued by that CA. New connections see the change once it is applied;
- * verify with a read-only request before switching callers over (rms.md §4.4).
+ * verify with a read-only request before switching callers over (docs/reference/rms-behaviours.md#switch-certificates).
  */
 export async function bindApiCertificate(
   c: NvueClient,

@@ -42,7 +42,7 @@ export class NvueError extends Error {
 
   /**
    * Worth trying again later: connection refused, reset, DNS failure, timeout, 502/503/504.
-   * These are what a switch shows while it reboots (rms.md §4.4).
+   * These are what a switch shows while it reboots (docs/reference/rms-behaviours.md#switch-reboots).
    */
   get retryable(): boolean {
     return this.kind === 'Unavailable' || this.kind === 'Timeout';

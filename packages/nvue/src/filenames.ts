@@ -1,4 +1,7 @@
-/** NVOS refuses other names; RMS applies the same rule before uploading (rms.md §4.4). */
+/**
+ * NVOS refuses other names; RMS applies the same rule before uploading
+ * (docs/reference/rms-behaviours.md#nvos-image-names).
+ */
 const allowed = /^[A-Za-z0-9._-]+$/;
 
 /** Throws RangeError unless `name` is a plain file name NVOS accepts: `[A-Za-z0-9._-]`, not hidden. */

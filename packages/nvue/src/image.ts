@@ -13,8 +13,8 @@ export interface ImageState {
 }
 
 /**
- * `GET /system/image` in either shape NVOS has used (rms.md §4.4, test-peers item 5):
- * `partitionN` as a build-id string or as `{ "build-id": … }`, and current/next naming a
+ * `GET /system/image` in either shape NVOS has used (docs/reference/rms-behaviours.md#nvos-image-state,
+ * test-peers item 5): `partitionN` as a build-id string or as `{ "build-id": … }`, and current/next naming a
  * partition (`partition1`, `1`) or giving the build id itself.
  */
 export function normaliseImage(body: unknown): ImageState {
@@ -86,7 +86,7 @@ export function uninstallImage(c: NvueClient, opts: WaitForActionOptions = {}): 
 
 /**
  * Waits until the switch runs `buildId`, riding over the reboot: connection failures and
- * HTTP errors on /system/image only mean "not yet" (rms.md §4.4).
+ * HTTP errors on /system/image only mean "not yet" (docs/reference/rms-behaviours.md#switch-reboots).
  */
 export async function waitForBuild(
   c: NvueClient,

@@ -25,7 +25,8 @@ export interface ApplyResult {
 const APPLY = { state: 'apply', 'auto-prompt': { ays: 'ays_yes' } };
 const SAVE = { state: 'save', 'auto-prompt': { ays: 'ays_yes' } };
 const NO_DIFF = 'config apply executed with no config diff';
-// rms.md §4.4: failed|error|invalid end an apply; Cumulus-style `*_fail` states (apply_fail, ays_fail) too.
+// docs/reference/rms-behaviours.md#nvue-revisions: failed|error|invalid end an apply; Cumulus-style `*_fail` states
+// (apply_fail, ays_fail) too.
 const failedStates = /^(failed|error|invalid)$|_fail$/;
 
 /**

@@ -105,7 +105,8 @@ describe('NVUE over HTTPS: TLS policy and switch certificate install', () => {
       await c.close();
     }
 
-    // A candidate transport for the new material, verified with a read-only request (rms.md §4.4).
+    // A candidate transport for the new material, verified with a read-only request
+    // (docs/reference/rms-behaviours.md#switch-certificates).
     const site = clientFor(sim, 'mtls', { tls: { caPem: pki.caPem, ...identity } });
     try {
       assert.equal((await getSystem(site))['hostname'], 'mtls');

@@ -41,7 +41,8 @@ interface RequestSpec {
  * Redfish over undici for one BMC.
  *
  * - One request at a time per BMC (a promise chain): BMCs serve requests serially and
- *   fall over when flooded (rms.md §3.3). An optional SiteLimiter caps a whole site.
+ *   fall over when flooded (docs/reference/rms-behaviours.md#one-request-per-bmc). An optional SiteLimiter caps a whole
+ *   site.
  * - Retries with jittered exponential backoff on connection errors and 503 (honouring
  *   Retry-After), never on other 4xx. A request that may have reached the BMC (reset or
  *   timeout after sending) is resent only if it is idempotent (GET, PUT, PATCH, DELETE):

@@ -2,7 +2,10 @@ import type { RedfishClient } from './client.js';
 import { linkOf, readCollection, rootLink } from './discovery.js';
 import { RedfishError } from './errors.js';
 
-/** Where a tray sits in its NVL72 rack, as the GPU/CPU OEM block reports it (rms.md §4.1). */
+/**
+ * Where a tray sits in its NVL72 rack, as the GPU/CPU OEM block reports it
+ * (docs/reference/rms-behaviours.md#tray-location).
+ */
 export interface MnnvlinkTopology {
   chassisSerialNumber?: string;
   slotNumber?: number;

@@ -35,7 +35,7 @@ export interface TaskResult {
   messages: TaskMessage[];
 }
 
-// rms.md §4.2: the TaskState sets RMS uses (compared case-insensitively).
+// docs/reference/rms-behaviours.md#redfish-task-states: the TaskState sets RMS uses (compared case-insensitively).
 const pendingStates = new Set(['new', 'pending', 'running', 'service', 'starting']);
 const failedStates = new Set([
   'cancelled',
@@ -83,7 +83,7 @@ const taskPath = /\/TaskService\/(?:Tasks|TaskMonitors)\/[^/?#]+/;
 /**
  * The task a POST (firmware push, long action) started, as a URI to poll. Looked for in
  * the body's @odata.id, the Location header (202 Accepted), then Message arguments
- * (rms.md §4.2); a `/Tasks/{id}/Monitor` URI is polled as its task.
+ * (docs/reference/rms-behaviours.md#firmware-push); a `/Tasks/{id}/Monitor` URI is polled as its task.
  */
 export function taskUriFrom(res: Pick<RedfishResponse, 'headers' | 'body'>): string | undefined {
   const body = (res.body ?? {}) as RedfishTask;
@@ -102,7 +102,7 @@ export function taskUriFrom(res: Pick<RedfishResponse, 'headers' | 'body'>): str
 }
 
 export interface WaitForTaskOptions {
-  /** rms.md: compute firmware updates poll every 5 s. */
+  /** RMS polls a compute firmware update every 5 s (docs/reference/rms-behaviours.md#firmware-timings). */
   pollIntervalMs?: number;
   /** Give up (RedfishError Timeout) after this long; nvfwupd's default is 900 s. */
   timeoutMs?: number;
@@ -159,8 +159,8 @@ function resultOf(taskUri: string, task: RedfishTask, outcome: 'succeeded' | 'fa
 }
 
 /**
- * Every task the BMC still lists, read one by one (rms.md §4.3 "task scan"): how a caller
- * finds the task of an upload whose response it never saw (a worker killed mid-request).
+ * Every task the BMC still lists, read one by one (RMS's "task scan", docs/reference/rms-behaviours.md#power-shelves):
+ * how a caller finds the task of an upload whose response it never saw (a worker killed mid-request).
  */
 export async function listTasks(client: RedfishClient): Promise<(RedfishTask & { uri: string })[]> {
   const service = await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks'));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyTask, taskUriFrom } from '../src/index.js';
 
-describe('classifyTask (rms.md §4.2 state sets)', () => {
+describe('classifyTask (RMS task state sets, docs/reference/rms-behaviours.md#redfish-task-states)', () => {
   it('pending states keep polling', () => {
     for (const s of ['New', 'Pending', 'Running', 'Service', 'Starting', 'running'])
       assert.equal(classifyTask({ TaskState: s }), 'pending', s);

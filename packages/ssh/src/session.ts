@@ -172,7 +172,8 @@ export class SshSession {
 
   /**
    * Skips the upload when the remote file already has the local size (RMS's rule for
-   * re-staging an NVOS image, rms.md §4.5), so a retried job does not send gigabytes again.
+   * re-staging an NVOS image, docs/reference/rms-behaviours.md#nvos-image-install), so a retried job does not send
+   * gigabytes again.
    */
   async uploadIfDifferent(localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
     const local = await statLocal(localPath).catch(() => undefined);

@@ -4,7 +4,10 @@ import type { SFTPWrapper, Stats } from 'ssh2';
 import { SftpStallError, SshError, type SshTarget } from './errors.js';
 
 export interface UploadOptions {
-  /** No acknowledged progress for this long is a stall (SftpStallError). Default 30 s (rms.md §4.5). */
+  /**
+   * No acknowledged progress for this long is a stall (SftpStallError). Default 30 s
+   * (docs/reference/rms-behaviours.md#nvos-image-install).
+   */
   stepTimeoutMs?: number;
   /** The whole transfer. Default 3,600 s. */
   overallTimeoutMs?: number;

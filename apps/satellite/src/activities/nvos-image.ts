@@ -26,7 +26,10 @@ export function reading(target: NvosTarget, s: ImageState): NvosImageReading {
   return { deviceId: target.deviceId, current: s.current ?? null, next: s.next ?? null };
 }
 
-/** What a switch shows while it reboots (rms.md §4.4): no answer, or an HTTP error from a half-started NVUE. */
+/**
+ * What a switch shows while it reboots (docs/reference/rms-behaviours.md#switch-reboots): no answer, or an HTTP error
+ * from a half-started NVUE.
+ */
 function rebooting(err: unknown): err is NvueError {
   return err instanceof NvueError && (err.retryable || (err.status ?? 0) >= 500);
 }

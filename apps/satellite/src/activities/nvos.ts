@@ -12,7 +12,7 @@ import { pollImage, reading, withNvue } from './nvos-image.js';
 
 export type NvosActivityDeps = NvosAccess & { artifacts: ArtifactSource };
 
-/** Where NVOS looks for images to install (rms.md §4.5). */
+/** Where NVOS looks for images to install (docs/reference/rms-behaviours.md#nvos-image-install). */
 export const NVOS_IMAGE_DIR = '/host/nos-images';
 
 export function createNvosActivities(deps: NvosActivityDeps): NvosActivities {

@@ -16,12 +16,12 @@ export interface SwitchCertificateDeps extends NvosAccess {
 }
 
 /**
- * installSwitchCertificate (RMS ConfigureSwitchCertificate for the NVUE API, rms.md §1.8): the
- * domain's material, read from the satellite's own certificate directory (never a payload), is
- * imported unless the switch has it already, the API is bound to it and to the CA its clients
- * must chain to, and the result is checked over a new connection that trusts only that CA
- * (rms.md §4.4: build a candidate transport, verify with a read-only request). The satellite
- * presents its client identity throughout, so it is not locked out once the switch requires it.
+ * installSwitchCertificate (RMS ConfigureSwitchCertificate for the NVUE API,
+ * docs/reference/rms-behaviours.md#switch-certificates): the domain's material, read from the satellite's own
+ * certificate directory (never a payload), is imported unless the switch has it already, the API is bound to it and to
+ * the CA its clients must chain to, and the result is checked over a new connection that trusts only that CA
+ * (as RMS does: build a candidate transport, verify with a read-only request). The satellite presents its client
+ * identity throughout, so it is not locked out once the switch requires it.
  */
 export function createSwitchCertificateActivity(
   deps: SwitchCertificateDeps,

@@ -12,7 +12,7 @@ import { previousRef, SecretStoreReadOnlyError, type SecretWriter } from '../swi
 import { attemptLog } from './context.js';
 import { withNvue } from './nvos-image.js';
 
-/** All a factory-reset NVOS accepts (rms.md §1.6). */
+/** All a factory-reset NVOS accepts (docs/reference/rms-behaviours.md#switch-factory-reset). */
 export const NVOS_DEFAULT_CREDENTIALS: BmcCredentials = { username: 'admin', password: 'admin' };
 
 const isDefault = (c: BmcCredentials) =>
@@ -28,10 +28,10 @@ export interface SwitchFactoryResetDeps extends NvosAccess {
 }
 
 /**
- * resetSwitchToFactoryDefault (RMS BatchResetSwitchFactoryDefault, rms.md §1.6): destructive.
- * The reset is submitted with the configured credentials, or with admin/admin when the switch
- * refuses those; it is done when admin/admin logs in over SSH after the reboot (the first-login
- * password prompt is left alone). The site's secret store then holds admin/admin under the
+ * resetSwitchToFactoryDefault (RMS BatchResetSwitchFactoryDefault,
+ * docs/reference/rms-behaviours.md#switch-factory-reset): destructive. The reset is submitted with the configured
+ * credentials, or with admin/admin when the switch refuses those; it is done when admin/admin logs in over SSH after
+ * the reboot (the first-login password prompt is left alone). The site's secret store then holds admin/admin under the
  * target's reference (the old value kept as `#previous`), so that the password rotation an
  * operator runs next can log in; a read-only store is reported, not an error. A switch trusted on
  * first use that comes back with a new SSH host key has that key recorded instead; a pinned one

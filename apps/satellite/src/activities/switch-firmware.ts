@@ -55,8 +55,8 @@ function componentOf(target: NvosTarget, step: SwitchFirmwareStep): { component:
 }
 
 /**
- * Switch platform firmware (RMS switch firmware, rms.md §1.6; nvfwupd's switch flow, test-peers
- * item 4): the inventory, SFTP staging into /host/fw-images, and the NVUE install action per
+ * Switch platform firmware (RMS switch firmware, docs/reference/rms-behaviours.md#switch-platform-firmware; nvfwupd's
+ * switch flow, test-peers item 4): the inventory, SFTP staging into /host/fw-images, and the NVUE install action per
  * component. Activation (a power cycle) is powerCycleSwitch.
  */
 export function createSwitchFirmwareActivities(

@@ -7,10 +7,10 @@ import { heartbeatWhile } from '../switch/heartbeat.js';
 import { withNvue } from './nvos-image.js';
 
 /**
- * nvueHello (cold reboot's verify_nvos_ready, rms.md §3.4): one GET /nvue_v1/system per switch, all at once. A
- * switch that does not answer is data, not a failure: the workflow waits out its backoff and asks again. It
- * heartbeats on a clock while any hello is pending: a booting switch that accepts TCP and then says nothing holds
- * its hello for the whole NVUE connect and request timeouts, longer than the heartbeat timeout.
+ * nvueHello (cold reboot's verify_nvos_ready, docs/reference/rms-behaviours.md#nvos-hello): one GET /nvue_v1/system per
+ * switch, all at once. A switch that does not answer is data, not a failure: the workflow waits out its backoff and
+ * asks again. It heartbeats on a clock while any hello is pending: a booting switch that accepts TCP and then says
+ * nothing holds its hello for the whole NVUE connect and request timeouts, longer than the heartbeat timeout.
  */
 export function createNvueHelloActivity(deps: NvosAccess): Pick<SwitchActivities, 'nvueHello'> {
   return {

@@ -37,8 +37,8 @@ export interface SwitchPasswordDeps extends NvosAccess {
 }
 
 /**
- * rotateSwitchPassword (RMS UpdateSwitchSystemPassword, rms.md §1.6): the satellite generates
- * the password, keeps it in its pending store, sets it with an NVUE revision (applied, then
+ * rotateSwitchPassword (RMS UpdateSwitchSystemPassword, docs/reference/rms-behaviours.md#switch-password): the
+ * satellite generates the password, keeps it in its pending store, sets it with an NVUE revision (applied, then
  * saved), proves it with an NVUE and an SSH login, and stores it in the site's secret store
  * under the same reference (the old one kept as `<ref>#previous`).
  *

@@ -13,9 +13,10 @@ export interface PowerCycleHeartbeat extends RebootProgress {
 }
 
 /**
- * powerCycleSwitch: the activation of switch-tray platform firmware (rms.md §4.2): an NVUE
- * power cycle, then the recovery probe, GET /nvue_v1/platform/firmware every `probeIntervalS`
- * up to `probes` times (45 × 15 s), riding over the refused connections of the reboot.
+ * powerCycleSwitch: the activation of switch-tray platform firmware
+ * (docs/reference/rms-behaviours.md#firmware-activation): an NVUE power cycle, then the recovery probe,
+ * GET /nvue_v1/platform/firmware every `probeIntervalS` up to `probes` times (45 × 15 s), riding over the refused
+ * connections of the reboot.
  */
 export function createSwitchPowerCycleActivity(deps: NvosAccess): Pick<SwitchActivities, 'powerCycleSwitch'> {
   return {

@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
- * Where a satellite keeps switch mTLS material, per domain, as RMS does (rms.md §5):
- * `<switchCertRoot>/<domain>/{ca.pem, client.pem, client.key}` is installed on the switches
- * (the CA their API trusts for clients, and their own certificate and key), and
+ * Where a satellite keeps switch mTLS material, per domain, as RMS does
+ * (docs/reference/rms-behaviours.md#switch-certificates): `<switchCertRoot>/<domain>/{ca.pem, client.pem, client.key}`
+ * is installed on the switches (the CA their API trusts for clients, and their own certificate and key), and
  * `<clientTlsRoot>/<domain>/{client.pem, client.key}` is the identity the satellite presents.
  */
 export interface CertificateRoots {

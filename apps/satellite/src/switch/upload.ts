@@ -13,8 +13,8 @@ export interface UploadHeartbeat {
 
 /**
  * Copies a package from the site cache to `remotePath` on the switch over SFTP, skipped when a
- * file of its size is there already (rms.md §4.5), so a retried job does not send it again.
- * The lease keeps the cache from evicting the file meanwhile. Liveness is heartbeated on a
+ * file of its size is there already (docs/reference/rms-behaviours.md#nvos-image-install), so a retried job does not
+ * send it again. The lease keeps the cache from evicting the file meanwhile. Liveness is heartbeated on a
  * clock, since a stalled transfer reports no progress: stalls are the step timeout's business.
  */
 export async function uploadArtifact(

@@ -44,7 +44,7 @@ export const firmwareManifests = pgTable(
   {
     id: uuid('id').primaryKey().defaultRandom(),
     name: text('name').notNull(),
-    /** A node type (gb200_compute, powershelf_liteon, ...). */
+    /** A node type (compute_gb200_nvidia, powershelf_gb200_liteon, ...). */
     hardwareType: text('hardware_type').notNull(),
     steps: jsonb('steps').notNull().$type<ManifestStep[]>(),
     isDefault: boolean('is_default').notNull().default(false),

@@ -1,4 +1,4 @@
-/** NVUE action states (rms.md §4.4); `start` until the first step runs. */
+/** NVUE action states (docs/reference/rms-behaviours.md#nvue-actions); `start` until the first step runs. */
 export type ActionState = 'start' | 'action_running' | 'action_success' | 'action_error' | 'action_failed';
 
 export interface Action {

@@ -9,13 +9,16 @@ export interface NvosConfig {
   gnmi: { state: 'enabled' | 'disabled'; certificate?: string; mtlsCa?: string };
 }
 
-/** What a factory reset leaves: admin/admin and nothing else (rms.md §1.6). */
+/**
+ * What a factory reset leaves: admin/admin and nothing else (docs/reference/rms-behaviours.md#switch-factory-reset).
+ */
 export function defaultConfig(username = 'admin', password = 'admin'): NvosConfig {
   return { users: { [username]: { password, role: 'system-admin' } }, api: {}, gnmi: { state: 'disabled' } };
 }
 
 const id = z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be an identifier');
-// NVUE takes the new password base64-encoded (rms.md §4.4); anything that does not round-trip is refused.
+// NVUE takes the new password base64-encoded (docs/reference/rms-behaviours.md#nvue-revisions); anything that does not
+// round-trip is refused.
 const base64 = z
   .string()
   .min(1)

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /*
- * The exact request bodies NVUE accepts (rms.md §4.4, test-peers item 5, nvfwupd's switch
+ * The exact request bodies NVUE accepts (docs/reference/rms-behaviours.md#nvue, test-peers item 5, nvfwupd's switch
  * target). Anything else is a 400: the simulator is the test double that proves the client
  * sends these shapes, so it must not be lenient.
  */

@@ -13,7 +13,10 @@ const IMAGE_DIR = '/host/nos-images';
 const FIRMWARE_DIR = '/host/fw-images';
 const INSTALLING = 'Installing image';
 
-/** Exactly one X.Y.Z in the name, the rule RMS uses to predict the build id (rms.md §4.4). */
+/**
+ * Exactly one X.Y.Z in the name, the rule RMS uses to predict the build id
+ * (docs/reference/rms-behaviours.md#nvos-image-names).
+ */
 export function buildIdOf(file: string): string | undefined {
   const found = file.match(/\d+\.\d+\.\d+/g);
   return found?.length === 1 ? found[0] : undefined;
@@ -94,7 +97,8 @@ export function installImage(sw: SimulatedSwitch, file: string): Action {
     },
     () => {
       sw.stageImage(build);
-      // NVOS loses the action's connection as it reboots into the new image: action_error at 100% (rms.md §4.4).
+      // NVOS loses the action's connection as it reboots into the new image: action_error at 100%
+      // (docs/reference/rms-behaviours.md#nvue-actions).
       const end = sw.spec.installEndState ?? 'action_error';
       finish(
         action,

@@ -56,7 +56,10 @@ export interface NvosTimings {
   firmwareInstallS: number;
   /** How long a finished install or power-cycle action stays readable before the switch goes down. */
   handoffS: number;
-  /** NVOS boot: NVUE and SSH refuse connections meanwhile (rms.md: about two minutes). */
+  /**
+   * NVOS boot: NVUE and SSH refuse connections meanwhile (about two minutes,
+   * docs/reference/rms-behaviours.md#switch-reboots).
+   */
   rebootS: number;
 }
 
@@ -242,7 +245,7 @@ export class SimulatedSwitch {
     const missing = missingCertificates(next, new Set(this.certificates.keys()), new Set(this.caCertificates.keys()));
     if (missing.length > 0)
       return settle(r, 'failed', { message: `certificate not found: ${missing.join(', ')}`, severity: 'error' });
-    // NVOS reports an idempotent apply as `invalid` with this issue (rms.md §4.4).
+    // NVOS reports an idempotent apply as `invalid` with this issue (docs/reference/rms-behaviours.md#nvue-revisions).
     if (isDeepStrictEqual(next, this.config))
       return settle(r, 'invalid', { message: NO_CONFIG_DIFF, severity: 'info' });
     for (const [user, u] of Object.entries(next.users)) {

@@ -14,8 +14,8 @@ import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
  * NVIDIA GB200/GB300 NVL compute tray BMC, shaped after the NVIDIA OpenBMC tree (GH200 capture:
- * the same HGX_* naming) and rms.md §4.1: System_0 with the two Grace CPUs, HGX_Baseboard_0 with
- * the four GPUs carrying Oem.Nvidia.MNNVLinkTopology, BMC_0 plus the HMC (HGX_BMC_0), the CBC
+ * the same HGX_* naming) and docs/reference/rms-behaviours.md#redfish-power: System_0 with the two Grace CPUs,
+ * HGX_Baseboard_0 with the four GPUs carrying Oem.Nvidia.MNNVLinkTopology, BMC_0 plus the HMC (HGX_BMC_0), the CBC
  * chassis, and a PLDM-updatable firmware inventory split between the BMC tray and the HGX side.
  */
 export interface ComputeTrayData {
@@ -269,7 +269,8 @@ export function computeTray(d: ComputeTrayData): Profile {
     resources: tree.resources,
     writable: tree.writable,
     firmware,
-    // rms.md §4.2: Targets ["/redfish/v1/Chassis/HGX_Chassis_0"] updates the HMC-managed (HGX_*) side.
+    // docs/reference/rms-behaviours.md#firmware-push: Targets ["/redfish/v1/Chassis/HGX_Chassis_0"] updates the
+    // HMC-managed (HGX_*) side.
     targetGroups: new Map([
       [
         chassis('HGX_Chassis_0'),

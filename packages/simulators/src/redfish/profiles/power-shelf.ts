@@ -3,8 +3,8 @@ import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
  * An NVL72 power shelf controller (PMC) with six PSUs, shaped after DMTF's public-power-shelf
- * mockup (PowerSubsystem → PowerSupplies) and rms.md §4.3 (chassis `powershelf`, Manager.Reset
- * reboots the PMC). The shelf's output follows Chassis.Reset.
+ * mockup (PowerSubsystem → PowerSupplies) and docs/reference/rms-behaviours.md#power-shelves (chassis `powershelf`,
+ * Manager.Reset reboots the PMC). The shelf's output follows Chassis.Reset.
  */
 export interface PowerShelfData {
   id: string;

@@ -2,7 +2,7 @@ import { powerShelf } from './power-shelf.js';
 
 /**
  * Delta NVL72 power shelf (RMS node types powershelf_gb200_delta / powershelf_gb300_delta). The PMC
- * device UUID is the one RMS uses to recognise Delta PMC firmware (rms.md §4.3).
+ * device UUID is the one RMS uses to recognise Delta PMC firmware (docs/reference/rms-behaviours.md#power-shelves).
  */
 export const deltaPowerShelf = powerShelf({
   id: 'powershelf-delta',
