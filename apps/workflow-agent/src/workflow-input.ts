@@ -28,6 +28,7 @@ import {
   type SwitchNvosInstallInput,
   missingForNvos,
   parseHostPort,
+  roleOfNodeType,
 } from '@fleet/domain';
 import type { Campaign, Device, FirmwarePackage, Job, ResolvedManifest } from '@fleet/db';
 import type { AgentConfig } from './config.js';
@@ -64,8 +65,9 @@ export function rackTargets(devices: Device[]): RackTargets | string[] {
       continue;
     }
     const t = bmcTarget(d, d.nodeType, d.bmcUrl, d.credentialRef);
-    if (d.nodeType.startsWith('powershelf_')) targets.shelves.push(t);
-    else if (d.nodeType.startsWith('switch_')) {
+    const role = roleOfNodeType(d.nodeType);
+    if (role === 'power_shelf') targets.shelves.push(t);
+    else if (role === 'switch') {
       targets.switches.push(t);
       // A cold reboot asks NVUE on the switch trays whose NVOS the inventory can reach.
       const nvos = nvosTarget(d);

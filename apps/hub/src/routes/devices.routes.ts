@@ -19,6 +19,7 @@ import {
   parseHostPort,
   PowerAction,
   PowerState,
+  roleOfNodeType,
   sshHostKeyFingerprint,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
@@ -71,7 +72,7 @@ const NewDevice = z
   })
   .strict()
   .superRefine((d, ctx) => {
-    if (d.node_type.startsWith('switch_')) return;
+    if (roleOfNodeType(d.node_type) === 'switch') return;
     for (const field of ['nvos_url', 'nvos_ssh', 'nvos_credential_ref', 'nvos_host_key'] as const) {
       if (d[field] !== undefined)
         ctx.addIssue({ code: 'custom', path: [field], message: 'only switch trays run NVOS' });
@@ -252,7 +253,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     },
     async ({ request, reply, params, body }) => {
       const device = await operable(params.id);
-      if (body.manager === 'hmc' && !device.nodeType!.startsWith('compute_'))
+      if (body.manager === 'hmc' && roleOfNodeType(device.nodeType!) !== 'compute')
         throw invalid('body.manager', `${device.nodeType} has no HMC`);
       const { job } = await createJob(db, request, {
         job: {
