@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './power.js';
 export * from './auth.js';
 export * from './jobs.js';
+export { jobKindTable, jobKindSpec, type JobKindSpec, type JobScope, type JobGuard, type WorkflowJobKind } from './job-kinds.js';
 export * from './naming.js';
 export * from './contracts.js';
 export { jobMemoKey } from './workflow-safe.js';

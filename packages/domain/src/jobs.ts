@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from './errors.js';
+import { jobKinds } from './job-kinds.js';
 
 export const jobStates = ['queued', 'running', 'succeeded', 'failed', 'cancelling', 'cancelled'] as const;
 export const JobState = z.enum(jobStates);
@@ -10,22 +11,8 @@ export function isTerminal(state: JobState): boolean {
   return terminalJobStates.includes(state);
 }
 
-export const jobKinds = [
-  'device.power',
-  'device.bmc_reset',
-  'device.power_refresh',
-  'batch.power',
-  'rack.power',
-  'rack.cold_reboot',
-  'device.firmware_update',
-  'device.firmware_refresh',
-  'firmware.campaign',
-  'switch.nvos_install',
-  'switch.password_rotation',
-  'switch.factory_reset',
-  'switch.firmware_update',
-  'switch.certificate_install',
-] as const;
+export { jobKinds } from './job-kinds.js';
+/** Job kinds as a zod enum, derived from the job-kind registry (job-kinds.ts). */
 export const JobKind = z.enum(jobKinds);
 export type JobKind = z.infer<typeof JobKind>;
 

@@ -1,24 +1,14 @@
+import { jobKindTable, type WorkflowJobKind } from './job-kinds.js';
+
 /** Task queue of a site's satellite workers. The only place this name is built. */
 export function siteTaskQueue(siteId: string): string {
   return `site-${siteId}`;
 }
 
-/** Temporal workflow type per job kind; never rename one (it is stored in histories). */
-export const workflowTypeFor = {
-  'device.power': 'devicePower',
-  'device.bmc_reset': 'deviceBmcReset',
-  'device.power_refresh': 'devicePowerRefresh',
-  'rack.power': 'rackPower',
-  'rack.cold_reboot': 'rackColdReboot',
-  'device.firmware_update': 'deviceFirmwareUpdate',
-  'device.firmware_refresh': 'deviceFirmwareRefresh',
-  'firmware.campaign': 'firmwareCampaign',
-  'switch.nvos_install': 'switchNvosInstall',
-  'switch.password_rotation': 'switchPasswordRotation',
-  'switch.factory_reset': 'switchFactoryReset',
-  'switch.firmware_update': 'switchFirmwareUpdate',
-  'switch.certificate_install': 'switchCertificateInstall',
-} as const;
+/** Temporal workflow type per job kind that starts one, from the job-kind registry. */
+export const workflowTypeFor = Object.fromEntries(
+  Object.entries(jobKindTable).flatMap(([kind, spec]) => (spec.workflowType ? [[kind, spec.workflowType]] : [])),
+) as { [K in WorkflowJobKind]: (typeof jobKindTable)[K]['workflowType'] };
 
 /** Custom search attributes the project registers on its Temporal namespace. */
 export const searchAttributes = {
