@@ -1,4 +1,4 @@
-import type { NodeType, RackType } from '@fleet/domain';
+import { familyTable, nodeTypeFor, type NodeKind, type NodeType, type RackType } from '@fleet/domain';
 
 /**
  * Pure layout of NVL72 sites as real racks are built: in a 48U rack, four power
@@ -45,6 +45,7 @@ const slots: { kind: DeviceKind; position: number; index: number }[] = [
   ...[4, 3, 2, 1].map((position, i) => ({ kind: 'powershelf' as const, position, index: i + 5 })),
 ];
 export const devicesPerRack = slots.length;
+const kindOf: Record<DeviceKind, NodeKind> = { compute: 'compute', switch: 'switch', powershelf: 'power_shelf' };
 
 function addressAt(first: string, offset: number): string {
   const n =
@@ -64,12 +65,13 @@ export function planFleet(spec: FleetSpec): Fleet {
     for (let r = 1; r <= spec.racksPerSite; r++) {
       const type = spec.rackTypes[(r - 1) % spec.rackTypes.length]!;
       const family = type === 'gb300_nvl72' ? 'gb300' : 'gb200';
+      if (familyTable[family].rackType !== type) throw new Error(`fleetgen builds gb200 and gb300 racks, not ${type}`);
       const rack = `r${String(r).padStart(3, '0')}`;
       fleet.racks.push({ site, name: rack, type });
       for (const slot of slots) {
         // Power shelves alternate between the two qualified vendors, as sites mix them.
         const vendor = slot.kind === 'powershelf' ? (slot.index % 2 ? 'liteon' : 'delta') : 'nvidia';
-        const nodeType = `${slot.kind}_${family}_${vendor}` as NodeType;
+        const nodeType = nodeTypeFor({ role: kindOf[slot.kind], vendor, productFamily: family })!;
         const tag = slot.kind === 'powershelf' ? 'ps' : slot.kind === 'switch' ? 'nvsw' : 'ct';
         fleet.devices.push({
           name: `${site}-${rack}-${tag}${String(slot.index).padStart(2, '0')}`,

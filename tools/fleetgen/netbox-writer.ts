@@ -1,3 +1,4 @@
+import { hardwareOf, kindTable, nodeTypes, vendorTable } from '@fleet/domain';
 import type { Fleet, PlannedDevice } from './layout.js';
 
 /**
@@ -44,16 +45,16 @@ export class NetboxWriter {
   }
 }
 
-const deviceTypeSpecs = [
-  { key: 'compute-gb200-nvidia', model: 'GB200 NVL72 Compute Tray', manufacturer: 'nvidia' },
-  { key: 'compute-gb300-nvidia', model: 'GB300 NVL72 Compute Tray', manufacturer: 'nvidia' },
-  { key: 'switch-gb200-nvidia', model: 'GB200 NVL72 NVLink Switch Tray', manufacturer: 'nvidia' },
-  { key: 'switch-gb300-nvidia', model: 'GB300 NVL72 NVLink Switch Tray', manufacturer: 'nvidia' },
-  { key: 'powershelf-gb200-liteon', model: 'GB200 NVL72 Power Shelf (LITE-ON)', manufacturer: 'liteon' },
-  { key: 'powershelf-gb200-delta', model: 'GB200 NVL72 Power Shelf (Delta)', manufacturer: 'delta' },
-  { key: 'powershelf-gb300-liteon', model: 'GB300 NVL72 Power Shelf (LITE-ON)', manufacturer: 'liteon' },
-  { key: 'powershelf-gb300-delta', model: 'GB300 NVL72 Power Shelf (Delta)', manufacturer: 'delta' },
-];
+/** NetBox device types for every node type in the hardware table, slugged as the NetBox agent reads them. */
+const deviceTypeSpecs = nodeTypes.map((t) => {
+  const hw = hardwareOf(t)!;
+  const vendorName = hw.kind === 'power_shelf' ? ` (${vendorTable[hw.vendor].name})` : '';
+  return {
+    key: t.replace(/_/g, '-'),
+    model: `${hw.family.toUpperCase()} NVL72 ${kindTable[hw.kind].label}${vendorName}`,
+    manufacturer: hw.vendor,
+  };
+});
 const roleFor = { compute: 'compute-tray', switch: 'nvlink-switch-tray', powershelf: 'power-shelf' } as const;
 
 export interface WriteOptions {
@@ -94,11 +95,7 @@ export interface WrittenFleet {
 
 export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptions): Promise<WrittenFleet> {
   const manufacturers = new Map<string, number>();
-  for (const [slug, name] of [
-    ['nvidia', 'NVIDIA'],
-    ['liteon', 'LITE-ON'],
-    ['delta', 'Delta Electronics'],
-  ] as const) {
+  for (const [slug, { name }] of Object.entries(vendorTable)) {
     manufacturers.set(slug, (await w.ensure('/api/dcim/manufacturers/', { slug }, { name, slug })).id);
   }
   const roles = new Map<string, number>();
@@ -198,7 +195,7 @@ export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptio
       position: d.position,
       face: 'front',
       role: roles.get(roleFor[d.kind]),
-      device_type: types.get(`${d.kind}-${d.family}-${d.vendor}`),
+      device_type: types.get(d.nodeType.replace(/_/g, '-')),
       serial: d.serial,
       status: 'active',
       custom_fields: customFieldsOf(d, opts),

@@ -1,5 +1,5 @@
 import type { DeviceRow, InterfaceRow, IpRow, RackRow, SiteRow } from '@fleet/db';
-import { nodeTypeFor, type NodeRole, type ProductFamily, type RackType } from '@fleet/domain';
+import { nodeTypeFromNetbox, rackTypeFromNames, vendorFromManufacturer } from './hardware-names.js';
 import type { NbDevice, NbDeviceType, NbInterface, NbIpAddress, NbRack, NbSite } from './netbox-types.js';
 
 /** NetBox objects → mirror rows. Pure, so odd real-world data is easy to test. */
@@ -13,20 +13,12 @@ export function siteRow(s: NbSite): SiteRow {
   };
 }
 
-export function rackTypeFrom(text: string | undefined | null): RackType | null {
-  const t = (text ?? '').toLowerCase();
-  if (/gb300/.test(t)) return 'gb300_nvl72';
-  if (/gb200/.test(t)) return 'gb200_nvl72';
-  if (/vr[-_ ]?nvl72|vera ?rubin/.test(t)) return 'vr_nvl72';
-  return null;
-}
-
 export function rackRow(r: NbRack): RackRow {
   return {
     netboxId: r.id,
     siteNetboxId: r.site.id,
     name: r.name,
-    rackType: rackTypeFrom(r.rack_type?.slug ?? r.rack_type?.model),
+    rackType: rackTypeFromNames(`${r.rack_type?.slug ?? ''} ${r.rack_type?.model ?? ''}`),
     status: r.status?.value ?? null,
     uHeight: r.u_height,
     serial: r.serial || null,
@@ -34,39 +26,13 @@ export function rackRow(r: NbRack): RackRow {
   };
 }
 
-function roleOf(slug: string | undefined): NodeRole | null {
-  if (!slug) return null;
-  if (/power/.test(slug)) return 'power_shelf';
-  if (/switch/.test(slug)) return 'switch';
-  if (/compute/.test(slug)) return 'compute';
-  return null;
-}
-
-function familyOf(text: string): ProductFamily | null {
-  const t = text.toLowerCase();
-  if (/gb300/.test(t)) return 'gb300';
-  if (/gb200/.test(t)) return 'gb200';
-  if (/vr[-_ ]?nvl72|vrnvl72/.test(t)) return 'vrnvl72';
-  return null;
-}
-
-const vendorAliases: Record<string, string> = {
-  'lite-on': 'liteon',
-  liteon: 'liteon',
-  nvidia: 'nvidia',
-  delta: 'delta',
-  'delta-electronics': 'delta',
-};
-
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v.trim() : null);
 
 export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): DeviceRow {
   const type = types.get(d.device_type.id);
   const vendorSlug = type?.manufacturer.slug ?? d.device_type.manufacturer?.slug ?? null;
-  const vendor = vendorSlug ? (vendorAliases[vendorSlug] ?? vendorSlug) : null;
+  const vendor = vendorSlug ? vendorFromManufacturer(vendorSlug) : null;
   const model = type?.model ?? d.device_type.model ?? null;
-  const role = roleOf(d.role?.slug);
-  const family = familyOf(`${model ?? ''} ${type?.slug ?? ''}`);
   return {
     netboxId: d.id,
     siteNetboxId: d.site.id,
@@ -82,7 +48,12 @@ export function deviceRow(d: NbDevice, types: Map<number, NbDeviceType>): Device
     platform: d.platform?.slug ?? null,
     serial: d.serial || null,
     lifecycleState: d.status?.value ?? 'active',
-    nodeType: role && vendor && family ? nodeTypeFor({ role, vendor, productFamily: family }) : null,
+    nodeType: nodeTypeFromNetbox({
+      deviceTypeSlug: type?.slug ?? d.device_type.slug ?? null,
+      model,
+      roleSlug: d.role?.slug ?? null,
+      vendor,
+    }),
     managementProfile: text(d.custom_fields['fleet_management_profile']),
     credentialRef: text(d.custom_fields['fleet_credential_ref']),
     // Kept as NetBox has them: the sync flags malformed values as inventory issues, and the

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bmcUrlFor } from '@fleet/domain';
-import { deviceRow, rackTypeFrom } from '../src/mapping.js';
+import { rackTypeFromNames } from '../src/hardware-names.js';
+import { deviceRow } from '../src/mapping.js';
 import type { NbDevice, NbDeviceType } from '../src/netbox-types.js';
 
 const types = new Map<number, NbDeviceType>([
@@ -24,6 +25,28 @@ const types = new Map<number, NbDeviceType>([
       slug: 'powershelf-gb300-liteon',
       u_height: 1,
       manufacturer: { id: 2, slug: 'lite-on' },
+      last_updated: '',
+    },
+  ],
+  [
+    4,
+    {
+      id: 4,
+      model: 'ThinkSystem GB300 NVL72 compute node',
+      slug: 'thinksystem-sr-gb300',
+      u_height: 1,
+      manufacturer: { id: 4, slug: 'lenovo' },
+      last_updated: '',
+    },
+  ],
+  [
+    5,
+    {
+      id: 5,
+      model: 'GB200 to GB300 conversion tray',
+      slug: 'conversion-tray',
+      u_height: 1,
+      manufacturer: { id: 1, slug: 'nvidia' },
       last_updated: '',
     },
   ],
@@ -64,6 +87,24 @@ describe('NetBox → mirror mapping', () => {
     const shelf = deviceRow(device({ device_type: { id: 2 }, role: { id: 2, slug: 'power-shelf' } }), types);
     assert.equal(shelf.nodeType, 'powershelf_gb300_liteon');
     assert.equal(shelf.vendor, 'liteon', 'manufacturer slug aliases are normalised');
+  });
+
+  it('reads role, manufacturer and family through the hardware table (a Lenovo GB300 compute node)', () => {
+    const lenovo = deviceRow(device({ device_type: { id: 4 }, role: { id: 3, slug: 'gpu-compute' } }), types);
+    assert.equal(lenovo.nodeType, 'compute_gb300_lenovo');
+    assert.equal(lenovo.vendor, 'lenovo');
+  });
+
+  it('a device type slug that names a node type wins over the role (like RMS NodeType over the descriptor)', () => {
+    const row = deviceRow(device({ role: { id: 9, slug: 'spare' } }), types);
+    assert.equal(row.nodeType, 'compute_gb200_nvidia');
+  });
+
+  it('does not guess: a model naming two families or a role naming no kind gives no node type', () => {
+    assert.equal(deviceRow(device({ device_type: { id: 5 } }), types).nodeType, null);
+    assert.equal(deviceRow(device({ device_type: { id: 4 }, role: { id: 9, slug: 'spare' } }), types).nodeType, null);
+    assert.equal(rackTypeFromNames('GB200 and GB300 mixed'), null);
+    assert.equal(rackTypeFromNames('Vera Rubin NVL72'), 'vr_nvl72');
   });
 
   it('keeps what it cannot classify, with a null node type (an inventory issue), instead of failing', () => {
@@ -117,10 +158,10 @@ describe('NetBox → mirror mapping', () => {
   });
 
   it('reads rack families from rack types', () => {
-    assert.equal(rackTypeFrom('gb300-nvl72'), 'gb300_nvl72');
-    assert.equal(rackTypeFrom('GB200 NVL72'), 'gb200_nvl72');
-    assert.equal(rackTypeFrom('vr-nvl72'), 'vr_nvl72');
-    assert.equal(rackTypeFrom(null), null);
+    assert.equal(rackTypeFromNames('gb300-nvl72'), 'gb300_nvl72');
+    assert.equal(rackTypeFromNames('GB200 NVL72'), 'gb200_nvl72');
+    assert.equal(rackTypeFromNames('vr-nvl72'), 'vr_nvl72');
+    assert.equal(rackTypeFromNames(null), null);
   });
 
   it('builds BMC URLs from management profiles, and refuses unreadable ones', () => {

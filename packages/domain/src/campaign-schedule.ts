@@ -4,6 +4,7 @@
  * estimates and maintenance windows.
  */
 import type { CampaignWave, MaintenanceWindowSpec, PlannedDevice } from './firmware.js';
+import { kindOfNodeType } from './hardware.js';
 
 export interface ConcurrencyCaps {
   maxConcurrentPerSite: number;
@@ -15,7 +16,7 @@ export interface ConcurrencyCaps {
 
 type Schedulable = Pick<PlannedDevice, 'deviceId' | 'rackId' | 'powerDomain' | 'nodeType'>;
 
-const isSwitch = (d: Schedulable) => d.nodeType.startsWith('switch_');
+const isSwitch = (d: Schedulable) => kindOfNodeType(d.nodeType) === 'switch';
 const rackKey = (d: Schedulable) => d.rackId ?? `device:${d.deviceId}`;
 
 /** The canary first, then waves of `waveSize`, racks kept together so caps spread the load. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ActivityTimeouts, BmcTarget } from './contracts.js';
-import type { NodeRole } from './node-types.js';
+import type { NodeRole } from './hardware.js';
 import type { NvosTarget } from './switch.js';
 import type { SwitchFirmwareTimings } from './switch-ops.js';
 

@@ -2,11 +2,20 @@ export * from './errors.js';
 export * from './power.js';
 export * from './auth.js';
 export * from './jobs.js';
-export { jobKindTable, jobKindSpec, type JobKindSpec, type JobScope, type JobGuard, type WorkflowJobKind } from './job-kinds.js';
+export {
+  jobKindTable,
+  jobKindSpec,
+  type JobKindSpec,
+  type JobScope,
+  type JobGuard,
+  type WorkflowJobKind,
+} from './job-kinds.js';
 export * from './naming.js';
 export * from './contracts.js';
 export { jobMemoKey } from './workflow-safe.js';
+export * from './hardware.js';
 export * from './node-types.js';
+export { NodeType } from './node-types.js';
 export * from './operability.js';
 export * from './rack.js';
 export * from './nvos-hello.js';

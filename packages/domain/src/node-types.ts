@@ -1,47 +1,16 @@
 import { z } from 'zod';
+import { kindOfNodeType, nodeTypes, type NodeRole, type NodeType as HardwareNodeType } from './hardware.js';
 
-/** Node types as in the RMS hardware compatibility list (docs/reference/rms-behaviours.md#racks-and-node-types). */
-export const nodeTypes = [
-  'compute_gb200_nvidia',
-  'compute_gb300_nvidia',
-  'compute_vrnvl72_nvidia',
-  'switch_gb200_nvidia',
-  'switch_gb300_nvidia',
-  'switch_vrnvl72_nvidia',
-  'powershelf_gb200_liteon',
-  'powershelf_gb200_delta',
-  'powershelf_gb300_liteon',
-  'powershelf_gb300_delta',
-] as const;
+/** Node types as a zod enum, from the hardware table (hardware.ts). */
 export const NodeType = z.enum(nodeTypes);
-export type NodeType = z.infer<typeof NodeType>;
+export type NodeType = HardwareNodeType;
 
-export type NodeRole = 'compute' | 'switch' | 'power_shelf';
-export type ProductFamily = 'gb200' | 'gb300' | 'vrnvl72';
-
-/** The RMS node descriptor: what inventory says a device is. */
-export interface NodeDescriptor {
-  role: NodeRole;
-  vendor: string;
-  productFamily: ProductFamily;
-}
-
-const rolePrefix: Record<NodeRole, string> = { compute: 'compute', switch: 'switch', power_shelf: 'powershelf' };
-
-/** A node type's role, from its prefix (compute_…, switch_…, powershelf_…). */
+/** A node type's role (its kind in the hardware table); a name the table does not hold is a programming error. */
 export function roleOfNodeType(nodeType: string): NodeRole {
-  return nodeType.startsWith('powershelf_') ? 'power_shelf' : nodeType.startsWith('switch_') ? 'switch' : 'compute';
+  const kind = kindOfNodeType(nodeType);
+  if (!kind) throw new Error(`unknown node type ${JSON.stringify(nodeType)}; known: ${nodeTypes.join(', ')}`);
+  return kind;
 }
-
-/** The node type a descriptor names, or null when no driver supports it (an inventory issue). */
-export function nodeTypeFor(d: NodeDescriptor): NodeType | null {
-  const parsed = NodeType.safeParse(`${rolePrefix[d.role]}_${d.productFamily}_${d.vendor}`);
-  return parsed.success ? parsed.data : null;
-}
-
-/** The rack families Fleet knows (docs/reference/rms-behaviours.md#racks-and-node-types). */
-export const rackTypes = ['gb200_nvl72', 'gb300_nvl72', 'vr_nvl72'] as const;
-export type RackType = (typeof rackTypes)[number];
 
 /** NetBox's device statuses; admins may add more, which sync keeps as-is. */
 export const lifecycleStates = [

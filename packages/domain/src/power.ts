@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { roleOfNodeType } from './node-types.js';
+import { hardwareOf } from './hardware.js';
 
 export const powerActions = [
   'on',
@@ -93,7 +93,8 @@ export function domainsPoweredOffUnderfoot(
   for (const d of devices) {
     const domain = powerDomainOf(d);
     const counts = byDomain.get(domain) ?? { shelves: 0, fed: 0 };
-    if (d.nodeType !== null && roleOfNodeType(d.nodeType) === 'power_shelf') counts.shelves++;
+    // A device whose reset switches a shelf output feeds the others in its power domain.
+    if (d.nodeType !== null && hardwareOf(d.nodeType)?.reset === 'shelf-output') counts.shelves++;
     else counts.fed++;
     byDomain.set(domain, counts);
   }

@@ -1,4 +1,5 @@
 import type { ActivityTimeouts } from './contracts.js';
+import { kindOfNodeType } from './hardware.js';
 
 /**
  * Where and how a satellite reaches a switch tray's NVOS: NVUE REST and SSH/SFTP (the BMC side
@@ -69,7 +70,7 @@ export interface NvosInventory {
 /** What a device lacks before Fleet can reach its NVOS, in words an operator can act on; empty when it can. */
 export function missingForNvos(d: NvosInventory): string[] {
   return [
-    ...(d.nodeType?.startsWith('switch_') ? [] : ['switch node type']),
+    ...(kindOfNodeType(d.nodeType) === 'switch' ? [] : ['switch node type']),
     ...(d.nvosUrl && isNvueBaseUrl(d.nvosUrl) ? [] : ['NVOS NVUE URL']),
     ...(d.nvosSsh && parseHostPort(d.nvosSsh) ? [] : ['NVOS SSH endpoint']),
     ...((d.nvosCredentialRef ?? d.credentialRef) ? [] : ['credential reference']),

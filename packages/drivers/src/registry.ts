@@ -1,32 +1,22 @@
-import { nodeTypes, type NodeType } from '@fleet/domain';
+import { hardwareOf, type NodeKind, type NodeType } from '@fleet/domain';
 import { createRedfishComputeTray } from './compute-tray.redfish.js';
 import { UnsupportedNodeTypeError } from './errors.js';
 import { createRedfishPowerShelf } from './power-shelf.redfish.js';
 import { createRedfishSwitchTray } from './switch-tray.redfish.js';
 import type { PowerDriverFactory } from './types.js';
 
-/**
- * One driver per node type. A full Record: a NodeType added to @fleet/domain without an
- * entry here fails type-checking, so adding hardware means a driver and a line here.
- */
-const drivers: Record<NodeType, PowerDriverFactory> = {
-  compute_gb200_nvidia: createRedfishComputeTray('compute_gb200_nvidia'),
-  compute_gb300_nvidia: createRedfishComputeTray('compute_gb300_nvidia'),
-  compute_vrnvl72_nvidia: createRedfishComputeTray('compute_vrnvl72_nvidia'),
-  switch_gb200_nvidia: createRedfishSwitchTray('switch_gb200_nvidia'),
-  switch_gb300_nvidia: createRedfishSwitchTray('switch_gb300_nvidia'),
-  switch_vrnvl72_nvidia: createRedfishSwitchTray('switch_vrnvl72_nvidia'),
-  powershelf_gb200_liteon: createRedfishPowerShelf('powershelf_gb200_liteon'),
-  powershelf_gb200_delta: createRedfishPowerShelf('powershelf_gb200_delta'),
-  powershelf_gb300_liteon: createRedfishPowerShelf('powershelf_gb300_liteon'),
-  powershelf_gb300_delta: createRedfishPowerShelf('powershelf_gb300_delta'),
+/** The driver of each kind in the hardware table; a node type gets its kind's unless it has its own below. */
+const driverOfKind: Record<NodeKind, (nodeType: NodeType) => PowerDriverFactory> = {
+  compute: createRedfishComputeTray,
+  switch: createRedfishSwitchTray,
+  power_shelf: createRedfishPowerShelf,
 };
 
-const isNodeType = (t: string): t is NodeType => (nodeTypes as readonly string[]).includes(t);
+/** Node types whose hardware differs from their kind's driver. None yet: add a row when one does. */
+const driverOfNodeType: Partial<Record<NodeType, PowerDriverFactory>> = {};
 
 export function driverFor(nodeType: string): PowerDriverFactory {
-  if (!isNodeType(nodeType)) throw new UnsupportedNodeTypeError(nodeType);
-  return drivers[nodeType];
+  const hardware = hardwareOf(nodeType);
+  if (!hardware) throw new UnsupportedNodeTypeError(nodeType);
+  return driverOfNodeType[hardware.nodeType] ?? driverOfKind[hardware.kind](hardware.nodeType);
 }
-
-export const supportedNodeTypes: readonly NodeType[] = Object.keys(drivers) as NodeType[];

@@ -1,6 +1,6 @@
 import type { SimulatedBmc } from './bmc.js';
 
-const isShelf = (b: SimulatedBmc) => (b.spec.profile ?? '').startsWith('powershelf');
+const isShelf = (b: SimulatedBmc) => b.profile.kind === 'power_shelf';
 /** A shelf feeds its domain while its output is on (or still winding down). */
 const feeding = (b: SimulatedBmc) => b.powerState === 'On' || b.powerState === 'PoweringOff';
 

@@ -265,6 +265,7 @@ export function computeTray(d: ComputeTrayData): Profile {
   return {
     id: d.id,
     label: d.label,
+    kind: 'compute',
     initialPower: 'Off',
     resources: tree.resources,
     writable: tree.writable,

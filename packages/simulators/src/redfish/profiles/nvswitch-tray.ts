@@ -136,6 +136,7 @@ function build(): Profile {
   return {
     id: 'nvswitch-tray',
     label: 'NVIDIA NVLink switch tray BMC',
+    kind: 'switch',
     initialPower: 'Off',
     resources: tree.resources,
     writable: tree.writable,

@@ -134,6 +134,7 @@ export function powerShelf(d: PowerShelfData): Profile {
   return {
     id: d.id,
     label: d.label,
+    kind: 'power_shelf',
     initialPower: 'On',
     resources: tree.resources,
     writable: tree.writable,

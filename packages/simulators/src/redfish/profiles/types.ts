@@ -1,4 +1,5 @@
 import type { ResetType, SimulatedBmc } from '../bmc.js';
+import type { NodeKind } from '@fleet/domain';
 
 export type Body = Record<string, unknown>;
 /** Builds one resource body from the BMC's current state; called per request, never cached. */
@@ -34,6 +35,8 @@ export interface Profile {
   id: string;
   /** What a human calls it, e.g. "NVIDIA GB200 NVL compute tray". */
   label: string;
+  /** The kind of node it simulates; a power shelf feeds its power domain. */
+  kind: NodeKind;
   initialPower: 'On' | 'Off';
   resources: ReadonlyMap<string, Builder>;
   /** Properties a client may PATCH, per resource path. */
