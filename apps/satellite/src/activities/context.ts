@@ -5,7 +5,8 @@ import { driverFor, type NodeDriver, type RedfishTransport } from '@fleet/driver
 import type { SecretStore } from '../secrets/index.js';
 import { toActivityFailure } from './failures.js';
 
-export interface PowerActivityDeps {
+/** What every device activity needs: the site's secrets, a logger, the Redfish transport and poll pacing. */
+export interface DeviceActivityDeps {
   secrets: SecretStore;
   log: Logger;
   /** How often a settling device or a rebooting controller is polled. */
@@ -14,10 +15,9 @@ export interface PowerActivityDeps {
   onReset?: (nodeType: string, action: PowerAction) => void;
   onManagerReset?: (nodeType: string, manager: ManagerKind) => void;
 }
-export type DeviceActivityDeps = PowerActivityDeps;
 
 /** The driver for a target, cancelled with the activity. Unknown types and credentials are typed failures. */
-export async function openDriver(deps: PowerActivityDeps, target: BmcTarget): Promise<NodeDriver> {
+export async function openDriver(deps: DeviceActivityDeps, target: BmcTarget): Promise<NodeDriver> {
   try {
     const factory = driverFor(target.nodeType);
     const credentials = await deps.secrets.resolve(target.credentialRef);

@@ -5,7 +5,7 @@ import type { DeviceActivityDeps } from './context.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 
-export type { DeviceActivityDeps, PowerActivityDeps } from './context.js';
+export type { DeviceActivityDeps } from './context.js';
 export { createFetchArtifactActivity, type ArtifactActivityDeps } from './fetch-artifact.js';
 export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.js';
 export { createNvosActivities, type NvosActivityDeps } from './nvos.js';

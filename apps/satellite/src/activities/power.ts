@@ -7,10 +7,9 @@ import {
   type PowerAction,
   type PowerState,
 } from '@fleet/domain';
-import { attemptLog, openDriver, type PowerActivityDeps } from './context.js';
+import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
-export type { PowerActivityDeps } from './context.js';
 
 /** What an attempt records in its heartbeat, so the next attempt never resets twice. */
 interface PowerHeartbeat {
@@ -21,7 +20,7 @@ interface PowerHeartbeat {
 
 const cycles: readonly PowerAction[] = ['power-cycle', 'graceful-restart', 'force-restart'];
 
-export function createPowerActivities(deps: PowerActivityDeps): PowerActivities {
+export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities {
   return {
     async setDevicePower({ target, action, settleTimeoutS }) {
       const ctx = Context.current();
