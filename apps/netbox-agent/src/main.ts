@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import {
   configPathFromArgs,
   createLogger,
+  errorText,
   exitOnHelp,
   handleShutdown,
   loadConfig,
@@ -10,7 +11,6 @@ import {
 } from '@fleet/config';
 import { connectDb, getOrCreateSyncState, updateSyncState } from '@fleet/db';
 import { NetboxAgentConfig } from './config.js';
-import { describeError } from './errors.js';
 import { createSyncMetrics } from './metrics.js';
 import { NetboxClient, NetboxError } from './netbox-client.js';
 import type { NbDeviceType } from './netbox-types.js';
@@ -97,7 +97,7 @@ async function syncLoop(): Promise<void> {
       const message =
         err instanceof NetboxError && err.authFailure
           ? `NetBox rejected the API token (${err.status}): ${err.causeText}`
-          : describeError(err);
+          : errorText(err, { keys: true });
       // The mirror keeps serving its last state, marked stale; the agent keeps trying.
       await updateSyncState(db, scope, { lastAttemptAt: new Date(), lastError: message, stale: true }).catch(
         () => undefined,

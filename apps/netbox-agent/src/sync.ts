@@ -21,9 +21,10 @@ import {
   type SyncIssue,
   type Tx,
 } from '@fleet/db';
+import { errorText } from '@fleet/config';
 import { bmcUrlFor, SITE_ID_RULE } from '@fleet/domain';
 import type { NetboxAgentConfig } from './config.js';
-import { describeError, refusesTheRows } from './errors.js';
+import { refusesTheRows } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
 import type {
@@ -198,7 +199,7 @@ export class NetboxSync {
         return;
       }
       const o = objects[0]!;
-      const why = describeError(err);
+      const why = errorText(err, { keys: true });
       pass.refused[spec.kind]! += 1;
       pass.issue(spec, o.id, 'apply_failed', `${label(spec, o)} could not be mirrored: ${why}`);
       pass.touched.push({ objectType: spec.changeType, netboxId: o.id });

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { connectDb, getOrCreateSyncState, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { describeError } from '../src/errors.js';
+import { errorText } from '@fleet/config';
 import { createSyncMetrics } from '../src/metrics.js';
 import type { NetboxClient } from '../src/netbox-client.js';
 import type { NbDevice, NbDeviceType, NbObjectChange, NbRack, NbSite } from '../src/netbox-types.js';
@@ -211,7 +211,7 @@ issue`, async () => {
         await fault(sqlstate);
         await assert.rejects(
           sync().full(),
-          (err: Error) => describeError(err).includes(`SQLSTATE ${sqlstate}`),
+          (err: Error) => errorText(err, { keys: true }).includes(`SQLSTATE ${sqlstate}`),
           sqlstate,
         );
         assert.deepEqual(await issues(), [], `${sqlstate}: no object is blamed`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeError } from '../src/errors.js';
+import { errorText } from '../src/index.js';
 
 /** drizzle-orm's DrizzleQueryError, as it shapes itself: the SQL and every parameter in its message. */
 class DrizzleQueryError extends Error {
@@ -13,7 +13,7 @@ class DrizzleQueryError extends Error {
   }
 }
 
-describe('describeError', () => {
+describe('errorText with keys (inventory issues)', () => {
   it('keeps every line and what Postgres says about the refused row, never the statement parameters', () => {
     const pgError = Object.assign(
       new Error('duplicate key value violates unique constraint "racks_site_id_name_unique"'),
@@ -29,7 +29,7 @@ describe('describeError', () => {
       ['[{"name":"r001","credentialRef":"vault/secret-path"}]'],
       pgError,
     );
-    const text = describeError(new Error('sync failed\nsecond line', { cause: err }));
+    const text = errorText(new Error('sync failed\nsecond line', { cause: err }), { keys: true });
     assert.match(text, /^sync failed\nsecond line: failed query: insert into racks \(site_id, name\) select/);
     assert.match(
       text,
@@ -62,8 +62,10 @@ detail`, () => {
         constraint: 'racks_u_height_check',
       },
     );
-    const notNullText = describeError(notNull);
-    const checkText = describeError(new DrizzleQueryError('update racks set u_height = $1', [2147483647], check));
+    const notNullText = errorText(notNull, { keys: true });
+    const checkText = errorText(new DrizzleQueryError('update racks set u_height = $1', [2147483647], check), {
+      keys: true,
+    });
     assert.equal(
       notNullText,
       'null value in column "name" of relation "racks" violates not-null constraint; SQLSTATE 23502; table ' +
