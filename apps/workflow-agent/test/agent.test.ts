@@ -265,6 +265,28 @@ the satellite`, async () => {
     );
   });
 
+  it('a start of a kind whose children do the work (batch.power) fails for good, never reaching Temporal', async () => {
+    const job = await insertJobWithStartIntent(handle.db, {
+      kind: 'batch.power',
+      siteId: 'lab',
+      params: { action: 'on' },
+      createdBy: 'agent-test',
+    });
+    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    const { rows } = await handle.pool.query(
+      `select j.state, j.error->>'code' as code, j.error->>'message' as message, i.status
+         from jobs j join intents i on i.job_id = j.id where j.id = $1`,
+      [job.id],
+    );
+    assert.deepEqual(rows[0], {
+      state: 'failed',
+      code: 'INVALID_ARGUMENT',
+      message: 'job kind batch.power starts no workflow of its own: its child jobs do the work',
+      status: 'failed',
+    });
+    await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
+  });
+
   it("a database error is logged and stored on the intent without the statement's values", async () => {
     const lines: string[] = [];
     const capture = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
