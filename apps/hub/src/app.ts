@@ -5,11 +5,14 @@ import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
+import { registerDocs } from './plugins/docs.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
 import { campaignRoutes } from './routes/campaigns.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
-import { firmwareRoutes, type FirmwareDeps } from './routes/firmware.routes.js';
+import { firmwareComplianceRoutes } from './routes/firmware-compliance.routes.js';
+import { firmwareManifestRoutes } from './routes/firmware-manifests.routes.js';
+import { firmwarePackageRoutes, type FirmwareDeps } from './routes/firmware-packages.routes.js';
 import { issueRoutes } from './routes/issues.routes.js';
 import { jobRoutes } from './routes/jobs.routes.js';
 import { powerRoutes } from './routes/power.routes.js';
@@ -29,6 +32,13 @@ export interface HubDeps {
   campaigns?: HubConfig['campaigns'];
   /** The firmware catalog's blob store and upload limit; without it the hub serves no firmware routes. */
   firmware?: FirmwareDeps;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The route table's document, with each success's zod schema (tests hold real answers to them). */
+    apiDoc: ApiDoc;
+  }
 }
 
 const requestIdPattern = /^[A-Za-z0-9._-]{1,128}$/;
@@ -76,11 +86,17 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);
-  if (deps.firmware) firmwareRoutes(app, doc, deps.db, deps.firmware);
+  if (deps.firmware) {
+    firmwarePackageRoutes(app, doc, deps.db, deps.firmware);
+    firmwareManifestRoutes(app, doc, deps.db);
+    firmwareComplianceRoutes(app, doc, deps.db);
+  }
   campaignRoutes(app, doc, deps.db, deps.views, deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined));
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
   switchRoutes(app, doc, deps.db, deps.views);
   const openapi = doc.document();
   app.get('/openapi.json', async () => openapi);
+  registerDocs(app, openapi);
+  app.decorate('apiDoc', doc);
   return app;
 }

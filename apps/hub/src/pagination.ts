@@ -22,3 +22,14 @@ export function decodeCursor<T extends z.ZodType>(cursor: string | undefined, sh
 /** A query parameter given once or repeated (`?state=a&state=b`), as a list. */
 export const repeated = <T extends z.ZodType>(item: T) =>
   z.preprocess((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]), z.array(item).optional());
+
+/** Of `limit + 1` rows, the page (the first `limit`) and the cursor after its last row; null on the last page. */
+export function cursorPage<R>(
+  rows: R[],
+  limit: number,
+  keyOf: (last: R) => unknown[],
+): { page: R[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor(keyOf(last)) : null };
+}

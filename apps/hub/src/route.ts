@@ -1,10 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Role } from '@fleet/domain';
+import { ErrorCode, type Role } from '@fleet/domain';
+import type { CreateAnswer } from './services/idempotent-create.js';
 import { parse } from './validation.js';
 
 type Schema = z.ZodType | undefined;
 type Infer<S extends Schema> = S extends z.ZodType ? z.infer<S> : undefined;
+
+/** Headers a success response always sets, as the document names them. */
+const headerDocs = {
+  Location: 'Where the created resource, or the job that carries out the request, is',
+  ETag: 'The version of the resource: send it back in If-Match (writes) or If-None-Match (reads)',
+  'Accept-Ranges': 'bytes: the resource answers Range requests',
+  'Cache-Control': 'The bytes behind a digest never change',
+  'Content-Range': 'Which bytes of the blob the body holds',
+} as const;
+export type ResponseHeader = keyof typeof headerDocs;
+
+/** A success response: its status, what it carries (a JSON schema, or raw bytes), and the headers it always sets. */
+export type Reply =
+  | { status: 204 | 304; description: string; headers?: ResponseHeader[] }
+  | { status: 200 | 201 | 202 | 206; description: string; body: z.ZodType | 'bytes'; headers?: ResponseHeader[] };
 
 export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -18,10 +34,9 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   body?: B;
   /** The media type of a body the handler reads itself as a stream, instead of a JSON `body`. */
   rawBody?: string;
-  /** Success status and what it carries. */
-  success: [number, string];
+  success: Reply;
   /** Other successes: 200 for a dry run, 206 for a range, 304 when not modified. */
-  alsoSucceeds?: [number, string][];
+  alsoSucceeds?: Reply[];
   /**
    * Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413 and 415 are added where they can occur.
    */
@@ -43,23 +58,17 @@ export interface RouteContext<Q extends Schema, B extends Schema, P extends Sche
   body: Infer<B>;
 }
 
-const errorBody = {
-  type: 'object',
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string' },
-        message: { type: 'string' },
-        details: {
-          type: 'array',
-          items: { type: 'object', properties: { field: { type: 'string' }, issue: { type: 'string' } } },
-        },
-      },
-    },
-  },
-};
+/** The body of every failure (plugins/errors.ts answers in this shape, Fastify's own errors included). */
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: ErrorCode,
+      message: z.string(),
+      /** The fields at fault, by where they were sent (body.name, query.limit, header.If-Match, ...). */
+      details: z.array(z.object({ field: z.string().optional(), issue: z.string() })).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
 
 const statusText: Record<number, string> = {
   400: 'Invalid argument (details name the fields)',
@@ -88,11 +97,55 @@ function errorStatuses(def: RouteDef<Schema, Schema, Schema>): number[] {
   ];
 }
 
-const jsonSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' });
+const componentRef = '#/components/schemas/';
 
-/** Collects the OpenAPI document from the same zod schemas that validate requests. */
+/**
+ * Collects the OpenAPI document from the same zod schemas that validate requests and describe responses. A schema
+ * with an id (`.meta({ id: 'Job' })`) becomes one entry of `components.schemas` that every use refers to.
+ */
 export class ApiDoc {
   readonly paths: Record<string, Record<string, unknown>> = {};
+  private readonly components: Record<string, unknown> = {};
+  private readonly replies = new Map<string, Reply>();
+
+  /** The success a route documents for `status` (`GET /v1/jobs/{id}`), for tests that hold answers to it. */
+  reply(method: string, path: string, status: number): Reply | undefined {
+    return this.replies.get(`${method.toUpperCase()} ${path} ${status}`);
+  }
+
+  /** A zod schema as JSON Schema, its named parts moved to the document's components. */
+  private jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
+    const { $schema: _, $defs, ...root } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+    const refs = (value: object) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', `"${componentRef}`));
+    for (const [id, def] of Object.entries($defs ?? {})) {
+      const component = refs(def) as unknown;
+      const known = this.components[id];
+      if (known !== undefined && JSON.stringify(known) !== JSON.stringify(component))
+        throw new Error(`two different schemas are named ${id} (a request and a response one?)`);
+      this.components[id] = component;
+    }
+    return refs(root);
+  }
+
+  private response(reply: Reply): unknown {
+    const body =
+      'body' in reply
+        ? reply.body === 'bytes'
+          ? { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } }
+          : { 'application/json': { schema: this.jsonSchema(reply.body, 'output') } }
+        : undefined;
+    return {
+      description: reply.description,
+      ...(reply.headers?.length
+        ? {
+            headers: Object.fromEntries(
+              reply.headers.map((h) => [h, { description: headerDocs[h], required: true, schema: { type: 'string' } }]),
+            ),
+          }
+        : {}),
+      ...(body ? { content: body } : {}),
+    };
+  }
 
   add(def: RouteDef<Schema, Schema, Schema>): void {
     const path = def.url.replace(/:(\w+)/g, '{$1}');
@@ -107,16 +160,19 @@ export class ApiDoc {
           name,
           in: where,
           required: where === 'path' || !field.safeParse(undefined).success,
-          schema: jsonSchema(field),
+          schema: this.jsonSchema(field, 'input'),
         });
       }
     }
     const responses: Record<string, unknown> = {};
-    for (const [code, description] of [def.success, ...(def.alsoSucceeds ?? [])]) responses[code] = { description };
+    for (const reply of [def.success, ...(def.alsoSucceeds ?? [])]) {
+      responses[reply.status] = this.response(reply);
+      this.replies.set(`${def.method} ${path} ${reply.status}`, reply);
+    }
     for (const code of errorStatuses(def)) {
       responses[code] = {
         description: statusText[code] ?? 'Error',
-        content: { 'application/json': { schema: errorBody } },
+        content: { 'application/json': { schema: this.jsonSchema(ErrorBody, 'output') } },
       };
     }
     (this.paths[path] ??= {})[def.method.toLowerCase()] = {
@@ -129,7 +185,12 @@ export class ApiDoc {
       ...(def.role ? { security: [{ bearer: [] }], 'x-fleet-role': def.role } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(def.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: this.jsonSchema(def.body, 'input') } },
+            },
+          }
         : {}),
       ...(def.rawBody
         ? {
@@ -154,7 +215,10 @@ export class ApiDoc {
           'answers {"error": {"code", "message", "details"}}; a method a path does not declare answers 405 ' +
           'with Allow.',
       },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        schemas: this.components,
+      },
       paths: this.paths,
     };
   }
@@ -181,4 +245,13 @@ export function defineRoute<Q extends Schema = undefined, B extends Schema = und
         body: (def.body ? parse(def.body, request.body, 'body') : undefined) as Infer<B>,
       }),
   });
+}
+
+/** Sends what an idempotent create answered; a replay says so (`idempotent-replayed: true`). */
+export function sendCreated(reply: FastifyReply, created: { answer: CreateAnswer; replayed: boolean }): FastifyReply {
+  const { answer, replayed } = created;
+  return reply
+    .status(answer.status)
+    .headers({ ...answer.headers, ...(replayed ? { 'idempotent-replayed': 'true' } : {}) })
+    .send(answer.body);
 }

@@ -9,9 +9,223 @@ import type {
   Site,
   SyncState,
 } from '@fleet/db';
+import { z } from 'zod';
+import { JobKind, JobState } from '@fleet/domain';
+import type { Reply } from './route.js';
 import { workflowIdOf } from './services/parent-jobs.service.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+// The response schemas: each view below returns its schema's type, so the two cannot drift apart, and the route
+// table documents them in /openapi.json. Ids name the ones shared across routes (components.schemas).
+
+export const uuid = z.uuid();
+export const timestamp = z.iso.datetime();
+const nullableTimestamp = timestamp.nullable();
+
+/** A page of a list: `next_cursor` is null on the last one. */
+export const pageOf = <T extends z.ZodType>(item: T, id: string) =>
+  z.object({ items: z.array(item), next_cursor: z.string().nullable() }).meta({ id });
+
+const Provenance = z
+  .discriminatedUnion('source', [
+    z.object({ source: z.literal('api') }),
+    z.object({
+      source: z.literal('netbox'),
+      netbox_id: z.number().int(),
+      netbox_url: z.string().nullable(),
+      netbox_last_updated: nullableTimestamp,
+      last_synced_at: nullableTimestamp,
+      stale: z.boolean(),
+    }),
+  ])
+  .meta({ id: 'Provenance' });
+
+export const SyncView = z
+  .object({
+    source: z.literal('netbox'),
+    url: z.string().nullable(),
+    stale: z.boolean(),
+    last_success_at: nullableTimestamp,
+    last_full_sync_at: nullableTimestamp,
+    last_attempt_at: nullableTimestamp,
+    last_error: z.string().nullable(),
+  })
+  .meta({ id: 'SyncState' });
+
+export const SiteView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    status: z.string().nullable(),
+    created_at: timestamp,
+    provenance: Provenance,
+  })
+  .meta({ id: 'Site' });
+/** Sites come in one page, with the freshness of the NetBox mirror. */
+export const SitePage = z
+  .object({ items: z.array(SiteView), next_cursor: z.null(), sync: SyncView.nullable() })
+  .meta({ id: 'SitePage' });
+
+export const RackView = z
+  .object({
+    id: uuid,
+    site_id: z.string(),
+    name: z.string(),
+    rack_type: z.string().nullable(),
+    status: z.string().nullable(),
+    u_height: z.number().int(),
+    serial: z.string().nullable(),
+    /** In lists only. */
+    device_count: z.number().int().optional(),
+    provenance: Provenance,
+  })
+  .meta({ id: 'Rack' });
+export const RackPage = pageOf(RackView, 'RackPage');
+export const RackDetailView = RackView.extend({
+  elevation: z.array(
+    z.object({
+      device_id: uuid,
+      name: z.string(),
+      position: z.number().nullable(),
+      face: z.string().nullable(),
+      u_height: z.number().nullable(),
+      role: z.string().nullable(),
+      node_type: z.string().nullable(),
+      power_state: z.string(),
+    }),
+  ),
+}).meta({ id: 'RackDetail' });
+
+export const DeviceView = z
+  .object({
+    id: uuid,
+    name: z.string(),
+    site_id: z.string(),
+    rack_id: uuid.nullable(),
+    position: z.number().nullable(),
+    face: z.string().nullable(),
+    u_height: z.number().nullable(),
+    role: z.string().nullable(),
+    vendor: z.string().nullable(),
+    model: z.string().nullable(),
+    platform: z.string().nullable(),
+    serial: z.string().nullable(),
+    node_type: z.string().nullable(),
+    lifecycle_state: z.string(),
+    management_profile: z.string().nullable(),
+    bmc_url: z.string().nullable(),
+    credential_ref: z.string().nullable(),
+    nvos_url: z.string().nullable(),
+    nvos_ssh: z.string().nullable(),
+    nvos_credential_ref: z.string().nullable(),
+    nvos_host_key: z.string().nullable(),
+    firmware_version: z.string().nullable(),
+    power_state: z.string(),
+    power_state_at: nullableTimestamp,
+    deleted_at: nullableTimestamp,
+    created_at: timestamp,
+    updated_at: timestamp,
+    provenance: Provenance,
+  })
+  .meta({ id: 'Device' });
+export const DevicePage = pageOf(DeviceView, 'DevicePage');
+
+export const IssueView = z
+  .object({
+    id: z.number().int(),
+    object_type: z.string(),
+    netbox_id: z.number().int(),
+    device_id: uuid.nullable(),
+    code: z.string(),
+    message: z.string(),
+    first_seen_at: timestamp,
+    last_seen_at: timestamp,
+    resolved_at: nullableTimestamp,
+  })
+  .meta({ id: 'InventoryIssue' });
+export const IssuePage = pageOf(IssueView, 'InventoryIssuePage');
+
+export const DeviceDetailView = DeviceView.extend({
+  interfaces: z.array(
+    z.object({
+      id: uuid,
+      name: z.string(),
+      type: z.string().nullable(),
+      mac_address: z.string().nullable(),
+      mgmt_only: z.boolean(),
+      enabled: z.boolean(),
+      addresses: z.array(z.string()),
+    }),
+  ),
+  addresses: z.array(
+    z.object({
+      id: uuid,
+      address: z.string(),
+      status: z.string().nullable(),
+      dns_name: z.string().nullable(),
+      interface_id: uuid.nullable(),
+    }),
+  ),
+  inventory_issues: z.array(IssueView),
+  firmware: z.array(
+    z.object({ component_id: z.string(), version: z.string(), observed_at: timestamp, job_id: uuid.nullable() }),
+  ),
+}).meta({ id: 'DeviceDetail' });
+
+/** What a job's workflow publishes (its JSON columns): the known fields, open to more. */
+const JobProgress = z.looseObject({
+  stage: z.string(),
+  percent: z.number().optional(),
+  message: z.string().optional(),
+});
+const StageTimeline = z.looseObject({
+  currentStage: z.string().nullable(),
+  stages: z.array(
+    z.looseObject({
+      name: z.string(),
+      status: z.enum(['queued', 'running', 'completed', 'failed', 'skipped', 'cancelled']),
+      message: z.string().optional(),
+      startedAt: z.string().optional(),
+      finishedAt: z.string().optional(),
+      durationS: z.number().optional(),
+    }),
+  ),
+});
+export const JobErrorView = z.looseObject({ code: z.string(), message: z.string(), details: z.unknown().optional() });
+const jsonObject = z.record(z.string(), z.unknown());
+
+export const JobView = z
+  .object({
+    id: uuid,
+    kind: JobKind,
+    state: JobState,
+    target: z.object({ device_id: uuid.nullable(), rack_id: uuid.nullable(), site_id: z.string().nullable() }),
+    params: jsonObject,
+    parent_id: uuid.nullable(),
+    workflow_id: z.string().nullable(),
+    created_by: z.string(),
+    created_at: timestamp,
+    started_at: nullableTimestamp,
+    finished_at: nullableTimestamp,
+    progress: JobProgress.nullable(),
+    timeline: StageTimeline.nullable(),
+    result: jsonObject.nullable(),
+    error: JobErrorView.nullable(),
+    /** Parents: their children by state. */
+    children: z.object({ total: z.number().int(), by_state: z.partialRecord(JobState, z.number().int()) }).optional(),
+    links: z.object({ self: z.string(), temporal_ui: z.string().nullable() }),
+  })
+  .meta({ id: 'Job' });
+export const JobPage = pageOf(JobView, 'JobPage');
+
+/** The answer of a request that starts (or acts on) a job: 202 with the job, and Location: /v1/jobs/{id}. */
+export const jobAccepted = (description: string): Reply => ({
+  status: 202,
+  description,
+  body: JobView,
+  headers: ['Location'],
+});
 
 export interface ViewContext {
   temporalUiUrl?: string | undefined;
@@ -35,10 +249,10 @@ function provenance(
   };
 }
 
-export function syncView(sync: SyncState | undefined) {
+export function syncView(sync: SyncState | undefined): z.infer<typeof SyncView> | null {
   if (!sync) return null;
   return {
-    source: 'netbox',
+    source: 'netbox' as const,
     url: sync.sourceUrl,
     stale: sync.stale,
     last_success_at: iso(sync.lastSuccessAt),
@@ -48,17 +262,17 @@ export function syncView(sync: SyncState | undefined) {
   };
 }
 
-export function siteView(s: Site, sync?: SyncState) {
+export function siteView(s: Site, sync?: SyncState): z.infer<typeof SiteView> {
   return {
     id: s.id,
     name: s.name,
     status: s.status,
-    created_at: iso(s.createdAt),
+    created_at: s.createdAt.toISOString(),
     provenance: provenance(s, 'dcim/sites', sync),
   };
 }
 
-export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState) {
+export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState): z.infer<typeof RackView> {
   return {
     id: r.id,
     site_id: r.siteId,
@@ -72,7 +286,24 @@ export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState) {
   };
 }
 
-export function deviceView(d: Device, sync?: SyncState) {
+/** A rack with its elevation: each device's position, face and height, top first. */
+export function rackDetailView(r: Rack, devices: Device[], sync?: SyncState): z.infer<typeof RackDetailView> {
+  return {
+    ...rackView(r, sync),
+    elevation: devices.map((d) => ({
+      device_id: d.id,
+      name: d.name,
+      position: d.position,
+      face: d.face,
+      u_height: d.uHeight,
+      role: d.role,
+      node_type: d.nodeType,
+      power_state: d.powerState,
+    })),
+  };
+}
+
+export function deviceView(d: Device, sync?: SyncState): z.infer<typeof DeviceView> {
   return {
     id: d.id,
     name: d.name,
@@ -99,13 +330,13 @@ export function deviceView(d: Device, sync?: SyncState) {
     power_state: d.powerState,
     power_state_at: iso(d.powerStateAt),
     deleted_at: iso(d.deletedAt),
-    created_at: iso(d.createdAt),
-    updated_at: iso(d.updatedAt),
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
     provenance: provenance(d, 'dcim/devices', sync),
   };
 }
 
-export function issueView(i: InventoryIssue) {
+export function issueView(i: InventoryIssue): z.infer<typeof IssueView> {
   return {
     id: i.id,
     object_type: i.objectType,
@@ -113,8 +344,8 @@ export function issueView(i: InventoryIssue) {
     device_id: i.deviceId,
     code: i.code,
     message: i.message,
-    first_seen_at: iso(i.firstSeenAt),
-    last_seen_at: iso(i.lastSeenAt),
+    first_seen_at: i.firstSeenAt.toISOString(),
+    last_seen_at: i.lastSeenAt.toISOString(),
     resolved_at: iso(i.resolvedAt),
   };
 }
@@ -125,7 +356,7 @@ export function deviceDetailView(
   issues: InventoryIssue[],
   sync?: SyncState,
   firmware: DeviceFirmware[] = [],
-) {
+): z.infer<typeof DeviceDetailView> {
   return {
     ...deviceView(d, sync),
     interfaces: net.interfaces.map((i) => ({
@@ -149,7 +380,7 @@ export function deviceDetailView(
     firmware: firmware.map((f) => ({
       component_id: f.componentId,
       version: f.version,
-      observed_at: iso(f.observedAt),
+      observed_at: f.observedAt.toISOString(),
       job_id: f.jobId,
     })),
   };
@@ -160,24 +391,31 @@ export function deviceDetailView(
  * the job: a rack sequence's child runs in its parent's workflow, a batch parent has none (null).
  * `parentKind` is the kind of the job's parent, for children.
  */
-export function jobView(j: Job, ctx: ViewContext, children?: Partial<Record<string, number>>, parentKind?: string) {
+export function jobView(
+  j: Job,
+  ctx: ViewContext,
+  children?: Partial<Record<JobState, number>>,
+  parentKind?: string,
+): z.infer<typeof JobView> {
   const workflowId = workflowIdOf(j, parentKind);
   return {
     id: j.id,
-    kind: j.kind,
-    state: j.state,
+    // Written only from the job-kind registry and the job states.
+    kind: j.kind as JobKind,
+    state: j.state as JobState,
     target: { device_id: j.deviceId, rack_id: j.rackId, site_id: j.siteId },
     params: j.params,
     parent_id: j.parentId,
     workflow_id: workflowId,
     created_by: j.createdBy,
-    created_at: iso(j.createdAt),
+    created_at: j.createdAt.toISOString(),
     started_at: iso(j.startedAt),
     finished_at: iso(j.finishedAt),
-    progress: j.progress ?? null,
-    timeline: j.timeline ?? null,
+    // JSON the job's workflow published: the domain's fields, and whatever else it added (loose schemas).
+    progress: (j.progress ?? null) as z.infer<typeof JobProgress> | null,
+    timeline: (j.timeline ?? null) as z.infer<typeof StageTimeline> | null,
     result: j.result ?? null,
-    error: j.error ?? null,
+    error: (j.error ?? null) as z.infer<typeof JobErrorView> | null,
     ...(children
       ? { children: { total: Object.values(children).reduce((a: number, b) => a + (b ?? 0), 0), by_state: children } }
       : {}),

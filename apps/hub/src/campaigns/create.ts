@@ -1,16 +1,16 @@
-import type { FastifyRequest } from 'fastify';
 import {
   activeJobsOfDevices,
   insertCampaign,
   insertParentWithChildren,
+  isUniqueViolation,
   notifyIntent,
   type Db,
   type Job,
 } from '@fleet/db';
 import type { CampaignPolicy } from '@fleet/domain';
 import { ApiError } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
-import { earlierJob, idempotencyOf } from '../services/jobs.service.js';
+import { auditAccepted, idempotencyKeyOf, type Caller } from '../services/caller.js';
+import { earlierJob } from '../services/jobs.service.js';
 import type { DraftPlan } from './planner.js';
 
 export interface CampaignRequest {
@@ -22,7 +22,6 @@ export interface CampaignRequest {
   plan: DraftPlan;
 }
 
-const UNIQUE_VIOLATION = '23505';
 const BUSY_NAMED = 20;
 
 function busyConflict(busy: { name: string; jobId: string; kind: string }[], refused: number): ApiError {
@@ -43,13 +42,10 @@ function busyConflict(busy: { name: string; jobId: string; kind: string }[], ref
  * row. Any busy device refuses the whole campaign. `plan` runs only when the request is not
  * a replay of an earlier one with the same Idempotency-Key.
  */
-export async function createCampaign(
-  db: Db,
-  request: FastifyRequest,
-  plan: () => Promise<CampaignRequest>,
-): Promise<Job> {
-  const actor = request.actor!.name;
-  const { key, print } = idempotencyOf(request);
+export async function createCampaign(db: Db, caller: Caller, plan: () => Promise<CampaignRequest>): Promise<Job> {
+  const actor = caller.actor.name;
+  const key = idempotencyKeyOf(caller);
+  const print = caller.fingerprint;
   const earlier = await earlierJob(db, actor, key, print);
   if (earlier) return earlier;
   const req = await plan();
@@ -83,7 +79,7 @@ export async function createCampaign(
         plan: { ...req.plan, devices },
         createdBy: actor,
       });
-      await auditAccepted(tx, request, 202, {
+      await auditAccepted(tx, caller, 202, {
         action: 'firmware.campaign',
         target: `site/${req.siteId}`,
         jobId: parent.id,
@@ -93,8 +89,7 @@ export async function createCampaign(
       return parent;
     });
   } catch (err) {
-    const pgErr = (err as { cause?: { code?: string } }).cause ?? (err as { code?: string });
-    if (pgErr.code !== UNIQUE_VIOLATION) throw err;
+    if (!isUniqueViolation(err)) throw err;
     // Two requests with the same key raced; the other one won.
     const winner = await earlierJob(db, actor, key, print);
     if (winner) return winner;

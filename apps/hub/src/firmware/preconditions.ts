@@ -11,9 +11,9 @@ function listedTags(header: string | string[] | undefined): string[] | undefined
   return value.split(',').map((t) => t.trim().replace(/^W\//, ''));
 }
 
-/** 412 when the request's If-Match names none of the resource's current tag; no If-Match, no condition. */
-export function checkIfMatch(request: FastifyRequest, current: string): void {
-  const tags = listedTags(request.headers['if-match']);
+/** 412 when the request's If-Match header names none of the resource's current tag; no If-Match, no condition. */
+export function checkIfMatch(ifMatch: string | string[] | undefined, current: string): void {
+  const tags = listedTags(ifMatch);
   if (tags && !tags.includes(current)) {
     throw new HttpStatusError(
       412,

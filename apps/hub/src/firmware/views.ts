@@ -1,14 +1,103 @@
-import type { DeviceCompliance, FirmwareManifest, FirmwarePackage } from '@fleet/db';
-import { isNvosImage, type PldmPackageMetadata } from '@fleet/domain';
+import { z } from 'zod';
+import { complianceStatuses, type DeviceCompliance, type FirmwareManifest, type FirmwarePackage } from '@fleet/db';
+import { isNvosImage, packageFormats, type PackageFormat, type PldmPackageMetadata } from '@fleet/domain';
+import { pageOf, timestamp, uuid } from '../views.js';
 
-export function packageView(p: FirmwarePackage) {
+// Response schemas of the firmware routes; each view returns its schema's type.
+
+const packageFields = {
+  id: uuid,
+  digest: z.string(),
+  size_bytes: z.number().int(),
+  file_name: z.string(),
+  format: z.enum(packageFormats),
+  package_version: z.string(),
+  uploaded_by: z.string(),
+  created_at: timestamp,
+  links: z.object({ self: z.string(), blob: z.string() }),
+};
+export const PackageView = z
+  .union([
+    /** An NVOS image: the build its file name names. */
+    z.object({ ...packageFields, build_id: z.string() }),
+    /** A PLDM package: its parsed header. */
+    z.object({
+      ...packageFields,
+      header: z.object({ revision: z.string(), uuid: z.string(), release_date_time: timestamp.nullable() }),
+      devices: z.array(
+        z.object({
+          descriptors: z.array(z.object({ type: z.number().int(), data: z.string() })),
+          applicable_components: z.array(z.number().int()),
+          image_set_version: z.string(),
+        }),
+      ),
+      components: z.array(
+        z.object({
+          index: z.number().int(),
+          identifier: z.number().int(),
+          classification: z.number().int(),
+          comparison_stamp: z.number().int(),
+          version: z.string(),
+          offset: z.number().int(),
+          size: z.number().int(),
+          sha256: z.string(),
+        }),
+      ),
+    }),
+  ])
+  .meta({ id: 'FirmwarePackage' });
+export const PackagePage = pageOf(PackageView, 'FirmwarePackagePage');
+
+export const ManifestView = z
+  .object({
+    id: uuid,
+    name: z.string(),
+    hardware_type: z.string(),
+    default: z.boolean(),
+    revision: z.number().int(),
+    steps: z.array(
+      z.object({
+        name: z.string(),
+        package_id: uuid,
+        targets: z.array(z.string()),
+        components: z.array(z.object({ id: z.string(), version: z.string() })),
+      }),
+    ),
+    created_by: z.string(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'FirmwareManifest' });
+export const ManifestPage = pageOf(ManifestView, 'FirmwareManifestPage');
+
+export const ComplianceView = z
+  .object({
+    device_id: uuid,
+    name: z.string(),
+    site_id: z.string(),
+    rack_id: uuid.nullable(),
+    node_type: z.string().nullable(),
+    manifest_id: uuid.nullable(),
+    status: z.enum(complianceStatuses),
+    components: z.array(
+      z.object({ id: z.string(), desired: z.string(), installed: z.string().nullable(), compliant: z.boolean() }),
+    ),
+  })
+  .meta({ id: 'DeviceCompliance' });
+export const CompliancePage = pageOf(ComplianceView, 'DeviceCompliancePage');
+export const ComplianceSummaryView = z.object({
+  total: z.number().int(),
+  by_status: z.record(z.enum(complianceStatuses), z.number().int()),
+});
+
+export function packageView(p: FirmwarePackage): z.infer<typeof PackageView> {
   const m = p.metadata;
   return {
     id: p.id,
     digest: p.digest,
     size_bytes: p.sizeBytes,
     file_name: p.fileName,
-    format: p.format,
+    format: p.format as PackageFormat,
     package_version: p.packageVersion,
     ...(isNvosImage(m) ? { build_id: m.buildId } : pldmView(m)),
     uploaded_by: p.uploadedBy,
@@ -39,7 +128,7 @@ function pldmView(m: PldmPackageMetadata) {
   };
 }
 
-export function manifestView(m: FirmwareManifest) {
+export function manifestView(m: FirmwareManifest): z.infer<typeof ManifestView> {
   return {
     id: m.id,
     name: m.name,
@@ -58,7 +147,7 @@ export function manifestView(m: FirmwareManifest) {
   };
 }
 
-export function complianceView(c: DeviceCompliance) {
+export function complianceView(c: DeviceCompliance): z.infer<typeof ComplianceView> {
   return {
     device_id: c.deviceId,
     name: c.name,

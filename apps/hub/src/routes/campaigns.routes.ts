@@ -15,22 +15,29 @@ import {
   type Db,
   type DbOrTx,
 } from '@fleet/db';
-import { CampaignPolicy, isTerminal, JobState, NodeType, type CampaignSignal } from '@fleet/domain';
+import { CampaignPolicy, isTerminal, JobState, NodeType, type CampaignSignal, jobKindTable } from '@fleet/domain';
 import { createCampaign } from '../campaigns/create.js';
 import { MAX_CAMPAIGN_DEVICES, planCampaign } from '../campaigns/planner.js';
-import { campaignDeviceView, campaignView, planView, windowsView } from '../campaigns/views.js';
+import {
+  CampaignDevicePage,
+  campaignDeviceView,
+  CampaignPage,
+  CampaignView,
+  campaignView,
+  DryRunView,
+  planView,
+  WindowsView,
+  windowsView,
+} from '../campaigns/views.js';
 import type { HubConfig } from '../config.js';
 import { ApiError, invalid, notFound } from '../errors.js';
 import { checkIfMatch } from '../firmware/preconditions.js';
-import { auditAccepted } from '../plugins/audit.js';
-import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
+import { auditAccepted, callerOf } from '../services/caller.js';
+import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
+import { IdParam, SiteIdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
-import { jobView, type ViewContext } from '../views.js';
-
-const uuid = z.string().uuid('must be a UUID');
-const IdParam = z.object({ id: uuid }).strict();
-const SiteParam = z.object({ id: siteId }).strict();
+import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
 const CampaignBody = z
   .object({
@@ -118,7 +125,11 @@ export function campaignRoutes(
       throw new ApiError('FAILED_PRECONDITION', `firmware campaign ${id} already ${job.state}; nothing to ${action}`);
     return db.transaction(async (tx) => {
       await write(tx);
-      await auditAccepted(tx, request, 202, { action: `firmware.campaign.${action}`, target: `job/${id}`, jobId: id });
+      await auditAccepted(tx, callerOf(request), 202, {
+        action: `firmware.campaign.${action}`,
+        target: `job/${id}`,
+        jobId: id,
+      });
       return (await getJob(tx, id))!;
     });
   };
@@ -134,10 +145,17 @@ export function campaignRoutes(
         'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy ' +
         'caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant or not operable ' +
         'are left out with the reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
-      role: 'operator',
+      role: jobKindTable['firmware.campaign'].role,
       body: CampaignBody,
-      success: [202, 'The campaign (Location: /v1/jobs/{id}, its job)'],
-      alsoSucceeds: [[200, '{plan} of a dry run (dry_run: true); nothing is written']],
+      success: {
+        status: 202,
+        description: 'The campaign (Location: /v1/jobs/{id}, its job)',
+        body: CampaignView,
+        headers: ['Location'],
+      },
+      alsoSucceeds: [
+        { status: 200, description: '{plan} of a dry run (dry_run: true); nothing is written', body: DryRunView },
+      ],
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
@@ -157,7 +175,7 @@ export function campaignRoutes(
         );
       if (body.dry_run) return { plan: planView(await plan()) };
       const { dry_run: _dryRun, ...params } = body;
-      const job = await createCampaign(db, request, async () => {
+      const job = await createCampaign(db, callerOf(request), async () => {
         const p = await plan();
         if (!p.devices.length)
           throw new ApiError(
@@ -183,7 +201,7 @@ export function campaignRoutes(
       summary: 'List firmware campaigns, newest first, with plan summary, job state and device counts by state',
       role: 'viewer',
       query: CampaignQuery,
-      success: [200, '{items, next_cursor}'],
+      success: { status: 200, description: 'Campaigns', body: CampaignPage },
       errors: [400],
     },
     async ({ query: q }) => {
@@ -194,15 +212,14 @@ export function campaignRoutes(
         siteId: q.site_id,
         state: q.state,
       });
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
+      const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [last.createdAt.toISOString(), last.id]);
       const counts = await childCounts(
         db,
         page.map((c) => c.id),
       );
       return {
         items: page.map((c) => campaignView(c, views, counts.get(c.id) ?? {})),
-        next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
+        next_cursor: nextCursor,
       };
     },
   );
@@ -219,7 +236,7 @@ export function campaignRoutes(
         'the first failures',
       role: 'viewer',
       params: IdParam,
-      success: [200, 'The campaign'],
+      success: { status: 200, description: 'The campaign', body: CampaignView },
       errors: [400, 404],
     },
     async ({ params }) => detail(params.id),
@@ -236,7 +253,7 @@ export function campaignRoutes(
       role: 'viewer',
       params: IdParam,
       query: DeviceQuery,
-      success: [200, '{items, next_cursor}'],
+      success: { status: 200, description: "The campaign's devices", body: CampaignDevicePage },
       errors: [400, 404],
     },
     async ({ params, query: q }) => {
@@ -248,11 +265,10 @@ export function campaignRoutes(
         after: after && { name: after[0], jobId: after[1] },
         state: q.state,
       });
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
+      const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [last.name, last.job.id]);
       return {
         items: page.map(campaignDeviceView),
-        next_cursor: rows.length > q.limit && last ? encodeCursor([last.name, last.job.id]) : null,
+        next_cursor: nextCursor,
       };
     },
   );
@@ -268,7 +284,7 @@ export function campaignRoutes(
         summary: `${summary} (intent)`,
         role: 'operator',
         params: IdParam,
-        success: [202, "The campaign's job"],
+        success: jobAccepted("The campaign's job"),
         errors: [400, 404, 409],
       },
       async ({ request, reply, params }) => {
@@ -293,7 +309,7 @@ export function campaignRoutes(
         'rest never start (intent)',
       role: 'operator',
       params: IdParam,
-      success: [202, "The campaign's job, now cancelling"],
+      success: jobAccepted("The campaign's job, now cancelling"),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
@@ -317,8 +333,8 @@ export function campaignRoutes(
         "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only " +
         'inside one, and anytime when there are none',
       role: 'viewer',
-      params: SiteParam,
-      success: [200, '{windows}'],
+      params: SiteIdParam,
+      success: { status: 200, description: 'The windows', body: WindowsView, headers: ['ETag'] },
       errors: [404],
     },
     async ({ reply, params }) => {
@@ -339,9 +355,9 @@ export function campaignRoutes(
         "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match " +
         'honoured (412 when they changed since read)',
       role: 'admin',
-      params: SiteParam,
+      params: SiteIdParam,
       body: WindowsBody,
-      success: [200, '{windows}'],
+      success: { status: 200, description: 'The windows', body: WindowsView, headers: ['ETag'] },
       errors: [400, 404, 412],
     },
     async ({ request, reply, params, body }) => {
@@ -352,8 +368,8 @@ export function campaignRoutes(
       });
       await db.transaction(async (tx) => {
         const replaced = await replaceMaintenanceWindows(tx, params.id, windows);
-        checkIfMatch(request, windowsView(replaced).etag);
-        await auditAccepted(tx, request, 200, {
+        checkIfMatch(request.headers['if-match'], windowsView(replaced).etag);
+        await auditAccepted(tx, callerOf(request), 200, {
           action: 'site.maintenance_windows',
           target: `site/${params.id}`,
           details: { windows: body.windows },

@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { getDevice, type Db } from '@fleet/db';
 import { inoperableReason, manifestsForTypes } from '../campaigns/planner.js';
 import { ApiError, notFound } from '../errors.js';
+import { callerOf } from '../services/caller.js';
+import { IdParam } from '../params.js';
+import { jobKindTable } from '@fleet/domain';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
-import { jobView, type ViewContext } from '../views.js';
-
-const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
+import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
 const UpdateBody = z
   .object({
@@ -41,10 +42,10 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
       summary:
         "Update one device's firmware to a manifest (intent): the given one or its node type's default " +
         '(409 when there is none); 409 when the device is busy. Idempotency-Key honoured',
-      role: 'operator',
+      role: jobKindTable['device.firmware_update'].role,
       params: IdParam,
       body: UpdateBody,
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -62,7 +63,7 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
           'FAILED_PRECONDITION',
           `no default firmware manifest for ${type}; give manifest_id or set a default for the type`,
         );
-      const { job } = await createJob(db, request, {
+      const { job } = await createJob(db, callerOf(request), {
         job: {
           kind: 'device.firmware_update',
           deviceId: device.id,
@@ -84,14 +85,14 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
       url: '/v1/devices/:id/firmware-refresh',
       tag: 'firmware',
       summary: 'Read the installed firmware versions from the device now (intent)',
-      role: 'operator',
+      role: jobKindTable['device.firmware_refresh'].role,
       params: IdParam,
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
       const device = await operableDevice(params.id);
-      const { job } = await createJob(db, request, {
+      const { job } = await createJob(db, callerOf(request), {
         job: { kind: 'device.firmware_refresh', deviceId: device.id, siteId: device.siteId, params: {} },
         action: 'device.firmware_refresh',
         target: `device/${device.id}`,

@@ -9,6 +9,8 @@ import {
   listDeviceFirmware,
   listDevices,
   listInventoryIssues,
+  isUniqueViolation,
+  uniqueIndexes,
   type Db,
 } from '@fleet/db';
 import {
@@ -21,19 +23,27 @@ import {
   PowerState,
   roleOfNodeType,
   sshHostKeyFingerprint,
+  jobKindTable,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
-import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
-import { defineRoute, type ApiDoc } from '../route.js';
+import { auditAccepted, callerOf } from '../services/caller.js';
+import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
+import { IdParam, uuid } from '../params.js';
+import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createJob } from '../services/jobs.service.js';
-import { deviceDetailView, deviceView, jobView, type ViewContext } from '../views.js';
+import {
+  DeviceDetailView,
+  deviceDetailView,
+  DevicePage,
+  DeviceView,
+  deviceView,
+  jobAccepted,
+  jobView,
+  type ViewContext,
+} from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
 import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
-
-const uuid = z.string().uuid('must be a UUID');
-const IdParam = z.object({ id: uuid }).strict();
 
 const httpUrl = z
   .string()
@@ -111,7 +121,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       summary: 'List devices: filters (repeat a parameter for OR), keyset pagination, sort on indexed fields',
       role: 'viewer',
       query: DeviceQuery,
-      success: [200, '{items, next_cursor}'],
+      success: { status: 200, description: 'Devices', body: DevicePage },
       errors: [400],
     },
     async ({ query: q }) => {
@@ -137,15 +147,15 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         },
         ...(after ? { after: { value: byName ? after[0] : new Date(after[0]), id: after[1] } } : {}),
       });
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
+      const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [
+        byName ? last.name : last.createdAt.toISOString(),
+        last.id,
+        q.sort,
+      ]);
       const sync = await getSyncState(db, 'netbox');
       return {
         items: page.map((d) => deviceView(d, sync)),
-        next_cursor:
-          rows.length > q.limit && last
-            ? encodeCursor([byName ? last.name : last.createdAt.toISOString(), last.id, q.sort])
-            : null,
+        next_cursor: nextCursor,
       };
     },
   );
@@ -162,7 +172,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         "its jobs verified (a switch tray's NVOS build is also its firmware_version)",
       role: 'viewer',
       params: IdParam,
-      success: [200, 'The device'],
+      success: { status: 200, description: 'The device', body: DeviceDetailView },
       errors: [400, 404],
     },
     async ({ params }) => {
@@ -188,12 +198,13 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       summary: 'Register a device by hand (NetBox-synced devices appear on their own). Idempotency-Key honoured',
       role: 'admin',
       body: NewDevice,
-      success: [201, 'The device'],
+      success: { status: 201, description: 'The device', body: DeviceView, headers: ['Location'] },
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
-      return idempotentCreate(db, request, reply, async (tx) => {
+      const caller = callerOf(request);
+      const created = await idempotentCreate(db, caller, async (tx) => {
         const row = await insertDevice(tx, {
           name: body.name,
           siteId: body.site_id,
@@ -205,19 +216,20 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
           nvosCredentialRef: body.nvos_credential_ref ?? null,
           nvosHostKey: body.nvos_host_key ?? null,
         });
-        await auditAccepted(tx, request, 201, {
+        await auditAccepted(tx, caller, 201, {
           action: 'device.create',
           target: `device/${row.id}`,
           details: { name: row.name },
         });
         return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row) };
-      }).catch((err: { cause?: { code?: string } }) => {
-        if (err.cause?.code === '23505')
+      }).catch((err: unknown) => {
+        if (isUniqueViolation(err, uniqueIndexes.deviceName))
           throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [
             { field: 'body.name', issue: 'taken' },
           ]);
         throw err;
       });
+      return sendCreated(reply, created);
     },
   );
 
@@ -245,17 +257,17 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       tag: 'power',
       summary:
         'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent)',
-      role: 'operator',
+      role: jobKindTable['device.bmc_reset'].role,
       params: IdParam,
       body: z.object({ manager: z.enum(['bmc', 'hmc']).default('bmc') }).strict(),
-      success: [202, 'The job'],
+      success: jobAccepted('The job'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
       const device = await operable(params.id);
       if (body.manager === 'hmc' && roleOfNodeType(device.nodeType!) !== 'compute')
         throw invalid('body.manager', `${device.nodeType} has no HMC`);
-      const { job } = await createJob(db, request, {
+      const { job } = await createJob(db, callerOf(request), {
         job: {
           kind: 'device.bmc_reset',
           deviceId: device.id,
@@ -277,14 +289,14 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/power-refresh',
       tag: 'power',
       summary: 'Read the device power state from its BMC now (intent)',
-      role: 'operator',
+      role: jobKindTable['device.power_refresh'].role,
       params: IdParam,
-      success: [202, 'The job'],
+      success: jobAccepted('The job'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
       const device = await operable(params.id);
-      const { job } = await createJob(db, request, {
+      const { job } = await createJob(db, callerOf(request), {
         job: { kind: 'device.power_refresh', deviceId: device.id, siteId: device.siteId, params: {} },
         action: 'device.power_refresh',
         target: `device/${device.id}`,
@@ -301,15 +313,15 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/power',
       tag: 'power',
       summary: 'Power action on one device (intent): 202 with the job; Idempotency-Key honoured',
-      role: 'operator',
+      role: jobKindTable['device.power'].role,
       params: IdParam,
       body: PowerBody,
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
       const device = await operable(params.id);
-      const { job } = await createJob(db, request, {
+      const { job } = await createJob(db, callerOf(request), {
         job: { kind: 'device.power', deviceId: device.id, siteId: device.siteId, params: { action: body.action } },
         action: 'device.power',
         target: `device/${device.id}`,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { listInventoryIssues, syncIssueCodes, type Db } from '@fleet/db';
 import { limitSchema, repeated } from '../pagination.js';
 import { defineRoute, type ApiDoc } from '../route.js';
-import { issueView } from '../views.js';
+import { IssuePage, issueView } from '../views.js';
 
 /**
  * Issues the mirror shows on a device, then those a sync met applying NetBox objects: a code filter allows any of them.
@@ -38,7 +38,7 @@ export function issueRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
           include_resolved: z.enum(['true', 'false']).default('false'),
         })
         .strict(),
-      success: [200, '{items, next_cursor}'],
+      success: { status: 200, description: 'Issues, oldest first', body: IssuePage },
       errors: [400],
     },
     async ({ query: q }) => {

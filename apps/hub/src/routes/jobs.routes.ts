@@ -3,14 +3,12 @@ import { z } from 'zod';
 import { childCounts, getJob, listJobs, parentKinds, requestJobCancel, type Db, type Job } from '@fleet/db';
 import { JobKind, JobState, isTerminal } from '@fleet/domain';
 import { ApiError } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
-import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
+import { auditAccepted, callerOf } from '../services/caller.js';
+import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
+import { IdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { childCancelRefusal } from '../services/parent-jobs.service.js';
-import { jobView, type ViewContext } from '../views.js';
-
-const uuid = z.string().uuid('must be a UUID');
-const IdParam = z.object({ id: uuid }).strict();
+import { jobAccepted, JobPage, JobView, jobView, type ViewContext } from '../views.js';
 
 const JobQuery = z
   .object({
@@ -53,7 +51,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         'device',
       role: 'viewer',
       query: JobQuery,
-      success: [200, '{items, next_cursor}'],
+      success: { status: 200, description: 'Jobs, newest first', body: JobPage },
       errors: [400],
     },
     async ({ query: q }) => {
@@ -68,8 +66,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         ...(q.parent_id ? { parentId: q.parent_id } : {}),
         topLevel: !q.parent_id && !q.device_id,
       });
-      const page = rows.slice(0, q.limit);
-      const last = page[page.length - 1];
+      const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [last.createdAt.toISOString(), last.id]);
       const [counts, parents] = await Promise.all([
         childCounts(
           db,
@@ -79,7 +76,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       ]);
       return {
         items: page.map((j) => jobView(j, views, counts.get(j.id), j.parentId ? parents.get(j.parentId) : undefined)),
-        next_cursor: rows.length > q.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
+        next_cursor: nextCursor,
       };
     },
   );
@@ -97,7 +94,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         'none (null)',
       role: 'viewer',
       params: IdParam,
-      success: [200, 'The job'],
+      success: { status: 200, description: 'The job', body: JobView },
       errors: [400, 404],
     },
     async ({ params }) => {
@@ -121,7 +118,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         "parent's workflow drives it)",
       role: 'operator',
       params: IdParam,
-      success: [202, 'The job'],
+      success: jobAccepted('The job'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
@@ -134,7 +131,11 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       if (refusal) throw refusal;
       const updated = await db.transaction(async (tx) => {
         const row = await requestJobCancel(tx, params.id);
-        await auditAccepted(tx, request, 202, { action: 'job.cancel', target: `job/${params.id}`, jobId: params.id });
+        await auditAccepted(tx, callerOf(request), 202, {
+          action: 'job.cancel',
+          target: `job/${params.id}`,
+          jobId: params.id,
+        });
         return row ?? (await getJob(tx, params.id))!;
       });
       return reply

@@ -8,16 +8,17 @@ import {
   NodeType,
   PowerAction,
   RackPowerOp,
+  jobKindTable,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { repeated } from '../pagination.js';
+import { callerOf } from '../services/caller.js';
+import { IdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
-import { jobView, type ViewContext } from '../views.js';
+import { jobAccepted, jobView, type ViewContext } from '../views.js';
 import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
-
-const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
 
 const BatchBody = z
   .object({
@@ -58,7 +59,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     kind: 'rack.power' | 'rack.cold_reboot',
     params: Record<string, unknown>,
   ) => {
-    const { job } = await createParentJob(db, request, {
+    const { job } = await createParentJob(db, callerOf(request), {
       parent: { kind, siteId: rack.siteId, rackId: rack.id, params },
       devices,
       childParams: () => ({ sequence: kind }),
@@ -80,10 +81,10 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       summary:
         'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, ' +
         'shelves; cycle = off then on. One sequence per rack (409 otherwise).',
-      role: 'operator',
+      role: jobKindTable['rack.power'].role,
       params: IdParam,
       body: z.object({ op: RackPowerOp }).strict(),
-      success: [202, 'The rack job; a child job per device'],
+      success: jobAccepted('The rack job; a child job per device'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -102,10 +103,10 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       tag: 'power',
       summary:
         'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden)',
-      role: 'operator',
+      role: jobKindTable['rack.cold_reboot'].role,
       params: IdParam,
       body: z.object({ timings: ColdRebootOverrides.optional() }).strict(),
-      success: [202, 'The cold-reboot job with its stage timeline'],
+      success: jobAccepted('The cold-reboot job with its stage timeline'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -141,9 +142,9 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         'One power action on many devices (a rack, a site or an inventory filter): a parent job with a ' +
         'child per device; refused devices listed with their reason; 409 when it would cut power shelves ' +
         'under trays it also acts on',
-      role: 'operator',
+      role: jobKindTable['batch.power'].role,
       body: BatchBody,
-      success: [202, 'The parent job; result.refused lists refused devices'],
+      success: jobAccepted('The parent job; result.refused lists refused devices'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, body }) => {
@@ -178,7 +179,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         );
       }
       const siteIds = [...new Set(devices.map((d) => d.siteId))];
-      const { job } = await createParentJob(db, request, {
+      const { job } = await createParentJob(db, callerOf(request), {
         parent: {
           kind: 'batch.power',
           siteId: siteIds.length === 1 ? siteIds[0]! : null,

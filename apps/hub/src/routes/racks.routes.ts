@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { getRack, getSyncState, rackDevices, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
+import { IdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
-import { rackView } from '../views.js';
-
-const IdParam = z.object({ id: z.string().uuid('must be a UUID') }).strict();
+import { RackDetailView, rackDetailView } from '../views.js';
 
 export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
@@ -18,26 +16,13 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       summary: 'A rack with its elevation (position, face and height of each device, top first)',
       role: 'viewer',
       params: IdParam,
-      success: [200, 'The rack'],
+      success: { status: 200, description: 'The rack', body: RackDetailView },
       errors: [400, 404],
     },
     async ({ params }) => {
       const rack = await getRack(db, params.id);
       if (!rack) throw new ApiError('NOT_FOUND', `rack ${params.id} does not exist`);
-      const devices = await rackDevices(db, rack.id);
-      return {
-        ...rackView(rack, await getSyncState(db, 'netbox')),
-        elevation: devices.map((d) => ({
-          device_id: d.id,
-          name: d.name,
-          position: d.position,
-          face: d.face,
-          u_height: d.uHeight,
-          role: d.role,
-          node_type: d.nodeType,
-          power_state: d.powerState,
-        })),
-      };
+      return rackDetailView(rack, await rackDevices(db, rack.id), await getSyncState(db, 'netbox'));
     },
   );
 }

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { getSite, getSyncState, insertSite, listRacks, listSites, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
+import { auditAccepted, callerOf } from '../services/caller.js';
 import { repeated } from '../pagination.js';
-import { defineRoute, type ApiDoc } from '../route.js';
+import { SiteIdParam } from '../params.js';
+import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { newSiteId, siteId } from '../validation.js';
-import { rackView, siteView, syncView } from '../views.js';
+import { RackPage, rackView, SitePage, SiteView, siteView, syncView } from '../views.js';
 import { idempotentCreate } from '../services/idempotent-create.js';
 
 const NewSite = z
@@ -15,7 +16,6 @@ const NewSite = z
     name: z.string().min(1).max(200),
   })
   .strict();
-const IdParam = z.object({ id: siteId }).strict();
 
 export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
@@ -27,7 +27,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       tag: 'inventory',
       summary: 'List sites, with the freshness of the NetBox mirror',
       role: 'viewer',
-      success: [200, 'Sites'],
+      success: { status: 200, description: 'Sites', body: SitePage },
     },
     async () => {
       const sync = await getSyncState(db, 'netbox');
@@ -44,8 +44,8 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       tag: 'inventory',
       summary: 'One site',
       role: 'viewer',
-      params: IdParam,
-      success: [200, 'The site'],
+      params: SiteIdParam,
+      success: { status: 200, description: 'The site', body: SiteView },
       errors: [404],
     },
     async ({ params }) => {
@@ -65,19 +65,22 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       summary: 'Register a site by hand (NetBox-synced sites appear on their own). Idempotency-Key honoured',
       role: 'admin',
       body: NewSite,
-      success: [201, 'The site'],
+      success: { status: 201, description: 'The site', body: SiteView, headers: ['Location'] },
       errors: [400, 409],
     },
-    ({ request, reply, body }) =>
-      idempotentCreate(db, request, reply, async (tx) => {
+    async ({ request, reply, body }) => {
+      const caller = callerOf(request);
+      const created = await idempotentCreate(db, caller, async (tx) => {
         if (await getSite(tx, body.id))
           throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [
             { field: 'body.id', issue: 'taken' },
           ]);
         const row = await insertSite(tx, body);
-        await auditAccepted(tx, request, 201, { action: 'site.create', target: `site/${row.id}` });
+        await auditAccepted(tx, caller, 201, { action: 'site.create', target: `site/${row.id}` });
         return { status: 201, headers: { location: `/v1/sites/${row.id}` }, body: siteView(row) };
-      }),
+      });
+      return sendCreated(reply, created);
+    },
   );
 
   defineRoute(
@@ -90,7 +93,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       summary: 'List racks',
       role: 'viewer',
       query: z.object({ site_id: repeated(siteId) }).strict(),
-      success: [200, 'Racks'],
+      success: { status: 200, description: 'Racks', body: RackPage },
       errors: [400],
     },
     async ({ query }) => {

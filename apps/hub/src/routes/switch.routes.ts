@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { getDevice, getFirmwarePackage, getFirmwareManifest, type Db, type Device } from '@fleet/db';
-import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind } from '@fleet/domain';
+import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind, jobKindTable } from '@fleet/domain';
 import { ApiError, invalid, notFound } from '../errors.js';
+import { callerOf } from '../services/caller.js';
+import { IdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { createJob } from '../services/jobs.service.js';
 import { assertOwnNvosCredential } from '../services/switch-credentials.service.js';
-import { jobView, type ViewContext } from '../views.js';
-
-const uuid = z.string().uuid('must be a UUID');
-const IdParam = z.object({ id: uuid }).strict();
+import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
 /**
  * Switch trays' NVOS: image installs, platform firmware, password rotation, factory reset, certificates (the Redfish
@@ -28,10 +27,10 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'done at once when the switch runs its build, upload skipped when the switch holds the file, then ' +
         'install, reboot and build check. 409 when the device has no NVOS endpoint, the package is no NVOS ' +
         'image, or the device is busy. Idempotency-Key honoured',
-      role: 'operator',
+      role: jobKindTable['switch.nvos_install'].role,
       params: IdParam,
       body: z.object({ package_id: uuid }).strict(),
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -61,10 +60,10 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         "Update a switch tray's platform firmware over NVUE (intent): the manifest's steps name components " +
         '(bmc, erot, fpga, cpld1, bios) and run in that order; components already at the target are ' +
         'skipped unless forced. 409 when the device has no NVOS endpoint or is busy',
-      role: 'operator',
+      role: jobKindTable['switch.firmware_update'].role,
       params: IdParam,
       body: z.object({ manifest_id: uuid, force: z.boolean().default(false) }).strict(),
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -97,9 +96,9 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         "NVUE revision, checks it and stores it in its own secret store under the switch's NVOS credential " +
         'reference; it never reaches the hub, Postgres, Temporal or logs. 409 when that reference is not ' +
         "the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
-      role: 'admin',
+      role: jobKindTable['switch.password_rotation'].role,
       params: IdParam,
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
@@ -119,10 +118,10 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       summary:
         'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name ' +
         'in `confirm`. The switch comes back with admin/admin',
-      role: 'admin',
+      role: jobKindTable['switch.factory_reset'].role,
       params: IdParam,
       body: z.object({ confirm: z.string() }).strict(),
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
@@ -143,12 +142,12 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       summary:
         "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); " +
         'the material stays on the satellite',
-      role: 'admin',
+      role: jobKindTable['switch.certificate_install'].role,
       params: IdParam,
       body: z
         .object({ domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name') })
         .strict(),
-      success: [202, 'The job (Location: /v1/jobs/{id})'],
+      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) =>
@@ -179,7 +178,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     kind: JobKind,
     params: Record<string, unknown>,
   ) {
-    const { job } = await createJob(db, request, {
+    const { job } = await createJob(db, callerOf(request), {
       job: { kind, deviceId: device.id, siteId: device.siteId, params },
       action: kind,
       target: `device/${device.id}`,

@@ -1,35 +1,21 @@
-import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
 import {
   findActiveJobForDevice,
   findJobByIdempotencyKey,
   insertJobWithStartIntent,
+  isUniqueViolation,
   notifyIntent,
+  uniqueIndexes,
   type Db,
   type Job,
   type NewJob,
 } from '@fleet/db';
-import { ApiError, invalid } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
+import { ApiError } from '../errors.js';
+import { auditAccepted, idempotencyKeyOf, type Caller } from './caller.js';
 
 export interface JobRequest {
   job: Omit<NewJob, 'createdBy' | 'idempotencyKey' | 'requestFingerprint'>;
   action: string;
   target: string;
-}
-
-const UNIQUE_VIOLATION = '23505';
-
-/** The request's Idempotency-Key and its fingerprint (same key + other request = conflict). */
-export function idempotencyOf(request: FastifyRequest): { key: string | undefined; print: string } {
-  const key = request.headers['idempotency-key'];
-  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 200)) {
-    throw invalid('header.Idempotency-Key', 'must be 1 to 200 characters');
-  }
-  const print = createHash('sha256')
-    .update(JSON.stringify([request.method, request.routeOptions.url, request.params, request.body ?? null]))
-    .digest('hex');
-  return { key, print };
 }
 
 /** The 409 for a key reused with another request; `earlier` names what the key was first used for. */
@@ -57,13 +43,10 @@ export async function earlierJob(
  * workflow agent. Repeating a request with the same Idempotency-Key returns the
  * first job; the same key with another request is a conflict.
  */
-export async function createJob(
-  db: Db,
-  request: FastifyRequest,
-  req: JobRequest,
-): Promise<{ job: Job; replayed: boolean }> {
-  const actor = request.actor!.name;
-  const { key, print } = idempotencyOf(request);
+export async function createJob(db: Db, caller: Caller, req: JobRequest): Promise<{ job: Job; replayed: boolean }> {
+  const actor = caller.actor.name;
+  const key = idempotencyKeyOf(caller);
+  const print = caller.fingerprint;
   const replay = () => earlierJob(db, actor, key, print);
   const earlier = await replay();
   if (earlier) return { job: earlier, replayed: true };
@@ -75,7 +58,7 @@ export async function createJob(
         idempotencyKey: key ?? null,
         requestFingerprint: print,
       });
-      await auditAccepted(tx, request, 202, {
+      await auditAccepted(tx, caller, 202, {
         action: req.action,
         target: req.target,
         jobId: row.id,
@@ -86,11 +69,8 @@ export async function createJob(
     });
     return { job, replayed: false };
   } catch (err) {
-    const pgErr =
-      (err as { cause?: { code?: string; constraint?: string } }).cause ??
-      (err as { code?: string; constraint?: string });
-    if (pgErr.code !== UNIQUE_VIOLATION) throw err;
-    if (pgErr.constraint === 'jobs_one_active_per_device') {
+    if (!isUniqueViolation(err)) throw err;
+    if (isUniqueViolation(err, uniqueIndexes.activeJobPerDevice)) {
       const active = req.job.deviceId ? await findActiveJobForDevice(db, req.job.deviceId) : undefined;
       throw new ApiError(
         'CONFLICT',

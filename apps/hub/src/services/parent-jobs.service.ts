@@ -1,7 +1,7 @@
-import type { FastifyRequest } from 'fastify';
 import {
   findActiveJobForDevice,
   insertParentWithChildren,
+  isUniqueViolation,
   notifyIntent,
   setJobResult,
   type ChildSpec,
@@ -9,12 +9,11 @@ import {
   type Device,
   type Job,
   type NewJob,
+  uniqueIndexes,
 } from '@fleet/db';
 import { missingForOperation } from '@fleet/domain';
 import { ApiError } from '../errors.js';
-import { auditAccepted } from '../plugins/audit.js';
-
-const UNIQUE_VIOLATION = '23505';
+import { auditAccepted, type Caller } from './caller.js';
 
 /**
  * How a parent's children run. A rack sequence's one workflow operates every device itself: its
@@ -77,7 +76,7 @@ export interface Refusal {
  */
 export async function createParentJob(
   db: Db,
-  request: FastifyRequest,
+  caller: Caller,
   req: ParentRequest,
 ): Promise<{ job: Job; admitted: number; refused: Refusal[] }> {
   const refused: Refusal[] = [];
@@ -99,7 +98,7 @@ export async function createParentJob(
   const children: ChildSpec[] = operable.map((d) => ({ deviceId: d.id, siteId: d.siteId, params: req.childParams(d) }));
   try {
     const out = await db.transaction(async (tx) => {
-      const res = await insertParentWithChildren(tx, { ...req.parent, createdBy: request.actor!.name }, children, {
+      const res = await insertParentWithChildren(tx, { ...req.parent, createdBy: caller.actor.name }, children, {
         childKind: 'device.power',
         childIntents: req.childWorkflows,
         parentIntent: !req.childWorkflows,
@@ -120,7 +119,7 @@ export async function createParentJob(
       const allRefused = [...refused, ...busy];
       const result = { admitted: res.admitted.length, refused: allRefused };
       if (!req.allOrNothing) await setJobResult(tx, res.parent.id, result);
-      await auditAccepted(tx, request, 202, {
+      await auditAccepted(tx, caller, 202, {
         action: req.action,
         target: req.target,
         jobId: res.parent.id,
@@ -135,10 +134,7 @@ export async function createParentJob(
     });
     return out;
   } catch (err) {
-    const pgErr =
-      (err as { cause?: { code?: string; constraint?: string } }).cause ??
-      (err as { code?: string; constraint?: string });
-    if (pgErr.code === UNIQUE_VIOLATION && pgErr.constraint === 'jobs_one_active_rack_sequence') {
+    if (isUniqueViolation(err, uniqueIndexes.activeRackSequence)) {
       throw new ApiError(
         'CONFLICT',
         `${req.target} already has a power sequence running; wait for it or cancel it (rack guard)`,

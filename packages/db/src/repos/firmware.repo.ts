@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { ManifestStep } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
+import { translatingViolations } from '../errors.js';
 import {
   devices,
   firmwareManifests,
@@ -118,7 +119,10 @@ async function clearDefault(tx: DbOrTx, hardwareType: string, except?: string): 
     );
 }
 
-/** Inserts a manifest, taking over as its type's default when asked; run inside a transaction. */
+/**
+ * Inserts a manifest, taking over as its type's default when asked; run inside a transaction. A name in use is a
+ * UniqueViolation of uniqueIndexes.manifestName (so is a rename to one, in updateFirmwareManifest).
+ */
 export async function insertFirmwareManifest(
   tx: DbOrTx,
   m: ManifestFields & { isDefault: boolean; createdBy: string },
@@ -127,7 +131,7 @@ export async function insertFirmwareManifest(
     await lockDefaultOf(tx, m.hardwareType);
     await clearDefault(tx, m.hardwareType);
   }
-  const [row] = await tx.insert(firmwareManifests).values(m).returning();
+  const [row] = await translatingViolations(tx.insert(firmwareManifests).values(m).returning());
   return row!;
 }
 
@@ -168,11 +172,13 @@ export async function updateFirmwareManifest(
   id: string,
   fields: ManifestFields,
 ): Promise<FirmwareManifest> {
-  const [row] = await tx
-    .update(firmwareManifests)
-    .set({ ...fields, revision: sql`${firmwareManifests.revision} + 1`, updatedAt: new Date() })
-    .where(eq(firmwareManifests.id, id))
-    .returning();
+  const [row] = await translatingViolations(
+    tx
+      .update(firmwareManifests)
+      .set({ ...fields, revision: sql`${firmwareManifests.revision} + 1`, updatedAt: new Date() })
+      .where(eq(firmwareManifests.id, id))
+      .returning(),
+  );
   return row!;
 }
 

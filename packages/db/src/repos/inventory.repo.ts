@@ -1,5 +1,6 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client.js';
+import { translatingViolations } from '../errors.js';
 import {
   devices,
   interfaces,
@@ -29,8 +30,9 @@ export async function listSites(db: DbOrTx): Promise<Site[]> {
   return db.select().from(sites).where(isNull(sites.deletedAt)).orderBy(asc(sites.id));
 }
 
+/** A device registered by hand whose name its site already has is a UniqueViolation of uniqueIndexes.deviceName. */
 export async function insertDevice(db: DbOrTx, device: NewDevice): Promise<Device> {
-  const [row] = await db.insert(devices).values(device).returning();
+  const [row] = await translatingViolations(db.insert(devices).values(device).returning());
   return row!;
 }
 

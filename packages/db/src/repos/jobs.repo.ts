@@ -1,13 +1,17 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { CampaignSignal, JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
+import { translatingViolations } from '../errors.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
 
 const openStates = ['queued', 'running', 'cancelling'] as const;
 
-/** Inserts a job and its start intent; the caller supplies the transaction. */
+/**
+ * Inserts a job and its start intent; the caller supplies the transaction. A UniqueViolation names the guard that
+ * refused it: jobs_one_active_per_device, or jobs_created_by_idempotency_key_unique when its key is taken.
+ */
 export async function insertJobWithStartIntent(tx: DbOrTx, job: NewJob): Promise<Job> {
-  const [row] = await tx.insert(jobs).values(job).returning();
+  const [row] = await translatingViolations(tx.insert(jobs).values(job).returning());
   await tx.insert(intents).values({ jobId: row!.id, kind: 'start' });
   return row!;
 }

@@ -1,6 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { aggregateChildren, type DeviceOutcome, type JobState } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
+import { translatingViolations } from '../errors.js';
 import { intents, jobs, type Job, type NewJob } from '../schema/index.js';
 
 const OPEN = `('queued', 'running', 'cancelling')`;
@@ -15,7 +16,8 @@ export interface ChildSpec {
  * A parent job and one child per device, in the caller's transaction. A child whose
  * device already has an active job is refused (the partial unique index decides, so
  * two concurrent requests cannot both take a device). With `childIntents` each child
- * is a workflow of its own (batches); without, the parent's workflow drives them.
+ * is a workflow of its own (batches); without, the parent's workflow drives them. A parent the rack guard or its
+ * Idempotency-Key refuses is a UniqueViolation (jobs_one_active_rack_sequence, jobs_created_by_idempotency_key_unique).
  */
 export async function insertParentWithChildren(
   tx: DbOrTx,
@@ -23,7 +25,7 @@ export async function insertParentWithChildren(
   children: ChildSpec[],
   opts: { childKind: string; childIntents: boolean; parentIntent: boolean },
 ): Promise<{ parent: Job; admitted: Job[]; refused: string[] }> {
-  const [row] = await tx.insert(jobs).values(parent).returning();
+  const [row] = await translatingViolations(tx.insert(jobs).values(parent).returning());
   const p = row!;
   if (opts.parentIntent) await tx.insert(intents).values({ jobId: p.id, kind: 'start' });
   if (children.length === 0) return { parent: p, admitted: [], refused: [] };
