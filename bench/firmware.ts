@@ -6,7 +6,8 @@ import { Client, Connection } from '@temporalio/client';
 import { makespanLowerBound } from '@fleet/domain';
 import { writeFwpkgFile } from '@fleet/fwpkg';
 import { manifestFor } from '../test/harness/firmware.js';
-import { Stack, expectStatus } from '../test/harness/stack.js';
+import { unwrap } from '@fleet/client';
+import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
 import { measureArtifactPath } from './lib/artifact-fetch.js';
 
@@ -56,14 +57,13 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       failureBudget: 10,
     };
     const started = Date.now();
-    const created = expectStatus(202)(
-      await stack.api(
-        'POST',
-        '/v1/firmware-campaigns',
-        { name: 'bench', site_id: stack.siteId, policy },
-        stack.tokens.operator,
-      ),
-    ).body as { id: string };
+    const created = await unwrap(
+      stack
+        .client('operator')
+        .POST('/v1/firmware-campaigns', { body: { name: 'bench', site_id: stack.siteId, policy } }),
+    );
+    // Without dry_run the hub answers with the campaign's job (a dry run answers with the plan alone).
+    if (!('id' in created)) throw new Error('the campaign was planned, not started');
     const done = (await stack.waitForJob(created.id, 3_600_000)) as {
       state: string;
       finished_at: string;
@@ -134,7 +134,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         peakRssMib: number;
         baselineRssMib: number;
       };
-      const path = await measureArtifactPath(stack.hubUrl, stack.tokens, pkg, join(stack.dir, 'bench-cache'));
+      const path = await measureArtifactPath(stack, pkg, join(stack.dir, 'bench-cache'));
       Object.assign(campaignFigures, {
         fwpkg_parse_mib_per_s: parse.mibPerS,
         fwpkg_parse_peak_rss_mib: parse.peakRssMib,

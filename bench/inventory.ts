@@ -5,9 +5,8 @@ import { Registry } from 'prom-client';
 import { connectDb, createApiToken, getOrCreateSyncState } from '@fleet/db';
 import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
-import { createSyncMetrics } from '../apps/netbox-agent/src/metrics.js';
-import { NetboxClient } from '../apps/netbox-agent/src/netbox-client.js';
-import { NetboxSync } from '../apps/netbox-agent/src/sync.js';
+import { createFleetClient, unwrap } from '@fleet/client';
+import { createSyncMetrics, NetboxClient, NetboxSync } from '@fleet/netbox-agent';
 import { planFleet } from '../tools/fleetgen/layout.js';
 import { bulkLoadFleet, NetboxWriter, writeFleet } from '../tools/fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
@@ -109,7 +108,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     cleanups.unshift(() => hub.stop());
     const hubToken = (await createApiToken(big.handle.db, 'bench', 'viewer')).token;
 
-    const load = async (url: string, headers: Record<string, string>, total: number, clients = 20) => {
+    /** `page` answers one list request with its item count, throwing when it fails. */
+    const load = async (what: string, page: () => Promise<number>, total: number, clients = 20) => {
       const times: number[] = [];
       let next = 0;
       let errors = 0;
@@ -118,10 +118,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
           next++;
           const t = performance.now();
           try {
-            const res = await fetch(url, { headers });
-            const body = (await res.json()) as { items?: unknown[]; results?: unknown[] };
-            if (res.status !== 200 || (body.items ?? body.results ?? []).length !== 100)
-              throw new Error(`${url}: ${res.status}`);
+            const count = await page();
+            if (count !== 100) throw new Error(`${what}: ${count} items`);
             times.push(performance.now() - t);
           } catch {
             // A dropped or failed answer is not a latency sample; it is counted.
@@ -135,21 +133,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       return { p50: pct(0.5), p99: pct(0.99), n: times.length, errors };
     };
     // The same question to both: compute trays of one site, a page of 100.
-    await load(
-      `http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`,
-      { authorization: `Bearer ${hubToken}` },
-      40,
-    );
-    const hubStats = await load(
-      `http://127.0.0.1:${hubPort}/v1/devices?site_id=site-02&role=compute-tray&limit=100`,
-      { authorization: `Bearer ${hubToken}` },
-      2000,
-    );
-    const nbStats = await load(
-      `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`,
-      { authorization: `Bearer ${netbox.token}` },
-      200,
-    );
+    const hubApi = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token: hubToken });
+    const hubPage = async () => {
+      const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
+      return (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
+    };
+    const netboxPage = async () => {
+      const url = `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`;
+      const res = await fetch(url, { headers: { authorization: `Bearer ${netbox.token}` } });
+      if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+      return ((await res.json()) as { results: unknown[] }).results.length;
+    };
+    await load('hub warm-up', hubPage, 40);
+    const hubStats = await load('hub', hubPage, 2000);
+    const nbStats = await load('NetBox', netboxPage, 200);
 
     return {
       devices,

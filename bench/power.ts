@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { Stack, expectStatus } from '../test/harness/stack.js';
+import { unwrap } from '@fleet/client';
+import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
 
 /**
@@ -25,6 +26,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const temporal = new Client({ connection });
   try {
     const rackIds = [...stack.rackIds.values()];
+    const operator = stack.client('operator');
     const seconds = (job: { created_at: string; finished_at: string }) =>
       (Date.parse(job.finished_at) - Date.parse(job.created_at)) / 1000;
 
@@ -46,9 +48,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       sim.gracefulShutdownS +
       sim.bmcBootS +
       sim.powerOnS;
-    const reboot = expectStatus(202)(
-      await stack.api('POST', `/v1/racks/${rackIds[0]}/cold-reboot`, { timings }, stack.tokens.operator),
-    ).body as { id: string };
+    const reboot = await unwrap(
+      operator.POST('/v1/racks/{id}/cold-reboot', { params: { path: { id: rackIds[0]! } }, body: { timings } }),
+    );
     const rebootDone = (await stack.waitForJob(reboot.id, 600_000)) as {
       state: string;
       created_at: string;
@@ -64,10 +66,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const jobs = await Promise.all(
       rackIds.map(
         async (id) =>
-          (
-            expectStatus(202)(await stack.api('POST', `/v1/racks/${id}/power`, { op: 'on' }, stack.tokens.operator))
-              .body as { id: string }
-          ).id,
+          (await unwrap(operator.POST('/v1/racks/{id}/power', { params: { path: { id } }, body: { op: 'on' } }))).id,
       ),
     );
     const finished = await Promise.all(

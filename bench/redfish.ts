@@ -8,7 +8,7 @@ import { connect, createServer as createTcpServer, type AddressInfo } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getFirmwareInventory, pushFirmware, RedfishClient, SiteLimiter } from '../packages/redfish/src/index.js';
+import { getFirmwareInventory, pushFirmware, RedfishClient, SiteLimiter } from '@fleet/redfish';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
 
 /**

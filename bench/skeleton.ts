@@ -1,4 +1,5 @@
-import { Stack, expectStatus } from '../test/harness/stack.js';
+import { unwrap } from '@fleet/client';
+import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
 
 /**
@@ -30,17 +31,18 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         workflows: read(/fleet_agent_reconciled_workflows_total (\d+)/),
       };
     };
+    const operator = stack.client('operator');
+    const powerOn = async (id: string) =>
+      (await unwrap(operator.POST('/v1/devices/{id}/power', { params: { path: { id } }, body: { action: 'on' } }))).id;
     const allIds = [...stack.deviceIds.values()];
     // Baseline in the same run: one job at a time on an idle stack.
     const baseline: number[] = [];
     for (const id of allIds.slice(0, baselineJobs)) {
-      const res = expectStatus(202)(
-        await stack.api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator),
-      );
-      await stack.waitForJob((res.body as { id: string }).id);
+      const jobId = await powerOn(id);
+      await stack.waitForJob(jobId);
       const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
         `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where id = $1`,
-        [(res.body as { id: string }).id],
+        [jobId],
       );
       baseline.push(Number(rows[0]!.ms));
     }
@@ -52,16 +54,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const started = Date.now();
     const jobIds: string[] = [];
     for (let i = 0; i < ids.length; i += 20) {
-      const batch = await Promise.all(
-        ids
-          .slice(i, i + 20)
-          .map((id) =>
-            stack
-              .api('POST', `/v1/devices/${id}/power`, { action: 'on' }, stack.tokens.operator)
-              .then(expectStatus(202)),
-          ),
-      );
-      jobIds.push(...batch.map((r) => (r.body as { id: string }).id));
+      jobIds.push(...(await Promise.all(ids.slice(i, i + 20).map(powerOn))));
     }
     const deadline = Date.now() + 300_000;
     for (;;) {

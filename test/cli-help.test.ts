@@ -33,6 +33,7 @@ describe('--help on every command', () => {
     'packages/simulators/src/main.ts',
     'tools/dev-stack.ts',
     'tools/fleetgen/main.ts',
+    'packages/client/scripts/generate.ts',
   ];
   for (const entry of entries) {
     it(`${entry} --help prints its usage and exits 0`, { timeout: 60_000 }, async () => {

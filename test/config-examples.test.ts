@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig } from '@fleet/config';
+import { NetboxAgentConfig } from '@fleet/netbox-agent';
+import { SatelliteConfig } from '@fleet/satellite';
 import { SimulatorConfig } from '@fleet/simulators';
 import { HubConfig } from '../apps/hub/src/config.js';
-import { SatelliteConfig } from '../apps/satellite/src/config.js';
 import { AgentConfig } from '../apps/workflow-agent/src/config.js';
-import { NetboxAgentConfig } from '../apps/netbox-agent/src/config.js';
 import { repoRoot } from '../tools/lib/processes.js';
 
 // Every config file we ship must load: a broken example is a broken deployment.

@@ -15,6 +15,7 @@ pnpm typecheck
 pnpm lint
 pnpm format:check
 node tools/check-line-width.mjs
+pnpm client:check
 # Third-party Redfish tools (DMTF validators, sushy) judge the simulator.
 bash tools/redfish-conformance.sh
 pnpm test

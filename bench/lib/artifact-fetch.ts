@@ -1,40 +1,39 @@
 import { createReadStream, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { pino } from 'pino';
-import { ArtifactCache } from '../../apps/satellite/src/artifacts/artifact-cache.js';
+import { octetStream, unwrap } from '@fleet/client';
+import { ArtifactCache } from '@fleet/satellite';
+import type { Stack } from '../../test/harness/stack.js';
 
 /**
  * The firmware path of a real hub: stream `file` up (POST /v1/firmware/packages), then fetch it
  * by digest into a fresh satellite artifact cache (sha256-verified). Returns both rates.
  */
 export async function measureArtifactPath(
-  hubUrl: string,
-  tokens: { operator: string; viewer: string },
+  stack: Stack,
   file: string,
   cacheDir: string,
 ): Promise<{ uploadMibPerS: number; fetchMibPerS: number }> {
   const size = (await stat(file)).size;
   const mib = size / 2 ** 20;
   let started = Date.now();
-  const res = await fetch(`${hubUrl}/v1/firmware/packages?file_name=bench.fwpkg`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${tokens.operator}`,
-      'content-type': 'application/octet-stream',
-      'content-length': String(size),
-    },
-    body: createReadStream(file) as unknown as ReadableStream,
-    duplex: 'half',
-  } as RequestInit);
-  const pkg = (await res.json()) as { digest: string };
-  if (res.status !== 201 && res.status !== 200) throw new Error(`upload: HTTP ${res.status} ${JSON.stringify(pkg)}`);
+  const pkg = await unwrap(
+    stack.client('operator').POST('/v1/firmware/packages', {
+      params: { query: { file_name: 'bench.fwpkg' } },
+      body: Readable.toWeb(createReadStream(file)),
+      ...octetStream,
+      headers: { ...octetStream.headers, 'content-length': String(size) },
+      duplex: 'half',
+    }),
+  );
   const uploadS = (Date.now() - started) / 1000;
 
   const cache = new ArtifactCache({
     dir: cacheDir,
     maxBytes: 4 * size,
-    hub: { url: hubUrl, token: async () => tokens.viewer },
+    hub: { url: stack.hubUrl, token: async () => stack.tokens.viewer },
     log: pino({ level: 'silent' }),
   });
   try {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { prepareTemplate } from '@fleet/db/testing';
-import { buildWorkflowBundle } from '../../apps/satellite/src/build-workflow-bundle.js';
+import { buildWorkflowBundle } from '@fleet/satellite';
 import { repoRoot } from '../../tools/lib/processes.js';
 
 /**

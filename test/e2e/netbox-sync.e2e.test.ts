@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { createFleetClient, unwrap, type Device, type FleetClient } from '@fleet/client';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
@@ -11,19 +12,6 @@ import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { testEnv } from '../harness/env.js';
 import { startNetbox, type NetboxServer } from '../harness/netbox.js';
 
-interface DeviceBody {
-  id: string;
-  name: string;
-  serial: string | null;
-  lifecycle_state: string;
-  node_type: string | null;
-  bmc_url: string | null;
-  nvos_url?: string | null;
-  nvos_ssh?: string | null;
-  provenance: { source: string; netbox_id: number; stale: boolean };
-  inventory_issues?: { code: string }[];
-}
-
 describe('NetBox agent against a real NetBox', () => {
   let netbox: NetboxServer;
   let database: TestDatabase;
@@ -31,8 +19,7 @@ describe('NetBox agent against a real NetBox', () => {
   let hub: ManagedProcess;
   let agent: ManagedProcess;
   let badAgent: ManagedProcess;
-  let hubUrl = '';
-  let token = '';
+  let api: FleetClient;
   let writer: NetboxWriter;
   const dir = join(repoRoot, '.run', 'tests', `netbox-${Date.now()}`);
 
@@ -57,13 +44,13 @@ describe('NetBox agent against a real NetBox', () => {
       const env = testEnv();
       database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
       handle = connectDb(database.url, 2);
-      token = (await createApiToken(handle.db, 'nb-viewer', 'viewer')).token;
+      const token = (await createApiToken(handle.db, 'nb-viewer', 'viewer')).token;
       const tokenFile = join(dir, 'netbox-token');
       writeFileSync(tokenFile, netbox.token, { mode: 0o600 });
       const badTokenFile = join(dir, 'bad-token');
       writeFileSync(badTokenFile, 'nbt_nope.wrongwrongwrong', { mode: 0o600 });
       const hubPort = await freePort();
-      hubUrl = `http://127.0.0.1:${hubPort}`;
+      api = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token });
       const write = (name: string, config: unknown) => {
         const f = join(dir, `${name}.json`);
         writeFileSync(f, JSON.stringify(config));
@@ -107,12 +94,15 @@ describe('NetBox agent against a real NetBox', () => {
     if (!process.env['FLEET_KEEP_TEST_RUNS']) rmSync(dir, { recursive: true, force: true });
   });
 
-  const get = async <T>(path: string): Promise<T> => {
-    const res = await fetch(`${hubUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
-    assert.equal(res.status, 200, `${path}: ${res.status}`);
-    return (await res.json()) as T;
+  const devices = async () =>
+    (await unwrap(api.GET('/v1/devices', { params: { query: { site_id: ['nbt-01'], limit: 1000 } } }))).items;
+  const device = (id: string) => unwrap(api.GET('/v1/devices/{id}', { params: { path: { id } } }));
+  const sites = () => unwrap(api.GET('/v1/sites'));
+  /** Every device here comes from NetBox: its id there. */
+  const netboxId = ({ name, provenance }: Device) => {
+    if (provenance.source !== 'netbox') throw new Error(`${name} is not from NetBox`);
+    return provenance.netbox_id;
   };
-  const devices = async () => (await get<{ items: DeviceBody[] }>('/v1/devices?site_id=nbt-01&limit=1000')).items;
   /** Polls until `check` holds; a sync interval is 1 s, so this allows a few. */
   const eventually = async <T>(
     what: string,
@@ -136,9 +126,7 @@ describe('NetBox agent against a real NetBox', () => {
     const ct = list.find((d) => d.name === 'nbt-01-r001-ct01')!;
     assert.equal(ct.bmc_url, 'http://127.40.0.5:8443');
     assert.equal(ct.provenance.source, 'netbox');
-    const racks = await get<{ items: { id: string; device_count: number; rack_type: string }[] }>(
-      '/v1/racks?site_id=nbt-01',
-    );
+    const racks = await unwrap(api.GET('/v1/racks', { params: { query: { site_id: ['nbt-01'] } } }));
     assert.deepEqual(
       racks.items.map((r) => [r.device_count, r.rack_type]),
       [[35, 'gb200_nvl72']],
@@ -150,11 +138,11 @@ describe('NetBox agent against a real NetBox', () => {
   });
 
   it('a malformed NVOS endpoint in NetBox becomes an inventory issue, and clears once fixed', async () => {
-    const nbId = (await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!.provenance.netbox_id;
+    const nbId = netboxId((await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!);
     const issues = async () =>
-      (
-        await get<DeviceBody>(`/v1/devices/${(await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!.id}`)
-      ).inventory_issues!.map((i) => i.code);
+      (await device((await devices()).find((d) => d.name === 'nbt-01-r001-nvsw02')!.id)).inventory_issues.map(
+        (i) => i.code,
+      );
     await writer.call('PATCH', `/api/dcim/devices/${nbId}/`, {
       custom_fields: { fleet_nvos_ssh: 'switch-without-port' },
     });
@@ -164,7 +152,7 @@ describe('NetBox agent against a real NetBox', () => {
   });
 
   it('a device changed in NetBox changes in the hub within a sync interval', async () => {
-    const nbId = (await devices()).find((d) => d.name === 'nbt-01-r001-ct02')!.provenance.netbox_id;
+    const nbId = netboxId((await devices()).find((d) => d.name === 'nbt-01-r001-ct02')!);
     await writer.call('PATCH', `/api/dcim/devices/${nbId}/`, { serial: 'CHANGED-1', status: 'failed' });
     const d = await eventually(
       'change',
@@ -196,10 +184,10 @@ describe('NetBox agent against a real NetBox', () => {
       async () => (await devices()).find((x) => x.name === 'nbt-spare-01'),
       (x) => x !== undefined,
     );
-    const detail = await get<DeviceBody>(`/v1/devices/${spare!.id}`);
+    const detail = await device(spare!.id);
     assert.equal(detail.bmc_url, null);
     assert.deepEqual(
-      detail.inventory_issues!.map((i) => i.code),
+      detail.inventory_issues.map((i) => i.code),
       ['missing_bmc_address'],
     );
   });
@@ -210,10 +198,9 @@ describe('NetBox agent against a real NetBox', () => {
     const other = list.find((d) => d.name === 'nbt-01-r001-ct04')!;
     const ifaces = await writer.call<{ results: { id: number }[] }>(
       'GET',
-      `/api/dcim/interfaces/?device_id=${other.provenance.netbox_id}&name=bmc`,
+      `/api/dcim/interfaces/?device_id=${netboxId(other)}&name=bmc`,
     );
-    const victimIp = (await get<{ addresses: { address: string }[] }>(`/v1/devices/${victim.id}`)).addresses[0]!
-      .address;
+    const victimIp = (await device(victim.id)).addresses[0]!.address;
     // NetBox refuses duplicates in its global table, but not across VRFs, which is how they happen.
     const vrf = await writer.call<{ id: number }>('POST', '/api/ipam/vrfs/', { name: 'oob-b', enforce_unique: false });
     await writer.call('POST', '/api/ipam/ip-addresses/', {
@@ -225,17 +212,17 @@ describe('NetBox agent against a real NetBox', () => {
     });
     const d = await eventually(
       'duplicate',
-      () => get<DeviceBody>(`/v1/devices/${victim.id}`),
-      (x) => (x.inventory_issues ?? []).some((i) => i.code === 'duplicate_ip'),
+      () => device(victim.id),
+      (x) => x.inventory_issues.some((i) => i.code === 'duplicate_ip'),
     );
     assert.equal(d.bmc_url, null);
-    const o = await get<DeviceBody>(`/v1/devices/${other.id}`);
-    assert.ok(o.inventory_issues!.some((i) => i.code === 'duplicate_ip'));
+    const o = await device(other.id);
+    assert.ok(o.inventory_issues.some((i) => i.code === 'duplicate_ip'));
   });
 
   it('a device deleted in NetBox disappears from the hub within a sync interval', async () => {
     const gone = (await devices()).find((d) => d.name === 'nbt-01-r001-ct05')!;
-    await writer.call('DELETE', `/api/dcim/devices/${gone.provenance.netbox_id}/`);
+    await writer.call('DELETE', `/api/dcim/devices/${netboxId(gone)}/`);
     await eventually('delete', devices, (l) => !l.some((d) => d.name === 'nbt-01-r001-ct05'));
   });
 
@@ -244,23 +231,14 @@ describe('NetBox agent against a real NetBox', () => {
     { timeout: 180_000 },
     async () => {
       await netbox.stop();
-      const sites = await eventually(
-        'stale',
-        () => get<{ sync: { stale: boolean; last_error: string } }>('/v1/sites'),
-        (s) => s.sync.stale,
-      );
-      assert.match(sites.sync.last_error, /NetBox/);
+      const stale = await eventually('stale', sites, (s) => s.sync?.stale === true);
+      assert.match(stale.sync?.last_error ?? '', /NetBox/);
       const list = await devices();
       assert.equal(list.length, 35, 'the last state is still served');
-      assert.ok(list.every((d) => d.provenance.stale));
+      assert.ok(list.every((d) => d.provenance.source === 'netbox' && d.provenance.stale));
       await netbox.restart();
       // The agent backs off while NetBox is down; allow for its longest wait.
-      await eventually(
-        'fresh again',
-        () => get<{ sync: { stale: boolean } }>('/v1/sites'),
-        (s) => !s.sync.stale,
-        120_000,
-      );
+      await eventually('fresh again', sites, (s) => s.sync?.stale === false, 120_000);
     },
   );
 

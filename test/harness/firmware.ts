@@ -1,11 +1,9 @@
+import { octetStream, unwrap, type FirmwarePackage, type paths } from '@fleet/client';
 import { buildFwpkg } from '@fleet/fwpkg';
 import { profilePackageSpec, profileParts, type ProfileId } from '@fleet/simulators';
-import { expectStatus, type Stack } from './stack.js';
+import type { Stack } from './stack.js';
 
-export interface UploadedPackage {
-  id: string;
-  digest: string;
-}
+type NewManifest = paths['/v1/firmware/manifests']['post']['requestBody']['content']['application/json'];
 
 /**
  * Uploads a package (a PLDM package, or an NVOS image with format `nvos`) through the hub, the way an operator's client
@@ -16,19 +14,14 @@ export async function uploadPackage(
   bytes: Buffer,
   fileName: string,
   format: 'pldm' | 'nvos' = 'pldm',
-): Promise<UploadedPackage> {
-  const res = await fetch(
-    `${stack.hubUrl}/v1/firmware/packages?file_name=${encodeURIComponent(fileName)}&format=${format}`,
-    {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.tokens.operator}`, 'content-type': 'application/octet-stream' },
+): Promise<FirmwarePackage> {
+  return unwrap(
+    stack.client('operator').POST('/v1/firmware/packages', {
+      params: { query: { file_name: fileName, format } },
       body: bytes,
-    },
+      ...octetStream,
+    }),
   );
-  const body = (await res.json()) as UploadedPackage;
-  if (res.status !== 201 && res.status !== 200)
-    throw new Error(`upload ${fileName}: HTTP ${res.status} ${JSON.stringify(body)}`);
-  return body;
 }
 
 /**
@@ -38,11 +31,11 @@ export async function uploadPackage(
 export async function manifestFor(
   stack: Stack,
   profile: ProfileId,
-  hardwareType: string,
+  hardwareType: NewManifest['hardware_type'],
   version: string,
   opts: { name?: string; isDefault?: boolean } = {},
 ): Promise<{ manifestId: string; components: string[] }> {
-  const steps = [];
+  const steps: NewManifest['steps'] = [];
   for (const [i, part] of profileParts(profile).entries()) {
     const pkg = await uploadPackage(
       stack,
@@ -56,21 +49,18 @@ export async function manifestFor(
       components: part.components.map((id) => ({ id, version })),
     });
   }
-  const res = expectStatus(201)(
-    await stack.api(
-      'POST',
-      '/v1/firmware/manifests',
-      {
+  const manifest = await unwrap(
+    stack.client('operator').POST('/v1/firmware/manifests', {
+      body: {
         name: opts.name ?? `${profile}-${version}`,
         hardware_type: hardwareType,
         steps,
         default: opts.isDefault ?? false,
       },
-      stack.tokens.operator,
-    ),
+    }),
   );
   return {
-    manifestId: (res.body as { id: string }).id,
+    manifestId: manifest.id,
     components: steps.flatMap((s) => s.components.map((c) => c.id)),
   };
 }

@@ -2,6 +2,14 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  createFleetClient,
+  createUncheckedClient,
+  unwrap,
+  type FleetClient,
+  type Job,
+  type paths,
+} from '@fleet/client';
+import {
   connectDb,
   createApiToken,
   setBmcUrls,
@@ -44,6 +52,10 @@ export interface StackOptions {
   nvosInstall?: Record<string, number>;
 }
 
+type Role = 'admin' | 'operator' | 'viewer';
+/** The body of POST /v1/devices. */
+export type NewDevice = paths['/v1/devices']['post']['requestBody']['content']['application/json'];
+
 export interface SimBmc {
   id: string;
   url: string;
@@ -76,7 +88,7 @@ export class Stack {
   temporal!: DevServer;
   database!: TestDatabase;
   dbHandle!: DbHandle;
-  tokens!: Record<'admin' | 'operator' | 'viewer', string>;
+  tokens!: Record<Role, string>;
   hub!: ManagedProcess;
   agent!: ManagedProcess;
   satellite!: ManagedProcess;
@@ -325,18 +337,14 @@ export class Stack {
     if (this.fleet) await this.registerFleet(this.fleet);
     else await this.registerBmcs();
     for (const sw of this.switches) {
-      const res = await this.api(
-        'POST',
-        '/v1/devices',
-        this.switchDevice(sw, `${this.siteId}-${sw.id}`),
-        this.tokens.admin,
-      ).then(expectStatus(201));
-      this.deviceIds.set(sw.id, (res.body as { id: string }).id);
+      const body = this.switchDevice(sw, `${this.siteId}-${sw.id}`);
+      const device = await unwrap(this.client('admin').POST('/v1/devices', { body }));
+      this.deviceIds.set(sw.id, device.id);
     }
   }
 
   /** POST /v1/devices body for a simulated switch: a switch tray with its NVOS endpoints (its BMC is not simulated). */
-  switchDevice(sw: SimSwitch, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  switchDevice(sw: SimSwitch, name: string, extra: Partial<NewDevice> = {}): NewDevice {
     return {
       name,
       site_id: this.siteId,
@@ -351,55 +359,54 @@ export class Stack {
   }
 
   private async registerBmcs(): Promise<void> {
-    await this.api('POST', '/v1/sites', { id: this.siteId, name: `Test site ${this.siteId}` }, this.tokens.admin).then(
-      expectStatus(201),
-    );
+    const admin = this.client('admin');
+    await unwrap(admin.POST('/v1/sites', { body: { id: this.siteId, name: `Test site ${this.siteId}` } }));
     for (const bmc of this.bmcs) {
-      const res = await this.api(
-        'POST',
-        '/v1/devices',
-        {
-          name: `${this.siteId}-${bmc.id}`,
-          site_id: this.siteId,
-          node_type: 'compute_gb200_nvidia',
-          bmc_url: bmc.url,
-          credential_ref: 'bmc/default',
-        },
-        this.tokens.admin,
-      ).then(expectStatus(201));
-      this.deviceIds.set(bmc.id, (res.body as { id: string }).id);
+      const body: NewDevice = {
+        name: `${this.siteId}-${bmc.id}`,
+        site_id: this.siteId,
+        node_type: 'compute_gb200_nvidia',
+        bmc_url: bmc.url,
+        credential_ref: 'bmc/default',
+      };
+      this.deviceIds.set(bmc.id, (await unwrap(admin.POST('/v1/devices', { body }))).id);
     }
   }
 
   readonly deviceIds = new Map<string, string>();
 
+  private readonly clients = new Map<Role, FleetClient>();
+
+  /** The hub's typed API as `role`. */
+  client(role: Role): FleetClient {
+    let client = this.clients.get(role);
+    if (!client)
+      this.clients.set(role, (client = createFleetClient({ baseUrl: this.hubUrl, token: this.tokens[role] })));
+    return client;
+  }
+
+  /**
+   * Any hub request, the status and body unchecked, for tests that build paths themselves or probe bad input;
+   * `client(role)` is the typed way.
+   */
   async api(
-    method: string,
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     body?: unknown,
     token?: string,
     headers: Record<string, string> = {},
   ): Promise<ApiResponse> {
-    const res = await fetch(`${this.hubUrl}${path}`, {
-      method,
-      headers: {
-        ...(token ? { authorization: `Bearer ${token}` } : {}),
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    const client = createUncheckedClient({ baseUrl: this.hubUrl, token });
+    const { data, error, response } = await client[method](path, { body, headers });
+    return { status: response.status, headers: response.headers, body: data ?? error };
   }
 
   /** Polls a job until it reaches a terminal state. */
-  async waitForJob(id: string, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+  async waitForJob(id: string, timeoutMs = 60_000): Promise<Job> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const res = await this.api('GET', `/v1/jobs/${id}`, undefined, this.tokens.viewer);
-      const job = res.body as { state: string };
-      if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job as Record<string, unknown>;
+      const job = await unwrap(this.client('viewer').GET('/v1/jobs/{id}', { params: { path: { id } } }));
+      if (['succeeded', 'failed', 'cancelled'].includes(job.state)) return job;
       if (Date.now() > deadline) throw new Error(`job ${id} still ${job.state} after ${timeoutMs} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -1,4 +1,5 @@
-import { expectStatus, type Stack } from './stack.js';
+import { unwrap } from '@fleet/client';
+import type { Stack } from './stack.js';
 
 /** A simulated switch's state as the simulator's admin API shows it. */
 export interface SwitchState {
@@ -40,13 +41,11 @@ export async function setSwitchFaults(stack: Stack, id: string, faults: Record<s
 
 /** Starts an NVOS install job on the switch; returns the job id. */
 export async function nvosInstall(stack: Stack, id: string, packageId: string): Promise<string> {
-  const res = expectStatus(202)(
-    await stack.api(
-      'POST',
-      `/v1/devices/${stack.deviceIds.get(id)}/nvos-install`,
-      { package_id: packageId },
-      stack.tokens.operator,
-    ),
+  const job = await unwrap(
+    stack.client('operator').POST('/v1/devices/{id}/nvos-install', {
+      params: { path: { id: stack.deviceIds.get(id)! } },
+      body: { package_id: packageId },
+    }),
   );
-  return (res.body as { id: string }).id;
+  return job.id;
 }
