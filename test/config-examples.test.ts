@@ -5,8 +5,8 @@ import { loadConfig } from '@fleet/config';
 import { NetboxAgentConfig } from '@fleet/netbox-agent';
 import { SatelliteConfig } from '@fleet/satellite';
 import { SimulatorConfig } from '@fleet/simulators';
-import { HubConfig } from '../apps/hub/src/config.js';
-import { AgentConfig } from '../apps/workflow-agent/src/config.js';
+import { HubConfig } from '@fleet/hub';
+import { AgentConfig } from '@fleet/workflow-agent';
 import { repoRoot } from '../tools/lib/processes.js';
 
 // Every config file we ship must load: a broken example is a broken deployment.

@@ -3,7 +3,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareTemplate } from '@fleet/db/testing';
-import { buildWorkflowBundle } from '../apps/satellite/src/build-workflow-bundle.js';
+import { buildWorkflowBundle } from '@fleet/satellite';
 import pg from 'pg';
 
 // Runs every *.test.ts with node's test runner against the real Postgres and real
