@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fails when a tracked .ts/.mjs/.js line is wider than Prettier's print width (120): Prettier leaves long strings,
+// Fails when a tracked .ts/.tsx/.mjs/.js line is wider than Prettier's print width (120): Prettier leaves long strings,
 // template literals and comments as they are, so this catches what `pnpm format:check` cannot.
 // Generated or vendored folders listed in .prettierignore are skipped.
 //
@@ -16,7 +16,7 @@ const ignored = readFileSync('.prettierignore', 'utf8')
   .filter((l) => l && !l.startsWith('#') && l.endsWith('/'));
 const inIgnored = (path) => ignored.some((dir) => path.startsWith(dir) || path.includes(`/${dir}`));
 
-const files = execFileSync('git', ['ls-files', '-z', '--', '*.ts', '*.mjs', '*.js'], { encoding: 'utf8' })
+const files = execFileSync('git', ['ls-files', '-z', '--', '*.ts', '*.tsx', '*.mjs', '*.js'], { encoding: 'utf8' })
   .split('\0')
   .filter((f) => f && !inIgnored(f));
 
