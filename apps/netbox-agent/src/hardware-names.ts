@@ -24,7 +24,7 @@ const framedWords = (text: string) =>
     .filter(Boolean)
     .join('-')}-`;
 
-/** The one key whose names appear in the text; null when none or several do (we do not guess what NetBox leaves open). */
+/** The one key whose names appear in the text; null when none or several do: we never guess. */
 function onlyMatch<K extends string>(text: string, table: Record<K, readonly string[]>): K | null {
   const words = framedWords(text);
   const found = (Object.keys(table) as K[]).filter((key) => table[key].some((n) => words.includes(`-${n}-`)));
