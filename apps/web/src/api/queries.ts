@@ -1,0 +1,206 @@
+import { keepPreviousData, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { unwrap, type Device, type Job, type paths } from '@fleet/client';
+import { api } from './client';
+import { usePollInterval } from './live';
+
+type Query<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } }
+  ? NonNullable<Q>
+  : never;
+export type DeviceFilter = Omit<Query<'/v1/devices'>, 'limit' | 'cursor'>;
+export type JobFilter = Omit<Query<'/v1/jobs'>, 'limit' | 'cursor'>;
+
+export const terminalStates: readonly Job['state'][] = ['succeeded', 'failed', 'cancelled'];
+export const isTerminal = (state: Job['state']) => terminalStates.includes(state);
+
+/** 2 s while something may still change (live stream down), none once it is terminal. */
+function useLivePoll(terminal: (data: unknown) => boolean) {
+  const interval = usePollInterval(2000);
+  return (query: { state: { data: unknown } }) =>
+    query.state.data !== undefined && terminal(query.state.data) ? false : interval;
+}
+
+export const sitesQuery = queryOptions({
+  queryKey: ['sites'],
+  queryFn: () => unwrap(api().GET('/v1/sites')),
+});
+
+export const useSites = () => useQuery(sitesQuery);
+
+export const useRacks = (siteId?: string) =>
+  useQuery({
+    queryKey: ['racks', siteId ?? null],
+    queryFn: () => unwrap(api().GET('/v1/racks', { params: { query: siteId ? { site_id: [siteId] } : {} } })),
+  });
+
+export const useRack = (id: string, enabled = true) =>
+  useQuery({
+    enabled,
+    queryKey: ['rack', id],
+    queryFn: () => unwrap(api().GET('/v1/racks/{id}', { params: { path: { id } } })),
+    refetchInterval: usePollInterval(5000),
+  });
+
+/** Every device matching the filter, page after page (1000 a page), for counts and the virtualised list. */
+export async function allDevices(filter: DeviceFilter): Promise<Device[]> {
+  const out: Device[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await unwrap(api().GET('/v1/devices', { params: { query: { ...filter, limit: 1000, cursor } } }));
+    out.push(...page.items);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
+export const useDevicePages = (filter: DeviceFilter) =>
+  useInfiniteQuery({
+    queryKey: ['devices', 'pages', filter],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      unwrap(api().GET('/v1/devices', { params: { query: { ...filter, limit: 500, cursor: pageParam } } })),
+    getNextPageParam: (page) => page.next_cursor ?? undefined,
+    placeholderData: keepPreviousData,
+  });
+
+export const useSiteDevices = (siteId: string) =>
+  useQuery({
+    queryKey: ['devices', 'site', siteId],
+    queryFn: () => allDevices({ site_id: [siteId] }),
+    refetchInterval: usePollInterval(15_000),
+  });
+
+export const useDevice = (id: string) =>
+  useQuery({
+    queryKey: ['device', id],
+    queryFn: () => unwrap(api().GET('/v1/devices/{id}', { params: { path: { id } } })),
+    refetchInterval: usePollInterval(5000),
+  });
+
+export const useJobs = (filter: JobFilter, limit = 100) =>
+  useQuery({
+    queryKey: ['jobs', filter, limit],
+    queryFn: () => unwrap(api().GET('/v1/jobs', { params: { query: { ...filter, limit } } })),
+    refetchInterval: usePollInterval(5000),
+    placeholderData: keepPreviousData,
+  });
+
+export const useJob = (id: string) =>
+  useQuery({
+    queryKey: ['job', id],
+    queryFn: () => unwrap(api().GET('/v1/jobs/{id}', { params: { path: { id } } })),
+    refetchInterval: useLivePoll((job) => isTerminal((job as Job).state)),
+  });
+
+/** A parent's per-device jobs; keyed by the parent's state so its last change refetches them once more. */
+export const useJobChildren = (id: string, parentState: Job['state']) =>
+  useQuery({
+    queryKey: ['jobs', { parent_id: [id] }, 'children', parentState],
+    queryFn: async () => {
+      const out: Job[] = [];
+      let cursor: string | undefined;
+      do {
+        const query = { parent_id: [id], limit: 1000, cursor };
+        const page = await unwrap(api().GET('/v1/jobs', { params: { query } }));
+        out.push(...page.items);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return out;
+    },
+    refetchInterval: useLivePoll(() => isTerminal(parentState)),
+    placeholderData: keepPreviousData,
+  });
+
+/** Jobs now running or queued on a site: the rack elevation's "job activity" axis. */
+export const useActiveJobs = (siteId: string) =>
+  useQuery({
+    queryKey: ['rack-activity', siteId],
+    queryFn: async () => {
+      const top = await unwrap(
+        api().GET('/v1/jobs', {
+          params: { query: { site_id: [siteId], state: ['queued', 'running', 'cancelling'], limit: 200 } },
+        }),
+      );
+      // Rack sequences and batches act through per-device children.
+      const parents = top.items.filter((j) => !j.target.device_id).map((j) => j.id);
+      const children = parents.length
+        ? await unwrap(
+            api().GET('/v1/jobs', {
+              params: { query: { parent_id: parents, state: ['queued', 'running', 'cancelling'], limit: 1000 } },
+            }),
+          )
+        : { items: [] };
+      return [...top.items, ...children.items];
+    },
+    refetchInterval: usePollInterval(2000),
+  });
+
+export const useIssues = (filter: Query<'/v1/inventory-issues'> = {}) =>
+  useQuery({
+    queryKey: ['issues', filter],
+    queryFn: () => unwrap(api().GET('/v1/inventory-issues', { params: { query: { limit: 1000, ...filter } } })),
+    refetchInterval: usePollInterval(30_000),
+  });
+
+export const useComplianceSummary = (siteId?: string, rackId?: string) =>
+  useQuery({
+    queryKey: ['compliance', 'summary', siteId ?? null, rackId ?? null],
+    queryFn: () =>
+      unwrap(
+        api().GET('/v1/firmware/compliance/summary', {
+          params: { query: { ...(siteId ? { site_id: [siteId] } : {}), ...(rackId ? { rack_id: [rackId] } : {}) } },
+        }),
+      ),
+    retry: false,
+  });
+
+export const useRackCompliance = (rackId: string, enabled: boolean) =>
+  useQuery({
+    queryKey: ['compliance', 'rack', rackId],
+    queryFn: () =>
+      unwrap(api().GET('/v1/firmware/compliance', { params: { query: { rack_id: [rackId], limit: 1000 } } })),
+    enabled,
+    retry: false,
+  });
+
+export const usePackages = () =>
+  useQuery({
+    queryKey: ['packages'],
+    queryFn: () => unwrap(api().GET('/v1/firmware/packages', { params: { query: { limit: 1000 } } })),
+    retry: false,
+  });
+
+export const usePackage = (id: string) =>
+  useQuery({
+    queryKey: ['package', id],
+    queryFn: () => unwrap(api().GET('/v1/firmware/packages/{id}', { params: { path: { id } } })),
+  });
+
+export const useManifests = () =>
+  useQuery({
+    queryKey: ['manifests'],
+    queryFn: () => unwrap(api().GET('/v1/firmware/manifests', { params: { query: { limit: 1000 } } })),
+    retry: false,
+  });
+
+export const useCampaigns = (filter: Query<'/v1/firmware-campaigns'> = {}) =>
+  useQuery({
+    queryKey: ['campaigns', filter],
+    queryFn: () => unwrap(api().GET('/v1/firmware-campaigns', { params: { query: { limit: 200, ...filter } } })),
+    refetchInterval: usePollInterval(5000),
+  });
+
+export const useCampaign = (id: string) =>
+  useQuery({
+    queryKey: ['campaign', id],
+    queryFn: () => unwrap(api().GET('/v1/firmware-campaigns/{id}', { params: { path: { id } } })),
+    refetchInterval: useLivePoll((c) => isTerminal((c as { job: Job }).job.state)),
+  });
+
+export const useCampaignDevices = (id: string, campaignState: Job['state']) =>
+  useQuery({
+    queryKey: ['campaign', id, 'devices', campaignState],
+    queryFn: () =>
+      unwrap(api().GET('/v1/firmware-campaigns/{id}/devices', { params: { path: { id }, query: { limit: 1000 } } })),
+    refetchInterval: useLivePoll(() => isTerminal(campaignState)),
+    placeholderData: keepPreviousData,
+  });

@@ -1,0 +1,128 @@
+import { createRootRoute, createRoute, createRouter, lazyRouteComponent } from '@tanstack/react-router';
+import { Shell } from './Shell';
+
+// Code-based route tree; each view is its own chunk, loaded when first visited.
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+export interface DeviceSearch {
+  site?: string;
+  rack?: string;
+  role?: string;
+  power?: string;
+  lifecycle?: string;
+  q?: string;
+}
+export interface JobSearch {
+  state?: string;
+  kind?: string;
+  site?: string;
+}
+export type Axis = 'power' | 'jobs' | 'issues' | 'compliance';
+export const axes: readonly Axis[] = ['power', 'jobs', 'issues', 'compliance'];
+
+const rootRoute = createRootRoute({ component: Shell });
+
+const overviewRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/',
+  component: lazyRouteComponent(() => import('./views/Overview'), 'Overview'),
+});
+
+const sitesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sites',
+  validateSearch: (s: Record<string, unknown>): { site?: string; q?: string } => ({ site: str(s.site), q: str(s.q) }),
+  component: lazyRouteComponent(() => import('./views/Sites'), 'Sites'),
+});
+
+const rackRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/racks/$rackId',
+  validateSearch: (s: Record<string, unknown>): { axis?: Axis } => ({
+    axis: axes.find((a) => a === s.axis),
+  }),
+  component: lazyRouteComponent(() => import('./views/RackElevation'), 'RackElevation'),
+});
+
+const devicesRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/devices',
+  validateSearch: (s: Record<string, unknown>): DeviceSearch => ({
+    site: str(s.site),
+    rack: str(s.rack),
+    role: str(s.role),
+    power: str(s.power),
+    lifecycle: str(s.lifecycle),
+    q: str(s.q),
+  }),
+  component: lazyRouteComponent(() => import('./views/Devices'), 'Devices'),
+});
+
+const deviceRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/devices/$deviceId',
+  component: lazyRouteComponent(() => import('./views/DeviceDetail'), 'DeviceDetail'),
+});
+
+const jobsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/jobs',
+  validateSearch: (s: Record<string, unknown>): JobSearch => ({
+    state: str(s.state),
+    kind: str(s.kind),
+    site: str(s.site),
+  }),
+  component: lazyRouteComponent(() => import('./views/Jobs'), 'Jobs'),
+});
+
+const jobRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/jobs/$jobId',
+  component: lazyRouteComponent(() => import('./views/JobDetail'), 'JobDetail'),
+});
+
+const firmwareRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/firmware',
+  component: lazyRouteComponent(() => import('./views/Firmware'), 'Firmware'),
+});
+
+const packageRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/firmware/packages/$packageId',
+  component: lazyRouteComponent(() => import('./views/PackageDetail'), 'PackageDetail'),
+});
+
+const campaignsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/campaigns',
+  component: lazyRouteComponent(() => import('./views/Campaigns'), 'Campaigns'),
+});
+
+const campaignRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/campaigns/$campaignId',
+  component: lazyRouteComponent(() => import('./views/CampaignDetail'), 'CampaignDetail'),
+});
+
+const routeTree = rootRoute.addChildren([
+  overviewRoute,
+  sitesRoute,
+  rackRoute,
+  devicesRoute,
+  deviceRoute,
+  jobsRoute,
+  jobRoute,
+  firmwareRoute,
+  packageRoute,
+  campaignsRoute,
+  campaignRoute,
+]);
+
+export const router = createRouter({ routeTree, defaultPreload: 'intent' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}
