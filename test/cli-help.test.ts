@@ -34,6 +34,7 @@ describe('--help on every command', () => {
     'tools/dev-stack.ts',
     'tools/fleetgen/main.ts',
     'packages/client/scripts/generate.ts',
+    'apps/cli/src/main.ts',
   ];
   for (const entry of entries) {
     it(`${entry} --help prints its usage and exits 0`, { timeout: 60_000 }, async () => {
