@@ -3,13 +3,18 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
+import { EventFeed, type FeedTimings } from './events/feed.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerWeb, type WebOptions } from './plugins/web.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
+import { auditRoutes } from './routes/audit.routes.js';
 import { campaignRoutes } from './routes/campaigns.routes.js';
+import { catalogRoutes } from './routes/catalog.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
+import { eventRoutes } from './routes/events.routes.js';
 import { firmwareComplianceRoutes } from './routes/firmware-compliance.routes.js';
 import { firmwareManifestRoutes } from './routes/firmware-manifests.routes.js';
 import { firmwarePackageRoutes, type FirmwareDeps } from './routes/firmware-packages.routes.js';
@@ -32,6 +37,10 @@ export interface HubDeps {
   campaigns?: HubConfig['campaigns'];
   /** The firmware catalog's blob store and upload limit; without it the hub serves no firmware routes. */
   firmware?: FirmwareDeps;
+  /** The web console's folder, served at `/` behind the API; without it the hub serves the API only. */
+  web?: WebOptions;
+  /** Heartbeat and pruning of the live-update feed; defaults when absent (tests shorten them). */
+  events?: Partial<FeedTimings>;
 }
 
 declare module 'fastify' {
@@ -94,9 +103,17 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   campaignRoutes(app, doc, deps.db, deps.views, deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined));
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
   switchRoutes(app, doc, deps.db, deps.views);
+  catalogRoutes(app, doc);
+  auditRoutes(app, doc, deps.db);
+  const feed = new EventFeed(deps.db, app.log, deps.events);
+  eventRoutes(app, doc, deps.db, feed);
+  // Before the server stops waiting for open connections: an event stream never ends on its own.
+  app.addHook('preClose', () => feed.close());
   const openapi = doc.document();
   app.get('/openapi.json', async () => openapi);
   registerDocs(app, openapi);
+  // Last: it answers only what no route above matched.
+  if (deps.web) registerWeb(app, deps.web);
   app.decorate('apiDoc', doc);
   return app;
 }

@@ -1,5 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DatabaseConfig, LogConfig, MetricsConfig } from '@fleet/config';
+
+/** The repository's built web console, found from the hub's own source (apps/hub/src → apps/web/dist). */
+const defaultWebRoot = fileURLToPath(new URL('../../web/dist', import.meta.url));
 
 export const HubConfig = z
   .object({
@@ -47,6 +51,13 @@ export const HubConfig = z
       })
       .strict()
       .default({ deviceDurationS: { compute: 1527, switch: 1800, power_shelf: 2050 } }),
+    web: z
+      .object({
+        /** The built web console served at `/`; when the folder has no index.html the hub serves the API only. */
+        root: z.string().min(1).default(defaultWebRoot),
+      })
+      .strict()
+      .default({ root: defaultWebRoot }),
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

@@ -17,10 +17,18 @@ const headerDocs = {
 } as const;
 export type ResponseHeader = keyof typeof headerDocs;
 
-/** A success response: its status, what it carries (a JSON schema, or raw bytes), and the headers it always sets. */
+/**
+ * A success response: its status, what it carries (a JSON schema, raw bytes, or a Server-Sent Events stream), and the
+ * headers it always sets.
+ */
 export type Reply =
   | { status: 204 | 304; description: string; headers?: ResponseHeader[] }
-  | { status: 200 | 201 | 202 | 206; description: string; body: z.ZodType | 'bytes'; headers?: ResponseHeader[] };
+  | {
+      status: 200 | 201 | 202 | 206;
+      description: string;
+      body: z.ZodType | 'bytes' | 'event-stream';
+      headers?: ResponseHeader[];
+    };
 
 export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,6 +40,8 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   params?: P;
   query?: Q;
   body?: B;
+  /** Request headers the handler reads itself (a 400 names them as header.<Name>), for the document. */
+  requestHeaders?: Record<string, { description: string; schema: z.ZodType }>;
   /** The media type of a body the handler reads itself as a stream, instead of a JSON `body`. */
   rawBody?: string;
   success: Reply;
@@ -80,6 +90,7 @@ const statusText: Record<number, string> = {
   413: 'Request body too large',
   415: 'Content-Type not accepted (the message names the one to send)',
   416: 'Range outside the resource',
+  503: 'Unavailable for now: retry later',
 };
 
 /** Methods whose bodies Fastify parses, so a body of the wrong type or size is refused before the handler. */
@@ -89,7 +100,7 @@ const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 function errorStatuses(def: RouteDef<Schema, Schema, Schema>): number[] {
   const takesBody = bodyMethods.has(def.method);
   return [
-    ...(def.params || def.query || takesBody ? [400] : []),
+    ...(def.params || def.query || def.requestHeaders || takesBody ? [400] : []),
     ...(def.role ? [401, 403] : []),
     ...(def.params ? [404] : []),
     ...(takesBody ? [413, 415] : []),
@@ -132,7 +143,9 @@ export class ApiDoc {
       'body' in reply
         ? reply.body === 'bytes'
           ? { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } }
-          : { 'application/json': { schema: this.jsonSchema(reply.body, 'output') } }
+          : reply.body === 'event-stream'
+            ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' } } }
+            : { 'application/json': { schema: this.jsonSchema(reply.body, 'output') } }
         : undefined;
     return {
       description: reply.description,
@@ -163,6 +176,15 @@ export class ApiDoc {
           schema: this.jsonSchema(field, 'input'),
         });
       }
+    }
+    for (const [name, header] of Object.entries(def.requestHeaders ?? {})) {
+      parameters.push({
+        name,
+        in: 'header',
+        required: false,
+        description: header.description,
+        schema: this.jsonSchema(header.schema, 'input'),
+      });
     }
     const responses: Record<string, unknown> = {};
     for (const reply of [def.success, ...(def.alsoSucceeds ?? [])]) {

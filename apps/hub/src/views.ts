@@ -1,4 +1,5 @@
 import type {
+  AuditRow,
   Device,
   DeviceFirmware,
   Interface,
@@ -10,7 +11,7 @@ import type {
   SyncState,
 } from '@fleet/db';
 import { z } from 'zod';
-import { JobKind, JobState } from '@fleet/domain';
+import { JobKind, JobState, Role } from '@fleet/domain';
 import type { Reply } from './route.js';
 import { workflowIdOf } from './services/parent-jobs.service.js';
 
@@ -220,6 +221,43 @@ export const JobView = z
 export const JobPage = pageOf(JobView, 'JobPage');
 
 /** The answer of a request that starts (or acts on) a job: 202 with the job, and Location: /v1/jobs/{id}. */
+export const AuditEntryView = z
+  .object({
+    id: z.number().int(),
+    at: timestamp,
+    actor: z.string(),
+    role: z.string().nullable(),
+    action: z.string(),
+    /** What it acted on: `device/<id>`, `job/<id>`, `site/<id>`...; a refused request's URL. */
+    target: z.string().nullable(),
+    request_id: z.string(),
+    outcome: z.enum(['accepted', 'rejected']),
+    status_code: z.number().int(),
+    job_id: uuid.nullable(),
+    details: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'AuditEntry' });
+export const AuditPage = pageOf(AuditEntryView, 'AuditPage');
+
+export function auditView(a: AuditRow): z.infer<typeof AuditEntryView> {
+  return {
+    id: a.id,
+    at: a.at.toISOString(),
+    actor: a.actor,
+    role: a.role,
+    action: a.action,
+    target: a.target,
+    request_id: a.requestId,
+    outcome: a.outcome as 'accepted' | 'rejected',
+    status_code: a.statusCode,
+    job_id: a.jobId,
+    details: a.details,
+  };
+}
+
+/** The caller of GET /v1/whoami: its token's name and role. */
+export const WhoamiView = z.object({ name: z.string(), role: Role }).meta({ id: 'Whoami' });
+
 export const jobAccepted = (description: string): Reply => ({
   status: 202,
   description,

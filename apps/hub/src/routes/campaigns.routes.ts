@@ -1,21 +1,15 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   childCounts,
   getCampaignSummary,
-  getJob,
   getSite,
-  insertIntent,
   listCampaignDevices,
   listCampaigns,
-  notifyIntent,
-  replaceMaintenanceWindows,
-  requestJobCancel,
   siteMaintenanceWindows,
   type Db,
-  type DbOrTx,
 } from '@fleet/db';
-import { CampaignPolicy, isTerminal, JobState, NodeType, type CampaignSignal, jobKindTable } from '@fleet/domain';
+import { CampaignPolicy, JobState, NodeType, type CampaignSignal, jobKindTable } from '@fleet/domain';
 import { createCampaign } from '../campaigns/create.js';
 import { MAX_CAMPAIGN_DEVICES, planCampaign } from '../campaigns/planner.js';
 import {
@@ -31,8 +25,8 @@ import {
 } from '../campaigns/views.js';
 import type { HubConfig } from '../config.js';
 import { ApiError, invalid, notFound } from '../errors.js';
-import { checkIfMatch } from '../firmware/preconditions.js';
-import { auditAccepted, callerOf } from '../services/caller.js';
+import { callerOf } from '../services/caller.js';
+import { campaignJob, cancelCampaign, setMaintenanceWindows, signalCampaign } from '../services/campaigns.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, SiteIdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -94,12 +88,6 @@ export function campaignRoutes(
   views: ViewContext,
   settings: HubConfig['campaigns'],
 ): void {
-  const campaignJob = async (id: string) => {
-    const job = await getJob(db, id);
-    if (job?.kind !== 'firmware.campaign') throw notFound('firmware campaign', id);
-    return job;
-  };
-
   const detail = async (id: string) => {
     const c = await getCampaignSummary(db, id);
     if (!c) throw notFound('firmware campaign', id);
@@ -108,30 +96,6 @@ export function campaignRoutes(
       listCampaignDevices(db, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN }),
     ]);
     return campaignView(c, views, counts.get(id) ?? {}, { excluded: c.excluded, failures });
-  };
-
-  /**
-   * A pause, resume, approve or cancel: refused once the campaign has ended; the change and its audit row in one
-   * transaction.
-   */
-  const actOnCampaign = async (
-    request: FastifyRequest,
-    id: string,
-    action: string,
-    write: (tx: DbOrTx) => Promise<unknown>,
-  ) => {
-    const job = await campaignJob(id);
-    if (isTerminal(job.state as JobState))
-      throw new ApiError('FAILED_PRECONDITION', `firmware campaign ${id} already ${job.state}; nothing to ${action}`);
-    return db.transaction(async (tx) => {
-      await write(tx);
-      await auditAccepted(tx, callerOf(request), 202, {
-        action: `firmware.campaign.${action}`,
-        target: `job/${id}`,
-        jobId: id,
-      });
-      return (await getJob(tx, id))!;
-    });
   };
 
   defineRoute(
@@ -257,7 +221,7 @@ export function campaignRoutes(
       errors: [400, 404],
     },
     async ({ params, query: q }) => {
-      await campaignJob(params.id);
+      await campaignJob(db, params.id);
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid]));
       const rows = await listCampaignDevices(db, {
         campaignId: params.id,
@@ -288,10 +252,7 @@ export function campaignRoutes(
         errors: [400, 404, 409],
       },
       async ({ request, reply, params }) => {
-        const job = await actOnCampaign(request, params.id, signal, async (tx) => {
-          await insertIntent(tx, params.id, 'signal', { signal });
-          await notifyIntent(tx, params.id);
-        });
+        const job = await signalCampaign(db, callerOf(request), params.id, signal);
         return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
       },
     );
@@ -313,14 +274,10 @@ export function campaignRoutes(
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
-      const job = await actOnCampaign(request, params.id, 'cancel', (tx) => requestJobCancel(tx, params.id));
+      const job = await cancelCampaign(db, callerOf(request), params.id);
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
-
-  const siteOrThrow = async (id: string) => {
-    if (!(await getSite(db, id))) throw notFound('site', id);
-  };
 
   defineRoute(
     app,
@@ -338,7 +295,7 @@ export function campaignRoutes(
       errors: [404],
     },
     async ({ reply, params }) => {
-      await siteOrThrow(params.id);
+      if (!(await getSite(db, params.id))) throw notFound('site', params.id);
       const { view, etag } = windowsView(await siteMaintenanceWindows(db, params.id));
       return reply.header('etag', etag).send(view);
     },
@@ -361,19 +318,14 @@ export function campaignRoutes(
       errors: [400, 404, 412],
     },
     async ({ request, reply, params, body }) => {
-      await siteOrThrow(params.id);
       const windows = body.windows.map((w) => {
         const [h, m] = w.start.split(':').map(Number);
         return { weekdays: w.weekdays, startMinute: h! * 60 + m!, durationMinutes: w.duration_minutes };
       });
-      await db.transaction(async (tx) => {
-        const replaced = await replaceMaintenanceWindows(tx, params.id, windows);
-        checkIfMatch(request.headers['if-match'], windowsView(replaced).etag);
-        await auditAccepted(tx, callerOf(request), 200, {
-          action: 'site.maintenance_windows',
-          target: `site/${params.id}`,
-          details: { windows: body.windows },
-        });
+      await setMaintenanceWindows(db, callerOf(request), {
+        siteId: params.id,
+        windows,
+        ifMatch: request.headers['if-match'],
       });
       const { view, etag } = windowsView(windows);
       return reply.header('etag', etag).send(view);

@@ -3,14 +3,10 @@ import { z } from 'zod';
 import {
   deviceNetwork,
   getDevice,
-  getSite,
   getSyncState,
-  insertDevice,
   listDeviceFirmware,
   listDevices,
   listInventoryIssues,
-  isUniqueViolation,
-  uniqueIndexes,
   type Db,
 } from '@fleet/db';
 import {
@@ -26,7 +22,8 @@ import {
   jobKindTable,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
-import { auditAccepted, callerOf } from '../services/caller.js';
+import { callerOf } from '../services/caller.js';
+import { createDevice } from '../services/inventory.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
@@ -42,7 +39,6 @@ import {
   jobView,
   type ViewContext,
 } from '../views.js';
-import { idempotentCreate } from '../services/idempotent-create.js';
 import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 
 const httpUrl = z
@@ -202,32 +198,16 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
-      if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
-      const caller = callerOf(request);
-      const created = await idempotentCreate(db, caller, async (tx) => {
-        const row = await insertDevice(tx, {
-          name: body.name,
-          siteId: body.site_id,
-          nodeType: body.node_type,
-          bmcUrl: body.bmc_url,
-          credentialRef: body.credential_ref,
-          nvosUrl: body.nvos_url ?? null,
-          nvosSsh: body.nvos_ssh ?? null,
-          nvosCredentialRef: body.nvos_credential_ref ?? null,
-          nvosHostKey: body.nvos_host_key ?? null,
-        });
-        await auditAccepted(tx, caller, 201, {
-          action: 'device.create',
-          target: `device/${row.id}`,
-          details: { name: row.name },
-        });
-        return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row) };
-      }).catch((err: unknown) => {
-        if (isUniqueViolation(err, uniqueIndexes.deviceName))
-          throw new ApiError('ALREADY_EXISTS', `site ${body.site_id} already has a device named ${body.name}`, [
-            { field: 'body.name', issue: 'taken' },
-          ]);
-        throw err;
+      const created = await createDevice(db, callerOf(request), {
+        name: body.name,
+        siteId: body.site_id,
+        nodeType: body.node_type,
+        bmcUrl: body.bmc_url,
+        credentialRef: body.credential_ref,
+        nvosUrl: body.nvos_url ?? null,
+        nvosSsh: body.nvos_ssh ?? null,
+        nvosCredentialRef: body.nvos_credential_ref ?? null,
+        nvosHostKey: body.nvos_host_key ?? null,
       });
       return sendCreated(reply, created);
     },

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { childCounts, getJob, listJobs, parentKinds, requestJobCancel, type Db, type Job } from '@fleet/db';
-import { JobKind, JobState, isTerminal } from '@fleet/domain';
+import { childCounts, getJob, listJobs, parentKinds, type Db, type Job } from '@fleet/db';
+import { JobKind, JobState } from '@fleet/domain';
 import { ApiError } from '../errors.js';
-import { auditAccepted, callerOf } from '../services/caller.js';
+import { callerOf } from '../services/caller.js';
+import { cancelJob, parentKindOf } from '../services/jobs.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
-import { childCancelRefusal } from '../services/parent-jobs.service.js';
 import { jobAccepted, JobPage, JobView, jobView, type ViewContext } from '../views.js';
 
 const JobQuery = z
@@ -31,10 +31,6 @@ async function parentKindsOf(db: Db, page: Job[]): Promise<Map<string, string>> 
     db,
     page.flatMap((j) => (j.parentId ? [j.parentId] : [])),
   );
-}
-
-async function parentKindOf(db: Db, job: Job): Promise<string | undefined> {
-  return job.parentId ? (await parentKinds(db, [job.parentId])).get(job.parentId) : undefined;
 }
 
 export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
@@ -122,22 +118,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       errors: [400, 404, 409],
     },
     async ({ request, reply, params }) => {
-      const job = await getJob(db, params.id);
-      if (!job) throw new ApiError('NOT_FOUND', `job ${params.id} does not exist`);
-      if (isTerminal(job.state as JobState))
-        throw new ApiError('FAILED_PRECONDITION', `job ${params.id} already ${job.state}; nothing to cancel`);
-      const parentKind = await parentKindOf(db, job);
-      const refusal = childCancelRefusal(job, parentKind);
-      if (refusal) throw refusal;
-      const updated = await db.transaction(async (tx) => {
-        const row = await requestJobCancel(tx, params.id);
-        await auditAccepted(tx, callerOf(request), 202, {
-          action: 'job.cancel',
-          target: `job/${params.id}`,
-          jobId: params.id,
-        });
-        return row ?? (await getJob(tx, params.id))!;
-      });
+      const { job: updated, parentKind } = await cancelJob(db, callerOf(request), params.id);
       return reply
         .status(202)
         .header('location', `/v1/jobs/${params.id}`)

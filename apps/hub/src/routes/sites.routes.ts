@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getSite, getSyncState, insertSite, listRacks, listSites, type Db } from '@fleet/db';
+import { getSite, getSyncState, listRacks, listSites, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
-import { auditAccepted, callerOf } from '../services/caller.js';
+import { callerOf } from '../services/caller.js';
+import { createSite } from '../services/inventory.service.js';
 import { repeated } from '../pagination.js';
 import { SiteIdParam } from '../params.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { newSiteId, siteId } from '../validation.js';
 import { RackPage, rackView, SitePage, SiteView, siteView, syncView } from '../views.js';
-import { idempotentCreate } from '../services/idempotent-create.js';
 
 const NewSite = z
   .object({
@@ -69,16 +69,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
-      const caller = callerOf(request);
-      const created = await idempotentCreate(db, caller, async (tx) => {
-        if (await getSite(tx, body.id))
-          throw new ApiError('ALREADY_EXISTS', `site ${body.id} already exists`, [
-            { field: 'body.id', issue: 'taken' },
-          ]);
-        const row = await insertSite(tx, body);
-        await auditAccepted(tx, caller, 201, { action: 'site.create', target: `site/${row.id}` });
-        return { status: 201, headers: { location: `/v1/sites/${row.id}` }, body: siteView(row) };
-      });
+      const created = await createSite(db, callerOf(request), body);
       return sendCreated(reply, created);
     },
   );

@@ -1,16 +1,22 @@
 import {
   findActiveJobForDevice,
   findJobByIdempotencyKey,
+  getJob,
   insertJobWithStartIntent,
   isUniqueViolation,
   notifyIntent,
+  parentKinds,
+  requestJobCancel,
   uniqueIndexes,
   type Db,
+  type DbOrTx,
   type Job,
   type NewJob,
 } from '@fleet/db';
-import { ApiError } from '../errors.js';
+import { isTerminal, type JobState } from '@fleet/domain';
+import { ApiError, notFound } from '../errors.js';
 import { auditAccepted, idempotencyKeyOf, type Caller } from './caller.js';
+import { childCancelRefusal } from './parent-jobs.service.js';
 
 export interface JobRequest {
   job: Omit<NewJob, 'createdBy' | 'idempotencyKey' | 'requestFingerprint'>;
@@ -84,4 +90,29 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
     if (winner) return { job: winner, replayed: true };
     throw err;
   }
+}
+
+/** The kind of a child's parent job; undefined for a top-level job. */
+export async function parentKindOf(db: DbOrTx, job: Job): Promise<string | undefined> {
+  return job.parentId ? (await parentKinds(db, [job.parentId])).get(job.parentId) : undefined;
+}
+
+/**
+ * Asks for an open job to be cancelled: the job turns `cancelling`, a cancel intent and the audit row are written in
+ * one transaction. A finished job, or a child its parent's workflow drives, is a 409.
+ */
+export async function cancelJob(db: Db, caller: Caller, id: string): Promise<{ job: Job; parentKind?: string }> {
+  const job = await getJob(db, id);
+  if (!job) throw notFound('job', id);
+  if (isTerminal(job.state as JobState))
+    throw new ApiError('FAILED_PRECONDITION', `job ${id} already ${job.state}; nothing to cancel`);
+  const parentKind = await parentKindOf(db, job);
+  const refusal = childCancelRefusal(job, parentKind);
+  if (refusal) throw refusal;
+  const updated = await db.transaction(async (tx) => {
+    const row = await requestJobCancel(tx, id);
+    await auditAccepted(tx, caller, 202, { action: 'job.cancel', target: `job/${id}`, jobId: id });
+    return row ?? (await getJob(tx, id))!;
+  });
+  return { job: updated, ...(parentKind ? { parentKind } : {}) };
 }

@@ -29,7 +29,7 @@ export interface TestHub {
  * blobs live in a temp folder.
  */
 export async function startTestHub(
-  opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger } = {},
+  opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger; web?: HubDeps['web'] } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
   const handle = connectDb(database.url, 4);
@@ -42,6 +42,7 @@ export async function startTestHub(
     views: { temporalNamespace: 'default' },
     ...(blobs ? { firmware: { blobs, maxPackageBytes: opts.maxPackageBytes! } } : {}),
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
+    ...(opts.web ? { web: opts.web } : {}),
   });
   const tokens = { admin: '', operator: '', viewer: '' };
   for (const role of ['admin', 'operator', 'viewer'] as const)

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, gt, isNull, lte, sql } from 'drizzle-orm';
 import type { Role } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
-import { apiTokens, auditLog, idempotencyKeys, type ApiToken, type AuditEntry } from '../schema/index.js';
+import { apiTokens, idempotencyKeys, type ApiToken } from '../schema/index.js';
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
@@ -22,10 +22,6 @@ export async function findActiveToken(db: DbOrTx, token: string): Promise<ApiTok
   return db.query.apiTokens.findFirst({
     where: and(eq(apiTokens.tokenHash, hashToken(token)), isNull(apiTokens.revokedAt)),
   });
-}
-
-export async function insertAudit(db: DbOrTx, entry: AuditEntry): Promise<void> {
-  await db.insert(auditLog).values(entry);
 }
 
 /** How long an Idempotency-Key answer is kept for replay. */

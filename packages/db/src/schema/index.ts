@@ -2,3 +2,4 @@ export * from './inventory.js';
 export * from './jobs.js';
 export * from './security.js';
 export * from './firmware.js';
+export * from './events.js';

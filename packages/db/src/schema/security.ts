@@ -27,11 +27,18 @@ export const auditLog = pgTable(
     jobId: uuid('job_id'),
     details: jsonb('details').$type<Record<string, unknown>>(),
   },
-  (t) => [index('audit_log_at_idx').on(t.at), index('audit_log_job_id_idx').on(t.jobId)],
+  // GET /v1/audit pages newest first by id under an actor or target filter.
+  (t) => [
+    index('audit_log_at_idx').on(t.at),
+    index('audit_log_job_id_idx').on(t.jobId),
+    index('audit_log_actor_id_idx').on(t.actor, t.id),
+    index('audit_log_target_id_idx').on(t.target, t.id),
+  ],
 );
 
 export type ApiToken = typeof apiTokens.$inferSelect;
 export type AuditEntry = typeof auditLog.$inferInsert;
+export type AuditRow = typeof auditLog.$inferSelect;
 
 /**
  * Answers of creates made with an Idempotency-Key (those that make no job; jobs keep their key
