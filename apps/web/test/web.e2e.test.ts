@@ -93,7 +93,7 @@ describe('web console in Chromium against the full stack', () => {
     return page;
   }
 
-  it('signs in with a token kept in session storage only, and refuses an unknown one with the hub message', async () => {
+  it('signs in with a token kept in session storage only, refuses an unknown one with the hub message', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     await page.goto(web.url);

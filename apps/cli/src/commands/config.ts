@@ -45,7 +45,8 @@ export function registerConfig(program: Command, rt: Runtime): void {
     .option('--token-env <var>', 'read the API token from this environment variable');
   examples(
     set,
-    'fleetctl config set-context prod --hub https://fleet.example.com --ca /etc/fleet/ca.pem --token-file ~/.fleet-token',
+    'fleetctl config set-context prod --hub https://fleet.example.com --ca /etc/fleet/ca.pem ' +
+      '--token-file ~/.fleet-token',
     'fleetctl config set-context dev --hub http://127.0.0.1:8080 --token-env FLEET_TOKEN',
   );
   set.action((name: string, opts: { hub?: string; ca?: string; tokenFile?: string; tokenEnv?: string }) => {

@@ -228,7 +228,8 @@ function campaignText({ campaign: c, devices_by_state }: CampaignSummary): strin
       'Policy',
       `canary ${p.canarySize}, waves of ${p.waveSize}, failure budget ${p.failureBudget}, ` +
         `at most ${p.maxConcurrentPerSite}/site ${p.maxConcurrentPerRack}/rack ` +
-        `${p.maxConcurrentPerPowerDomain}/power domain${p.autoApprove ? ', auto-approve' : ''}${p.force ? ', force' : ''}`,
+        `${p.maxConcurrentPerPowerDomain}/power domain` +
+        `${p.autoApprove ? ', auto-approve' : ''}${p.force ? ', force' : ''}`,
     ],
   ]);
   if (c.job.error) out += `Error:  ${c.job.error.code}: ${c.job.error.message}\n`;

@@ -10,7 +10,6 @@ import {
 import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
-
 /** What an attempt records in its heartbeat, so the next attempt never resets twice. */
 interface PowerHeartbeat {
   resetSent: boolean;
