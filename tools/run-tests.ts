@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareTemplate } from '@fleet/db/testing';
@@ -56,4 +56,5 @@ const admin = new pg.Client({ connectionString: databaseUrl });
 await admin.connect();
 await admin.query(`drop database if exists "${templateDb}" with (force)`);
 await admin.end();
+rmSync(workflowBundle, { force: true });
 process.exit(code);
