@@ -323,7 +323,8 @@ console.log(
   `
 Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} devices: 18 compute trays, 9 NVLink
 switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played by the simulator.
-  Hub API         ${hub}   (GET /healthz, /openapi.json, /v1/devices, /v1/racks, /v1/jobs)
+  Web console     ${hub}/   (sign in with a token below)
+  Hub API         ${hub}   (GET /healthz, /openapi.json, /docs, /v1/devices, /v1/racks, /v1/jobs)
   Temporal UI     http://127.0.0.1:${ports.temporalUi}
   NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in ` +
     `.tools/netbox-state/admin_password)
@@ -347,5 +348,9 @@ Firmware (manifest "${manifest}" is the GB200 compute default):
 Switch NVOS (${firstSwitch.name}; its NVUE at http://<its address>:${ports.nvue}, SSH on :${ports.nvosSsh}):
   curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" ` +
     `-H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
+Command line (pnpm fleetctl --help):
+  export FLEET_TOKEN=${tokens['operator']}
+  pnpm fleetctl config set-context dev --hub ${hub} --token-env FLEET_TOKEN && pnpm fleetctl login
+  pnpm fleetctl get racks --site ${siteId}
 Ctrl-C here, or \`bash tools/down.sh\` from another shell, stops everything.`,
 );
