@@ -12,6 +12,7 @@ import type { Column, OutputFormat } from '../output/format.js';
 import { fields } from '../output/table.js';
 import { listPrinter, printObject } from '../output/printer.js';
 import { bytes, resources } from '../resources.js';
+import type { Hub } from '../api/hub.js';
 import type { Runtime } from '../runtime.js';
 import { filterQuery } from './get.js';
 import { headersOf, mutationOptions, reportJob, type MutationOptions } from './job-result.js';
@@ -192,7 +193,7 @@ function registerUpdate(firmware: Command, rt: Runtime): void {
     const hub = rt.hub();
     const device = await getDevice(hub, ref);
     const path = { params: { path: { id: device.id } }, ...headersOf(opts) };
-    if (device.node_type?.startsWith('switch_')) {
+    if (await updatesThroughNvos(hub, device.node_type)) {
       if (!opts.manifest) throw new UsageError(`${device.name} is a switch tray: give --manifest`);
       const body = { manifest_id: opts.manifest, force: Boolean(opts.force) };
       return reportJob(
@@ -204,4 +205,11 @@ function registerUpdate(firmware: Command, rt: Runtime): void {
     const body = { force: Boolean(opts.force), ...(opts.manifest ? { manifest_id: opts.manifest } : {}) };
     return reportJob(rt, await unwrap(hub.api.POST('/v1/devices/{id}/firmware-update', { ...path, body })), opts);
   });
+}
+
+/** Switch trays update their platform firmware through NVOS: the hub's hardware table says which node types do. */
+async function updatesThroughNvos(hub: Hub, nodeType: string | null): Promise<boolean> {
+  if (!nodeType) return false;
+  const hardware = await unwrap(hub.api.GET('/v1/hardware'));
+  return hardware.items.some((h) => h.node_type === nodeType && h.firmware_profile === 'nvos-platform');
 }
