@@ -26,6 +26,10 @@ export const sitesQuery = queryOptions({
 
 export const useSites = () => useQuery(sitesQuery);
 
+/** The hub's hardware table: node types with their kind and profiles. It changes only with a hub release. */
+export const useHardware = () =>
+  useQuery({ queryKey: ['hardware'], queryFn: () => unwrap(api().GET('/v1/hardware')), staleTime: Infinity });
+
 export const useRacks = (siteId?: string) =>
   useQuery({
     queryKey: ['racks', siteId ?? null],

@@ -3,26 +3,13 @@ import { Link, useNavigate } from '@tanstack/react-router';
 import { useMutation } from '@tanstack/react-query';
 import { unwrap, type CampaignPlan, type paths } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
-import { useCampaigns, useSites } from '../api/queries';
+import { useCampaigns, useHardware, useSites } from '../api/queries';
 import { useCan } from '../api/role';
 import { Badge, ErrorView, Loading } from '../components/Status';
 import { duration, Time } from '../components/Time';
 
 type CampaignBody = paths['/v1/firmware-campaigns']['post']['requestBody']['content']['application/json'];
 type NodeType = NonNullable<CampaignBody['node_types']>[number];
-const nodeTypes: NodeType[] = [
-  'compute_gb200_nvidia',
-  'compute_gb300_nvidia',
-  'compute_gb300_lenovo',
-  'compute_vrnvl72_nvidia',
-  'switch_gb200_nvidia',
-  'switch_gb300_nvidia',
-  'switch_vrnvl72_nvidia',
-  'powershelf_gb200_liteon',
-  'powershelf_gb200_delta',
-  'powershelf_gb300_liteon',
-  'powershelf_gb300_delta',
-];
 
 export function Campaigns() {
   const campaigns = useCampaigns();
@@ -89,6 +76,7 @@ interface Draft {
 
 function NewCampaign() {
   const sites = useSites();
+  const hardware = useHardware();
   const navigate = useNavigate();
   const id = useId();
   const [draft, setDraft] = useState<Draft>({
@@ -162,7 +150,7 @@ function NewCampaign() {
         </p>
         <fieldset>
           <legend>Node types (none: every type with a default manifest)</legend>
-          {nodeTypes.map((t) => (
+          {hardware.data?.items.map(({ node_type: t }) => (
             <label key={t} className="check">
               <input
                 type="checkbox"
