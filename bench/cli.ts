@@ -6,6 +6,7 @@ import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
 import pg from 'pg';
 import { planFleet } from '../tools/fleetgen/layout.js';
+import { mirrorDeviceRow } from '../tools/fleetgen/mirror-rows.js';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
 
 /** fleetctl's default page size: the raw baseline asks for the same pages. */
@@ -121,30 +122,20 @@ async function seed(db: Parameters<typeof upsertSites>[0], count: number): Promi
   for (let i = 0; i < devices.length; i += 1000) {
     await upsertDevices(
       db,
-      devices.slice(i, i + 1000).map((d, j) => ({
-        netboxId: 100_000 + i + j,
-        siteNetboxId: siteIds.get(d.site)!,
-        rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)!,
-        name: d.name,
-        position: d.position,
-        face: 'front',
-        uHeight: 1,
-        role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf',
-        vendor: d.vendor,
-        model: d.nodeType,
-        platform: null,
-        serial: d.serial,
-        lifecycleState: 'active',
-        nodeType: d.nodeType,
-        managementProfile: 'redfish-https:443',
-        credentialRef: 'bmc/default',
-        nvosUrl: null,
-        nvosSsh: null,
-        nvosCredentialRef: null,
-        nvosHostKey: null,
-        oobIpNetboxId: null,
-        netboxLastUpdated: ts,
-      })),
+      devices
+        .slice(i, i + 1000)
+        .map((d, j) =>
+          mirrorDeviceRow(
+            d,
+            {
+              netboxId: 100_000 + i + j,
+              siteNetboxId: siteIds.get(d.site)!,
+              rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)!,
+            },
+            'redfish-https:443',
+            ts,
+          ),
+        ),
     );
   }
 }

@@ -19,6 +19,7 @@ import {
   type DbHandle,
 } from '@fleet/db';
 import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/layout.js';
+import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
@@ -294,30 +295,14 @@ export class Stack {
     const port = Number(new URL(this.bmcs[0]!.url).port);
     await upsertDevices(
       db,
-      fleet.devices.map((d, i) => ({
-        netboxId: 1000 + i,
-        siteNetboxId: 1,
-        rackNetboxId: rackIds.get(d.rack)!,
-        name: d.name,
-        position: d.position,
-        face: 'front',
-        uHeight: 1,
-        role: d.kind === 'compute' ? 'compute-tray' : d.kind === 'switch' ? 'nvlink-switch-tray' : 'power-shelf',
-        vendor: d.vendor,
-        model: d.nodeType,
-        platform: null,
-        serial: d.serial,
-        lifecycleState: 'active',
-        nodeType: d.nodeType,
-        managementProfile: `redfish-http:${port}`,
-        credentialRef: 'bmc/default',
-        nvosUrl: null,
-        nvosSsh: null,
-        nvosCredentialRef: null,
-        nvosHostKey: null,
-        oobIpNetboxId: null,
-        netboxLastUpdated: ts,
-      })),
+      fleet.devices.map((d, i) =>
+        mirrorDeviceRow(
+          d,
+          { netboxId: 1000 + i, siteNetboxId: 1, rackNetboxId: rackIds.get(d.rack)! },
+          `redfish-http:${port}`,
+          ts,
+        ),
+      ),
     );
     await setBmcUrls(
       db,

@@ -45,6 +45,12 @@ const slots: { kind: DeviceKind; position: number; index: number }[] = [
   ...[4, 3, 2, 1].map((position, i) => ({ kind: 'powershelf' as const, position, index: i + 5 })),
 ];
 export const devicesPerRack = slots.length;
+/** The NetBox device role of each kind, as fleetgen writes it and the NetBox agent reads it. */
+export const netboxRoleOf = {
+  compute: 'compute-tray',
+  switch: 'nvlink-switch-tray',
+  powershelf: 'power-shelf',
+} as const satisfies Record<DeviceKind, string>;
 const kindOf: Record<DeviceKind, NodeKind> = { compute: 'compute', switch: 'switch', powershelf: 'power_shelf' };
 
 function addressAt(first: string, offset: number): string {

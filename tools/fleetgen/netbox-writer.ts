@@ -1,5 +1,5 @@
 import { hardwareOf, kindTable, nodeTypes, vendorTable } from '@fleet/domain';
-import type { Fleet, PlannedDevice } from './layout.js';
+import { netboxRoleOf, type Fleet, type PlannedDevice } from './layout.js';
 
 /**
  * Writes a planned fleet into NetBox through its REST API, in bulk (a list body
@@ -55,7 +55,6 @@ const deviceTypeSpecs = nodeTypes.map((t) => {
     manufacturer: hw.vendor,
   };
 });
-const roleFor = { compute: 'compute-tray', switch: 'nvlink-switch-tray', powershelf: 'power-shelf' } as const;
 
 export interface WriteOptions {
   /** fleet_management_profile of every device, e.g. redfish-http:8443 for simulated BMCs. */
@@ -194,7 +193,7 @@ export async function writeFleet(w: NetboxWriter, fleet: Fleet, opts: WriteOptio
       rack: rackIds.get(`${d.site}/${d.rack}`),
       position: d.position,
       face: 'front',
-      role: roles.get(roleFor[d.kind]),
+      role: roles.get(netboxRoleOf[d.kind]),
       device_type: types.get(d.nodeType.replace(/_/g, '-')),
       serial: d.serial,
       status: 'active',
