@@ -122,20 +122,18 @@ async function seed(db: Parameters<typeof upsertSites>[0], count: number): Promi
   for (let i = 0; i < devices.length; i += 1000) {
     await upsertDevices(
       db,
-      devices
-        .slice(i, i + 1000)
-        .map((d, j) =>
-          mirrorDeviceRow(
-            d,
-            {
-              netboxId: 100_000 + i + j,
-              siteNetboxId: siteIds.get(d.site)!,
-              rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)!,
-            },
-            'redfish-https:443',
-            ts,
-          ),
+      devices.slice(i, i + 1000).map((d, j) =>
+        mirrorDeviceRow(
+          d,
+          {
+            netboxId: 100_000 + i + j,
+            siteNetboxId: siteIds.get(d.site)!,
+            rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)!,
+          },
+          'redfish-https:443',
+          ts,
         ),
+      ),
     );
   }
 }
