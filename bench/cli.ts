@@ -1,13 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connectDb, createApiToken, upsertDevices, upsertRacks, upsertSites } from '@fleet/db';
-import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
-import { freePort } from '@fleet/temporal';
-import pg from 'pg';
-import { planFleet } from '../tools/fleetgen/layout.js';
-import { mirrorDeviceRow } from '../tools/fleetgen/mirror-rows.js';
-import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
+import { repoRoot } from '../tools/lib/processes.js';
+import { startSeededHub } from './lib/seeded-hub.js';
 
 /** fleetctl's default page size: the raw baseline asks for the same pages. */
 const pageSize = 500;
@@ -19,36 +14,9 @@ const runs = 3;
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const count = Number(args[0] ?? 10_000);
-  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const template = `fleet_bench_cli_${process.pid}`;
-  const dir = join(repoRoot, '.run', 'bench-cli');
-  mkdirSync(dir, { recursive: true });
-  await prepareTemplate(databaseUrl, template);
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const stack = await startSeededHub({ name: 'cli', devices: count, role: 'viewer', poolSize: 5 });
   try {
-    const database = await cloneTestDatabase(databaseUrl, template);
-    cleanups.unshift(() => database.drop());
-    const handle = connectDb(database.url, 4);
-    cleanups.unshift(() => handle.close());
-    await seed(handle.db, count);
-    const token = (await createApiToken(handle.db, 'bench-cli', 'viewer')).token;
-
-    const port = await freePort();
-    const hubConfig = join(dir, 'hub.json');
-    writeFileSync(
-      hubConfig,
-      JSON.stringify({
-        log: { level: 'info' },
-        metrics: { port: 0 },
-        database: { url: database.url, poolSize: 5 },
-        http: { port },
-      }),
-    );
-    const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);
-    await hub.start('hub listening');
-    cleanups.unshift(() => hub.stop());
-    const hubUrl = `http://127.0.0.1:${port}`;
-
+    const { dir, token, url: hubUrl } = stack;
     writeFileSync(join(dir, 'token'), token, { mode: 0o600 });
     writeFileSync(
       join(dir, 'config.yaml'),
@@ -78,63 +46,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       runs,
     };
   } finally {
-    for (const c of cleanups) await c().catch(() => undefined);
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${template}" with (force)`);
-    await admin.end();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** NVL72 racks straight into the mirror, the way the NetBox agent writes them; `count` devices in all. */
-async function seed(db: Parameters<typeof upsertSites>[0], count: number): Promise<void> {
-  const racksPerSite = 72;
-  const sites = Math.ceil(count / (35 * racksPerSite));
-  const fleet = planFleet({ sites, racksPerSite, rackTypes: ['gb200_nvl72'], firstAddress: '127.80.0.1' });
-  const ts = new Date().toISOString();
-  const siteIds = new Map(fleet.sites.map((s, i) => [s.slug, i + 1]));
-  await upsertSites(
-    db,
-    fleet.sites.map((s) => ({
-      netboxId: siteIds.get(s.slug)!,
-      slug: s.slug,
-      name: s.name,
-      status: 'active',
-      netboxLastUpdated: ts,
-    })),
-  );
-  const rackIds = new Map(fleet.racks.map((r, i) => [`${r.site}/${r.name}`, 1000 + i]));
-  await upsertRacks(
-    db,
-    fleet.racks.map((r) => ({
-      netboxId: rackIds.get(`${r.site}/${r.name}`)!,
-      siteNetboxId: siteIds.get(r.site)!,
-      name: r.name,
-      rackType: r.type,
-      status: 'active',
-      uHeight: 48,
-      serial: null,
-      netboxLastUpdated: ts,
-    })),
-  );
-  const devices = fleet.devices.slice(0, count);
-  for (let i = 0; i < devices.length; i += 1000) {
-    await upsertDevices(
-      db,
-      devices.slice(i, i + 1000).map((d, j) =>
-        mirrorDeviceRow(
-          d,
-          {
-            netboxId: 100_000 + i + j,
-            siteNetboxId: siteIds.get(d.site)!,
-            rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)!,
-          },
-          'redfish-https:443',
-          ts,
-        ),
-      ),
-    );
+    await stack.close();
   }
 }
 

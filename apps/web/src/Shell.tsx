@@ -17,6 +17,7 @@ const nav = [
   ['/jobs', 'Jobs'],
   ['/firmware', 'Firmware'],
   ['/campaigns', 'Campaigns'],
+  ['/audit', 'Audit log'],
 ] as const;
 
 export function Shell() {

@@ -17,8 +17,24 @@ export interface JobSearch {
   kind?: string;
   site?: string;
 }
+export interface AuditSearch {
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** RFC 3339 instants (UTC), as the hub takes them. */
+  since?: string;
+  until?: string;
+}
 export type Axis = 'power' | 'jobs' | 'issues' | 'compliance';
 export const axes: readonly Axis[] = ['power', 'jobs', 'issues', 'compliance'];
+
+// The router parses search values as JSON: a token named "42" arrives as a number.
+const text = (v: unknown) => (typeof v === 'number' ? String(v) : str(v));
+const instant = (v: unknown) => {
+  const s = str(v);
+  const t = s === undefined ? NaN : Date.parse(s);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+};
 
 const rootRoute = createRootRoute({ component: Shell });
 
@@ -105,6 +121,19 @@ const campaignRoute = createRoute({
   component: lazyRouteComponent(() => import('./views/CampaignDetail'), 'CampaignDetail'),
 });
 
+const auditRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/audit',
+  validateSearch: (s: Record<string, unknown>): AuditSearch => ({
+    actor: text(s.actor),
+    action: text(s.action),
+    target: text(s.target),
+    since: instant(s.since),
+    until: instant(s.until),
+  }),
+  component: lazyRouteComponent(() => import('./views/Audit'), 'Audit'),
+});
+
 const routeTree = rootRoute.addChildren([
   overviewRoute,
   sitesRoute,
@@ -117,6 +146,7 @@ const routeTree = rootRoute.addChildren([
   packageRoute,
   campaignsRoute,
   campaignRoute,
+  auditRoute,
 ]);
 
 export const router = createRouter({ routeTree, defaultPreload: 'intent' });

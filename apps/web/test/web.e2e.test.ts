@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { unwrap } from '@fleet/client';
+import { buildFwpkg } from '@fleet/fwpkg';
+import { profilePackageSpec, profileParts } from '@fleet/simulators';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { repoRoot } from '../../../tools/lib/processes.js';
+import { manifestFor } from '../../../test/harness/firmware.js';
 import { Stack } from '../../../test/harness/stack.js';
 import { consoleUrl, ensureBuilt } from './console.js';
 
@@ -50,17 +55,29 @@ async function snapshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
 }
 
-// One simulated GB200 NVL72 rack (8 shelves, 9 switch trays, 18 compute trays), delays scaled down 200×.
+/** The rows of a table's body, each as its cells' text. */
+function rowTexts(table: Locator): Promise<string[][]> {
+  return table
+    .locator('tbody tr')
+    .evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent?.trim() ?? '')));
+}
+
+// One simulated GB200 NVL72 rack (8 shelves, 9 switch trays, 18 compute trays), delays scaled down 200×; the compute
+// trays' default manifest (25.10.0) gives a campaign work to do.
 describe('web console in Chromium against the full stack', () => {
   const stack = new Stack({
     racks: 1,
     timeScale: 0.005,
     power: { heartbeatTimeoutS: 5, maximumAttempts: 2, settleTimeoutS: 60 },
     pollIntervalMs: 50,
+    firmware: { taskPollS: 0.2, pushDelayS: 0.2, acStabilizeS: 0.2, powerStateTimeoutS: 30, bmcRecoveryS: 60 },
   });
+  const files = mkdtempSync(join(tmpdir(), 'fleet-web-e2e-'));
   let browser: Browser;
   let web: Awaited<ReturnType<typeof consoleUrl>>;
   let rackId = '';
+  /** The components the compute trays' default manifest updates. */
+  let manifestComponents: string[] = [];
 
   before(
     async () => {
@@ -68,6 +85,15 @@ describe('web console in Chromium against the full stack', () => {
       mkdirSync(screenshots, { recursive: true });
       await stack.start();
       rackId = stack.rackIds.get('r001')!;
+      ({ components: manifestComponents } = await manifestFor(
+        stack,
+        'gb200-compute',
+        'compute_gb200_nvidia',
+        '25.10.0',
+        {
+          isDefault: true,
+        },
+      ));
       web = await consoleUrl(stack.hubUrl);
       browser = await launch();
     },
@@ -78,9 +104,14 @@ describe('web console in Chromium against the full stack', () => {
       await browser?.close();
       await web?.close();
       await stack.stop();
+      rmSync(files, { recursive: true, force: true });
     },
     { timeout: 60_000 },
   );
+
+  const packageCount = async () =>
+    (await unwrap(stack.client('viewer').GET('/v1/firmware/packages', { params: { query: { limit: 1000 } } }))).items
+      .length;
 
   /** A new browser context (own session storage) signed in with `token`. */
   async function signedIn(token: string): Promise<Page> {
@@ -195,14 +226,14 @@ describe('web console in Chromium against the full stack', () => {
 
   it('lists devices (virtualised), jobs, firmware and campaigns without accessibility violations', async () => {
     const page = await signedIn(stack.tokens.operator);
-    await page.getByRole('link', { name: 'Devices', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Devices', exact: true }).click();
     await page.getByRole('table', { name: /Devices \(35\)/ }).waitFor();
     await assertAccessible(page, 'devices');
     await snapshot(page, 'devices');
     await page.getByLabel('Role').selectOption('power-shelf');
     await page.getByRole('table', { name: /Devices \(8\)/ }).waitFor();
 
-    await page.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs', exact: true }).click();
     await page
       .getByRole('table', { name: /Jobs, newest first/ })
       .getByRole('link', { name: 'rack.power' })
@@ -210,13 +241,13 @@ describe('web console in Chromium against the full stack', () => {
     await assertAccessible(page, 'jobs');
     await snapshot(page, 'jobs');
 
-    await page.getByRole('link', { name: 'Firmware', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Firmware', exact: true }).click();
     await page.getByRole('heading', { name: 'Upload a package' }).waitFor();
     await page.getByRole('heading', { name: 'Packages' }).waitFor();
     await assertAccessible(page, 'firmware');
     await snapshot(page, 'firmware');
 
-    await page.getByRole('link', { name: 'Campaigns', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Campaigns', exact: true }).click();
     await page.getByRole('heading', { name: 'New campaign' }).waitFor();
     await assertAccessible(page, 'campaigns');
     await snapshot(page, 'campaigns');
@@ -251,4 +282,229 @@ describe('web console in Chromium against the full stack', () => {
     assert.equal(await page.getByRole('heading', { name: 'New campaign' }).count(), 0);
     await page.context().close();
   });
+  it(
+    'uploads a firmware package with its progress, shows its PLDM components, and the parser reason for a corrupt one',
+    { timeout: 120_000 },
+    async () => {
+      const spec = profilePackageSpec('gb200-compute', profileParts('gb200-compute')[0]!, '25.11.0');
+      const good = join(files, 'tray-bmc-25.11.0.fwpkg');
+      writeFileSync(good, buildFwpkg(spec));
+      const corrupt = join(files, 'corrupt.fwpkg');
+      writeFileSync(corrupt, Buffer.alloc(4096, 7));
+      const stored = await packageCount();
+
+      const page = await signedIn(stack.tokens.operator);
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Firmware', exact: true }).click();
+      const packages = page.getByRole('table', { name: 'Firmware packages, newest first' });
+      await until(async () => (await packages.locator('tbody tr').count()) === stored, 'the package list', 15_000);
+
+      await page.getByLabel('Package file').setInputFiles(good);
+      const done = page.getByRole('status').filter({ hasText: /^Stored / });
+      await done.waitFor();
+      assert.equal(await done.textContent(), 'Stored tray-bmc-25.11.0.fwpkg (version 25.11.0).');
+      await page.getByRole('progressbar', { name: /^Uploaded .* \(100 %\)$/ }).waitFor();
+      await packages.getByRole('link', { name: 'tray-bmc-25.11.0.fwpkg' }).waitFor();
+      assert.equal(await packageCount(), stored + 1);
+      await assertAccessible(page, 'firmware upload');
+      await snapshot(page, 'firmware-upload');
+
+      // The hub parses while it streams: the reason names the DSP0267 field, and nothing is stored.
+      await page.getByLabel('Package file').setInputFiles(corrupt);
+      const refused = page.getByRole('alert').filter({ hasText: 'The hub refused the package' });
+      await refused.waitFor();
+      const reason = (await refused.textContent()) ?? '';
+      assert.match(reason, /400 INVALID_ARGUMENT/);
+      assert.match(reason, /not a valid PLDM firmware package \(DSP0267\): \w+/);
+      assert.match(await refused.getByRole('list', { name: 'Fields' }).innerText(), /^body\.\w+ /);
+      assert.equal(await done.count(), 0, 'the earlier success is no longer shown');
+      assert.equal(await packageCount(), stored + 1, 'the corrupt file was not stored');
+      assert.equal(await packages.getByRole('link', { name: 'corrupt.fwpkg' }).count(), 0);
+      await assertAccessible(page, 'firmware upload refused');
+
+      await packages.getByRole('link', { name: 'tray-bmc-25.11.0.fwpkg' }).click();
+      await page.getByRole('heading', { level: 1, name: 'tray-bmc-25.11.0.fwpkg' }).waitFor();
+      const components = await rowTexts(page.getByRole('table', { name: 'PLDM components' }));
+      assert.deepEqual(
+        components.map(([index, identifier, , version]) => [index, identifier, version]),
+        spec.components.map((c, i) => [String(i), `0x${c.identifier.toString(16).padStart(4, '0')}`, '25.11.0']),
+      );
+      await assertAccessible(page, 'package detail');
+      await snapshot(page, 'package-detail');
+      await page.context().close();
+    },
+  );
+
+  it(
+    'plans a campaign (dry run), starts it with a canary, approves it at the gate and shows it succeed live',
+    { timeout: 300_000 },
+    async () => {
+      const compute = stack.fleet!.devices.filter((d) => d.kind === 'compute');
+      const campaigns = async () =>
+        (await unwrap(stack.client('viewer').GET('/v1/firmware-campaigns', { params: { query: {} } }))).items;
+      const page = await signedIn(stack.tokens.operator);
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Campaigns', exact: true })
+        .click();
+      await page.getByRole('heading', { name: 'New campaign' }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('web canary');
+      await page.getByLabel('Canary devices').fill('1');
+      await page.getByLabel('Devices per wave').fill('50');
+      await page.getByRole('button', { name: 'Preview plan (dry run)' }).click();
+
+      // Only the compute trays have a default manifest: one canary, then the other 17 in one wave.
+      const plan = page.getByRole('region', { name: 'Plan' });
+      await plan.waitFor();
+      assert.match(
+        (await plan.locator('p').first().textContent()) ?? '',
+        new RegExp(`^${compute.length} devices in 2 waves; estimated `),
+      );
+      const waves = await rowTexts(plan.getByRole('table', { name: 'Waves' }));
+      assert.deepEqual(
+        waves.map(([index, kind, devices]) => [index, kind, devices!.split(':')[0]]),
+        [
+          ['0', 'canary', '1'],
+          ['1', 'wave', String(compute.length - 1)],
+        ],
+      );
+      const names = new Set(compute.map((d) => d.name));
+      assert.ok(names.has(waves[0]![2]!.split(': ')[1]!), `the canary is a compute tray: ${waves[0]![2]}`);
+      assert.equal((await campaigns()).length, 0, 'a dry run creates nothing');
+      await assertAccessible(page, 'campaign plan');
+      await snapshot(page, 'campaign-plan');
+
+      await page.getByRole('button', { name: 'Start campaign' }).click();
+      await page.waitForURL(/\/campaigns\/[0-9a-f-]{36}$/);
+      await page.getByRole('heading', { level: 1, name: /^Campaign web canary/ }).waitFor();
+      // Set after the client-side navigation: a reload would lose it.
+      await page.evaluate(() => Object.assign(window, { fleetTestMarker: true }));
+
+      await page.getByRole('status').filter({ hasText: 'waits for approval' }).waitFor({ timeout: 150_000 });
+      const results = page.getByRole('table', { name: 'Per-device results' });
+      const states = async () => (await rowTexts(results)).map((cells) => cells[1]);
+      await until(async () => (await states()).filter((s) => s === 'succeeded').length === 1, 'the canary', 15_000);
+      assert.equal((await states()).filter((s) => s === 'queued').length, compute.length - 1, 'only the canary ran');
+      await assertAccessible(page, 'campaign awaiting approval');
+      await snapshot(page, 'campaign-approval');
+
+      await page.getByRole('group', { name: 'Campaign actions' }).getByRole('button', { name: 'Approve' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Approve campaign web canary?' });
+      await dialog.getByRole('button', { name: 'Approve' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+
+      const heading = page.getByRole('heading', { level: 1 });
+      const stage = page.getByText(/^Stage: /);
+      const seen = new Set<string>();
+      const deadline = Date.now() + 200_000;
+      for (;;) {
+        const text = (await heading.textContent()) ?? '';
+        seen.add(`${text.replace(/^Campaign web canary\s*/, '')}:${(await stage.textContent()) ?? ''}`);
+        if (/succeeded|failed|cancelled/.test(text)) break;
+        assert.ok(Date.now() < deadline, `the campaign did not finish; seen ${[...seen].join(' | ')}`);
+        await page.waitForTimeout(250);
+      }
+      assert.match((await heading.textContent()) ?? '', /succeeded$/, [...seen].join(' | '));
+      assert.ok(seen.size > 1, `the page changed while the campaign ran: ${[...seen].join(' | ')}`);
+      assert.equal(await page.evaluate(() => 'fleetTestMarker' in window), true, 'no reload happened');
+      await until(
+        async () => (await states()).every((s) => s === 'succeeded') && (await states()).length === compute.length,
+        'every device succeeded in the table',
+        15_000,
+      );
+      // A tray's components fold into a summary by status.
+      const n = manifestComponents.length;
+      const summaries = await results.locator('tbody td:nth-child(4) summary').allTextContents();
+      assert.equal(summaries.length, compute.length);
+      assert.deepEqual(new Set(summaries), new Set([`${n} components: ${n} updated`]));
+      assert.equal(await page.getByRole('group', { name: 'Campaign actions' }).count(), 0, 'no action once done');
+      await assertAccessible(page, 'campaign detail');
+      await snapshot(page, 'campaign-detail');
+      await page.context().close();
+    },
+  );
+
+  it(
+    'the audit log filters by action, actor and time, follows its cursor, links targets; a device shows its trail',
+    { timeout: 120_000 },
+    async () => {
+      // 60 refused requests (refusals are audited too): more than the 50 rows of a page.
+      for (let i = 0; i < 60; i++) {
+        const refused = await stack.api('POST', '/v1/firmware-campaigns', {}, stack.tokens.viewer);
+        assert.equal(refused.status, 403);
+      }
+      const page = await signedIn(stack.tokens.viewer);
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      await page.getByRole('table', { name: /^Audit log, newest first \(50\+\)$/ }).waitFor();
+
+      await page.getByLabel('Action').fill('firmware.campaign.approve');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.waitForURL(/action=firmware\.campaign\.approve/);
+      const approvals = page.getByRole('table', { name: 'Audit log, newest first (1)' });
+      await approvals.waitFor();
+      const [row] = await rowTexts(approvals);
+      const [time, actor, action, outcome, target] = row!;
+      assert.match(time!, /^(.+ ago|now) · \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+      assert.deepEqual(
+        [actor, action, outcome],
+        ['test-operator (operator)', 'firmware.campaign.approve', 'accepted 202'],
+      );
+      assert.match(target!, /^campaign [0-9a-f]{8}$/);
+      await assertAccessible(page, 'audit log');
+      await snapshot(page, 'audit');
+      await approvals.getByRole('link', { name: target! }).click();
+      await page.getByRole('heading', { level: 1, name: /^Campaign web canary/ }).waitFor();
+      await page.goBack();
+
+      // The viewer's refusals: a page of 50, then the cursor's remaining 10.
+      await page.getByLabel('Action').fill('POST /v1/firmware-campaigns');
+      await page.getByLabel('Actor (token name)').fill('test-viewer');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      const refusals = page.getByRole('table', { name: /^Audit log, newest first \(50\+\)$/ });
+      await refusals.waitFor();
+      assert.deepEqual(new Set((await rowTexts(refusals)).map((r) => r[3])), new Set(['rejected 403']));
+      await page.getByRole('button', { name: 'Load more' }).click();
+      await page.getByRole('table', { name: 'Audit log, newest first (60)' }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Load more' }).count(), 0);
+
+      // Times are local in the form and RFC 3339 in the URL; an hour ahead matches nothing.
+      const inAnHour = await page.evaluate(() => {
+        const d = new Date(Date.now() + 3_600_000);
+        return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+      });
+      await page.getByLabel('Since (local time)').fill(inAnHour);
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      await page.getByText('No audit row matches.').waitFor();
+      assert.match(decodeURIComponent(page.url()), /since="?\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z/);
+      // Until before since: the hub's 400 names the field.
+      await page.getByLabel('Until (local time)').fill('2020-01-01T00:00');
+      await page.getByRole('button', { name: 'Apply filters' }).click();
+      const refusedFilter = page.getByRole('alert').filter({ hasText: 'The audit log could not be loaded' });
+      await refusedFilter.waitFor();
+      assert.match((await refusedFilter.textContent()) ?? '', /query\.until: must not be before since/);
+      await page.context().close();
+
+      // An operator's action on a device shows in the device's trail, linked to its job.
+      const operator = await signedIn(stack.tokens.operator);
+      const device = stack.fleet!.devices.find((d) => d.kind === 'powershelf')!;
+      await operator.goto(`${web.url}/devices/${stack.deviceIds.get(device.name)}`);
+      await operator.getByRole('heading', { level: 1, name: new RegExp(device.name) }).waitFor();
+      const trail = operator.getByRole('region', { name: 'Audit trail' });
+      await trail.getByText(/No request has acted on this device yet|Accepted requests on this device/).waitFor();
+      await operator.getByRole('button', { name: 'Refresh power state' }).click();
+      await operator
+        .getByRole('dialog', { name: `Read the power state of ${device.name} now?` })
+        .getByRole('button', { name: 'Refresh power state' })
+        .click();
+      await operator.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+      const jobId = operator.url().split('/').pop()!;
+      await operator.goBack();
+      const entries = trail.getByRole('table', { name: /^Accepted requests on this device, newest first/ });
+      await entries.getByRole('link', { name: `job ${jobId.slice(0, 8)}` }).waitFor();
+      const [latest] = await rowTexts(entries);
+      assert.deepEqual(latest!.slice(1, 4), ['test-operator (operator)', 'device.power_refresh', 'accepted 202']);
+      await assertAccessible(operator, 'device audit trail');
+      await operator.context().close();
+    },
+  );
 });

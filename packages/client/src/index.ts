@@ -25,4 +25,5 @@ export type MaintenanceWindows = Schemas['MaintenanceWindows'];
 export type Rack = Schemas['Rack'];
 export type RackDetail = Schemas['RackDetail'];
 export type Site = Schemas['Site'];
+export type SiteSummary = Schemas['SiteSummary'];
 export type SyncState = Schemas['SyncState'];

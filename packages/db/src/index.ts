@@ -14,3 +14,4 @@ export * from './repos/firmware.repo.js';
 export * from './repos/credential-refs.repo.js';
 export * from './repos/device-versions.repo.js';
 export * from './repos/events.repo.js';
+export * from './repos/site-summary.repo.js';

@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getSite, getSyncState, listRacks, listSites, type Db } from '@fleet/db';
+import { getSite, getSyncState, listRacks, listSites, type Db, type SiteSummary } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import { callerOf } from '../services/caller.js';
 import { createSite } from '../services/inventory.service.js';
+import { siteSummary } from '../services/site-summary.service.js';
 import { repeated } from '../pagination.js';
 import { SiteIdParam } from '../params.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { newSiteId, siteId } from '../validation.js';
-import { RackPage, rackView, SitePage, SiteView, siteView, syncView } from '../views.js';
+import { RackPage, rackView, SitePage, SiteView, siteView, syncView, timestamp } from '../views.js';
 
 const NewSite = z
   .object({
@@ -16,6 +17,40 @@ const NewSite = z
     name: z.string().min(1).max(200),
   })
   .strict();
+
+const counts = z.record(z.string(), z.number().int());
+
+/** What the fleet overview shows of a site, counted by the database rather than from every device's row. */
+export const SiteSummaryView = z
+  .object({
+    site_id: z.string(),
+    devices: z.number().int().describe('Devices of the site; those deleted from NetBox are left out'),
+    by_role: counts.describe("Devices by NetBox role slug; devices without a role count under the key ''"),
+    by_power_state: counts.describe('Devices by last observed power state'),
+    by_lifecycle_state: counts.describe('Devices by NetBox status'),
+    racks: z.number().int(),
+    open_issues: z.number().int().describe('Open inventory issues on the site, its racks and its devices'),
+    running_jobs: z
+      .number()
+      .int()
+      .describe('Top-level jobs and campaigns of the site not finished yet (queued, running or cancelling)'),
+    as_of: timestamp.describe('When the counts were taken: all of them are from that one moment'),
+  })
+  .meta({ id: 'SiteSummary' });
+
+function siteSummaryView(s: SiteSummary): z.infer<typeof SiteSummaryView> {
+  return {
+    site_id: s.siteId,
+    devices: s.devices,
+    by_role: s.byRole,
+    by_power_state: s.byPowerState,
+    by_lifecycle_state: s.byLifecycleState,
+    racks: s.racks,
+    open_issues: s.openIssues,
+    running_jobs: s.runningJobs,
+    as_of: s.asOf.toISOString(),
+  };
+}
 
 export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
   defineRoute(
@@ -53,6 +88,24 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       if (!site) throw new ApiError('NOT_FOUND', `site ${params.id} does not exist`);
       return siteView(site, await getSyncState(db, 'netbox'));
     },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'GET',
+      url: '/v1/sites/:id/summary',
+      tag: 'inventory',
+      summary:
+        "A site's device counts by role, power state and lifecycle, with its racks, open inventory issues and " +
+        'unfinished jobs, all taken at one moment',
+      role: 'viewer',
+      params: SiteIdParam,
+      success: { status: 200, description: 'The counts', body: SiteSummaryView },
+      errors: [404],
+    },
+    async ({ params }) => siteSummaryView(await siteSummary(db, params.id)),
   );
 
   defineRoute(

@@ -12,9 +12,9 @@ export type LiveState = 'connecting' | 'open' | 'down' | 'unavailable';
 
 export const LiveContext = createContext<LiveState>('unavailable');
 
-/** A refetchInterval: `ms` while the event stream is not open, none while it is (events invalidate instead). */
-export function usePollInterval(ms: number): number | false {
-  return useContext(LiveContext) === 'open' ? false : ms;
+/** A refetchInterval: `ms` while the event stream is not open; while it is, `whileLiveMs` or none. */
+export function usePollInterval(ms: number, whileLiveMs?: number): number | false {
+  return useContext(LiveContext) === 'open' ? (whileLiveMs ?? false) : ms;
 }
 
 export function useLiveState(): LiveState {

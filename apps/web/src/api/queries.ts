@@ -1,5 +1,5 @@
 import { keepPreviousData, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import { unwrap, type Device, type Job, type paths } from '@fleet/client';
+import { unwrap, type Job, type paths } from '@fleet/client';
 import { api } from './client';
 import { usePollInterval } from './live';
 
@@ -44,18 +44,6 @@ export const useRack = (id: string, enabled = true) =>
     refetchInterval: usePollInterval(5000),
   });
 
-/** Every device matching the filter, page after page (1000 a page), for counts and the virtualised list. */
-export async function allDevices(filter: DeviceFilter): Promise<Device[]> {
-  const out: Device[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await unwrap(api().GET('/v1/devices', { params: { query: { ...filter, limit: 1000, cursor } } }));
-    out.push(...page.items);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return out;
-}
-
 export const useDevicePages = (filter: DeviceFilter) =>
   useInfiniteQuery({
     queryKey: ['devices', 'pages', filter],
@@ -66,11 +54,16 @@ export const useDevicePages = (filter: DeviceFilter) =>
     placeholderData: keepPreviousData,
   });
 
-export const useSiteDevices = (siteId: string) =>
+/**
+ * A site's device counts (by role, power state, lifecycle), racks, open issues and unfinished jobs, counted by the
+ * hub. Under the 'overview' key, which device, job and campaign events invalidate.
+ */
+export const useSiteSummary = (siteId: string) =>
   useQuery({
-    queryKey: ['devices', 'site', siteId],
-    queryFn: () => allDevices({ site_id: [siteId] }),
-    refetchInterval: usePollInterval(15_000),
+    queryKey: ['overview', 'site-summary', siteId],
+    queryFn: () => unwrap(api().GET('/v1/sites/{id}/summary', { params: { path: { id: siteId } } })),
+    // Racks and inventory issues send no events: a slow poll keeps them honest while the stream is live.
+    refetchInterval: usePollInterval(15_000, 60_000),
   });
 
 export const useDevice = (id: string) =>

@@ -24,6 +24,8 @@ export function uploadPackage(
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     xhr.responseType = 'text';
     xhr.upload.onprogress = (e) => onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : file.size });
+    // The last progress event may come before the last bytes left (small files may see none at all).
+    xhr.upload.onload = () => onProgress({ loaded: file.size, total: file.size });
     xhr.onerror = () => reject(new Error('the upload failed: the hub could not be reached'));
     xhr.onabort = () => reject(new Error('the upload was cancelled'));
     xhr.onload = () => {

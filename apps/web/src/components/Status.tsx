@@ -57,6 +57,8 @@ const tones: Record<string, string> = {
   cancelled: 'off',
   skipped: 'off',
   no_manifest: 'unknown',
+  accepted: 'ok',
+  rejected: 'bad',
   unknown: 'unknown',
 };
 

@@ -1,5 +1,5 @@
 import { getRouteApi, Link } from '@tanstack/react-router';
-import { unwrap, type Campaign } from '@fleet/client';
+import { unwrap, type Campaign, type CampaignDevice } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { isTerminal, useCampaign, useCampaignDevices } from '../api/queries';
 import { useCan } from '../api/role';
@@ -74,6 +74,12 @@ function Summary({ campaign: c }: { campaign: Campaign }) {
         {c.policy.maxConcurrentPerPowerDomain} per power domain, {c.policy.maxConcurrentPerSite} per site
         {c.policy.autoApprove && ', approves itself after the canary'}.
       </p>
+      {!done && c.job.progress?.stage === 'awaiting_approval' && (
+        <p className="warn-box" role="status">
+          The canary is done and the campaign waits for approval: check the canary devices below, then approve to start
+          the waves.
+        </p>
+      )}
       {c.job.error && (
         <div className="error" role="alert">
           <code>{c.job.error.code}</code> {c.job.error.message}
@@ -159,12 +165,7 @@ function Devices({ campaign: c }: { campaign: Campaign }) {
                   </td>
                   <td>{d.status ? <Badge value={d.status} /> : '—'}</td>
                   <td>
-                    {d.components.map((x) => (
-                      <div key={x.id}>
-                        {x.id}: {x.from ?? '?'} → {x.to} <Badge value={x.status} />
-                        {x.code && <code className="err-code"> {x.code}</code>}
-                      </div>
-                    ))}
+                    <Components items={d.components} />
                   </td>
                   <td>{d.error ? <code>{d.error.code}</code> : '—'}</td>
                 </tr>
@@ -174,5 +175,29 @@ function Devices({ campaign: c }: { campaign: Campaign }) {
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * A device's components, from → to with their outcome. A tray has a dozen or more: past three they fold into a
+ * summary by status, open when one failed so its error code shows without a click.
+ */
+function Components({ items }: { items: CampaignDevice['components'] }) {
+  const list = items.map((x) => (
+    <div key={x.id}>
+      {x.id}: {x.from ?? '?'} → {x.to} <Badge value={x.status} />
+      {x.code && <code className="err-code"> {x.code}</code>}
+    </div>
+  ));
+  if (items.length <= 3) return <>{list}</>;
+  const counts = new Map<string, number>();
+  for (const x of items) counts.set(x.status, (counts.get(x.status) ?? 0) + 1);
+  return (
+    <details open={items.some((x) => x.status === 'failed')}>
+      <summary>
+        {items.length} components: {[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}
+      </summary>
+      {list}
+    </details>
   );
 }

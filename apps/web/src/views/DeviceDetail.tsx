@@ -4,6 +4,7 @@ import { unwrap, type DeviceDetail as Device, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { useDevice, useJobs, usePackages, useRackCompliance } from '../api/queries';
 import { useCan } from '../api/role';
+import { AuditLog } from '../components/AuditLog';
 import { ConfirmAction } from '../components/ConfirmAction';
 import { IssueTable } from '../components/IssueTable';
 import { JobTable } from '../components/JobTable';
@@ -38,6 +39,20 @@ export function DeviceDetail() {
       <section aria-labelledby="issues" className="card">
         <h2 id="issues">Inventory issues</h2>
         <IssueTable issues={d.inventory_issues} />
+      </section>
+      <section aria-labelledby="audit" className="card">
+        <h2 id="audit">Audit trail</h2>
+        <AuditLog
+          filter={{ target: [`device/${d.id}`] }}
+          caption="Accepted requests on this device, newest first"
+          empty="No request has acted on this device yet."
+        />
+        <p>
+          <Link to="/audit" search={{ target: `device/${d.id}` }}>
+            Open in the audit log
+          </Link>{' '}
+          <span className="muted">(to filter by time or actor; rack-wide actions name the rack)</span>
+        </p>
       </section>
     </>
   );

@@ -47,6 +47,8 @@ function Upload() {
     if (!file) return;
     setProgress({ loaded: 0, total: file.size });
     upload.mutate(file);
+    // Choosing the same file again (a retry) must fire onChange again.
+    if (input.current) input.current.value = '';
   };
   const drop = (e: DragEvent) => {
     e.preventDefault();
@@ -86,7 +88,13 @@ function Upload() {
       {progress && (
         <p>
           <label htmlFor={ids.progress}>
-            {upload.isPending ? 'Uploading' : upload.isSuccess ? 'Uploaded' : 'Upload stopped at'}{' '}
+            {upload.isPending
+              ? 'Uploading'
+              : upload.isSuccess
+                ? 'Uploaded'
+                : progress.loaded >= progress.total
+                  ? 'Sent'
+                  : 'Upload stopped at'}{' '}
             {formatBytes(progress.loaded)} of {formatBytes(progress.total)} ({percent} %)
           </label>
           <progress id={ids.progress} max={progress.total || 1} value={progress.loaded} />

@@ -1,7 +1,7 @@
 import { Link } from '@tanstack/react-router';
 import type { Site } from '@fleet/client';
-import { useCampaigns, useComplianceSummary, useIssues, useJobs, useSiteDevices, useSites } from '../api/queries';
-import { CountTable, CountsFromMap } from '../components/Counts';
+import { useCampaigns, useComplianceSummary, useIssues, useJobs, useSiteSummary, useSites } from '../api/queries';
+import { CountsFromMap } from '../components/Counts';
 import { IssueTable } from '../components/IssueTable';
 import { JobTable } from '../components/JobTable';
 import { ErrorView, Loading } from '../components/Status';
@@ -31,10 +31,16 @@ export function Overview() {
   );
 }
 
+/** The hub counts devices without a role under ''; a role slug never has spaces or parentheses. */
+const noRole = '(no role)';
+const roleLabels = (byRole: Record<string, number>) =>
+  Object.fromEntries(Object.entries(byRole).map(([role, n]) => [role || noRole, n]));
+
 function SiteSummary({ site }: { site: Site }) {
-  const devices = useSiteDevices(site.id);
+  const summary = useSiteSummary(site.id);
   const compliance = useComplianceSummary(site.id);
   const headingId = `site-${site.id}`;
+  const s = summary.data;
   return (
     <section aria-labelledby={headingId} className="card">
       <h2 id={headingId}>
@@ -54,19 +60,45 @@ function SiteSummary({ site }: { site: Site }) {
           Jobs
         </Link>
       </p>
-      {devices.isPending && <Loading what={`devices of ${site.id}`} />}
-      <ErrorView error={devices.error} />
-      {devices.data && (
-        <div className="grid4">
-          <CountTable caption={`Devices by role (${devices.data.length})`} items={devices.data} by={(d) => d.role} />
-          <CountTable caption="Power state" items={devices.data} by={(d) => d.power_state} badge />
-          <CountTable caption="Lifecycle" items={devices.data} by={(d) => d.lifecycle_state} badge />
-          {compliance.data ? (
-            <CountsFromMap caption="Firmware compliance" counts={compliance.data.by_status} badge />
-          ) : (
-            <p className="muted">Firmware compliance {compliance.isPending ? 'loading…' : 'not available'}</p>
-          )}
-        </div>
+      {summary.isPending && <Loading what={`summary of ${site.id}`} />}
+      <ErrorView error={summary.error} title={`The summary of ${site.id} could not be loaded`} />
+      {s && (
+        <>
+          <dl className="facts">
+            <div>
+              <dt>Devices</dt>
+              <dd>{s.devices}</dd>
+            </div>
+            <div>
+              <dt>Racks</dt>
+              <dd>{s.racks}</dd>
+            </div>
+            <div>
+              <dt>Jobs queued or running</dt>
+              <dd>{s.running_jobs}</dd>
+            </div>
+            <div>
+              <dt>Open inventory issues</dt>
+              <dd>{s.open_issues > 0 ? <strong>{s.open_issues}</strong> : s.open_issues}</dd>
+            </div>
+            <div>
+              <dt>Counted</dt>
+              <dd>
+                <Time iso={s.as_of} compact />
+              </dd>
+            </div>
+          </dl>
+          <div className="grid4">
+            <CountsFromMap caption={`Devices by role (${s.devices})`} counts={roleLabels(s.by_role)} />
+            <CountsFromMap caption="Power state" counts={s.by_power_state} badge />
+            <CountsFromMap caption="Lifecycle" counts={s.by_lifecycle_state} badge />
+            {compliance.data ? (
+              <CountsFromMap caption="Firmware compliance" counts={compliance.data.by_status} badge />
+            ) : (
+              <p className="muted">Firmware compliance {compliance.isPending ? 'loading…' : 'not available'}</p>
+            )}
+          </div>
+        </>
       )}
     </section>
   );

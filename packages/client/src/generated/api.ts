@@ -827,6 +827,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/sites/{id}/summary': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A site's device counts by role, power state and lifecycle, with its racks, open inventory issues and unfinished
+     * jobs, all taken at one moment
+     */
+    get: operations['getV1SitesIdSummary'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/whoami': {
     parameters: {
       query?: never;
@@ -1469,6 +1489,33 @@ export interface components {
       items: components['schemas']['Site'][];
       next_cursor: null;
       sync: components['schemas']['SyncState'] | null;
+    };
+    SiteSummary: {
+      /**
+       * Format: date-time
+       * @description When the counts were taken: all of them are from that one moment
+       */
+      as_of: string;
+      /** @description Devices by NetBox status */
+      by_lifecycle_state: {
+        [key: string]: number;
+      };
+      /** @description Devices by last observed power state */
+      by_power_state: {
+        [key: string]: number;
+      };
+      /** @description Devices by NetBox role slug; devices without a role count under the key '' */
+      by_role: {
+        [key: string]: number;
+      };
+      /** @description Devices of the site; those deleted from NetBox are left out */
+      devices: number;
+      /** @description Open inventory issues on the site, its racks and its devices */
+      open_issues: number;
+      racks: number;
+      /** @description Top-level jobs and campaigns of the site not finished yet (queued, running or cancelling) */
+      running_jobs: number;
+      site_id: string;
     };
     SyncState: {
       last_attempt_at: string | null;
@@ -5623,6 +5670,64 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1SitesIdSummary: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SiteSummary'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
         headers: {
           [name: string]: unknown;
         };
