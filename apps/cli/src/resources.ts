@@ -27,6 +27,8 @@ export interface Resource<T = unknown> {
   /** The plural first (`get devices`); the others are aliases (`get device ID`). */
   names: [string, ...string[]];
   list: string;
+  /** False for lists the hub answers whole, without `limit` and `next_cursor` paging (sites, racks). */
+  paged?: false;
   /** The route of one item (`{id}` replaced), when the hub has one. */
   item?: string;
   filters: Filter[];
@@ -41,6 +43,7 @@ const shortId = (id: string | null | undefined) => id ?? '-';
 const sites: Resource<Site> = {
   names: ['sites', 'site'],
   list: '/v1/sites',
+  paged: false,
   item: '/v1/sites/{id}',
   filters: [],
   columns: [
@@ -56,6 +59,7 @@ const sites: Resource<Site> = {
 const racks: Resource<Rack> = {
   names: ['racks', 'rack'],
   list: '/v1/racks',
+  paged: false,
   item: '/v1/racks/{id}',
   filters: [{ flag: 'site', param: 'site_id', description: 'racks of this site (repeat for several)' }],
   columns: [

@@ -113,6 +113,11 @@ describe('fleetctl against the full stack', () => {
       sites.items.map((s) => s.id),
       [stack.siteId],
     );
+    // Racks and sites come whole (no paging parameters); the harness's BMCs sit in no rack.
+    const racks = await json<{ items: unknown[] }>('get', 'racks', '--site', stack.siteId);
+    assert.deepEqual(racks.items, []);
+    const pageSize = await fleetctl('get', 'racks', '--page-size', '10');
+    assert.equal(pageSize.code, 2, 'racks are not paged, so --page-size is unknown there');
     const table = await ok('get', 'devices', '-o', 'wide');
     assert.match(table.stdout, /^ID\s+NAME\s+SITE\s+ROLE\s+NODE TYPE\s+POWER\s+FIRMWARE\s+RACK/);
     assert.equal(table.stdout.trim().split('\n').length, 5);
@@ -244,6 +249,9 @@ describe('fleetctl against the full stack', () => {
       const id = (await ok(...args, '--idempotency-key', 'cli-e2e-campaign', '-o', 'id')).stdout.trim();
       // The same key again is the same campaign, not a second one.
       assert.equal((await ok(...args, '--idempotency-key', 'cli-e2e-campaign', '-o', 'id')).stdout.trim(), id);
+      const gate = await json<JobJson>('campaign', 'wait', id, '--for', 'approval');
+      assert.equal(gate.state, 'running');
+      assert.match((await fleetctl('campaign', 'wait', id, '--for', 'approval')).stderr, /campaign approve/);
       for (const action of ['pause', 'resume', 'approve', 'cancel']) await ok('campaign', action, id);
       const wait = await fleetctl('job', 'wait', id);
       assert.equal(wait.code, 1, wait.stderr);

@@ -1,13 +1,14 @@
 import { unwrap, type CampaignPlan, type paths } from '@fleet/client';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { awaitsApproval } from '../jobs/follow.js';
 import { UsageError } from '../exit-codes.js';
 import type { OutputFormat } from '../output/format.js';
 import { printObject } from '../output/printer.js';
 import { fields, StreamingTable } from '../output/table.js';
 import { resources } from '../resources.js';
 import type { Runtime } from '../runtime.js';
-import { headersOf, mutationOptions, reportJob, type MutationOptions } from './job-result.js';
-import { collect, examples, positiveInt } from './options.js';
+import { headersOf, mutationOptions, reportJob, waitForJob, type MutationOptions } from './job-result.js';
+import { collect, examples, outputOption, positiveInt } from './options.js';
 
 type NewCampaign = paths['/v1/firmware-campaigns']['post']['requestBody']['content']['application/json'];
 type Policy = NonNullable<NewCampaign['policy']>;
@@ -42,6 +43,7 @@ export function registerCampaign(program: Command, rt: Runtime): void {
     'fleetctl campaign approve 0b6f…',
   );
   registerCreate(campaign, rt);
+  registerWait(campaign, rt);
   for (const [action, what] of [
     ['approve', 'let the waves after the canary start'],
     ['pause', 'finish running devices, start no more'],
@@ -61,6 +63,29 @@ export function registerCampaign(program: Command, rt: Runtime): void {
       return reportJob(rt, job as never, opts);
     });
   }
+}
+
+function registerWait(campaign: Command, rt: Runtime): void {
+  const cmd = campaign
+    .command('wait <id>')
+    .description(
+      'follow a campaign live; exit 0 when it succeeds (or, with --for approval, when its canary awaits approval), ' +
+        '1 when it fails or is cancelled',
+    )
+    .addOption(
+      new Option('--for <point>', 'what to wait for: the end, or the approval gate after the canary')
+        .choices(['end', 'approval'])
+        .default('end'),
+    );
+  outputOption(cmd);
+  examples(
+    cmd,
+    'fleetctl campaign wait 0b6f… --for approval && fleetctl campaign approve 0b6f… --wait',
+    'fleetctl campaign wait 0b6f… -o json > campaign.json',
+  );
+  cmd.action(async (id: string, opts: { for: 'end' | 'approval'; output: OutputFormat }) => {
+    await waitForJob(rt, id, opts.output, opts.for === 'approval' ? awaitsApproval : undefined);
+  });
 }
 
 function registerCreate(campaign: Command, rt: Runtime): void {

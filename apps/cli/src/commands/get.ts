@@ -16,7 +16,8 @@ interface GetOptions {
   output: OutputFormat;
   watch?: boolean;
   limit?: number;
-  pageSize: number;
+  /** Undefined for a list the hub does not page. */
+  pageSize?: number;
   [filter: string]: unknown;
 }
 
@@ -41,11 +42,13 @@ function registerResource(get: Command, rt: Runtime, resource: Resource): void {
   }
   outputOption(cmd)
     .option('-w, --watch', 'keep printing changes (a job or campaign: until it ends)')
-    .option('--limit <n>', 'print at most n items', positiveInt)
-    .option('--page-size <n>', 'items per request to the hub (1-1000)', positiveInt, 500);
+    .option('--limit <n>', 'print at most n items', positiveInt);
+  if (resource.paged !== false)
+    cmd.option('--page-size <n>', 'items per request to the hub (1-1000)', positiveInt, 500);
   examples(cmd, resource.example, `fleetctl get ${name} -o json | jq '.items[].id'`);
   cmd.action(async (id: string | undefined, opts: GetOptions) => {
-    if (opts.pageSize < 1 || opts.pageSize > 1000) throw new UsageError('--page-size must be between 1 and 1000');
+    if (opts.pageSize !== undefined && (opts.pageSize < 1 || opts.pageSize > 1000))
+      throw new UsageError('--page-size must be between 1 and 1000');
     if (id) return showOne(rt, resource, id, opts);
     const query = filterQuery(resource, opts);
     if (opts.watch) return watchList(rt, resource, query, opts);

@@ -38,14 +38,25 @@ export async function reportJob(rt: Runtime, job: Job, opts: MutationOptions): P
  * Follows a job live (progress on stderr), prints its final version on stdout, and throws JobFailedError (exit 1)
  * unless it succeeded.
  */
-export async function waitForJob(rt: Runtime, id: string, output: OutputFormat): Promise<Job> {
+export async function waitForJob(
+  rt: Runtime,
+  id: string,
+  output: OutputFormat,
+  stopWhen?: (job: Job) => boolean,
+): Promise<Job> {
   let previous: Job | undefined;
-  const job = await followJob(rt.hub(), id, (next) => {
-    const time = new Date().toISOString().slice(11, 19);
-    for (const line of progressLines(previous, next)) rt.note(`${time} ${line}`);
-    previous = next;
-  });
+  const job = await followJob(
+    rt.hub(),
+    id,
+    (next) => {
+      const time = new Date().toISOString().slice(11, 19);
+      for (const line of progressLines(previous, next)) rt.note(`${time} ${line}`);
+      previous = next;
+    },
+    stopWhen,
+  );
   await printObject(job, output, rt.out, jobColumns);
+  if (stopWhen?.(job)) return job;
   if (job.state !== 'succeeded') {
     const why = job.error ? `: ${job.error.code}: ${job.error.message}` : '';
     throw new JobFailedError(`job ${job.id} ${job.state}${why}`);

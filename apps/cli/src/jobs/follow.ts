@@ -17,11 +17,20 @@ export function concernsJob(event: HubEvent, jobId: string): boolean {
   return [d['id'], d['job_id'], d['parent_id'], d['campaign_id'], job?.['id']].includes(jobId);
 }
 
+/** A campaign that finished its canary and waits for `campaign approve`. */
+export const awaitsApproval = (job: Job): boolean => !isTerminal(job) && job.progress?.stage === 'awaiting_approval';
+
 /**
- * Follows a job until it ends, calling `onUpdate` with every new version of it (the first read included), and
- * returns the final one. Live through the hub's event stream; by reading the job every second when the hub has none.
+ * Follows a job until it ends (or `stopWhen` holds), calling `onUpdate` with every new version of it (the first read
+ * included), and returns the last one. Live through the hub's event stream; by reading the job every second when the
+ * hub has none.
  */
-export async function followJob(hub: Hub, id: string, onUpdate: (job: Job) => void): Promise<Job> {
+export async function followJob(
+  hub: Hub,
+  id: string,
+  onUpdate: (job: Job) => void,
+  stopWhen: (job: Job) => boolean = () => false,
+): Promise<Job> {
   let last: string | undefined;
   let job: Job | undefined;
   await watch(
@@ -32,7 +41,7 @@ export async function followJob(hub: Hub, id: string, onUpdate: (job: Job) => vo
       const text = JSON.stringify(job);
       if (text !== last) onUpdate(job);
       last = text;
-      return isTerminal(job);
+      return isTerminal(job) || stopWhen(job);
     },
     { pollMs: 1000, safetyPollMs: 15_000 },
   );

@@ -1,4 +1,5 @@
 import type { Job } from '@fleet/client';
+import { awaitsApproval } from './follow.js';
 
 type Stage = NonNullable<Job['timeline']>['stages'][number];
 
@@ -14,6 +15,8 @@ export function progressLines(previous: Job | undefined, job: Job): string[] {
   if (progress && progress !== (previous ? progressText(previous) : undefined)) lines.push(`  ${progress}`);
   const children = childrenText(job);
   if (children && children !== (previous ? childrenText(previous) : undefined)) lines.push(`  devices: ${children}`);
+  if (awaitsApproval(job) && (!previous || !awaitsApproval(previous)))
+    lines.push(`  the canary is done: check it, then \`fleetctl campaign approve ${job.id}\``);
   if (job.error && (previous?.error?.message !== job.error.message || previous.state !== job.state))
     lines.push(`  error ${job.error.code}: ${job.error.message}`);
   return lines;
