@@ -23,7 +23,8 @@ const FILE = 'nvos-amd64-25.06.1000.bin';
  * bytes at the raw loopback rate followed by one simulated install, handoff and reboot (no
  * concurrency cap applies below the satellite's 200 concurrent activities); the aggregate SFTP
  * rate the simulator saw (first open to last close) and the floor at that rate; the same bytes
- * over plain loopback TCP.
+ * over plain loopback TCP, and the SFTP rate as a fraction of it (bench/sftp.ts measures one
+ * upload alone).
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const switches = Number(args[0] ?? 100);
@@ -73,6 +74,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       sftp_bound_s: Number(((switches * imageMib) / sftpMibPerS + installRebootS).toFixed(1)),
       sftp_mib_per_s: Number(sftpMibPerS.toFixed(1)),
       raw_loopback_copy_mib_per_s: rawMibPerS,
+      sftp_over_raw_loopback: Number((sftpMibPerS / rawMibPerS).toFixed(2)),
     };
   } finally {
     rmSync(imageFile, { force: true });

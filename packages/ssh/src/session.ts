@@ -46,6 +46,8 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
   let mismatch: HostKeyMismatchError | undefined;
   let policyError: unknown;
   let fingerprint = '';
+  let cipher = '';
+  conn.once('handshake', (negotiated: { cs: { cipher: string } }) => (cipher = negotiated.cs.cipher));
   return new Promise<SshSession>((resolve, reject) => {
     const onError = (err: Error & { level?: string; code?: string }) =>
       fail(mismatch ?? policyError ?? connectError(target, err));
@@ -77,7 +79,7 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
       cleanup();
       // SSH packets are already batched; Nagle would hold back the tail of each write burst.
       conn.setNoDelay(true);
-      resolve(new SshSession(conn, target, fingerprint));
+      resolve(new SshSession(conn, target, fingerprint, cipher));
     });
     conn.on('error', onError).on('close', onClose);
     conn.connect({
@@ -139,6 +141,8 @@ export class SshSession {
     private readonly target: SshTarget,
     /** The host key's `SHA256:` fingerprint, as verified. */
     readonly hostKeySha256: string,
+    /** The negotiated client-to-server cipher, e.g. `aes128-gcm@openssh.com` (with AES-NI, ssh2's first choice). */
+    readonly cipher = '',
   ) {
     conn.on('error', () => undefined);
     conn.once('close', () => {
