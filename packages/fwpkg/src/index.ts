@@ -7,7 +7,8 @@
  *   once the first 19 bytes are in).
  * - `inspectFwpkg(stream)` / `inspectFwpkgFile(path)`: one pass over a whole package: header,
  *   size, sha256 of the package and of each image, every image inside the file, and for 1.3 the
- *   payload checksum.
+ *   payload checksum. Files of 64 MiB and more are read in 4 MiB chunks into shared memory and
+ *   hashed on two worker threads (package digest, image digests), about one SHA-256 pass long.
  * - `new FwpkgInspector()`: the same as a Writable, for the end of a pipeline that also stores
  *   the bytes, e.g. `await pipeline(upload, tee, inspector); const r = await inspector.result`.
  *

@@ -1,9 +1,10 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32 } from './crc32.js';
 import { FwpkgError, hex32 } from './errors.js';
+import { scanFile } from './file-scan.js';
 import { COMPONENT_LOCATION_OFFSET, COMPONENT_SIZE, HEADER_SIZE_KNOWN_AT, parseFwpkgHeader } from './header-parser.js';
 import type { FwpkgHeader } from './types.js';
 
@@ -129,39 +130,43 @@ export class FwpkgInspector extends Writable {
   private finish(): FwpkgInspection {
     // Parsing what did arrive names the field the package stopped in.
     const header = this.header ?? parseFwpkgHeader(Buffer.concat(this.prefix));
-    const size = this.position;
-    for (const c of header.components) {
-      if (c.locationOffset > size) {
-        throw new FwpkgError(
-          'out_of_bounds',
-          'ComponentLocationOffset',
-          c.recordOffset + COMPONENT_LOCATION_OFFSET,
-          `${c.locationOffset} lies past the end of the ${size}-byte package`,
-        );
-      }
-      if (c.locationOffset + c.size > size) {
-        throw new FwpkgError(
-          'out_of_bounds',
-          'ComponentSize',
-          c.recordOffset + COMPONENT_SIZE,
-          `the image ends at byte ${c.locationOffset + c.size}, the package has ${size} bytes`,
-        );
-      }
-    }
-    if (header.payloadChecksum !== undefined && header.payloadChecksum !== this.payloadCrc) {
-      throw new FwpkgError(
-        'checksum_mismatch',
-        'PackagePayloadChecksum',
-        header.headerSize - 4,
-        `stored ${hex32(header.payloadChecksum)}, computed ${hex32(this.payloadCrc)}`,
-      );
-    }
+    checkAfterLastByte(header, this.position, this.payloadCrc);
     return {
       header,
-      size,
+      size: this.position,
       sha256: this.fileHash.digest('hex'),
       componentSha256: this.images.map((i) => i.hash.digest('hex')),
     };
+  }
+}
+
+/** What only the whole package shows: every image inside it and, for 1.3, PackagePayloadChecksum. */
+function checkAfterLastByte(header: FwpkgHeader, size: number, payloadCrc: number): void {
+  for (const c of header.components) {
+    if (c.locationOffset > size) {
+      throw new FwpkgError(
+        'out_of_bounds',
+        'ComponentLocationOffset',
+        c.recordOffset + COMPONENT_LOCATION_OFFSET,
+        `${c.locationOffset} lies past the end of the ${size}-byte package`,
+      );
+    }
+    if (c.locationOffset + c.size > size) {
+      throw new FwpkgError(
+        'out_of_bounds',
+        'ComponentSize',
+        c.recordOffset + COMPONENT_SIZE,
+        `the image ends at byte ${c.locationOffset + c.size}, the package has ${size} bytes`,
+      );
+    }
+  }
+  if (header.payloadChecksum !== undefined && header.payloadChecksum !== payloadCrc) {
+    throw new FwpkgError(
+      'checksum_mismatch',
+      'PackagePayloadChecksum',
+      header.headerSize - 4,
+      `stored ${hex32(header.payloadChecksum)}, computed ${hex32(payloadCrc)}`,
+    );
   }
 }
 
@@ -174,6 +179,27 @@ export async function inspectFwpkg(
   return inspector.result;
 }
 
-export function inspectFwpkgFile(path: string): Promise<FwpkgInspection> {
-  return inspectFwpkg(createReadStream(path, { highWaterMark: 1024 * 1024 }));
+/** From this size on, a file is hashed on worker threads (starting them costs a few tens of ms). */
+export const PARALLEL_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Inspects a package file: small ones as a stream in this thread, large ones in FILE_CHUNK reads
+ * hashed on two worker threads (the package digest and the image digests cover the same bytes, and
+ * SHA-256 cannot be split), so the whole inspection takes about as long as one SHA-256 pass.
+ */
+export async function inspectFwpkgFile(
+  path: string,
+  { parallelFromBytes = PARALLEL_FILE_BYTES }: { parallelFromBytes?: number } = {},
+): Promise<FwpkgInspection> {
+  const file = await open(path, 'r');
+  try {
+    const { size } = await file.stat();
+    if (size < parallelFromBytes)
+      return await inspectFwpkg(file.createReadStream({ highWaterMark: 1024 * 1024, autoClose: false }));
+    const scan = await scanFile(file);
+    checkAfterLastByte(scan.header, scan.size, scan.payloadCrc);
+    return { header: scan.header, size: scan.size, sha256: scan.sha256, componentSha256: scan.componentSha256 };
+  } finally {
+    await file.close();
+  }
 }
