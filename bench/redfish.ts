@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
@@ -20,19 +20,29 @@ import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
  *   One cold pass (discovery, connections), then timed warm passes.
  * - simulator RSS: a 10,000-BMC simulator once ready and after one request to a sample of
  *   its BMCs, against an idle 1-BMC simulator started in the same run.
- * - upload: pushFirmware streaming a 1 GiB sparse file to a node:http sink, with this
- *   process's RSS sampled every 50 ms; the same file over a raw loopback socket as baseline.
+ * - upload: pushFirmware streaming a 1 GiB sparse file to a node:http sink, 5 runs, each in a fresh
+ *   uploader process whose RSS is sampled every 50 ms (and its exact kernel peak, VmHWM, read); the
+ *   same file over a raw loopback socket from the same process as baseline. The RSS figure is the
+ *   worst run, the rates are medians; every run is listed under upload_runs.
  *
- * Args: [bmcs=1000] [siteCap=100] [warmPasses=2]
+ * Args: [bmcs=1000] [siteCap=100] [warmPasses=2], or `upload` for the upload figures alone.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
+  if (args[0] === 'upload') {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-bench-redfish-'));
+    try {
+      return await uploadFigures(dir);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
   const bmcs = Number(args[0] ?? 1_000);
   const siteCap = Number(args[1] ?? 100);
   const warmPasses = Number(args[2] ?? 2);
   const dir = await mkdtemp(join(tmpdir(), 'fleet-bench-redfish-'));
   const processes: ManagedProcess[] = [];
   try {
-    // Upload first, while this process holds nothing else: its RSS delta is the figure.
+    // Upload first, before the simulators load the machine (its uploaders are processes of their own).
     const upload = await uploadFigures(dir);
     const inventory = await inventoryFigures(dir, processes, bmcs, siteCap, warmPasses);
     const rss = await simulatorRssFigures(dir, processes);
@@ -220,87 +230,172 @@ async function simulatorRssFigures(dir: string, processes: ManagedProcess[]): Pr
 // ---- 1 GiB upload ----------------------------------------------------------------------------------
 
 const SINK_ENV = 'FLEET_BENCH_REDFISH_SINK';
+const UPLOADER_ENV = 'FLEET_BENCH_REDFISH_UPLOADER';
 const TASK = '/redfish/v1/TaskService/Tasks/1';
+const UPLOAD_RUNS = 5;
 
-interface Sink {
-  child: ChildProcess;
-  httpUrl: string;
-  tcpPort: number;
-}
-
-/** This file again, as the receiving process (see serveSink at the bottom). */
-async function startSink(): Promise<Sink> {
+/** This file again, as a child process in the role `env` names; resolves with the child's `<tag> {json}` line. */
+async function startRole<T>(
+  env: Record<string, string>,
+  tag: string,
+  timeoutMs: number,
+): Promise<{ child: ChildProcess; line: T; output: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url)], {
     cwd: repoRoot,
-    env: { ...process.env, [SINK_ENV]: '1' },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + timeoutMs;
+  const pattern = new RegExp(`^${tag} (\\{.*\\})$`, 'm');
   for (;;) {
-    const line = /^SINK (\{.*\})$/m.exec(out)?.[1];
-    if (line) {
-      const ports = JSON.parse(line) as { http: number; tcp: number };
-      return { child, httpUrl: `http://127.0.0.1:${ports.http}`, tcpPort: ports.tcp };
-    }
+    const line = pattern.exec(out)?.[1];
+    if (line) return { child, line: JSON.parse(line) as T, output: () => out };
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`upload sink did not start:\n${out}`);
+      throw new Error(`${tag.toLowerCase()} child failed:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
-async function stopSink(sink: Sink): Promise<void> {
-  if (sink.child.exitCode !== null || sink.child.signalCode !== null) return;
-  const exited = once(sink.child, 'exit');
-  sink.child.kill('SIGTERM');
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
   await exited;
 }
 
+interface UploadJob {
+  httpUrl: string;
+  tcpPort: number;
+  file: string;
+  size: number;
+}
+
+interface UploadRun {
+  /**
+   * The push's peak RSS minus the RSS just before it, in a process that has made no request yet: the
+   * larger of the 50 ms samples of process.memoryUsage().rss and the kernel's exact peak (VmHWM, reset
+   * via /proc/self/clear_refs just before the push; null where the kernel refuses the reset).
+   */
+  peak_rss_delta_mib: number;
+  sampled_rss_delta_mib: number;
+  hwm_rss_delta_mib: number | null;
+  mib_per_s: number;
+  raw_loopback_mib_per_s: number;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * UPLOAD_RUNS runs, each in a fresh uploader process (so no run inherits another's heap or malloc
+ * arenas, and the sink's memory is never counted): pushFirmware of the 1 GiB file, then the raw
+ * loopback baseline in the same process. The headline RSS figure is the worst run.
+ */
 async function uploadFigures(dir: string): Promise<Record<string, unknown>> {
   const size = 1024 * MiB;
   const file = join(dir, 'firmware-1gib.bin');
   const fh = await open(file, 'w');
   await fh.truncate(size);
   await fh.close();
-  const sink = await startSink();
-  const client = new RedfishClient({ baseUrl: sink.httpUrl, credentials: { username: USER, password: PASSWORD } });
+  // Read once so every run finds the file in the page cache: otherwise the first run alone pays for filling it.
+  for await (const chunk of createReadStream(file, { highWaterMark: MiB })) void chunk;
+  const sink = await startRole<{ http: number; tcp: number }>({ [SINK_ENV]: '1' }, 'SINK', 30_000);
   try {
-    // RSS before, then sampled every 50 ms while the upload runs on this event loop.
-    const baseRss = process.memoryUsage().rss;
-    let peakRss = baseRss;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
-    const started = performance.now();
-    let result;
-    try {
-      result = await pushFirmware(client, { filePath: file, fileName: 'firmware-1gib.bin' });
-    } finally {
-      clearInterval(sampler);
+    const job: UploadJob = {
+      httpUrl: `http://127.0.0.1:${sink.line.http}`,
+      tcpPort: sink.line.tcp,
+      file,
+      size,
+    };
+    const runs: UploadRun[] = [];
+    for (let i = 0; i < UPLOAD_RUNS; i++) {
+      const uploader = await startRole<UploadRun>({ [UPLOADER_ENV]: JSON.stringify(job) }, 'UPLOAD', 120_000);
+      // It exits by itself once its client is closed.
+      if (uploader.child.exitCode === null) await once(uploader.child, 'exit');
+      if (uploader.child.exitCode !== 0)
+        throw new Error(`uploader exited ${uploader.child.exitCode}:\n${uploader.output()}`);
+      runs.push(uploader.line);
+      const received = ((await (await fetch(`${job.httpUrl}/stats`)).json()) as { bytes: number }).bytes;
+      if (received < size) throw new Error(`the sink received ${received} bytes, fewer than the ${size}-byte file`);
     }
-    const seconds = (performance.now() - started) / 1000;
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    if (result.taskUri !== TASK) throw new Error(`unexpected task ${result.taskUri}`);
-    const received = ((await (await fetch(`${sink.httpUrl}/stats`)).json()) as { bytes: number }).bytes;
-    if (received < size) throw new Error(`the sink received ${received} bytes, fewer than the ${size}-byte file`);
-    const deltaMiB = (peakRss - baseRss) / MiB;
-    // Reported either way, so the run keeps its other figures; the budget is 64 MiB.
-    if (deltaMiB >= 64)
-      console.error(`warning: upload peak RSS delta ${deltaMiB.toFixed(1)} MiB is over the 64 MiB budget`);
-
-    const raw = await rawLoopback(file, sink.tcpPort, size);
+    const worst = Math.max(...runs.map((r) => r.peak_rss_delta_mib));
+    // Reported either way, so the run keeps its other figures; the budget is 48 MiB.
+    if (worst >= 48) console.error(`warning: upload peak RSS delta ${worst.toFixed(1)} MiB is over the 48 MiB budget`);
     return {
-      upload_1gib_peak_rss_delta_mib: round(deltaMiB),
-      upload_mib_per_s: Math.round(size / MiB / seconds),
-      upload_bytes_received: received,
-      raw_loopback_mib_per_s: Math.round(size / MiB / raw),
+      upload_1gib_peak_rss_delta_mib: worst,
+      upload_mib_per_s: median(runs.map((r) => r.mib_per_s)),
+      upload_bytes_received: ((await (await fetch(`${job.httpUrl}/stats`)).json()) as { bytes: number }).bytes,
+      raw_loopback_mib_per_s: median(runs.map((r) => r.raw_loopback_mib_per_s)),
+      // Per run, against the raw socket in the same process a moment later, so load on the machine cancels out.
+      upload_vs_raw_loopback: round(median(runs.map((r) => r.mib_per_s / r.raw_loopback_mib_per_s)), 2),
+      upload_runs: runs,
     };
   } finally {
-    await client.close();
-    await stopSink(sink);
+    await stopChild(sink.child);
     await rm(file, { force: true });
+  }
+}
+
+function statusKiB(field: 'VmRSS' | 'VmHWM'): number {
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  if (!kb) throw new Error(`no ${field} in /proc/self/status`);
+  return Number(kb);
+}
+
+/** One push of the file: its peak RSS over the RSS just before it, and its rate. */
+async function measuredPush(
+  client: RedfishClient,
+  job: UploadJob,
+): Promise<{ sampled: number; hwm: number | null; mibPerS: number }> {
+  // RSS before, then sampled every 50 ms while the upload runs on this event loop; the kernel's
+  // high-water mark is reset here too ("5" to clear_refs) where the kernel allows it.
+  let hwmReset = true;
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+  } catch {
+    hwmReset = false;
+  }
+  const baseRss = process.memoryUsage().rss;
+  let peakRss = baseRss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+  const started = performance.now();
+  let result;
+  try {
+    result = await pushFirmware(client, { filePath: job.file, fileName: 'firmware-1gib.bin' });
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  const hwm = hwmReset ? statusKiB('VmHWM') * 1024 : undefined;
+  if (result.taskUri !== TASK) throw new Error(`unexpected task ${result.taskUri}`);
+  return {
+    sampled: round((peakRss - baseRss) / MiB),
+    hwm: hwm === undefined ? null : round((hwm - baseRss) / MiB),
+    mibPerS: Math.round(job.size / MiB / seconds),
+  };
+}
+
+/** The uploader process: one push (its first request, as in a fresh agent), then the raw loopback baseline. */
+async function serveUploader(job: UploadJob): Promise<void> {
+  const client = new RedfishClient({ baseUrl: job.httpUrl, credentials: { username: USER, password: PASSWORD } });
+  try {
+    const first = await measuredPush(client, job);
+    const raw = await rawLoopback(job.file, job.tcpPort, job.size);
+    const run: UploadRun = {
+      peak_rss_delta_mib: Math.max(first.sampled, first.hwm ?? 0),
+      sampled_rss_delta_mib: first.sampled,
+      hwm_rss_delta_mib: first.hwm,
+      mib_per_s: first.mibPerS,
+      raw_loopback_mib_per_s: Math.round(job.size / MiB / raw),
+    };
+    process.stdout.write(`UPLOAD ${JSON.stringify(run)}\n`);
+  } finally {
+    await client.close();
   }
 }
 
@@ -373,3 +468,7 @@ async function serveSink(): Promise<void> {
 }
 
 if (process.env[SINK_ENV] === '1') await serveSink();
+else if (process.env[UPLOADER_ENV]) {
+  await serveUploader(JSON.parse(process.env[UPLOADER_ENV]) as UploadJob);
+  process.exit(0);
+}

@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import {
   classifyTransportError,
   parseJsonOrText,
@@ -18,11 +17,16 @@ export interface RedfishResponse<T = unknown> {
   body: T;
 }
 
-/** A request body that can be produced again for a retry (a stream can be read only once). */
+/**
+ * A request body that can be produced again for a retry (a stream can be read only once). An
+ * iterable is consumed by undici's writer, which pulls the next chunk only once the socket has
+ * taken the previous one (waiting for 'drain' when write() says so): a source may reuse a
+ * chunk's memory two pulls later (multipart.ts does).
+ */
 export interface BodySource {
   contentType: string;
   length: number;
-  open(): string | Buffer | Readable;
+  open(): string | Buffer | AsyncIterable<Uint8Array>;
 }
 
 export interface ExchangeSpec {
@@ -64,7 +68,8 @@ export async function exchange(
         ...spec.headers,
         ...(spec.body ? { 'content-type': spec.body.contentType, 'content-length': String(spec.body.length) } : {}),
       },
-      ...(spec.body ? { body: spec.body.open() } : {}),
+      // undici takes async iterables (docs/api/Dispatcher.md, `body`), though its types list only streams.
+      ...(spec.body ? { body: spec.body.open() as Dispatcher.RequestOptions['body'] } : {}),
       headersTimeout: spec.timeoutMs,
       bodyTimeout: spec.timeoutMs,
       signal,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, truncate } from 'node:fs/promises';
+import { mkdtemp, open, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -42,6 +42,7 @@ describe('multipart firmware push and task monitoring', () => {
     bmc.state.uploads.length = 0;
     bmc.requests.length = 0;
     delete bmc.state.intercept;
+    delete bmc.state.uploadReadDelayMs;
   });
   after(async () => {
     await client.close();
@@ -91,6 +92,18 @@ describe('multipart firmware push and task monitoring', () => {
     assert.equal(result.outcome, 'succeeded');
     assert.equal(result.taskState, 'Completed');
     assert.deepEqual(progress, [10, 100]);
+  });
+
+  it('a slow BMC gets random bytes intact while the client reuses its read buffers under backpressure', async () => {
+    const path = join(dir, 'random.fwpkg');
+    // More than loopback socket buffers absorb, so writes do back up; not a whole number of reads.
+    const size = 16 * MiB + 12_345;
+    await writeFile(path, randomBytes(size));
+    const expected = await sha256File(path);
+    bmc.state.uploadReadDelayMs = 1;
+    await pushFirmware(client, { filePath: path });
+    assert.equal(bmc.state.uploads[0]?.fileBytes, size);
+    assert.equal(bmc.state.uploads[0]?.sha256, expected);
   });
 
   it('sends Targets [] and ForceUpdate false by default, and reports a failed task with its message', async () => {

@@ -24,6 +24,8 @@ export interface FakeBmcState {
   managerEtag: number;
   managerTimeZone: string;
   uploads: ReceivedUpload[];
+  /** A slow BMC: the pause after each chunk of an upload it reads, so the client's socket writes back up. */
+  uploadReadDelayMs?: number;
   /** TaskState sequence served by successive GETs of the task; the last one repeats. */
   taskStates: { TaskState: string; TaskStatus?: string; PercentComplete?: number; Messages?: unknown[] }[];
   /** Runs first; return true when it answered the request itself (fault injection). */
@@ -200,7 +202,7 @@ export async function fakeBmc(
       });
     }
     if (method === 'POST' && path === `${v1}/UpdateService/update-multipart`) {
-      state.uploads.push(await receiveMultipart(req));
+      state.uploads.push(await receiveMultipart(req, state.uploadReadDelayMs));
       taskReads = 0;
       return json(
         res,
@@ -222,7 +224,7 @@ export async function fakeBmc(
  * Reads a multipart body as a stream: parses the small header region, then hashes the
  * file part as it arrives and checks the closing boundary, holding at most one chunk.
  */
-async function receiveMultipart(req: IncomingMessage): Promise<ReceivedUpload> {
+async function receiveMultipart(req: IncomingMessage, readDelayMs = 0): Promise<ReceivedUpload> {
   const contentLength = Number(req.headers['content-length']);
   const boundary = /boundary=(.+)$/.exec(String(req.headers['content-type']))?.[1];
   if (!boundary) throw new Error('no boundary');
@@ -257,6 +259,7 @@ async function receiveMultipart(req: IncomingMessage): Promise<ReceivedUpload> {
     fileBytes += fileChunk.length;
     tailSeen = Buffer.concat([tailSeen, chunk.subarray(fileChunk.length)]);
     consumed += chunk.length;
+    if (readDelayMs > 0) await new Promise((r) => setTimeout(r, readDelayMs));
   }
   if (!tailSeen.equals(tail)) throw new Error('bad closing boundary');
   return { contentLength, parameters, fileName, fileBytes, sha256: hash.digest('hex') };
