@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDb, createApiToken, getOrCreateSyncState } from '@fleet/db';
+import pg from 'pg';
+import { connectDb, createApiToken, deviceListQuery, getOrCreateSyncState } from '@fleet/db';
 import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
 import { createFleetClient, unwrap } from '@fleet/client';
@@ -133,11 +134,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       return { p50: pct(0.5), p99: pct(0.99), n: times.length, errors };
     };
     // The same question to both: compute trays of one site, a page of 100.
+    const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
     const hubApi = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token: hubToken });
-    const hubPage = async () => {
-      const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
-      return (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
-    };
+    const hubPage = async () => (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
+    // The statement the hub's page rests on (the repository builds it; limit + 1 tells whether a next page exists),
+    // raw over pg with a pool of the hub's size: what the hub adds on top of Postgres.
+    const statement = deviceListQuery(big.handle.db, {
+      limit: query.limit + 1,
+      sort: 'name',
+      filters: { siteId: query.site_id, role: query.role },
+    }).toSQL();
+    const rawPool = new pg.Pool({ connectionString: big.db.url, max: 20 });
+    cleanups.unshift(() => rawPool.end());
+    const rawPage = async () =>
+      Math.min(query.limit, (await rawPool.query(statement.sql, statement.params)).rows.length);
     const netboxPage = async () => {
       const url = `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`;
       const res = await fetch(url, { headers: { authorization: `Bearer ${netbox.token}` } });
@@ -146,6 +156,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     };
     await load('hub warm-up', hubPage, 40);
     const hubStats = await load('hub', hubPage, 2000);
+    await load('raw SQL warm-up', rawPage, 40);
+    const rawStats = await load('raw SQL', rawPage, 2000);
     const nbStats = await load('NetBox', netboxPage, 200);
 
     return {
@@ -162,6 +174,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       hub_list_p99_ms: hubStats.p99,
       hub_list_requests: hubStats.n,
       hub_list_errors: hubStats.errors,
+      raw_sql_list_p50_ms: rawStats.p50,
+      raw_sql_list_p99_ms: rawStats.p99,
+      raw_sql_list_errors: rawStats.errors,
+      hub_over_raw_sql_p99: Number((hubStats.p99 / rawStats.p99).toFixed(2)),
       netbox_list_p50_ms: nbStats.p50,
       netbox_list_p99_ms: nbStats.p99,
       netbox_list_requests: nbStats.n,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listDeviceRoles, type Db } from '@fleet/db';
+import { listDeviceRoles, unheldDeviceRoles, type Db } from '@fleet/db';
 import { invalid } from './errors.js';
 import { repeated } from './pagination.js';
 
@@ -13,10 +13,20 @@ export const roleFilter = repeated(z.string().min(1)).describe(
 
 /**
  * A role filter names NetBox role slugs, which NetBox defines rather than Fleet: the allowed values are the
- * roles the mirror holds, and a role none of its devices has is a 400 listing them (not an empty page).
+ * roles the mirror holds, and a role none of its devices has is a 400 listing them (not an empty page). Roles that
+ * `seen` (current devices, e.g. the page the filter selected) hold are known without asking; the rest are looked up
+ * by the role index, and the full list of roles is read only to word the error.
  */
-export async function checkRoleFilter(db: Db, roles: string[] | undefined, field: string): Promise<void> {
+export async function checkRoleFilter(
+  db: Db,
+  roles: string[] | undefined,
+  field: string,
+  seen: readonly { role: string | null }[] = [],
+): Promise<void> {
   if (!roles?.length) return;
+  const held = new Set(seen.map((d) => d.role));
+  const unseen = roles.filter((r) => !held.has(r));
+  if (!unseen.length || !(await unheldDeviceRoles(db, unseen)).length) return;
   const known = await listDeviceRoles(db);
   const unknown = roles.filter((r) => !known.includes(r));
   if (unknown.length) {

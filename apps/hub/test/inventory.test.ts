@@ -7,7 +7,10 @@ import {
   bmcCandidates,
   connectDb,
   createApiToken,
+  getDevice,
   getOrCreateSyncState,
+  getSyncState,
+  insertDevice,
   refreshInventoryIssues,
   setBmcUrls,
   updateSyncState,
@@ -22,6 +25,7 @@ import {
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { bmcUrlFor } from '@fleet/domain';
 import { buildHub } from '../src/app.js';
+import { deviceView } from '../src/views.js';
 
 const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
@@ -413,5 +417,40 @@ issue`, async () => {
     assert.deepEqual(await issues('invalid_nvos_endpoint'), []);
     await handle.pool.query('delete from inventory_issues where netbox_id in (210, 211)');
     await handle.pool.query('delete from devices where netbox_id in (210, 211)');
+  });
+
+  // Postgres writes the list's device JSON (listDevicesJson): it must stay deviceView's, field for field and in order.
+  it('lists each device exactly as deviceView shows it, for NetBox and API devices and odd values', async () => {
+    const odd = await insertDevice(handle.db, {
+      siteId: 'osl1',
+      name: 'odd "quoted" \\ tray\u2028 ünïcode',
+      position: 10.5,
+      uHeight: 2,
+      role: 'odd-role',
+      vendor: 'acme',
+      model: 'tab\tmodel',
+      serial: 'SN\u0001',
+    });
+    // Microseconds: the API shows milliseconds, truncated as JavaScript's Date does.
+    await handle.pool.query(
+      `update devices set power_state = 'On', power_state_at = '2026-12-01 10:00:00.123999+00',
+         created_at = '2026-12-01 09:00:00.000999+00' where id = $1`,
+      [odd.id],
+    );
+    try {
+      for (const syncUrl of ['http://netbox.example/', '']) {
+        await updateSyncState(handle.db, 'netbox', { sourceUrl: syncUrl });
+        const sync = await getSyncState(handle.db, 'netbox');
+        const listed = (await get('/v1/devices?limit=1000')).body.items as { id: string }[];
+        assert.ok(listed.some((d) => d.id === odd.id));
+        for (const item of listed) {
+          const expected = JSON.stringify(deviceView((await getDevice(handle.db, item.id))!, sync));
+          assert.equal(JSON.stringify(item), expected);
+        }
+      }
+    } finally {
+      await updateSyncState(handle.db, 'netbox', { sourceUrl: 'http://netbox.example' });
+      await handle.pool.query('delete from devices where id = $1', [odd.id]);
+    }
   });
 });

@@ -86,7 +86,7 @@ describe('large-file inspection on worker threads', () => {
     );
   });
 
-  it('every failure is the error the stream reports: header, payload checksum, images past the end, truncation', async () => {
+  it('fails as the stream does: header, payload checksum, images past the end, truncation', async () => {
     const pkg = buildFwpkg(sampleSpec('1.3'));
     const headerSize = pkg.readUInt16LE(17);
     const corruptHeader = Buffer.from(pkg);

@@ -5,7 +5,7 @@ import {
   getDevice,
   getSyncState,
   listDeviceFirmware,
-  listDevices,
+  listDevicesJson,
   listInventoryIssues,
   type Db,
 } from '@fleet/db';
@@ -34,7 +34,6 @@ import {
   deviceDetailView,
   DevicePage,
   DeviceView,
-  deviceView,
   jobAccepted,
   jobView,
   type ViewContext,
@@ -120,39 +119,44 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       success: { status: 200, description: 'Devices', body: DevicePage },
       errors: [400],
     },
-    async ({ query: q }) => {
+    async ({ query: q, reply }) => {
       const byName = q.sort.endsWith('name');
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
       if (after && after[2] !== q.sort)
         throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
-      await checkRoleFilter(db, q.role, 'query.role');
-      const rows = await listDevices(db, {
-        limit: q.limit + 1,
-        sort: byName ? 'name' : 'created_at',
-        descending: q.sort.startsWith('-'),
-        filters: {
-          siteId: q.site_id,
-          rackId: q.rack_id,
-          role: q.role,
-          vendor: q.vendor,
-          model: q.model,
-          nodeType: q.node_type,
-          lifecycleState: q.lifecycle_state,
-          powerState: q.power_state,
-          firmwareVersion: q.firmware_version,
+      // Postgres writes each device's JSON (deviceView's, provenance included) in the page's own statement: the
+      // hub passes the text through rather than mapping, viewing and stringifying 100 rows per request.
+      const rows = await listDevicesJson(
+        db,
+        {
+          limit: q.limit + 1,
+          sort: byName ? 'name' : 'created_at',
+          descending: q.sort.startsWith('-'),
+          filters: {
+            siteId: q.site_id,
+            rackId: q.rack_id,
+            role: q.role,
+            vendor: q.vendor,
+            model: q.model,
+            nodeType: q.node_type,
+            lifecycleState: q.lifecycle_state,
+            powerState: q.power_state,
+            firmwareVersion: q.firmware_version,
+          },
+          ...(after ? { after: { value: byName ? after[0] : new Date(after[0]), id: after[1] } } : {}),
         },
-        ...(after ? { after: { value: byName ? after[0] : new Date(after[0]), id: after[1] } } : {}),
-      });
+        'netbox',
+      );
+      // A role a listed (current) device holds is known: only the others are looked up.
+      await checkRoleFilter(db, q.role, 'query.role', rows);
       const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [
-        byName ? last.name : last.createdAt.toISOString(),
+        byName ? last.name : last.createdAt,
         last.id,
         q.sort,
       ]);
-      const sync = await getSyncState(db, 'netbox');
-      return {
-        items: page.map((d) => deviceView(d, sync)),
-        next_cursor: nextCursor,
-      };
+      // The DevicePage JSON, byte for byte what returning {items, next_cursor} would send.
+      const body = `{"items":[${page.map((d) => d.json).join(',')}],"next_cursor":${JSON.stringify(nextCursor)}}`;
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

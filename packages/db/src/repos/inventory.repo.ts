@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { PgDialect, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
 import {
@@ -67,6 +68,21 @@ export interface DevicePageQuery {
 
 /** A filtered, sorted page of devices; every filter and sort column is indexed. */
 export async function listDevices(db: DbOrTx, q: DevicePageQuery): Promise<Device[]> {
+  return deviceListQuery(db, q);
+}
+
+/** The statement listDevices runs (`.toSQL()` shows it: the hub-list bench runs it raw over pg as its baseline). */
+export function deviceListQuery(db: DbOrTx, q: DevicePageQuery) {
+  const page = devicePage(q);
+  return db
+    .select()
+    .from(devices)
+    .where(page.where)
+    .orderBy(...page.orderBy)
+    .limit(q.limit);
+}
+
+function devicePage(q: DevicePageQuery): { where: SQL | undefined; orderBy: SQL[] } {
   const c: SQL[] = [isNull(devices.deletedAt)];
   for (const [key, values] of Object.entries(q.filters ?? {}) as [keyof DeviceFilters, string[] | undefined][]) {
     if (values?.length) c.push(inArray(deviceFilterColumns[key], values));
@@ -77,12 +93,78 @@ export async function listDevices(db: DbOrTx, q: DevicePageQuery): Promise<Devic
     c.push(or(cmp(col, q.after.value), and(eq(col, q.after.value), cmp(devices.id, q.after.id)))!);
   }
   const dir = q.descending ? desc : asc;
-  return db
-    .select()
-    .from(devices)
-    .where(and(...c))
-    .orderBy(dir(col), dir(devices.id))
-    .limit(q.limit);
+  return { where: and(...c), orderBy: [dir(col), dir(devices.id)] };
+}
+
+/** Postgres's SQL dialect, to render a statement to text and parameters. */
+export const pgDialect = new PgDialect();
+
+/** A timestamp as JavaScript's Date#toISOString writes it (UTC, milliseconds truncated as pg's Date parsing does). */
+const isoText = (column: SQL | AnyPgColumn) =>
+  sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** A page row of listDevicesJson: the device as API JSON, and what a keyset cursor after it is made of. */
+export interface DeviceJsonRow {
+  id: string;
+  name: string;
+  role: string | null;
+  /** created_at as an ISO 8601 string. */
+  createdAt: string;
+  /** The device in the API's `Device` shape, as JSON text. */
+  json: string;
+}
+
+/** The device JSON of listDevicesJson over the row `"devices"` and `"sync_state"`; parameterless, so built once. */
+const deviceJson = (() => {
+  const provenance = sql`case when ${devices.netboxId} is null then '{"source":"api"}'::json
+    else (select row_to_json(p) from (select
+      'netbox'::text as source,
+      ${devices.netboxId} as netbox_id,
+      case when ${syncState.sourceUrl} <> ''
+        then regexp_replace(${syncState.sourceUrl}, '/$', '') || '/dcim/devices/' || ${devices.netboxId} || '/'
+      end as netbox_url,
+      ${isoText(devices.netboxLastUpdated)} as netbox_last_updated,
+      ${isoText(devices.lastSyncedAt)} as last_synced_at,
+      coalesce(${syncState.stale}, true) as stale) p) end`;
+  const view = sql`(select row_to_json(v)::text from (select
+    ${devices.id} as id, ${devices.name} as name, ${devices.siteId} as site_id, ${devices.rackId} as rack_id,
+    ${devices.position}::float8 as position, ${devices.face} as face, ${devices.uHeight}::float8 as u_height,
+    ${devices.role} as role, ${devices.vendor} as vendor, ${devices.model} as model, ${devices.platform} as platform,
+    ${devices.serial} as serial, ${devices.nodeType} as node_type, ${devices.lifecycleState} as lifecycle_state,
+    ${devices.managementProfile} as management_profile, ${devices.bmcUrl} as bmc_url,
+    ${devices.credentialRef} as credential_ref, ${devices.nvosUrl} as nvos_url, ${devices.nvosSsh} as nvos_ssh,
+    ${devices.nvosCredentialRef} as nvos_credential_ref, ${devices.nvosHostKey} as nvos_host_key,
+    ${devices.firmwareVersion} as firmware_version, ${devices.powerState} as power_state,
+    ${isoText(devices.powerStateAt)} as power_state_at, ${isoText(devices.deletedAt)} as deleted_at,
+    ${isoText(devices.createdAt)} as created_at, ${isoText(devices.updatedAt)} as updated_at,
+    ${provenance} as provenance) v)`;
+  const text = pgDialect.sqlToQuery(view);
+  if (text.params.length) throw new Error('the device JSON expression must not take parameters');
+  return sql.raw(text.sql);
+})();
+
+/**
+ * The page listDevices returns, each device already as the JSON text of the API's `Device` (the hub's deviceView,
+ * field for field and in its order, provenance from the `syncScope` sync state): Postgres writes it in the same
+ * statement, so a list is passed through instead of mapped row by row, viewed and stringified again. Numeric
+ * columns go through float8 (`10.50` is `10.5`, as Number() makes it) and timestamps through isoText. The page is
+ * cut first (the inner select, the very statement listDevices runs) so only its rows are turned into JSON.
+ */
+export async function listDevicesJson(db: DbOrTx, q: DevicePageQuery, syncScope: string): Promise<DeviceJsonRow[]> {
+  const result = await db.execute<{ id: string; name: string; role: string | null; created_at: string; json: string }>(
+    deviceJsonListStatement(db, q, syncScope),
+  );
+  return result.rows.map((r) => ({ id: r.id, name: r.name, role: r.role, createdAt: r.created_at, json: r.json }));
+}
+
+/** The statement listDevicesJson runs; `dialect.sqlToQuery()` of it is the text and parameters (benches run it). */
+export function deviceJsonListStatement(db: DbOrTx, q: DevicePageQuery, syncScope: string): SQL {
+  const { orderBy } = devicePage(q);
+  return sql`select ${devices.id} as id, ${devices.name} as name, ${devices.role} as role,
+      ${isoText(devices.createdAt)} as created_at, ${deviceJson} as json
+    from (${deviceListQuery(db, q)}) as ${devices}
+    left join ${syncState} on ${syncState.scope} = ${syncScope}
+    order by ${sql.join(orderBy, sql`, `)}`;
 }
 
 export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack & { deviceCount: number })[]> {
@@ -171,4 +253,13 @@ export async function listDeviceRoles(db: DbOrTx): Promise<string[]> {
     .where(and(isNull(devices.deletedAt), sql`${devices.role} is not null`))
     .orderBy(asc(devices.role));
   return rows.map((r) => r.role!);
+}
+
+/** Of `roles`, those no current device holds: one index probe per role, where listDeviceRoles reads every device. */
+export async function unheldDeviceRoles(db: DbOrTx, roles: string[]): Promise<string[]> {
+  if (!roles.length) return [];
+  const rows = await db.execute<{ role: string }>(sql`
+    select r.role from unnest(${sql.param(roles)}::text[]) as r(role)
+    where not exists (select 1 from devices d where d.role = r.role and d.deleted_at is null)`);
+  return rows.rows.map((r) => r.role);
 }

@@ -19,8 +19,13 @@ export async function createApiToken(db: DbOrTx, name: string, role: Role): Prom
 }
 
 export async function findActiveToken(db: DbOrTx, token: string): Promise<ApiToken | undefined> {
+  return findActiveTokenByHash(db, hashToken(token));
+}
+
+/** As findActiveToken, for a caller that already holds the token's hash (the hub's token cache is keyed by it). */
+export async function findActiveTokenByHash(db: DbOrTx, tokenHash: string): Promise<ApiToken | undefined> {
   return db.query.apiTokens.findFirst({
-    where: and(eq(apiTokens.tokenHash, hashToken(token)), isNull(apiTokens.revokedAt)),
+    where: and(eq(apiTokens.tokenHash, tokenHash), isNull(apiTokens.revokedAt)),
   });
 }
 
