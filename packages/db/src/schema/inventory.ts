@@ -120,7 +120,10 @@ export const devices = pgTable(
     uniqueIndex('devices_registered_site_id_name_unique')
       .on(t.siteId, t.name)
       .where(sql`${t.netboxId} is null and ${t.deletedAt} is null`),
-    index('devices_site_id_idx').on(t.siteId),
+    // A site's devices in name order (the console's and fleetctl's default page) read straight off an index, with
+    // or without a role filter; both also serve plain site lookups.
+    index('devices_site_id_name_id_idx').on(t.siteId, t.name, t.id),
+    index('devices_site_id_role_name_id_idx').on(t.siteId, t.role, t.name, t.id),
     index('devices_rack_id_idx').on(t.rackId),
     index('devices_role_idx').on(t.role),
     index('devices_vendor_idx').on(t.vendor),
