@@ -174,9 +174,8 @@ async function measureViews(
 /** A fresh context (no cache, no storage) signed in the way the sign-in form does it: the token in session storage. */
 async function signedInPage(browser: Playwright.Browser, stack: SeededHub): Promise<Playwright.Page> {
   const context = await browser.newContext({ viewport });
-  await context.addInitScript(
-    `if (location.origin === ${JSON.stringify(stack.url)}) sessionStorage.setItem('fleet.token', ${JSON.stringify(stack.token)});`,
-  );
+  const [origin, token] = [JSON.stringify(stack.url), JSON.stringify(stack.token)];
+  await context.addInitScript(`if (location.origin === ${origin}) sessionStorage.setItem('fleet.token', ${token});`);
   return context.newPage();
 }
 

@@ -117,7 +117,7 @@ describe('GET /v1/sites/{id}/summary', () => {
     assert.deepEqual(parsed.data, res.json());
   };
 
-  it('counts live devices by role, power state and lifecycle, with racks, open issues and unfinished jobs', async () => {
+  it('counts live devices by role, power and lifecycle state, with racks, open issues and open jobs', async () => {
     const before = Date.now();
     const res = await get('/v1/sites/ams1/summary');
     assert.equal(res.statusCode, 200, res.body);
