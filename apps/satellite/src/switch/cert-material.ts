@@ -43,7 +43,11 @@ async function pem(path: string): Promise<string> {
 }
 
 async function identity(dir: string): Promise<{ certPem: string; keyPem: string }> {
-  const [certPem, keyPem] = await Promise.all([pem(join(dir, 'client.pem')), pem(join(dir, 'client.key'))]);
+  // Both read at once, but the error names client.pem first whichever read fails first: one answer per fault.
+  const [cert, key] = await Promise.allSettled([pem(join(dir, 'client.pem')), pem(join(dir, 'client.key'))]);
+  if (cert.status === 'rejected') throw cert.reason;
+  if (key.status === 'rejected') throw key.reason;
+  const [certPem, keyPem] = [cert.value, key.value];
   let matches: boolean;
   try {
     matches = new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
