@@ -7,6 +7,7 @@ import {
   executeChild,
   isCancellation,
   ParentClosePolicy,
+  patched,
   setHandler,
   upsertMemo,
   workflowInfo,
@@ -26,8 +27,14 @@ import {
   startable,
   switchCounts,
 } from '@fleet/domain/workflow-safe';
-import { deviceFirmwareUpdate } from './firmware-update.js';
+import { deviceFirmwareUpdateV2 } from './firmware-update.js';
+import { deviceFirmwareUpdate } from './firmware-update-v1.js';
 import { switchFirmwareUpdate } from './switch-firmware-update.js';
+
+/** A campaign child's memo from its start (deviceFirmwareUpdateV2 publishes its own from its first activity on). */
+const childStartMemo: JobMemo = {
+  progress: { stage: 'update', percent: 0, message: 'reading the installed versions, then pushing what differs' },
+};
 
 export const pauseSignal = defineSignal('pause');
 export const resumeSignal = defineSignal('resume');
@@ -63,6 +70,9 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
   };
   const running = new Map<string, CampaignDeviceInput>();
 
+  // Campaigns started before memo coalescing replay their memo upserts as they were (one per call).
+  const coalesce = patched('campaign-memo-coalesced');
+  let lastMemo = '';
   const publish = (extra: Partial<JobMemo> = {}) => {
     const outcomes = Object.values(st.outcomes);
     const n = (o: CampaignDeviceOutcome) => outcomes.filter((x) => x === o).length;
@@ -70,12 +80,17 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     const message =
       `${outcomes.length}/${total} done (${n('succeeded')} updated, ${n('skipped')} compliant, ` +
       `${n('failed')} failed), ${running.size} running${st.pauseReason ? `; ${st.pauseReason}` : ''}`;
-    upsertMemo({
-      [jobMemoKey]: {
-        progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message },
-        ...extra,
-      } satisfies JobMemo,
-    });
+    const memo = {
+      progress: { stage: stage(), percent: total ? Math.floor((100 * outcomes.length) / total) : 100, message },
+      ...extra,
+    } satisfies JobMemo;
+    // Coalesced: the loop publishes once per wake-up, and only when what the job shows changed: its stage, its
+    // whole percent, its failures, its pause reason or its end. A big campaign thus upserts about once per 1 % of
+    // its devices (the counts in the message are exact at each upsert and at the end).
+    const key = JSON.stringify([memo.progress.stage, memo.progress.percent, n('failed'), st.pauseReason, extra]);
+    if (coalesce && key === lastMemo) return;
+    lastMemo = key;
+    upsertMemo({ [jobMemoKey]: memo });
   };
   const signalled = (change: () => void) => () => {
     change();
@@ -124,8 +139,11 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
               },
             ],
           })
-        : await executeChild(deviceFirmwareUpdate, {
+        : // A campaign from before the patch goes on starting the workflow type it started (the replayed commands
+          // name it); a new one starts V2, shown in the update stage from its start, so the child need not say so.
+          await executeChild(coalesce ? deviceFirmwareUpdateV2 : deviceFirmwareUpdate, {
             ...common,
+            ...(coalesce ? { memo: { [jobMemoKey]: childStartMemo } } : {}),
             args: [
               {
                 jobId: d.jobId,
@@ -153,7 +171,8 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
         `failure budget exceeded (${st.failuresSinceResume} > ${input.policy.failureBudget}); resume to ` + `continue`;
     }
     wake = true;
-    publish();
+    // The main loop wakes in this same workflow task and publishes then, once for all that finished.
+    if (!coalesce) publish();
   };
 
   const children: Promise<void>[] = [];

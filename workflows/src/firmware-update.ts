@@ -3,28 +3,26 @@ import {
   ApplicationFailure,
   isCancellation,
   proxyActivities,
-  sleep,
+  proxyLocalActivities,
   upsertMemo,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type {
-  BmcTarget,
+  ApplyFirmwareResult,
   ComponentResult,
   ComponentVersion,
   DeviceFirmwareResult,
   DeviceFirmwareUpdateInput,
   FirmwareActivities,
   FirmwareResultCode,
-  FirmwareTimings,
-  JobMemo,
 } from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
-import { deviceActivities } from './activities.js';
 import { jobErrorFrom } from './device-power.js';
 import { missingComponents, stepsToRun, verifyComponents, type StepPlan } from './firmware-plan.js';
-import { StageRecorder } from './timeline.js';
+import { CoalescedMemo, StageRecorder } from './timeline.js';
 
-/** A push whose task the BMC lost (it restarted mid-flash) is made again, this many times in all. */
-const MAX_PUSH_GENERATIONS = 3;
+/** Pushes per step at most (mirrors the satellite's MAX_PUSH_GENERATIONS), for the activity's time budget. */
+const PUSH_GENERATIONS = 3;
 
 function firmwareActivities(input: DeviceFirmwareUpdateInput) {
   const retry = {
@@ -39,24 +37,33 @@ function firmwareActivities(input: DeviceFirmwareUpdateInput) {
       'FAILED_PRECONDITION',
       'TARGET_NOT_FOUND',
       'CLIENT_FAILURE',
+      'ACTIVATION_FAILED',
     ],
   };
+  const t = input.timings;
+  // Every step may be pushed PUSH_GENERATIONS times, each followed by a task and a BMC recovery; then activation.
+  const perStepS = PUSH_GENERATIONS * (t.taskTimeoutS + t.bmcRecoveryS) + t.pushDelayS;
+  const activationS = 2 * t.powerStateTimeoutS + t.bmcRecoveryS + t.acStabilizeS;
   const heartbeatTimeout = `${input.activity.heartbeatTimeoutS}s`;
-  const short = proxyActivities<FirmwareActivities>({
-    startToCloseTimeout: `${input.activity.startToCloseTimeoutS}s`,
-    retry,
-  });
-  const long = proxyActivities<FirmwareActivities>({ startToCloseTimeout: '2h', heartbeatTimeout, retry });
-  const task = proxyActivities<FirmwareActivities>({
-    startToCloseTimeout: `${input.timings.taskTimeoutS + 120}s`,
+  const apply = proxyActivities<FirmwareActivities>({
+    startToCloseTimeout: `${input.steps.length * perStepS + 600}s`,
     heartbeatTimeout,
     retry,
   });
+  const activate = proxyActivities<FirmwareActivities>({
+    startToCloseTimeout: `${activationS + input.activity.startToCloseTimeoutS + 600}s`,
+    heartbeatTimeout,
+    retry,
+  });
+  // A read is safe to repeat from the start, so it runs as a local activity: one marker event, no task round trip.
+  const read = proxyLocalActivities<FirmwareActivities>({
+    startToCloseTimeout: `${input.activity.startToCloseTimeoutS}s`,
+    retry,
+  });
   return {
-    readFirmwareInventory: short.readFirmwareInventory,
-    fetchArtifact: long.fetchArtifact,
-    pushFirmware: long.pushFirmware,
-    awaitFirmwareTask: task.awaitFirmwareTask,
+    readFirmwareInventory: read.readFirmwareInventory,
+    applyFirmware: apply.applyFirmware,
+    activateFirmware: activate.activateFirmware,
   };
 }
 
@@ -75,19 +82,23 @@ class StepFailed extends Error {
  * compute tray): upload, task monitoring, UPDATE_DELAY before the next push to the same
  * BMC; then activation per node kind and verification of the installed versions. Every
  * component gets a result with an RMS error code; a failed update never reports success.
+ *
+ * History budget (workflows/README.md): the first inventory read is a local activity, every step is
+ * inside one heartbeating applyFirmware activity, activation and the verifying read inside one
+ * activateFirmware activity, and the memo is upserted at most once per workflow task: 21 events for
+ * an update however many steps its manifest has.
  */
-export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Promise<DeviceFirmwareResult> {
+export async function deviceFirmwareUpdateV2(input: DeviceFirmwareUpdateInput): Promise<DeviceFirmwareResult> {
   const fw = firmwareActivities(input);
-  const dev = deviceActivities(input.activity);
   const { target } = input;
+  const memo = new CoalescedMemo((m) => upsertMemo({ [jobMemoKey]: m }));
+  const startedWithMemo = workflowInfo().memo?.[jobMemoKey] !== undefined;
+  let memoResult: DeviceFirmwareResult | undefined;
   const rec = new StageRecorder(
     ['check_inventory', 'fetch_artifacts', 'update', 'activate', 'verify'],
     [target.deviceId],
-    (m) => publish(m),
+    (m) => memo.set({ ...m, ...(memoResult ? { result: { ...memoResult } } : {}) }),
   );
-  let memoResult: DeviceFirmwareResult | undefined;
-  const publish = (m: JobMemo) =>
-    upsertMemo({ [jobMemoKey]: { ...m, ...(memoResult ? { result: { ...memoResult } } : {}) } });
   const finish = (result: DeviceFirmwareResult): DeviceFirmwareResult => {
     memoResult = result;
     rec.emit({ progress: { stage: 'done', percent: 100, message: summary(result) }, result: { ...result } });
@@ -110,42 +121,59 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
     rec.finish('check_inventory', 'completed', `${run.length} of ${input.steps.length} steps to run`);
     if (run.length === 0) {
       rec.skipRemaining('already compliant');
-      return finish({ deviceId: target.deviceId, status: 'skipped', components: compliant, inventory: before });
+      const skipped = finish({
+        deviceId: target.deviceId,
+        status: 'skipped',
+        components: compliant,
+        inventory: before,
+      });
+      memo.flush();
+      return skipped;
     }
 
-    rec.start('fetch_artifacts');
-    await Promise.all(run.map((p) => fw.fetchArtifact({ digest: p.step.packageDigest, size: p.step.packageSize })));
-    rec.finish('fetch_artifacts', 'completed');
+    rec.start('update', `pushing ${run.map((p) => p.step.fileName).join(', ')}`);
+    // A campaign's child started with a memo that already shows the update (firmware-campaign.ts childStartMemo):
+    // this stage reaches the hub with the next upsert (activation, or the end), one event fewer per device.
+    if (!startedWithMemo) memo.flush();
+    const applied: ApplyFirmwareResult = await fw.applyFirmware({
+      jobId: input.jobId,
+      target,
+      role: input.role,
+      steps: run.map((p) => ({ index: p.index, step: p.step, components: p.components })),
+      force: input.force,
+      timings: input.timings,
+      maximumAttempts: input.activity.maximumAttempts,
+    });
+    const failedStep = applied.steps.find((s) => s.outcome === 'failed');
+    const failedAt = failedStep ? run.findIndex((p) => p.index === failedStep.index) : run.length;
+    const failure = failedStep
+      ? new StepFailed(failedStep.code ?? 'EXCEPTION', `${run[failedAt]!.step.name}: ${failedStep.message ?? ''}`)
+      : undefined;
+    // The activity's own clock times its stages; it returns them, so replay sees the same timeline.
+    rec.record('fetch_artifacts', 'completed', applied.fetch);
+    rec.record('update', failure ? 'failed' : 'completed', applied.update, failure?.message ?? pushSummary(applied));
 
-    rec.start('update');
-    const staged: StepPlan[] = [];
-    let failure: StepFailed | undefined;
-    let failedAt = run.length;
-    for (const [i, plan] of run.entries()) {
-      if (i > 0) await sleep(input.timings.pushDelayS * 1000); // UPDATE_DELAY: BMC memory needs the pause
-      rec.emit({ progress: { stage: `update:${plan.step.name}`, message: `pushing ${plan.step.fileName}` } });
-      try {
-        const selfActivated = await pushAndMonitor(input, fw, dev, plan);
-        if (!selfActivated) staged.push(plan);
-      } catch (err) {
-        if (!(err instanceof StepFailed)) throw err;
-        failure = err;
-        failedAt = i;
-        break;
-      }
-    }
-    rec.finish('update', failure ? 'failed' : 'completed', failure?.message);
-
-    // Images already staged are activated even after a later step failed, so the device
-    // never carries a pending image that a routine power cycle would activate unverified.
-    if (staged.length) {
+    // Images already staged are activated even after a later step failed, so the device never carries a
+    // pending image that a routine power cycle would activate unverified. Activation is an activity of its
+    // own so the hub sees the stage while the host is down; it ends with the verification's inventory read.
+    let after: ComponentVersion[];
+    if (applied.steps.some((s) => s.outcome === 'staged')) {
       rec.start('activate');
-      await activate(input, dev);
-      rec.finish('activate', 'completed');
-    } else rec.finish('activate', 'skipped', 'nothing staged');
-
-    rec.start('verify');
-    const after = (await fw.readFirmwareInventory({ target })).components;
+      memo.flush();
+      const activated = await fw.activateFirmware({
+        target,
+        role: input.role,
+        timings: input.timings,
+        maximumAttempts: input.activity.maximumAttempts,
+      });
+      rec.record('activate', 'completed', activated.activate);
+      rec.start('verify');
+      after = activated.inventory;
+    } else {
+      rec.record('activate', 'skipped', undefined, 'nothing staged');
+      rec.start('verify');
+      after = (await fw.readFirmwareInventory({ target })).components;
+    }
     const verified = verifyComponents(run.slice(0, failedAt), after);
     const failedResults: ComponentResult[] = run.slice(failedAt).flatMap((p, k) =>
       p.components.map((c) => ({
@@ -166,10 +194,12 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
       inventory: after,
     });
     if (!ok) throw ApplicationFailure.nonRetryable(summary(result), 'FIRMWARE_UPDATE_FAILED', result);
+    memo.flush();
     return result;
   } catch (err) {
     if (err instanceof ApplicationFailure && err.type === 'FIRMWARE_UPDATE_FAILED') {
       rec.emit({ error: { code: 'FIRMWARE_UPDATE_FAILED', message: err.message, details: memoResult } });
+      memo.flush();
       throw err;
     }
     const cancelled = isCancellation(err);
@@ -194,97 +224,16 @@ export async function deviceFirmwareUpdate(input: DeviceFirmwareUpdateInput): Pr
     if (current) rec.finish(current, cancelled ? 'cancelled' : 'failed', error.message);
     rec.skipRemaining(cancelled ? 'the job was cancelled' : 'not reached');
     rec.emit({ error: { ...error, details: memoResult } });
+    memo.flush();
     if (cancelled) throw err;
     throw ApplicationFailure.nonRetryable(`${target.deviceId}: ${error.message}`, String(error.code), memoResult);
   }
 }
 
-/**
- * Push one step and follow its task. A task the BMC lost in a restart is pushed again
- * (new file name, so the scan never adopts the lost one), unless the device already runs
- * the target versions (shelves activate themselves). Returns true in that last case.
- */
-async function pushAndMonitor(
-  input: DeviceFirmwareUpdateInput,
-  fw: ReturnType<typeof firmwareActivities>,
-  dev: ReturnType<typeof deviceActivities>,
-  plan: StepPlan,
-): Promise<boolean> {
-  const { target, timings } = input;
-  for (let generation = 0; generation < MAX_PUSH_GENERATIONS; generation++) {
-    const pushed = await pushStep(fw, {
-      jobId: input.jobId,
-      target,
-      step: plan.step,
-      stepIndex: plan.index,
-      generation,
-      force: input.force,
-    });
-    const outcome = await fw.awaitFirmwareTask({
-      target,
-      taskUri: pushed.taskUri,
-      pollIntervalS: timings.taskPollS,
-      timeoutS: timings.taskTimeoutS,
-    });
-    if (outcome.state === 'completed') return false;
-    if (outcome.state === 'failed') throw new StepFailed(outcome.code, `${plan.step.name}: ${outcome.message}`);
-    // Lost: wait for the BMC, then look at what it runs before deciding to push again.
-    await dev.awaitDevices({
-      targets: [target],
-      condition: 'reachable',
-      pollIntervalS: timings.taskPollS,
-      maxWaitS: timings.bmcRecoveryS,
-    });
-    const now = (await fw.readFirmwareInventory({ target })).components;
-    if (plan.components.every((c) => versionOf(now, c.id) === c.to)) return true;
-  }
-  throw new StepFailed('NO_TASK_INFO', `${plan.step.name}: the BMC lost the update task ${MAX_PUSH_GENERATIONS} times`);
-}
-
-async function pushStep(
-  fw: ReturnType<typeof firmwareActivities>,
-  args: Parameters<FirmwareActivities['pushFirmware']>[0],
-) {
-  try {
-    return await fw.pushFirmware(args);
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    throw new StepFailed(codeForActivityError(err), `${args.step.name}: ${jobErrorFrom(err).message}`);
-  }
-}
-
-/**
- * Activation per node kind (docs/reference/rms-behaviours.md#firmware-activation). Compute: host off
- * (≤ powerStateTimeoutS), AC cycle of the tray BMC, stabilisation, host back on if it was on. Shelves and switch BMCs:
- * a controller reset, done once an outage was seen and the BMC answers again.
- * The simulator and OpenBMC take a BMC Manager.Reset as the AC-cycle stand-in.
- */
-async function activate(input: DeviceFirmwareUpdateInput, dev: ReturnType<typeof deviceActivities>): Promise<void> {
-  const { target, timings } = input;
-  if (input.role !== 'compute') {
-    await dev.resetBmc({ target, manager: 'bmc', waitUntilBackS: timings.bmcRecoveryS });
-    return;
-  }
-  const before = await dev.readDevicePower({ target });
-  const wasOn = before.reachable && before.powerState !== 'Off';
-  if (wasOn) await powerOrFail(dev, target, 'force-off', timings);
-  await dev.resetBmc({ target, manager: 'bmc', waitUntilBackS: timings.bmcRecoveryS });
-  await sleep(timings.acStabilizeS * 1000);
-  if (wasOn) await powerOrFail(dev, target, 'on', timings);
-}
-
-async function powerOrFail(
-  dev: ReturnType<typeof deviceActivities>,
-  target: BmcTarget,
-  action: 'on' | 'force-off',
-  timings: FirmwareTimings,
-): Promise<void> {
-  try {
-    await dev.setDevicePower({ target, action, settleTimeoutS: timings.powerStateTimeoutS });
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    throw new StepFailed('ACTIVATION_FAILED', `activation ${action}: ${jobErrorFrom(err).message}`);
-  }
+function pushSummary(applied: ApplyFirmwareResult): string {
+  const pushes = applied.steps.reduce((n, s) => n + s.pushes, 0);
+  const self = applied.steps.filter((s) => s.outcome === 'self_activated').length;
+  return `${pushes} push${pushes === 1 ? '' : 'es'}${self ? `, ${self} activated by the device itself` : ''}`;
 }
 
 function versionOf(inv: ComponentVersion[], id: string): string | undefined {
@@ -298,6 +247,7 @@ function codeForActivityError(err: unknown): FirmwareResultCode {
     case 'TARGET_NOT_FOUND':
     case 'CLIENT_FAILURE':
     case 'UPDATE_IN_PROGRESS':
+    case 'ACTIVATION_FAILED':
       return type;
     case 'UNAVAILABLE':
     case 'INTERNAL':

@@ -3,7 +3,9 @@ export { devicePower } from './device-power.js';
 export { deviceBmcReset, devicePowerRefresh } from './device-maintenance.js';
 export { rackPower } from './rack-power.js';
 export { rackColdReboot } from './cold-reboot.js';
-export { deviceFirmwareUpdate } from './firmware-update.js';
+export { deviceFirmwareUpdateV2 } from './firmware-update.js';
+// Replay only: updates started before V2 (firmware-update-v1.ts says when to delete it).
+export { deviceFirmwareUpdate } from './firmware-update-v1.js';
 export { deviceFirmwareRefresh } from './firmware-refresh.js';
 export { firmwareCampaign } from './firmware-campaign.js';
 export { switchNvosInstall } from './nvos-install.js';

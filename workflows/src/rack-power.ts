@@ -1,9 +1,9 @@
-import { ApplicationFailure, isCancellation, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, patched, upsertMemo } from '@temporalio/workflow';
 import type { BmcTarget, JobMemo, PowerAction, RackPowerInput } from '@fleet/domain';
 import { jobMemoKey, rackPowerClasses } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
 import { jobErrorFrom } from './device-power.js';
-import { StageRecorder } from './timeline.js';
+import { CoalescedMemo, StageRecorder } from './timeline.js';
 
 type PowerClass = (typeof rackPowerClasses)[number];
 interface Step {
@@ -29,16 +29,21 @@ export async function rackPower(input: RackPowerInput): Promise<JobMemo> {
   const plan = rackPowerPlan(input.op);
   const byClass: Record<PowerClass, BmcTarget[]> = input.targets;
   const all = [...input.targets.shelves, ...input.targets.switches, ...input.targets.compute];
+  // One memo upsert per workflow task (before each await and at the end): a stage's finish and the next one's start
+  // share one event. Runs started before the patch replay their upserts as they made them, one per change.
+  const coalesce = patched('rack-memo-coalesced');
+  const memo = new CoalescedMemo<JobMemo>((m) => upsertMemo({ [jobMemoKey]: m }));
   const rec = new StageRecorder(
     plan.map((s) => s.name),
     all.map((t) => t.deviceId),
-    (memo) => upsertMemo({ [jobMemoKey]: memo }),
+    (m) => (coalesce ? memo.set(m) : upsertMemo({ [jobMemoKey]: m })),
   );
   rec.emit();
   try {
     for (const [i, step] of plan.entries()) {
       const targets = byClass[step.cls];
       rec.start(step.name, `${step.action} ${targets.length} ${step.cls}`);
+      memo.flush();
       const lastStepForDevice = plan.findLastIndex((s) => s.cls === step.cls) === i;
       const results = await Promise.allSettled(
         targets.map((target) =>
@@ -61,12 +66,14 @@ export async function rackPower(input: RackPowerInput): Promise<JobMemo> {
         rec.finish(step.name, 'failed', message);
         rec.closeUnreached(`not reached: the sequence stopped at ${step.name}`);
         rec.emit({ error: { code: 'STAGE_FAILED', message, details: { stage: step.name, devices: failed } } });
+        memo.flush();
         throw ApplicationFailure.nonRetryable(message, 'STAGE_FAILED');
       }
       rec.finish(step.name, 'completed', `${targets.length} ${step.cls} ${step.action}`);
     }
     const result: JobMemo = { timeline: rec.timeline, devices: rec.devices };
     rec.emit({ result: { op: input.op, devices: all.length } });
+    memo.flush();
     return result;
   } catch (err) {
     if (isCancellation(err)) {
@@ -75,6 +82,7 @@ export async function rackPower(input: RackPowerInput): Promise<JobMemo> {
       rec.closeUnreached('not reached: the job was cancelled');
       rec.emit({ error: { code: 'CANCELLED', message: 'the job was cancelled' } });
     }
+    memo.flush();
     throw err;
   }
 }

@@ -1,4 +1,28 @@
-import type { DeviceOutcome, JobMemo, Stage, StageStatus, StageTimeline } from '@fleet/domain';
+import type { DeviceOutcome, JobMemo, Stage, StageSpan, StageStatus, StageTimeline } from '@fleet/domain';
+
+/**
+ * The latest memo, upserted only on flush() and only when it differs from the last one upserted.
+ * Each upsert is a history event (and a billed Action): a workflow that flushes right before it
+ * awaits an activity or returns upserts at most once per workflow task.
+ */
+export class CoalescedMemo<T> {
+  private pending: T | undefined;
+  private last = '';
+
+  constructor(private readonly upsert: (memo: T) => void) {}
+
+  set(memo: T): void {
+    this.pending = memo;
+  }
+
+  flush(): void {
+    if (this.pending === undefined) return;
+    const json = JSON.stringify(this.pending);
+    if (json !== this.last) this.upsert(this.pending);
+    this.last = json;
+    this.pending = undefined;
+  }
+}
 
 /**
  * A staged job's timeline and per-device outcomes, published through the workflow
@@ -46,6 +70,20 @@ export class StageRecorder {
     s.finishedAt = now.toISOString();
     s.durationS = (now.getTime() - Date.parse(s.startedAt)) / 1000;
     if (message) s.message = message;
+    this.emit();
+  }
+
+  /** A stage that ran elsewhere (inside an activity) with the times it reported, or one that did not run. */
+  record(name: string, status: Exclude<StageStatus, 'queued' | 'running'>, span?: StageSpan, message?: string): void {
+    const s = this.stage(name);
+    s.status = status;
+    if (span) {
+      s.startedAt = span.startedAt;
+      s.finishedAt = span.finishedAt;
+      s.durationS = (Date.parse(span.finishedAt) - Date.parse(span.startedAt)) / 1000;
+    }
+    if (message) s.message = message;
+    this.current = name;
     this.emit();
   }
 

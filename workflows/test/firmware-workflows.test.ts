@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   buildWaves,
+  type ActivateFirmwareInput,
+  type ApplyFirmwareInput,
+  type ApplyFirmwareStep,
   defaultSwitchFirmwareTimings,
   type AwaitFirmwareTaskInput,
   type BmcTarget,
@@ -17,7 +20,12 @@ import {
   type FirmwareTimings,
   type PushFirmwareInput,
 } from '@fleet/domain';
-import type { deviceFirmwareUpdate, firmwareCampaign } from '../src/index.js';
+import {
+  activateFirmwareWith,
+  applyFirmwareWith,
+  type ApplyOps,
+} from '../../apps/satellite/src/activities/firmware-apply.js';
+import type { deviceFirmwareUpdateV2, firmwareCampaign } from '../src/index.js';
 import {
   activity,
   activityError,
@@ -104,6 +112,27 @@ function bmcFirmware(
   };
 }
 
+/**
+ * As `recorded`, plus the satellite's applyFirmware and activateFirmware composed from the recorded single-purpose
+ * mocks, so a trace shows each push, task and power action the two activities made.
+ */
+function recordedFw<A extends ReturnType<typeof bmcFirmware>>(impl: A) {
+  const r = recorded(impl);
+  const ops = {
+    ...r.activities,
+    awaitDevices: async () => ({ condition: 'reachable' as const, met: [], notMet: [] }),
+    prefetch: async (s: ApplyFirmwareStep) => {
+      await r.activities.fetchArtifact({ digest: s.step.packageDigest, size: s.step.packageSize });
+    },
+  } as unknown as ApplyOps;
+  const activities = {
+    ...r.activities,
+    applyFirmware: (i: ApplyFirmwareInput) => applyFirmwareWith(ops, i),
+    activateFirmware: (i: ActivateFirmwareInput) => activateFirmwareWith(ops, i),
+  };
+  return { ...r, activities };
+}
+
 /** One line per call, naming what tells the steps apart; artifact fetches run concurrently and are left out. */
 function trace(calls: Call[]): string[] {
   return calls
@@ -121,7 +150,7 @@ describe('firmware workflows with mocked activities', () => {
   before(async () => (t = await startWorkflowTestEnv()), { timeout: 120_000 });
   after(() => t?.teardown());
 
-  describe('deviceFirmwareUpdate', () => {
+  describe('deviceFirmwareUpdateV2', () => {
     const input = (jobId: string, role: DeviceFirmwareUpdateInput['role'], steps: FirmwareStep[]) => ({
       jobId,
       target: bmc(jobId, role === 'compute' ? 'compute_gb200_nvidia' : 'powershelf_gb200_liteon'),
@@ -153,7 +182,7 @@ activates with host off, BMC AC cycle, host on, and verifies`, async () => {
       ];
       const at = new Map<string, number>();
       const mocks = bmcFirmware(installed);
-      const { activities, calls } = recorded({
+      const { activities, calls } = recordedFw({
         ...mocks,
         pushFirmware: async (i: PushFirmwareInput) => (at.set(i.step.name, Date.now()), mocks.pushFirmware(i)),
         resetBmc: async (i: { target: BmcTarget }) => (at.set('reset', Date.now()), mocks.resetBmc(i)),
@@ -163,7 +192,7 @@ activates with host off, BMC AC cycle, host on, and verifies`, async () => {
         ),
       });
       await t.withWorker(activities, async (taskQueue) => {
-        const handle = await t.client.workflow.start<typeof deviceFirmwareUpdate>('deviceFirmwareUpdate', {
+        const handle = await t.client.workflow.start<typeof deviceFirmwareUpdateV2>('deviceFirmwareUpdateV2', {
           taskQueue,
           workflowId: 'fw-ok',
           args: [input('fw-ok', 'compute', steps)],
@@ -219,7 +248,7 @@ the rest fails with the RMS code, and the job fails`, async () => {
         step('fan', [{ id: 'FAN', version: '2' }]),
       ];
       const mocks = bmcFirmware(installed);
-      const { activities, calls } = recorded({
+      const { activities, calls } = recordedFw({
         ...mocks,
         pushFirmware: async (i: PushFirmwareInput) => {
           if (i.step.name === 'psu') throw activityError('TARGET_NOT_FOUND', 'no PSU target on this BMC');
@@ -227,7 +256,7 @@ the rest fails with the RMS code, and the job fails`, async () => {
         },
       });
       await t.withWorker(activities, async (taskQueue) => {
-        const handle = await t.client.workflow.start<typeof deviceFirmwareUpdate>('deviceFirmwareUpdate', {
+        const handle = await t.client.workflow.start<typeof deviceFirmwareUpdateV2>('deviceFirmwareUpdateV2', {
           taskQueue,
           workflowId: 'fw-fails',
           args: [input('fw-fails', 'power_shelf', steps)],
@@ -325,7 +354,7 @@ the rest fails with the RMS code, and the job fails`, async () => {
       let maxSite = 0;
       let maxRackA = 0;
       const mocks = bmcFirmware(outdated(devices), { holdMs: 1_000 });
-      const { activities, calls } = recorded({
+      const { activities, calls } = recordedFw({
         ...mocks,
         readFirmwareInventory: async (i: { target: BmcTarget }) => {
           const id = i.target.deviceId;
@@ -350,6 +379,18 @@ the rest fails with the RMS code, and the job fails`, async () => {
         assert.equal(maxSite, 3, 'the site cap is reached, never passed');
         assert.equal(maxRackA, 2, 'the rack cap is reached, never passed');
         assert.deepEqual(pushed(calls).sort(), devices.map((d) => d.deviceId).sort());
+        // A campaign's child starts with a memo showing the update: 20 events (workflows/README.md), its result
+        // and timeline still in its memo at the end.
+        for (const d of devices) {
+          const child = t.client.workflow.getHandle(d.jobId);
+          assert.equal((await child.fetchHistory()).events?.length, 20, `${d.jobId} history`);
+          const childMemo = await memoOf(child);
+          assert.equal(childMemo.result?.['status'], 'updated');
+          assert.deepEqual(
+            childMemo.timeline?.stages.map((s) => s.status),
+            ['completed', 'completed', 'completed', 'completed', 'completed'],
+          );
+        }
         const memo = await memoOf(handle);
         assert.deepEqual(memo.result, result);
         assert.equal(memo.progress?.stage, 'done');
@@ -359,7 +400,9 @@ the rest fails with the RMS code, and the job fails`, async () => {
     it(`failures beyond the budget pause the campaign before the next device; resume resets the budget and the \
 campaign ends failed with its counts`, async () => {
       const devices = ['d1', 'd2', 'd3', 'd4'].map((id) => shelf(`budget-${id}`, 'rack-a'));
-      const { activities, calls } = recorded(bmcFirmware(outdated(devices), { failTask: ['budget-d1', 'budget-d2'] }));
+      const { activities, calls } = recordedFw(
+        bmcFirmware(outdated(devices), { failTask: ['budget-d1', 'budget-d2'] }),
+      );
       await t.withWorker(activities, async (taskQueue) => {
         const handle = await t.client.workflow.start<typeof firmwareCampaign>('firmwareCampaign', {
           taskQueue,
@@ -385,7 +428,7 @@ campaign ends failed with its counts`, async () => {
 
     it('the canary runs alone; the waves wait for approval', async () => {
       const devices = ['c1', 'c2', 'c3'].map((id) => shelf(`canary-${id}`, 'rack-a'));
-      const { activities, calls } = recorded(bmcFirmware(outdated(devices)));
+      const { activities, calls } = recordedFw(bmcFirmware(outdated(devices)));
       await t.withWorker(activities, async (taskQueue) => {
         const handle = await t.client.workflow.start<typeof firmwareCampaign>('firmwareCampaign', {
           taskQueue,
@@ -407,7 +450,7 @@ campaign ends failed with its counts`, async () => {
 
     it('a history past its budget continues as new, carrying the outcomes: no device runs twice', async () => {
       const devices = ['n1', 'n2', 'n3', 'n4'].map((id) => shelf(`can-${id}`, 'rack-a'));
-      const { activities, calls } = recorded(bmcFirmware(outdated(devices)));
+      const { activities, calls } = recordedFw(bmcFirmware(outdated(devices)));
       await t.withWorker(activities, async (taskQueue) => {
         const handle = await t.client.workflow.start<typeof firmwareCampaign>('firmwareCampaign', {
           taskQueue,

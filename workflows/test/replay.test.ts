@@ -13,17 +13,15 @@ const notRecorded: Record<string, string> = {};
 describe('workflow replay over the recorded histories in workflows/test/histories', () => {
   const histories = loadHistories();
 
-  it('has a history for every workflow type, and a campaign run that continued as new', () => {
+  it('has a history for every workflow type, and campaign runs that continued as new', () => {
     const recorded = new Set(histories.map((h) => h.workflowType));
     const missing = Object.values(workflowTypeFor).filter((t) => !recorded.has(t) && !(t in notRecorded));
     assert.deepEqual(missing, [], 'record them: see "Recording workflow histories" in the README');
     const continued = histories.filter(
       (h) => h.history.events.at(-1)?.['eventType'] === 'EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW',
     );
-    assert.deepEqual(
-      continued.map((h) => h.workflowType),
-      ['firmwareCampaign'],
-    );
+    // The campaign's runs from before and after its memo coalescing patch (see workflows/README.md).
+    assert.deepEqual([...new Set(continued.map((h) => h.workflowType))], ['firmwareCampaign']);
   });
 
   it(

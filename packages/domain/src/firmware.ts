@@ -188,7 +188,94 @@ export type FirmwareTaskOutcome =
   /** The BMC rebooted and the task is gone (power shelves hand off this way). */
   | { state: 'lost'; message: string };
 
+/** One step for applyFirmware: what to push and which versions show it took effect without activation. */
+export interface ApplyFirmwareStep {
+  index: number;
+  step: FirmwareStep;
+  /** Target versions of the components this device still has to change. */
+  components: { id: string; to: string }[];
+}
+
+export interface ApplyFirmwareInput {
+  jobId: string;
+  target: BmcTarget;
+  role: NodeRole;
+  steps: ApplyFirmwareStep[];
+  force: boolean;
+  timings: FirmwareTimings;
+  /** The activity's retry limit (0: unlimited): the last attempt records a step's failure instead of retrying. */
+  maximumAttempts: number;
+}
+
+/** How one step ended: staged for activation, already running (it activated itself), or failed with an RMS code. */
+export interface AppliedStep {
+  index: number;
+  outcome: 'staged' | 'self_activated' | 'failed';
+  code?: FirmwareResultCode;
+  message?: string;
+  /** Pushes made for it (a task the BMC lost is pushed again under a new name). */
+  pushes: number;
+}
+
+export interface StageSpan {
+  startedAt: string;
+  finishedAt: string;
+}
+
+/** applyFirmware's answer: steps stop at the first failed one. Spans come from the activity's clock. */
+export interface ApplyFirmwareResult {
+  steps: AppliedStep[];
+  fetch: StageSpan;
+  update: StageSpan;
+}
+
+export interface ActivateFirmwareInput {
+  target: BmcTarget;
+  role: NodeRole;
+  timings: FirmwareTimings;
+  maximumAttempts: number;
+}
+
+/** Activation done, and what the device runs afterwards (the verification's reading). */
+export interface ActivateFirmwareResult {
+  activate: StageSpan;
+  inventory: ComponentVersion[];
+}
+
+/** RMS error code for an activity failure's type (the activity's own typed failures pass through). */
+export function firmwareCodeFor(type: string | undefined): FirmwareResultCode {
+  switch (type) {
+    case 'TARGET_NOT_FOUND':
+    case 'CLIENT_FAILURE':
+    case 'UPDATE_IN_PROGRESS':
+    case 'ACTIVATION_FAILED':
+    case 'NO_TASK_INFO':
+      return type;
+    case 'UNAVAILABLE':
+    case 'INTERNAL':
+      return 'SERVER_ERROR';
+    case 'DEADLINE_EXCEEDED':
+      return 'MONITORING_TIMEOUT';
+    case 'UNAUTHENTICATED':
+    case 'INVALID_ARGUMENT':
+      return 'CLIENT_FAILURE';
+    default:
+      return 'EXCEPTION';
+  }
+}
+
 export interface FirmwareActivities {
+  /**
+   * Every step of one device (fetch, push, task monitoring, UPDATE_DELAY between pushes) as one heartbeating
+   * activity: its heartbeat details carry the finished steps and the running push's task URI, so a retried
+   * attempt resumes where the last one stopped and never pushes a package the BMC already accepted.
+   */
+  applyFirmware(input: ApplyFirmwareInput): Promise<ApplyFirmwareResult>;
+  /**
+   * Activation per node kind, then the inventory read that verifies it, as one heartbeating activity whose
+   * details carry the phase (and whether the host was on), so a retry neither powers off nor resets twice.
+   */
+  activateFirmware(input: ActivateFirmwareInput): Promise<ActivateFirmwareResult>;
   /** Downloads the package into the site cache (by digest, resumable, verified); no-op when cached. */
   fetchArtifact(input: { digest: string; size: number }): Promise<{ path: string; fetchedBytes: number }>;
   readFirmwareInventory(input: { target: BmcTarget }): Promise<FirmwareInventoryReading>;

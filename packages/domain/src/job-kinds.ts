@@ -79,7 +79,7 @@ export const jobKindTable = {
     summary: 'The cold-reboot runbook: compute down, shelves off and on, switches ready, compute up',
   },
   'device.firmware_update': {
-    workflowType: 'deviceFirmwareUpdate',
+    workflowType: 'deviceFirmwareUpdateV2',
     role: 'operator',
     scope: 'device',
     guard: 'device',

@@ -2,7 +2,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FirmwareActivities, FirmwareResultCode } from '@fleet/domain';
 import { RedfishError } from '@fleet/redfish';
+import { createAwaitDevicesActivity } from './await-devices.js';
+import { createBmcResetActivity } from './bmc-reset.js';
 import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
+import { activateFirmwareWith, applyFirmwareWith } from './firmware-apply.js';
+import { createPowerActivities } from './power.js';
+import { createReadPowerActivity } from './read-power.js';
 import { toActivityFailure } from './failures.js';
 
 /** Where pushed packages come from: the site's artifact cache, by digest, held until released. */
@@ -45,7 +50,7 @@ function failure(
 }
 
 export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<FirmwareActivities, 'fetchArtifact'> {
-  return {
+  const firmware = {
     async readFirmwareInventory({ target }) {
       const driver = await openDriver(deps, target);
       try {
@@ -152,5 +157,23 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
         await driver.close();
       }
     },
+  } satisfies Omit<FirmwareActivities, 'fetchArtifact' | 'applyFirmware' | 'activateFirmware'>;
+  const ops = {
+    ...firmware,
+    ...createPowerActivities(deps),
+    ...createBmcResetActivity(deps),
+    ...createAwaitDevicesActivity(deps),
+    ...createReadPowerActivity(deps),
+    async prefetch({ step }: { step: { packageDigest: string; packageSize: number } }) {
+      const lease = await deps.artifacts.acquire(step.packageDigest, step.packageSize, {
+        signal: Context.current().cancellationSignal,
+      });
+      lease.release();
+    },
+  };
+  return {
+    ...firmware,
+    applyFirmware: (input) => applyFirmwareWith(ops, input),
+    activateFirmware: (input) => activateFirmwareWith(ops, input),
   };
 }
