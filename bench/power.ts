@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
+import { eventsByType } from './lib/job-timeline.js';
 
 /**
  * Rack power at scale through the whole stack: one cold reboot (makespan against the
@@ -80,6 +81,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const events = await Promise.all(
       jobs.slice(0, 10).map(async (id) => (await temporal.workflow.getHandle(id).describe()).historyLength),
     );
+    // Where one rack's events go, by type: the budget's breakdown (workflow tasks vary with how completions batch).
+    const byType = eventsByType((await temporal.workflow.getHandle(jobs[0]!).fetchHistory()).events ?? []);
 
     return {
       cold_reboot_makespan_s: Number(seconds(rebootDone).toFixed(2)),
@@ -90,6 +93,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       devices: racks * 35,
       parallel_rack_power_on_makespan_s: Number(makespan.toFixed(1)),
       history_events_per_rack: Math.round(events.reduce((a, b) => a + b, 0) / events.length),
+      history_events_per_rack_max: Math.max(...events),
+      history_events_one_rack_by_type: byType,
       simulated_time_scale: timeScale,
     };
   } finally {

@@ -1,42 +1,63 @@
+import { Client, Connection } from '@temporalio/client';
 import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
+import { jobStages, medianStages } from './lib/job-timeline.js';
+import { trivialBurst } from './lib/trivial-burst.js';
 
 /**
  * 200 power-on jobs over 200 simulated BMCs through the whole stack (hub, agent,
  * Temporal, satellite, simulator as real processes). Latency is intent to projected
  * success, read from Postgres: the job's created_at to the moment the agent wrote
- * its terminal state (updated_at).
+ * its terminal state (updated_at). The baseline in the same run is a burst of trivial
+ * workflows (one no-op activity) on the same dev server; each job's latency is split
+ * into stages from its workflow history after the measurement.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const jobs = Number(args[0] ?? 200);
   const cleanup = await prepareStackBench('skeleton');
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
-  const baselineJobs = 5;
+  const timeScale = 0.01;
+  const simulatedMs = 30_000 * timeScale;
+  const baselineJobs = 9;
   const stack = new Stack({
     bmcs: jobs + baselineJobs,
-    timeScale: 0.01,
+    timeScale,
     projectionIntervalMs: 200,
     pollIntervalMs: 100,
   });
   await stack.start();
+  const connection = await Connection.connect({ address: stack.temporal.address });
+  const temporal = new Client({ connection });
   try {
     const metrics = async () => {
       const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort(stack.agent)}/metrics`)).text();
       const read = (re: RegExp) => Number(text.match(re)?.[1] ?? 0);
       return {
         listCalls: read(/fleet_agent_temporal_calls_total\{op="list"\} (\d+)/),
+        startCalls: read(/fleet_agent_temporal_calls_total\{op="start"\} (\d+)/),
         busyCycles: read(/fleet_agent_reconcile_busy_cycles_total (\d+)/),
         workflows: read(/fleet_agent_reconciled_workflows_total (\d+)/),
+        histograms: Object.fromEntries(
+          ['start', 'intent_wait', 'reconcile'].map((h) => [
+            h,
+            {
+              sum: read(new RegExp(`fleet_agent_${h}_seconds_sum ([\\d.e+-]+)`)),
+              count: read(new RegExp(`fleet_agent_${h}_seconds_count (\\d+)`)),
+            },
+          ]),
+        ) as Record<string, { sum: number; count: number }>,
       };
     };
     const operator = stack.client('operator');
     const powerOn = async (id: string) =>
       (await unwrap(operator.POST('/v1/devices/{id}/power', { params: { path: { id } }, body: { action: 'on' } }))).id;
     const allIds = [...stack.deviceIds.values()];
-    // Baseline in the same run: one job at a time on an idle stack.
+    const trivial = await trivialBurst(stack.temporal.address, jobs);
+    // One job at a time on an idle stack.
     const baseline: number[] = [];
+    const singleIds: string[] = [];
     for (const id of allIds.slice(0, baselineJobs)) {
       const jobId = await powerOn(id);
       await stack.waitForJob(jobId);
@@ -45,6 +66,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         [jobId],
       );
       baseline.push(Number(rows[0]!.ms));
+      singleIds.push(jobId);
     }
     baseline.sort((a, b) => a - b);
     const baselineIds = new Set<string>();
@@ -71,27 +93,61 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     const wall = (Date.now() - started) / 1000;
     const after = await metrics();
-    const { rows } = await stack.dbHandle.pool.query<{ ms: number }>(
-      `select extract(epoch from (updated_at - created_at)) * 1000 as ms from jobs where state = ` +
-        `'succeeded' and not (device_id = any($1::uuid[])) order by 1`,
+    const { rows } = await stack.dbHandle.pool.query<{ id: string; ms: number; created_at: Date; updated_at: Date }>(
+      `select id, extract(epoch from (updated_at - created_at)) * 1000 as ms, created_at, updated_at from jobs ` +
+        `where state = 'succeeded' and not (device_id = any($1::uuid[])) order by 2`,
       [[...baselineIds]],
     );
     const ms = rows.map((r) => Number(r.ms));
+    const stagesOf = async (ids: string[]) => {
+      const { rows: timed } = await stack.dbHandle.pool.query<{ id: string; created_at: Date; updated_at: Date }>(
+        `select id, created_at, updated_at from jobs where id = any($1::uuid[])`,
+        [ids],
+      );
+      return medianStages(
+        await jobStages(
+          temporal,
+          timed.map((r) => ({ id: r.id, createdAt: r.created_at, updatedAt: r.updated_at })),
+        ),
+      );
+    };
+    const singleStages = await stagesOf(singleIds);
+    const burstStages = await stagesOf(rows.map((r) => r.id));
     const pct = (p: number) => Math.round(ms[Math.min(ms.length - 1, Math.floor((p / 100) * ms.length))]!);
     const cycles = after.busyCycles - before.busyCycles;
+    /** The burst's mean of an agent histogram, in ms. */
+    const meanMs = (h: string) => {
+      const [a, b] = [after.histograms[h]!, before.histograms[h]!];
+      return Math.round(((a.sum - b.sum) / Math.max(1, a.count - b.count)) * 1000);
+    };
+    const singleP50 = Math.round(baseline[Math.floor(baseline.length / 2)]!);
     return {
       jobs: ms.length,
-      single_job_p50_ms: Math.round(baseline[Math.floor(baseline.length / 2)]!),
+      single_job_p50_ms: singleP50,
+      single_job_overhead_ms: singleP50 - simulatedMs,
+      single_job_stages_p50_ms: singleStages,
       p50_ms: pct(50),
       p95_ms: pct(95),
       max_ms: Math.round(ms[ms.length - 1]!),
+      burst_stages_p50_ms: burstStages,
+      baseline_burst_p50_ms: trivial.p50Ms,
+      baseline_burst_p95_ms: trivial.p95Ms,
+      baseline_burst_stages_p50_ms: trivial.stagesP50Ms,
+      burst_p95_ratio: Number((pct(95) / trivial.p95Ms).toFixed(2)),
       jobs_per_s: Number((ms.length / wall).toFixed(1)),
       temporal_calls_per_reconcile_cycle: Number(((after.listCalls - before.listCalls) / cycles).toFixed(2)),
+      // The agent's Temporal calls per burst job (start + its share of the listings) and workflows read per job.
+      agent_temporal_calls_per_job: Number(
+        ((after.listCalls - before.listCalls + after.startCalls - before.startCalls) / ms.length).toFixed(2),
+      ),
+      workflows_listed_per_job: Number(((after.workflows - before.workflows) / ms.length).toFixed(1)),
       workflows_per_reconcile_cycle: Number(((after.workflows - before.workflows) / cycles).toFixed(1)),
       reconcile_cycles: cycles,
-      simulated_power_on_s: 0.3,
+      agent_mean_ms: { start_call: meanMs('start'), intent_wait: meanMs('intent_wait'), cycle: meanMs('reconcile') },
+      simulated_power_on_s: simulatedMs / 1000,
     };
   } finally {
+    await connection.close();
     await stack.stop();
     await cleanup();
   }

@@ -24,9 +24,16 @@ export const AgentConfig = z
         /** Jobs per visibility query: one Temporal call per page. */
         pageSize: z.number().int().min(1).max(1000).default(200),
         intervalMs: z.number().int().min(10).max(60_000).default(1000),
+        /**
+         * Every Nth cycle is a full sweep of the open jobs (their progress); the others ask only for workflows started
+         * or closed since the last cycle. 1: every cycle sweeps.
+         */
+        sweepEvery: z.number().int().min(1).max(1000).default(5),
+        /** How far a quick cycle looks back past the last one: visibility lag, clock skew (agent vs Temporal). */
+        visibilityLagMs: z.number().int().min(0).max(600_000).default(500),
       })
       .strict()
-      .default({ pageSize: 200, intervalMs: 1000 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),

@@ -39,11 +39,14 @@ const PARALLEL_STARTS = 32;
 export async function dispatchOnce(deps: DispatcherDeps): Promise<number> {
   const { db, config } = deps;
   const leased = await leaseDueIntents(db, config.dispatch.batchSize, config.dispatch.leaseS);
-  // Starts run in parallel; a cancel waits for any start of the same job in this batch.
+  // Starts run PARALLEL_STARTS at a time, each slot taking the next as soon as it is free (no batch barrier: one slow
+  // start does not hold the others back); a cancel or signal waits for every start of this lease.
   const starts = leased.filter((i) => i.kind === 'start');
-  for (let i = 0; i < starts.length; i += PARALLEL_STARTS) {
-    await Promise.all(starts.slice(i, i + PARALLEL_STARTS).map((intent) => handle(deps, intent)));
-  }
+  let next = 0;
+  const slot = async () => {
+    while (next < starts.length) await handle(deps, starts[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_STARTS, starts.length) }, slot));
   for (const intent of leased.filter((i) => i.kind !== 'start')) await handle(deps, intent);
   return leased.length;
 }
@@ -58,6 +61,7 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     else throw new PermanentIntentError('INVALID_ARGUMENT', `unknown intent kind ${intent.kind}`);
     await markIntentDispatched(db, intent.id);
     metrics.intentsDispatched.inc({ kind: intent.kind });
+    metrics.intentWaitSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
     ilog.debug('intent dispatched');
   } catch (err) {
     // Logged and stored on the intent: never err.message itself, which for a drizzle error holds the statement's
@@ -103,6 +107,7 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
   const { type, input } = await workflowFor(deps, job);
   try {
     metrics.temporalCalls.inc({ op: 'start' });
+    const end = metrics.startSeconds.startTimer();
     await client.workflow.start(type, {
       workflowId: job.id,
       taskQueue: siteTaskQueue(job.siteId),
@@ -114,6 +119,7 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
         ...(job.deviceId ? [{ key: saDeviceId, value: job.deviceId }] : []),
       ],
     });
+    end();
   } catch (err) {
     // Started before (a retry after a crash or a lost answer): the workflow is running or done.
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

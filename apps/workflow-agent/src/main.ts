@@ -42,10 +42,23 @@ const client = new Client({ connection, namespace: config.temporal.namespace });
 let stopping = false;
 /** Sleepers a new intent (the dispatch loop) or the shutdown (every loop) ends early. */
 const sleepers = new Map<string, () => void>();
+/** Loops woken while busy: their next sleep returns at once, so a notification during a cycle is not lost. */
+const woken = new Set<string>();
+const wake = (loop: string) => {
+  const sleeper = sleepers.get(loop);
+  if (sleeper) sleeper();
+  else woken.add(loop);
+};
 const sleep = (loop: string, ms: number) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    sleepers.set(loop, () => (clearTimeout(t), resolve()));
+    if (woken.delete(loop) || ms <= 0 || stopping) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      sleepers.delete(loop);
+      resolve();
+    }
+    sleepers.set(loop, done);
   });
 let listener: pg.Client | undefined;
 
@@ -56,7 +69,7 @@ async function listenForIntents(): Promise<void> {
     try {
       await conn.connect();
       await conn.query(`listen ${intentChannel}`);
-      conn.on('notification', () => sleepers.get('dispatch')?.());
+      conn.on('notification', () => wake('dispatch'));
       await new Promise((_, reject) =>
         conn.once('error', reject).once('end', () => reject(new Error('listener closed'))),
       );
@@ -94,17 +107,28 @@ async function dispatchLoop(): Promise<void> {
 }
 
 async function reconcileLoop(): Promise<void> {
-  while (!stopping) {
+  const { intervalMs, sweepEvery, visibilityLagMs, pageSize } = config.projection;
+  /** When the last successful cycle started: a quick cycle asks for what started or closed since (less the lag). */
+  let lastStart: number | undefined;
+  for (let cycle = 0; !stopping;) {
+    const started = Date.now();
+    const since =
+      lastStart === undefined || cycle % sweepEvery === 0 ? undefined : new Date(lastStart - visibilityLagMs);
     const end = metrics.reconcileSeconds.startTimer();
     try {
-      const stats = await reconcileOnce({ db, client, log, metrics, pageSize: config.projection.pageSize });
+      const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
       if (stats.changed > 0) log.debug(stats, 'reconciled');
+      lastStart = started;
+      cycle++;
     } catch (err) {
+      // lastStart stays: the next cycle covers this one's window too.
       log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
     } finally {
       end();
     }
-    await sleep('reconcile', config.projection.intervalMs);
+    // Fixed rate: cycles start one interval apart (not an interval after the last one ended), so a workflow's change
+    // reaches Postgres within one interval plus one cycle, and a slow cycle does not stretch the next wait.
+    await sleep('reconcile', intervalMs - (Date.now() - started));
   }
 }
 
@@ -120,7 +144,7 @@ handleShutdown({
   graceS: shutdownGraceS,
   drain: async () => {
     stopping = true;
-    for (const wake of sleepers.values()) wake();
+    for (const done of [...sleepers.values()]) done();
     await listener?.end().catch(() => undefined);
     await loops; // each loop finishes its current cycle
     await connection.close().catch(() => undefined);

@@ -40,6 +40,18 @@ export function createAgentMetrics(registry: Registry) {
       help: 'Workflow executions read from visibility',
       registers: [registry],
     }),
+    startSeconds: new Histogram({
+      name: 'fleet_agent_start_seconds',
+      help: 'Duration of one workflow start call to Temporal',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    intentWaitSeconds: new Histogram({
+      name: 'fleet_agent_intent_wait_seconds',
+      help: 'From an intent being recorded to it being dispatched (pickup, input, Temporal call)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
     reconcileSeconds: new Histogram({
       name: 'fleet_agent_reconcile_seconds',
       help: 'Duration of one reconcile cycle',

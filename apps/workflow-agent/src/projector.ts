@@ -42,66 +42,42 @@ const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState
 };
 
 /**
- * One reconcile cycle: the open jobs a page at a time, each page answered by a single
- * visibility query (WorkflowId IN (...)), never one Temporal call per job. Workflows
- * publish progress, result and error in their memo, so the listing carries it all.
+ * One reconcile cycle. Without `since`, a full sweep: the open jobs a page at a time, each page answered by a single
+ * visibility query (WorkflowId IN (...)), never one Temporal call per job. With `since`, a quick cycle: one query for
+ * the workflows that started or closed since then (`StartTime >= since OR CloseTime >= since`), which is every state
+ * change a job can make; its cost follows the changes, not the open jobs, so the interval can be short. Running
+ * workflows' progress (memo) changes are picked up by the sweeps. Workflows publish progress, result and error in
+ * their memo, so the listing carries it all.
  */
-export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats> {
+export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<ReconcileStats> {
   const stats: ReconcileStats = { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
-  let after: string | undefined;
-  for (;;) {
-    const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
-    if (page.length === 0) break;
-    stats.openJobs += page.length;
-    after = page[page.length - 1]!.id;
-    const byId = new Map(page.map((j) => [j.id, j]));
-    const query = `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`;
-    deps.metrics.temporalCalls.inc({ op: 'list' });
-    stats.temporalCalls++;
-    const projections: JobProjection[] = [];
-    const readings: { deviceId: string; powerState: string; at: Date }[] = [];
-    const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
-    const firmware: DeviceVersions[] = [];
-    const endedCampaigns: string[] = [];
-    for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
-      stats.workflows++;
-      const job = byId.get(wf.workflowId);
-      if (!job) continue;
-      const p = project(job, wf);
-      if (!p) continue;
-      projections.push(p);
-      const reading = powerReading(job, p);
-      if (reading) readings.push(reading);
-      const fw = deviceVersionsOf(job, wf, p);
-      if (fw) firmware.push(fw);
-      if (job.kind === 'firmware.campaign' && p.state !== 'running') endedCampaigns.push(job.id);
-      if (job.kind.startsWith('rack.')) {
-        const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
-        rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
-        for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
-          if (o.powerState && PowerState.safeParse(o.powerState).success)
-            readings.push({ deviceId, powerState: o.powerState, at: new Date() });
-        }
-      }
+  if (since) {
+    const open = new Map<string, Job>();
+    for (let after: string | undefined; ;) {
+      const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
+      for (const j of page) open.set(j.id, j);
+      if (page.length < deps.pageSize) break;
+      after = page[page.length - 1]!.id;
     }
-    // One transaction per page: a reader never sees a finished parent with open children.
-    stats.changed += await deps.db.transaction(async (tx) => {
-      const changed = await applyJobProjections(tx, projections);
-      await recordPowerStates(tx, readings);
-      // Rack workflows drive their child jobs through the memo; children left open when
-      // the parent ended were never reached.
-      for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
-      await closeOpenChildren(
-        tx,
-        rackChildren.filter((r) => r.terminal).map((r) => r.parentId),
-        'not reached: the rack job ended first',
+    stats.openJobs = open.size;
+    if (open.size > 0) {
+      const at = since.toISOString();
+      await projectListing(deps, stats, open, `StartTime >= '${at}' OR CloseTime >= '${at}'`);
+    }
+  } else {
+    for (let after: string | undefined; ;) {
+      const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
+      if (page.length === 0) break;
+      stats.openJobs += page.length;
+      after = page[page.length - 1]!.id;
+      await projectListing(
+        deps,
+        stats,
+        new Map(page.map((j) => [j.id, j])),
+        `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`,
       );
-      await applyDeviceVersions(tx, firmware);
-      // A campaign that ended (cancelled, failed) never started the devices still queued.
-      await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
-      return changed;
-    });
-    if (page.length < deps.pageSize) break;
+      if (page.length < deps.pageSize) break;
+    }
   }
   // Batches have no workflow: their state follows their children.
   stats.changed += await aggregateBatchParents(deps.db);
@@ -110,6 +86,73 @@ export async function reconcileOnce(deps: ProjectorDeps): Promise<ReconcileStats
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
   return stats;
+}
+
+/** Lists `query` (one Temporal call) and writes what it says of the jobs in `open`, a page per transaction. */
+async function projectListing(
+  deps: ProjectorDeps,
+  stats: ReconcileStats,
+  open: Map<string, Job>,
+  query: string,
+): Promise<void> {
+  deps.metrics.temporalCalls.inc({ op: 'list' });
+  stats.temporalCalls++;
+  let batch: { job: Job; wf: WorkflowExecutionInfo }[] = [];
+  for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
+    stats.workflows++;
+    const job = open.get(wf.workflowId);
+    // A child workflow, or a job already projected as ended.
+    if (!job) continue;
+    batch.push({ job, wf });
+    if (batch.length >= deps.pageSize) {
+      stats.changed += await applyPage(deps, batch);
+      batch = [];
+    }
+  }
+  if (batch.length) stats.changed += await applyPage(deps, batch);
+}
+
+/** One transaction per page: a reader never sees a finished parent with open children. */
+async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExecutionInfo }[]): Promise<number> {
+  const projections: JobProjection[] = [];
+  const readings: { deviceId: string; powerState: string; at: Date }[] = [];
+  const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
+  const firmware: DeviceVersions[] = [];
+  const endedCampaigns: string[] = [];
+  for (const { job, wf } of page) {
+    const p = project(job, wf);
+    if (!p) continue;
+    projections.push(p);
+    const reading = powerReading(job, p);
+    if (reading) readings.push(reading);
+    const fw = deviceVersionsOf(job, wf, p);
+    if (fw) firmware.push(fw);
+    if (job.kind === 'firmware.campaign' && p.state !== 'running') endedCampaigns.push(job.id);
+    if (job.kind.startsWith('rack.')) {
+      const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
+      rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
+      for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
+        if (o.powerState && PowerState.safeParse(o.powerState).success)
+          readings.push({ deviceId, powerState: o.powerState, at: new Date() });
+      }
+    }
+  }
+  return deps.db.transaction(async (tx) => {
+    const changed = await applyJobProjections(tx, projections);
+    await recordPowerStates(tx, readings);
+    // Rack workflows drive their child jobs through the memo; children left open when
+    // the parent ended were never reached.
+    for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
+    await closeOpenChildren(
+      tx,
+      rackChildren.filter((r) => r.terminal).map((r) => r.parentId),
+      'not reached: the rack job ended first',
+    );
+    await applyDeviceVersions(tx, firmware);
+    // A campaign that ended (cancelled, failed) never started the devices still queued.
+    await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
+    return changed;
+  });
 }
 
 export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | undefined {

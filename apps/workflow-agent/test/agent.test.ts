@@ -132,6 +132,26 @@ describe('workflow agent', () => {
     assert.equal(stats.openJobs, 24);
   });
 
+  it('a quick cycle makes one call for what started or closed since, whatever the number of open jobs', async () => {
+    const since = new Date();
+    await client.workflow.getHandle(jobIds[24]!).terminate('operator pulled the plug');
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowId = '${jobIds[24]}' AND ExecutionStatus = 'Terminated'`)).count;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    // 24 open jobs, 3 pages of 10, yet one call, reading only the workflow that changed.
+    const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 }, since);
+    assert.deepEqual(
+      { calls: stats.temporalCalls, workflows: stats.workflows, open: stats.openJobs, changed: stats.changed },
+      { calls: 1, workflows: 1, open: 24, changed: 1 },
+    );
+    const { rows } = await handle.pool.query(`select state, error->>'code' as code from jobs where id = $1`, [
+      jobIds[24],
+    ]);
+    assert.deepEqual(rows[0], { state: 'failed', code: 'TERMINATED' });
+  });
+
   it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
     await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
