@@ -1,5 +1,7 @@
 import { stat as statLocal } from 'node:fs/promises';
+import { connect as netConnect } from 'node:net';
 import ssh2, { type Client, type SFTPWrapper } from 'ssh2';
+import { coalesceWrites } from './coalesce.js';
 import { runExec, type ExecOptions, type ExecResult } from './exec.js';
 import { HostKeyMismatchError, SshError, type SshTarget } from './errors.js';
 import { checkHostKey, type HostKeyPolicy } from './host-key.js';
@@ -82,7 +84,11 @@ export async function connect(opts: SshConnectOptions): Promise<SshSession> {
       resolve(new SshSession(conn, target, fingerprint, cipher));
     });
     conn.on('error', onError).on('close', onClose);
+    // Our socket rather than ssh2's, so that its writes can be coalesced; ssh2 waits for it to connect.
+    const sock = netConnect({ host: opts.host, port: opts.port ?? 22 });
+    coalesceWrites(sock);
     conn.connect({
+      sock,
       host: opts.host,
       port: opts.port ?? 22,
       username: opts.username,

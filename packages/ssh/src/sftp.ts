@@ -2,6 +2,7 @@ import { stat as statLocal } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { SFTPWrapper, Stats } from 'ssh2';
 import { SftpStallError, SshError, type SshTarget } from './errors.js';
+import { pipelinedPut } from './put.js';
 
 export interface UploadOptions {
   /**
@@ -41,8 +42,8 @@ export interface SftpHandle {
 }
 
 /**
- * Streams a local file with pipelined writes (ssh2's fastPut: `concurrency` writes of
- * `chunkSize` in flight, read from disk as they go, never the whole file in memory), then
+ * Streams a local file with pipelined writes (pipelinedPut: `concurrency` writes of `chunkSize`
+ * in flight, read from disk in large blocks as they go, never the whole file in memory), then
  * checks that the remote size matches. Progress is every acknowledged write; a stall, the
  * overall timeout or cancellation abandons the SFTP channel.
  */
@@ -60,9 +61,11 @@ export async function uploadFile(
   let acked = 0;
   await new Promise<void>((resolve, reject) => {
     let settled = false;
+    const stop = new AbortController();
     const settle = (err?: unknown) => {
       if (settled) return;
       settled = true;
+      stop.abort();
       clearTimeout(stall);
       clearTimeout(overall);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -89,21 +92,20 @@ export async function uploadFile(
     );
     const onAbort = () => settle(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    h.sftp.fastPut(
-      localPath,
-      remotePath,
-      {
-        concurrency: opts.concurrency ?? 64,
-        chunkSize: opts.chunkSize ?? 128 * 1024,
-        fileSize: total,
-        step: (transferred) => {
-          if (settled) return;
-          acked = transferred;
-          stall.refresh();
-          opts.onProgress?.(transferred, total);
-        },
+    pipelinedPut(h.sftp, localPath, remotePath, {
+      concurrency: opts.concurrency ?? 64,
+      chunkSize: opts.chunkSize ?? 128 * 1024,
+      size: total,
+      signal: stop.signal,
+      onAck: (transferred) => {
+        if (settled) return;
+        acked = transferred;
+        stall.refresh();
+        opts.onProgress?.(transferred, total);
       },
-      (err) => settle(err ? sftpError(target, 'upload', remotePath, err) : undefined),
+    }).then(
+      () => settle(),
+      (err: Error) => settle(sftpError(target, 'upload', remotePath, err)),
     );
   });
   const size = await remoteSize(h.sftp, target, remotePath);

@@ -48,6 +48,24 @@ describe('SFTP uploads to the NVOS simulator', () => {
     assert.deepEqual(await s.list('/host/nos-images'), [{ name: IMAGE, size: image.length, isDirectory: false }]);
   });
 
+  it('slices large disk reads into writes of any size, few or many in flight, and uploads empty files', async () => {
+    const digest = createHash('sha256').update(image).digest('hex');
+    for (const [chunkSize, concurrency] of [
+      [100_000, 1],
+      [300_001, 3],
+      [4096, 200],
+    ] as const) {
+      const path = `/host/nos-images/chunks-${chunkSize}.bin`;
+      const seen: number[] = [];
+      await s.upload(join(dir, IMAGE), path, { chunkSize, concurrency, onProgress: (b) => seen.push(b) });
+      assert.equal(remote(path)?.sha256, digest, `${chunkSize} × ${concurrency}`);
+      assert.equal(seen.length, Math.ceil(image.length / chunkSize), 'one progress report per acknowledged write');
+    }
+    writeFileSync(join(dir, 'empty.bin'), '');
+    assert.equal((await s.upload(join(dir, 'empty.bin'), '/host/nos-images/empty.bin')).bytes, 0);
+    assert.equal(remote('/host/nos-images/empty.bin')?.sha256, createHash('sha256').digest('hex'));
+  });
+
   it('skips the upload when the switch already has a file of the same size', async () => {
     const uploads = remote(REMOTE)!.uploads;
     assert.deepEqual(await s.uploadIfDifferent(join(dir, IMAGE), REMOTE), {
