@@ -1,0 +1,197 @@
+import { createReadStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { connectDb, createApiToken } from '@fleet/db';
+import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
+import { ArtifactCache } from '@fleet/satellite';
+import { freePort } from '@fleet/temporal';
+import pg from 'pg';
+import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
+import { writeBenchPackage } from './fwpkg-parse.js';
+import { loopbackCopyMibPerS } from './loopback-copy.js';
+
+export interface ArtifactTransferFigures {
+  package_mib: number;
+  /** The package file sent over one plain loopback TCP connection to another process. */
+  raw_loopback_mib_per_s: number;
+  /** POST /v1/firmware/packages into a hub process: streamed, parsed, hashed, stored and fsynced. */
+  artifact_upload_mib_per_s: number;
+  /** A satellite's ArtifactCache fetching the blob from the hub: streamed, hashed, stored and fsynced. */
+  artifact_fetch_mib_per_s: number;
+  artifact_upload_ratio: number;
+  artifact_fetch_ratio: number;
+  raw_loopback_runs_mib_per_s: number[];
+  artifact_upload_runs_mib_per_s: number[];
+  artifact_fetch_runs_mib_per_s: number[];
+  statistic: string;
+  load_avg_1m: number;
+}
+
+export interface ArtifactTransferOptions {
+  /** Package size; 1 GiB by default. */
+  bytes?: number;
+  /** Rounds of loopback, upload, fetch (interleaved, so load from elsewhere falls on all three). */
+  runs?: number;
+}
+
+export interface BenchHub {
+  url: string;
+  operator: string;
+  admin: string;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** A hub process over a fresh, empty (migrated) database, its blobs in a scratch folder. */
+export async function startArtifactHub(name: string): Promise<BenchHub> {
+  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const template = `fleet_bench_${name}_${process.pid}`;
+  const dir = join(repoRoot, '.run', `bench-${name}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const c of cleanups.splice(0)) await c().catch(() => undefined);
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists "${template}" with (force)`);
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await prepareTemplate(databaseUrl, template);
+    const database = await cloneTestDatabase(databaseUrl, template);
+    cleanups.unshift(() => database.drop());
+    const handle = connectDb(database.url, 2);
+    cleanups.unshift(() => handle.close());
+    const operator = (await createApiToken(handle.db, `bench-${name}-operator`, 'operator')).token;
+    const admin = (await createApiToken(handle.db, `bench-${name}-admin`, 'admin')).token;
+    const port = await freePort();
+    const config = join(dir, 'hub.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        log: { level: 'info' },
+        metrics: { port: 0 },
+        database: { url: database.url },
+        http: { port },
+        firmware: { blobDir: join(dir, 'blobs'), maxPackageBytes: 64 * 1024 ** 3 },
+      }),
+    );
+    const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', config, dir);
+    cleanups.unshift(() => hub.stop());
+    await hub.start('hub listening');
+    return { url: `http://127.0.0.1:${port}`, operator, admin, dir, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Reads the file once (into the page cache) after writing it back, so no run pays for the disk alone. */
+async function settle(path: string): Promise<void> {
+  const file = await open(path, 'r');
+  try {
+    await file.sync();
+    const buffer = Buffer.allocUnsafe(4 << 20);
+    for (let at = 0; ;) {
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) break;
+      at += bytesRead;
+    }
+  } finally {
+    await file.close();
+  }
+}
+
+export async function upload(hub: BenchHub, path: string, size: number): Promise<{ id: string; digest: string }> {
+  const res = await request(`${hub.url}/v1/firmware/packages?file_name=bench.fwpkg`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${hub.operator}`,
+      'content-type': 'application/octet-stream',
+      'content-length': String(size),
+    },
+    body: createReadStream(path, { highWaterMark: 1 << 20 }),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 201) throw new Error(`upload: HTTP ${res.statusCode}: ${text}`);
+  return JSON.parse(text) as { id: string; digest: string };
+}
+
+async function remove(hub: BenchHub, id: string): Promise<void> {
+  const res = await request(`${hub.url}/v1/firmware/packages/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${hub.admin}` },
+  });
+  await res.body.dump();
+  if (res.statusCode !== 204) throw new Error(`delete: HTTP ${res.statusCode}`);
+}
+
+const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
+const round = (n: number, digits = 1) => Number(n.toFixed(digits));
+
+/**
+ * The firmware data paths against the machine's own loopback: one generated PLDM package copied over plain
+ * loopback TCP, uploaded into a hub (separate process, as deployed) and fetched from it by a satellite's
+ * artifact cache (this process), in interleaved rounds. Each upload is a new package (the previous round's
+ * is deleted), and each fetch goes into an empty cache. Best of the rounds; ratios of the bests.
+ */
+export async function measureArtifactTransfer(options: ArtifactTransferOptions = {}): Promise<ArtifactTransferFigures> {
+  const bytes = options.bytes ?? 1024 ** 3;
+  const runs = options.runs ?? 3;
+  const hub = await startArtifactHub('artifacts');
+  const path = join(hub.dir, 'bench.fwpkg');
+  try {
+    const { size, sha256 } = await writeBenchPackage(path, bytes);
+    await settle(path);
+    const mib = size / 2 ** 20;
+    const loopback: number[] = [];
+    const uploads: number[] = [];
+    const fetches: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      loopback.push(await loopbackCopyMibPerS(path, 1));
+
+      let started = process.hrtime.bigint();
+      const pkg = await upload(hub, path, size);
+      uploads.push(mib / seconds(started));
+      if (pkg.digest !== sha256) throw new Error(`the hub stored digest ${pkg.digest}, the package is ${sha256}`);
+
+      const cacheDir = join(hub.dir, `cache-${i}`);
+      const cache = new ArtifactCache({
+        dir: cacheDir,
+        maxBytes: 2 * size,
+        hub: { url: hub.url, token: () => Promise.resolve(hub.operator) },
+        log: pino({ level: 'silent' }),
+      });
+      try {
+        started = process.hrtime.bigint();
+        await cache.ensure(sha256, size);
+        fetches.push(mib / seconds(started));
+      } finally {
+        await cache.close();
+        rmSync(cacheDir, { recursive: true, force: true });
+      }
+      await remove(hub, pkg.id);
+    }
+    const best = (xs: number[]) => Math.max(...xs);
+    return {
+      package_mib: round(mib, 0),
+      raw_loopback_mib_per_s: round(best(loopback)),
+      artifact_upload_mib_per_s: round(best(uploads)),
+      artifact_fetch_mib_per_s: round(best(fetches)),
+      artifact_upload_ratio: round(best(uploads) / best(loopback), 3),
+      artifact_fetch_ratio: round(best(fetches) / best(loopback), 3),
+      raw_loopback_runs_mib_per_s: loopback.map((x) => round(x)),
+      artifact_upload_runs_mib_per_s: uploads.map((x) => round(x)),
+      artifact_fetch_runs_mib_per_s: fetches.map((x) => round(x)),
+      statistic: `best of ${runs}`,
+      load_avg_1m: round(loadavg()[0]!, 2),
+    };
+  } finally {
+    await hub.close();
+  }
+}
