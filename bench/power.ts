@@ -94,6 +94,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       parallel_rack_power_on_makespan_s: Number(makespan.toFixed(1)),
       history_events_per_rack: Math.round(events.reduce((a, b) => a + b, 0) / events.length),
       history_events_per_rack_max: Math.max(...events),
+      // workflows/README.md "rackPower": per device its activity (3) and at most one workflow task (3); the first task,
+      // 4 memos, the patch (2), start and close. Completions that arrive together share a task: about 10 tasks, not 36.
+      history_events_per_rack_budget: 35 * 6 + 3 + 4 + 2 + 2,
       history_events_one_rack_by_type: byType,
       simulated_time_scale: timeScale,
     };
