@@ -14,9 +14,9 @@ export interface TrivialBurst {
 }
 
 /**
- * The baseline in the same run: `count` trivial workflows (one no-op activity each, trivial-workflow.ts) started 20 at a time, as the
- * bench posts its jobs, on a worker with the satellite's activity concurrency, against the same dev server. Each
- * latency is from the start call to the workflow's result.
+ * The baseline in the same run: `count` trivial workflows (one no-op activity each, trivial-workflow.ts) started 20
+ * at a time, as the bench posts its jobs, on a worker with the satellite's activity concurrency, against the same
+ * dev server. Each latency is from the start call to the workflow's result.
  */
 export async function trivialBurst(
   address: string,

@@ -107,7 +107,7 @@ function fakeOps(
 }
 
 describe('applyFirmware and activateFirmware', () => {
-  it('fetches, pushes each step and follows its task; activation: host off, AC cycle, host on, then the read', async () => {
+  it('fetches, pushes each step and follows its task; activation: host off, AC cycle, host on, then a read', async () => {
     const { ops, calls } = fakeOps();
     const beats: ApplyCheckpoint[] = [];
     const env = mockEnv();
@@ -150,7 +150,7 @@ describe('applyFirmware and activateFirmware', () => {
     );
   });
 
-  it('a retry during activation remembers the host was on: it is not powered off again, and is powered on', async () => {
+  it('a retry during activation remembers the host was on: not powered off again, and powered on', async () => {
     const { ops, calls } = fakeOps();
     const prior: ActivateCheckpoint = {
       activation: { startedAt: '2026-01-01T00:00:02.000Z', wasOn: true, phase: 'reset' },
@@ -197,7 +197,7 @@ describe('applyFirmware and activateFirmware', () => {
     assert.ok(!calls.includes('reset bmc'), "activation is the workflow's next activity");
   });
 
-  it('a retryable error on an attempt that is not the last is thrown, so Temporal retries from the checkpoint', async () => {
+  it('a retryable error on an attempt before the last is thrown: Temporal retries from the checkpoint', async () => {
     const { ops } = fakeOps();
     const flaky: ApplyOps = {
       ...ops,
