@@ -107,7 +107,7 @@ function fakeOps(
 }
 
 describe('applyFirmware and activateFirmware', () => {
-  it('fetches, pushes each step and follows its task; activation: host off, AC cycle, host on, then a read', async () => {
+  it('fetches, pushes each step and follows its task; activation: host off, AC cycle, host on, a read', async () => {
     const { ops, calls } = fakeOps();
     const beats: ApplyCheckpoint[] = [];
     const env = mockEnv();
