@@ -15,3 +15,6 @@ export * from './repos/credential-refs.repo.js';
 export * from './repos/device-versions.repo.js';
 export * from './repos/events.repo.js';
 export * from './repos/site-summary.repo.js';
+export * from './repos/device-history.repo.js';
+export * from './repos/lifecycle.repo.js';
+export * from './repos/conditions.repo.js';

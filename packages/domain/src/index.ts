@@ -23,3 +23,5 @@ export * from './firmware.js';
 export * from './switch.js';
 export * from './switch-ops.js';
 export * from './campaign-schedule.js';
+export * from './lifecycle.js';
+export * from './conditions.js';

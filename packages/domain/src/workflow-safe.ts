@@ -24,3 +24,22 @@ export const rackPowerClasses = ['shelves', 'switches', 'compute'] as const;
 
 export { nvosHelloLimits, nvosHelloWaits } from './nvos-hello.js';
 export { buildWaves, startable, switchCounts, maintenanceWindowAt } from './campaign-schedule.js';
+export {
+  fleetLifecycleStates,
+  lifecycleTable,
+  nextLifecycleStates,
+  lifecycleRule,
+  transition,
+  isFleetLifecycleState,
+  LifecycleTransitionRefused,
+} from './lifecycle.js';
+export {
+  axisTable,
+  axisWriter,
+  assertAxisWriter,
+  AxisWriterRefused,
+  conditionTable,
+  conditionWriter,
+  conditionReportProblem,
+  applyCondition,
+} from './conditions.js';

@@ -3,3 +3,4 @@ export * from './jobs.js';
 export * from './security.js';
 export * from './firmware.js';
 export * from './events.js';
+export * from './lifecycle.js';

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigserial,
   boolean,
+  check,
   index,
   integer,
   jsonb,
@@ -12,7 +13,8 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { createdAt, tsz, updatedAt } from './_columns.js';
+import { fleetLifecycleStates, initialLifecycleState, type FleetLifecycleState } from '@fleet/domain';
+import { createdAt, sqlList, tsz, updatedAt } from './_columns.js';
 
 /**
  * Inventory mirrors NetBox (the source of truth): every synced row keeps its NetBox id
@@ -83,8 +85,13 @@ export const devices = pgTable(
     model: text('model'),
     platform: text('platform'),
     serial: text('serial'),
-    /** NetBox device status (active, planned, staged, failed, offline, ...); unknown values kept as-is. */
+    /**
+     * NetBox device status (active, planned, staged, failed, offline, ...); unknown values kept as-is. The inventory
+     * axis, written by the NetBox agent; Fleet's own lifecycle is fleet_lifecycle (docs/lifecycle.md).
+     */
     lifecycleState: text('lifecycle_state').notNull().default('active'),
+    /** Fleet's lifecycle (docs/lifecycle.md); only setLifecycle writes it, under the transition table. */
+    fleetLifecycle: text('fleet_lifecycle').$type<FleetLifecycleState>().notNull().default(initialLifecycleState),
     /** RMS node type; null when the inventory descriptor matches no driver. */
     nodeType: text('node_type'),
     managementProfile: text('management_profile'),
@@ -130,6 +137,8 @@ export const devices = pgTable(
     index('devices_model_idx').on(t.model),
     index('devices_node_type_idx').on(t.nodeType),
     index('devices_lifecycle_state_idx').on(t.lifecycleState),
+    index('devices_fleet_lifecycle_idx').on(t.fleetLifecycle),
+    check('devices_fleet_lifecycle_check', sql`${t.fleetLifecycle} in ${sqlList(fleetLifecycleStates)}`),
     index('devices_power_state_idx').on(t.powerState),
     index('devices_firmware_version_idx').on(t.firmwareVersion),
     index('devices_created_at_id_idx').on(t.createdAt, t.id),
