@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { switchRoute } from './nvos/admin-routes.js';
 import type { NvosSimulator } from './nvos/simulator.js';
+import { healthRoute } from './redfish/admin-health.js';
 import { Faults } from './redfish/faults.js';
 import type { RedfishSimulator } from './redfish/server.js';
 
@@ -19,6 +20,8 @@ import type { RedfishSimulator } from './redfish/server.js';
  *   DELETE /bmcs/:id/faults           clear faults
  *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}], flashes:[{id,version,stamp,taskId,filename,at}]}
  *                                     flashes: every image a Completed update task staged, oldest first
+ *   GET    /bmcs/:id/health           the tray's burn-in verdict {verdict: pass|fail, failures, gpus, cpus, memory,
+ *                                     nvlink}; part faults and swaps under /bmcs/:id/health/… (redfish/admin-health.ts)
  *   …      /switches[/:id[/…]]        simulated NVOS switches (routes in nvos/admin-routes.ts)
  */
 export async function startAdminServer(
@@ -59,6 +62,10 @@ export async function startAdminServer(
     const id = parts[1];
     if (parts[0] !== 'bmcs' || !id || !known.has(id)) return [404, { error: `no route ${method} ${req.url}` }];
     const bmc = sim.bmc(id);
+    if (parts[2] === 'health') {
+      const answer = await healthRoute(bmc, method, parts.slice(3), () => readBody(req));
+      if (answer) return answer;
+    }
     const sub = parts.length === 3 ? parts[2] : parts.length === 2 ? '' : undefined;
     if (sub === '' && method === 'GET') {
       return [

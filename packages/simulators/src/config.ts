@@ -20,6 +20,15 @@ const Bmc = z
     sessionLimit: SessionLimit,
     /** Rack power domain: its power shelves feed its other BMCs. */
     powerDomain: z.string().min(1).optional(),
+    /** The rack whose NVLink fabric its trays share; the power domain when absent. */
+    rack: z.string().min(1).optional(),
+    /** Tray serial number (e.g. the one NetBox holds); derived from the id when absent. */
+    serialNumber: z.string().min(1).max(64).optional(),
+    /** MAC address of the BMC's eth0; derived from the id when absent. */
+    macAddress: z
+      .string()
+      .regex(/^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/i, 'must be a MAC address such as 02:fe:00:00:00:01')
+      .optional(),
   })
   .strict();
 

@@ -28,6 +28,8 @@ export async function startSim(
     sessionLimit?: number;
     powerState?: 'On' | 'Off';
     quirks?: BmcSpec['quirks'];
+    rack?: string;
+    serialNumber?: string;
   }[],
   opts: { timeScale?: number; timings?: Partial<Timings> } = {},
 ): Promise<TestSim> {

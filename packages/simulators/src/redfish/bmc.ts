@@ -1,11 +1,13 @@
 import type { PowerState } from '@fleet/domain';
 import type { Faults } from './faults.js';
+import type { Rack } from './rack.js';
 import type { BmcQuirks } from './quirks.js';
 import { RequestLog, type LoggedRequest } from './request-log.js';
 import { SessionStore } from './sessions.js';
 import { TaskStore } from './tasks.js';
 import { profiles, type ProfileId } from './profiles/index.js';
 import type { FirmwareSpec, Profile } from './profiles/types.js';
+import { partSerial, TrayHealth } from './tray-health.js';
 
 export type { LoggedRequest } from './request-log.js';
 
@@ -28,6 +30,10 @@ export interface BmcSpec {
    * back they boot (503 for bmcRebootS) with the host off, as a cold-rebooted rack does.
    */
   powerDomain?: string;
+  /** The rack its trays share for the NVLink topology; the power domain when absent (see rack.ts). */
+  rack?: string;
+  /** MAC address of the BMC's eth0; derived from the id when absent. */
+  macAddress?: string;
   /** Position of a compute tray in its rack (Oem.Nvidia.MNNVLinkTopology); derived from the id when absent. */
   topology?: { chassisSerialNumber: string; traySlotNumber: number; traySlotIndex: number };
   /** Real-BMC shapes the profile does not show by default: ActionInfo-only reset types, several systems. */
@@ -112,6 +118,9 @@ export class SimulatedBmc {
   private patched: Map<string, Record<string, unknown>> | undefined;
   private hangWaiters: Set<() => void> | undefined;
   private staleCleared = false;
+  private trayHealth: TrayHealth | undefined;
+  /** The compute and switch trays of its rack (set by wireRacks), for NVLink peers. */
+  rack: Rack | undefined;
 
   constructor(
     readonly spec: BmcSpec,
@@ -136,6 +145,21 @@ export class SimulatedBmc {
 
   get serialNumber(): string {
     return this.spec.serialNumber ?? `SIM${this.spec.id.toUpperCase().replace(/[^A-Z0-9]/g, '')}`;
+  }
+
+  /** Injected part faults and swaps; parts without an entry are healthy and original. */
+  health(): TrayHealth {
+    return (this.trayHealth ??= new TrayHealth());
+  }
+
+  /** True when a fault is injected somewhere on the tray (without allocating the health state). */
+  get hasPartFaults(): boolean {
+    return (this.trayHealth?.faultCount ?? 0) > 0;
+  }
+
+  /** Serial number of one of its parts (a GPU, a CPU, a memory device); a swapped part has a new one. */
+  partSerial(partKey: string): string {
+    return partSerial(this.spec.id, partKey, this.trayHealth?.generation(partKey) ?? 0);
   }
 
   sessions(): SessionStore {

@@ -4,6 +4,7 @@ import { defaultTimings, SimulatedBmc, type BmcSpec, type Timings } from './bmc.
 import { isErrorReply, redfishError } from './errors.js';
 import { chance } from './faults.js';
 import { wirePowerDomains } from './power-domains.js';
+import { wireRacks } from './rack.js';
 import { sleep, type Reply } from './http-util.js';
 import { route, type Exchange } from './router.js';
 
@@ -38,6 +39,7 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
     byEndpoint.set(`${spec.address}:${spec.port}`, bmc);
   }
   wirePowerDomains(byId.values());
+  wireRacks(byId.values());
 
   const http = createServer((req, res) => {
     const key = `${req.socket.localAddress?.replace(/^::ffff:/, '')}:${req.socket.localPort}`;

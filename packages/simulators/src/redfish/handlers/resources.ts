@@ -30,9 +30,35 @@ export function getResource(req: IncomingMessage, body: Record<string, unknown>)
   return { status: 200, body, headers: { ETag: etag } };
 }
 
-type Check = (v: unknown) => boolean;
+type Check = (v: unknown, current: Record<string, unknown>) => boolean;
+
+/** An object property: every key it sets must be one the resource lists allowable values for, with such a value. */
+const withinAllowable =
+  (property: string): Check =>
+  (v, current) => {
+    const now = current[property];
+    if (!isObject(v) || !isObject(now) || Object.keys(v).length === 0) return false;
+    return Object.entries(v).every(([k, value]) => {
+      const allowed = now[`${k}@Redfish.AllowableValues`];
+      return Array.isArray(allowed) && allowed.includes(value);
+    });
+  };
+
+/** An element of a PATCHed string array (DSP0266 §7.4.9): a value, null (remove it) or {} (leave it). */
+const arrayElement = (e: unknown) =>
+  e === null || typeof e === 'string' || (isObject(e) && Object.keys(e).length === 0);
+
 const checks: Record<string, Check> = {
   AssetTag: (v) => typeof v === 'string' && v.length <= 64,
+  Boot: withinAllowable('Boot'),
+  NTP: (v) =>
+    isObject(v) &&
+    Object.keys(v).length > 0 &&
+    Object.entries(v).every(([k, x]) =>
+      k === 'NTPServers'
+        ? Array.isArray(x) && x.every(arrayElement)
+        : k === 'ProtocolEnabled' && typeof x === 'boolean',
+    ),
   LocationIndicatorActive: (v) => typeof v === 'boolean',
   SessionTimeout: (v) => Number.isInteger(v) && (v as number) >= 30 && (v as number) <= 86_400,
   DateTimeLocalOffset: (v) => typeof v === 'string' && /^[+-]\d{2}:\d{2}$/.test(v),
@@ -58,9 +84,10 @@ export function patchResource(
     if (key.startsWith('@')) continue; // annotations such as @odata.etag are not properties
     if (!writable.includes(key))
       problems.push(message('Base', key in current ? 'PropertyNotWritable' : 'PropertyUnknown', [key]));
-    else if (!checks[key]?.(value))
+    else if (!checks[key]?.(value, current))
       problems.push(message('Base', 'PropertyValueTypeError', [JSON.stringify(value), key]));
-    else accepted[key] = value;
+    // An object property (Boot, NTP) keeps what the client did not name.
+    else accepted[key] = isObject(value) && isObject(current[key]) ? mergeObject(current[key], value) : value;
   }
   if (problems.length > 0) throw errorOf(problems);
   if (Object.keys(accepted).length === 0) throw redfishError(400, 'EmptyJSON');
@@ -69,6 +96,25 @@ export function patchResource(
   else bmc.applyPatch(path, accepted);
   const body = readResource(bmc, path)!;
   return { status: 200, body, headers: { ETag: etagOf(body) } };
+}
+
+/** Merges a PATCHed object into the current one; arrays inside follow DSP0266's array PATCH rules. */
+function mergeObject(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    const now = current[k];
+    out[k] = Array.isArray(v) && Array.isArray(now) ? patchArray(now, v) : v;
+  }
+  return out;
+}
+
+/** null removes an element, {} leaves it as it is, a value replaces it; elements past the PATCH's end are removed. */
+function patchArray(current: unknown[], patch: unknown[]): unknown[] {
+  return patch.flatMap((e, i) => {
+    if (e === null) return [];
+    if (isObject(e) && Object.keys(e).length === 0) return i < current.length ? [current[i]] : [];
+    return [e];
+  });
 }
 
 function errorOf(problems: RedfishMessage[]): RedfishErrorReply {

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { isRunning } from '../tasks.js';
 import type { SimulatedBmc } from '../bmc.js';
+import type { Health } from '../tray-health.js';
 import { allowedResetTypes, extraSystemPaths, SYSTEMS } from '../quirks.js';
 import type { Body, Builder, FirmwareSpec, PowerControl } from './types.js';
 
@@ -37,6 +39,11 @@ export const ref = (path: string) => ({ '@odata.id': path });
 export const refs = (paths: readonly string[]) => paths.map(ref);
 const status = { State: 'Enabled', Health: 'OK' } as const;
 
+/** Resource.Status of a part: its own health and the worst health of what it contains. */
+export function statusOf(state: string, health: Health, rollup: Health = health): Body {
+  return { State: state, Health: health, HealthRollup: rollup };
+}
+
 export function uuidFor(seed: string): string {
   const hex = Buffer.from(seed).toString('hex').padEnd(32, '0').slice(0, 32);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
@@ -46,6 +53,8 @@ export interface RootOptions {
   product: string;
   vendor: string;
   systems: boolean;
+  /** The service root links a Fabrics collection (the switch tray's NVLink fabric). */
+  fabrics?: boolean;
   managerProvidingService: string;
 }
 
@@ -66,6 +75,7 @@ export function addServiceBasics(
     Product: root.product,
     Vendor: root.vendor,
     ...(root.systems ? { Systems: ref('/redfish/v1/Systems') } : {}),
+    ...(root.fabrics ? { Fabrics: ref('/redfish/v1/Fabrics') } : {}),
     Chassis: ref('/redfish/v1/Chassis'),
     Managers: ref('/redfish/v1/Managers'),
     UpdateService: ref('/redfish/v1/UpdateService'),
@@ -185,6 +195,11 @@ export interface ManagerOptions {
   forChassis: readonly string[];
   forServers: readonly string[];
   inChassis: string;
+  /**
+   * Its network: `management` is the BMC's own port (eth0, the address the simulator answers on), `internal` the
+   * HMC's USB link to the BMC (usb0), as in the GH200 capture.
+   */
+  network?: 'management' | 'internal';
 }
 
 export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly FirmwareSpec[]): string {
@@ -206,6 +221,8 @@ export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly Fir
       PowerState: 'On',
       Status: { ...status, HealthRollup: 'OK' },
       DateTimeLocalOffset: '+00:00',
+      NetworkProtocol: ref(`${path}/NetworkProtocol`),
+      EthernetInterfaces: ref(`${path}/EthernetInterfaces`),
       Actions: {
         '#Manager.Reset': {
           target: `${path}/Actions/Manager.Reset`,
@@ -225,7 +242,75 @@ export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly Fir
     }),
     ['DateTimeLocalOffset'],
   );
+  addManagerNetwork(tree, path, m.id, m.network ?? 'management');
   return path;
+}
+
+/** A locally administered MAC address derived from a seed (02:xx:…), for BMCs configured without one. */
+export function macFor(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest().subarray(0, 5);
+  return ['02', ...[...bytes].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+}
+
+/** Manager NetworkProtocol and EthernetInterfaces, shaped after the GH200 capture's BMC_0 and HGX_BMC_0. */
+function addManagerNetwork(tree: Tree, manager: string, id: string, network: 'management' | 'internal'): void {
+  const hostName = (bmc: SimulatedBmc) => `${bmc.spec.id.toLowerCase()}-${network === 'internal' ? 'hmc' : 'bmc'}`;
+  const protocol = `${manager}/NetworkProtocol`;
+  tree.add(
+    protocol,
+    (bmc) => ({
+      '@odata.id': protocol,
+      '@odata.type': '#ManagerNetworkProtocol.v1_5_0.ManagerNetworkProtocol',
+      Id: 'NetworkProtocol',
+      Name: 'Manager Network Protocol',
+      Description: 'Manager Network Service',
+      HostName: hostName(bmc),
+      FQDN: hostName(bmc),
+      // What the simulator really serves: plain HTTP on the configured port (real BMCs: HTTPS on 443 only).
+      HTTP: { Port: network === 'internal' ? 80 : bmc.spec.port, ProtocolEnabled: true },
+      HTTPS: { Port: 443, ProtocolEnabled: false },
+      SSH: { Port: 22, ProtocolEnabled: true },
+      ...(network === 'management'
+        ? { IPMI: { Port: 623, ProtocolEnabled: true }, NTP: { NTPServers: [], ProtocolEnabled: true } }
+        : {}),
+      Status: { ...status, HealthRollup: 'OK' },
+    }),
+    network === 'management' ? ['NTP'] : undefined,
+  );
+  const nic = network === 'internal' ? 'usb0' : 'eth0';
+  const interfaces = `${manager}/EthernetInterfaces`;
+  tree.collection(interfaces, 'EthernetInterfaceCollection', 'Ethernet Network Interface Collection', [
+    `${interfaces}/${nic}`,
+  ]);
+  tree.add(`${interfaces}/${nic}`, (bmc) => {
+    const mac =
+      network === 'management' && bmc.spec.macAddress ? bmc.spec.macAddress : macFor(`${bmc.spec.id}/${id}/${nic}`);
+    const ipv4 =
+      network === 'management'
+        ? { Address: bmc.spec.address, AddressOrigin: 'Static', Gateway: '0.0.0.0', SubnetMask: '255.0.0.0' }
+        : { Address: '172.31.13.251', AddressOrigin: 'DHCP', Gateway: '0.0.0.0', SubnetMask: '255.255.255.0' };
+    return {
+      '@odata.id': `${interfaces}/${nic}`,
+      '@odata.type': '#EthernetInterface.v1_6_0.EthernetInterface',
+      Id: nic,
+      Name: 'Manager Ethernet Interface',
+      Description: 'Management Network Interface',
+      HostName: hostName(bmc),
+      FQDN: hostName(bmc),
+      InterfaceEnabled: true,
+      LinkStatus: 'LinkUp',
+      MACAddress: mac,
+      PermanentMACAddress: mac,
+      MTUSize: 1500,
+      SpeedMbps: network === 'management' ? 1000 : 0,
+      DHCPv4: { DHCPEnabled: network === 'internal' },
+      IPv4Addresses: [ipv4],
+      IPv4StaticAddresses: network === 'management' ? [ipv4] : [],
+      NameServers: [],
+      StaticNameServers: [],
+      Status: { ...status, HealthRollup: 'OK' },
+    };
+  });
 }
 
 export interface ChassisOptions {
@@ -240,6 +325,12 @@ export interface ChassisOptions {
   powered?: boolean;
   contains?: readonly string[];
   systems?: readonly string[];
+  /** Serial number; `<tray serial>-<id>` when absent. */
+  serial?: (bmc: SimulatedBmc) => string;
+  /** Health of the part the chassis is (and of what it holds); OK when absent. */
+  health?: (bmc: SimulatedBmc) => Health;
+  /** The chassis carries an AssetTag a client may PATCH (the device's own chassis). */
+  assetTag?: boolean;
   extra?: (bmc: SimulatedBmc) => Body;
 }
 
@@ -256,10 +347,11 @@ export function addChassis(tree: Tree, c: ChassisOptions): string {
       Manufacturer: c.manufacturer ?? 'NVIDIA',
       ...(c.model ? { Model: c.model } : {}),
       ...(c.partNumber ? { PartNumber: c.partNumber } : {}),
-      SerialNumber: `${bmc.serialNumber}-${c.id}`,
+      SerialNumber: c.serial ? c.serial(bmc) : `${bmc.serialNumber}-${c.id}`,
+      ...(c.assetTag ? { AssetTag: '' } : {}),
       ...(c.powered ? { PowerState: bmc.powerState } : {}),
       LocationIndicatorActive: false,
-      Status: { ...status, HealthRollup: 'OK' },
+      Status: statusOf('Enabled', c.health?.(bmc) ?? 'OK'),
       Links: {
         ManagedBy: [ref(c.managedBy)],
         ...(c.contains?.length ? { Contains: refs(c.contains) } : {}),
@@ -267,7 +359,7 @@ export function addChassis(tree: Tree, c: ChassisOptions): string {
       },
       ...c.extra?.(bmc),
     }),
-    ['LocationIndicatorActive'],
+    c.assetTag ? ['AssetTag', 'LocationIndicatorActive'] : ['LocationIndicatorActive'],
   );
   return path;
 }

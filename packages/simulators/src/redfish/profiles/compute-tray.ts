@@ -1,4 +1,6 @@
 import type { SimulatedBmc } from '../bmc.js';
+import { positionOf } from '../rack.js';
+import { partKey } from '../tray-health.js';
 import {
   addChassis,
   addManager,
@@ -10,13 +12,24 @@ import {
   Tree,
   uuidFor,
 } from './common.js';
+import {
+  addParts,
+  CPUS,
+  cpuRollup,
+  gpuRollup,
+  gpuSystemParts,
+  GPUS,
+  hostSystemParts,
+  type PartData,
+} from './compute-parts.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
  * NVIDIA GB200/GB300 NVL compute tray BMC, shaped after the NVIDIA OpenBMC tree (GH200 capture:
  * the same HGX_* naming) and docs/reference/rms-behaviours.md#redfish-power: System_0 with the two Grace CPUs,
  * HGX_Baseboard_0 with the four GPUs carrying Oem.Nvidia.MNNVLinkTopology, BMC_0 plus the HMC (HGX_BMC_0), the CBC
- * chassis, and a PLDM-updatable firmware inventory split between the BMC tray and the HGX side.
+ * chassis, and a PLDM-updatable firmware inventory split between the BMC tray and the HGX side. Part counts come
+ * from the rack layout (rack.ts), part bodies from compute-parts.ts.
  */
 export interface ComputeTrayData {
   id: string;
@@ -24,8 +37,11 @@ export interface ComputeTrayData {
   /** System and CBC model strings, e.g. "GB200 NVL". */
   model: string;
   product: string;
-  cpuModel: string;
-  gpuModel: string;
+  /** System_0 SKU and PartNumber, and the PartNumber of HGX_Baseboard_0. */
+  sku: string;
+  partNumber: string;
+  baseboardPartNumber: string;
+  parts: PartData;
   /** PLDM device UUIDs: the BMC tray package and the compute (HGX) tray package. */
   devices: { bmcTray: string; computeTray: string };
   versions: {
@@ -42,9 +58,6 @@ export interface ComputeTrayData {
   /** Comparison stamp shared by the shipped images; packages below it are downgrades. */
   stamp: number;
 }
-
-const CPUS = [0, 1];
-const GPUS = [0, 1, 2, 3];
 
 export function computeTray(d: ComputeTrayData): Profile {
   const fw = (
@@ -136,57 +149,30 @@ export function computeTray(d: ComputeTrayData): Profile {
   const systems = ['/redfish/v1/Systems/System_0', '/redfish/v1/Systems/HGX_Baseboard_0'];
   addSystems(tree, systems);
   const reset = resetAction(tree, power, power.resource);
+  const uefi = firmware.find((f) => f.id === 'UEFI')!;
   tree.add(
     power.resource,
     (bmc) => ({
       ...systemBody(bmc, 'System_0', d.model, BMC, [chassis('BMC_0'), chassis('CBC_0')]),
+      ...hostSystemParts(bmc, { ...d.parts, sku: d.sku, partNumber: d.partNumber }, uefi),
       Actions: { '#ComputerSystem.Reset': reset(bmc) },
     }),
-    ['AssetTag', 'LocationIndicatorActive'],
+    ['AssetTag', 'LocationIndicatorActive', 'Boot'],
   );
   tree.add(
     '/redfish/v1/Systems/HGX_Baseboard_0',
-    (bmc) => systemBody(bmc, 'HGX_Baseboard_0', `${d.model} HGX`, HMC, [chassis('HGX_Chassis_0')]),
+    (bmc) => ({
+      ...systemBody(bmc, 'HGX_Baseboard_0', `${d.model} HGX`, HMC, [chassis('HGX_Chassis_0')]),
+      AssetTag: '',
+      ...gpuSystemParts(bmc, d.parts, d.baseboardPartNumber),
+    }),
     ['AssetTag'],
   );
-
-  const cpus = CPUS.map((i) => `/redfish/v1/Systems/System_0/Processors/CPU_${i}`);
-  const gpus = GPUS.map((i) => `/redfish/v1/Systems/HGX_Baseboard_0/Processors/GPU_${i}`);
-  tree.collection('/redfish/v1/Systems/System_0/Processors', 'ProcessorCollection', 'Processor Collection', cpus);
-  tree.collection(
-    '/redfish/v1/Systems/HGX_Baseboard_0/Processors',
-    'ProcessorCollection',
-    'Processor Collection',
-    gpus,
-  );
-  CPUS.forEach((i) =>
-    tree.add(cpus[i]!, (bmc) =>
-      processorBody(
-        bmc,
-        cpus[i]!,
-        `CPU_${i}`,
-        'CPU',
-        d.cpuModel,
-        72,
-        { '@odata.id': chassis(`HGX_CPU_${i}`) },
-        undefined,
-      ),
-    ),
-  );
-  GPUS.forEach((i) =>
-    tree.add(gpus[i]!, (bmc) =>
-      processorBody(
-        bmc,
-        gpus[i]!,
-        `GPU_${i}`,
-        'GPU',
-        d.gpuModel,
-        undefined,
-        { '@odata.id': chassis(`HGX_GPU_${i}`) },
-        i,
-      ),
-    ),
-  );
+  const byId = (id: string) => firmware.find((f) => f.id === id)!;
+  addParts(tree, d.parts, byId, (bmc) => ({
+    ...mnnvlinkTopology(bmc),
+    TraySerialNumber: bmc.serialNumber,
+  }));
 
   // Chassis: the tray itself, the CBC, the HGX zone and one chassis per component that firmware lives on.
   const hgxParts = [
@@ -202,6 +188,7 @@ export function computeTray(d: ComputeTrayData): Profile {
       name: 'BMC_0',
       type: 'Module',
       model: d.model,
+      partNumber: d.partNumber,
       managedBy: BMC,
       powered: true,
       systems: [systems[0]!],
@@ -227,7 +214,7 @@ export function computeTray(d: ComputeTrayData): Profile {
       systems: [systems[1]!],
       contains: hgxParts.map(chassis),
     }),
-    ...hgxParts.map((id) => addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC })),
+    ...hgxParts.map((id) => addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC, ...partChassis(id) })),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
 
@@ -258,6 +245,7 @@ export function computeTray(d: ComputeTrayData): Profile {
       forChassis: [chassis('HGX_Chassis_0')],
       forServers: [systems[1]!],
       inChassis: chassis('HGX_Chassis_0'),
+      network: 'internal',
     },
     firmware,
   );
@@ -304,58 +292,34 @@ function systemBody(bmc: SimulatedBmc, id: string, model: string, manager: strin
   };
 }
 
+/** The GPU and CPU component chassis carry their part's serial number and health (the same part as the Processor). */
+function partChassis(id: string): Pick<Parameters<typeof addChassis>[1], 'serial' | 'health'> {
+  const gpu = /^HGX_GPU_(\d+)$/.exec(id);
+  if (gpu) {
+    const g = Number(gpu[1]);
+    return { serial: (bmc) => bmc.partSerial(partKey.gpu(g)), health: (bmc) => gpuRollup(bmc, g) };
+  }
+  const cpu = /^HGX_CPU_(\d+)$/.exec(id);
+  if (cpu) {
+    const c = Number(cpu[1]);
+    return { serial: (bmc) => bmc.partSerial(partKey.cpu(c)), health: (bmc) => cpuRollup(bmc, c) };
+  }
+  return {};
+}
+
 /**
- * A compute tray's place in the NVL72 rack. Real trays read it from the rack's CBC; here it is
- * configured, or derived from the id so every simulated tray of a rack gets a distinct slot.
+ * Oem.Nvidia.MNNVLinkTopology: the tray's place in its NVL72 rack (rack.ts), as RMS reads it from the GPUs
+ * (docs/reference/rms-behaviours.md#tray-location).
  */
-export function topologyOf(bmc: SimulatedBmc): {
+export function mnnvlinkTopology(bmc: SimulatedBmc): {
   ChassisSerialNumber: string;
   TraySlotNumber: number;
   TraySlotIndex: number;
 } {
-  if (bmc.spec.topology) {
-    const t = bmc.spec.topology;
-    return {
-      ChassisSerialNumber: t.chassisSerialNumber,
-      TraySlotNumber: t.traySlotNumber,
-      TraySlotIndex: t.traySlotIndex,
-    };
-  }
-  const n = Number(/(\d+)$/.exec(bmc.spec.id)?.[1] ?? '1');
-  const index = (Math.max(n, 1) - 1) % 18;
-  const rack = Math.floor((Math.max(n, 1) - 1) / 18);
-  // 10 compute trays above the 9 switch trays (slots 11-19), 8 below.
+  const p = positionOf(bmc, 'compute');
   return {
-    ChassisSerialNumber: `SIMRACK${String(rack).padStart(5, '0')}`,
-    TraySlotNumber: index < 10 ? index + 1 : index + 10,
-    TraySlotIndex: index,
-  };
-}
-
-function processorBody(
-  bmc: SimulatedBmc,
-  path: string,
-  id: string,
-  type: 'CPU' | 'GPU',
-  model: string,
-  cores: number | undefined,
-  chassis: { '@odata.id': string },
-  gpuIndex: number | undefined,
-): Body {
-  return {
-    '@odata.id': path,
-    '@odata.type': '#Processor.v1_13_0.Processor',
-    Id: id,
-    Name: 'Processor',
-    ProcessorType: type,
-    Manufacturer: 'NVIDIA',
-    Model: model,
-    SerialNumber: `${bmc.serialNumber}-${id}`,
-    ...(cores ? { TotalCores: cores, TotalThreads: cores } : {}),
-    Status: { State: bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline', Health: 'OK' },
-    Links: { Chassis: chassis },
-    ...(gpuIndex !== undefined
-      ? { Oem: { Nvidia: { MNNVLinkTopology: { ...topologyOf(bmc), TraySerialNumber: bmc.serialNumber } } } }
-      : {}),
+    ChassisSerialNumber: p.chassisSerialNumber,
+    TraySlotNumber: p.traySlotNumber,
+    TraySlotIndex: p.traySlotIndex,
   };
 }

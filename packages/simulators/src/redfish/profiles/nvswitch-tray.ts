@@ -9,14 +9,17 @@ import {
   Tree,
   uuidFor,
 } from './common.js';
+import { addSwitchFabric, NVSWITCHES } from './switch-fabric.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
  * The BMC of an NVLink switch tray (RMS switch_gb200_nvidia), Redfish side only: NVOS and the
  * switch ASIC firmware are managed over NVUE, so Redfish shows the tray host (System_0, which the
- * BMC powers), the BMC's own images and the two NVSwitch chassis.
+ * BMC powers), the BMC's own images, the two NVSwitch chassis and the NVLink fabric (switch-fabric.ts).
  */
-const NVSWITCHES = [0, 1];
+const MODEL = 'N5400_LD';
+const PART_NUMBER = '920-9K36F-00MV-0D0';
+const SKU = 'P4978-0001';
 const DEVICE = 'd5a1c0de4e2f4b7a9c1d2e3f40516273';
 const STAMP = 0x01030200;
 
@@ -75,7 +78,7 @@ function build(): Profile {
   const tree = new Tree();
   addServiceBasics(
     tree,
-    { product: 'P4978', vendor: 'NVIDIA', systems: true, managerProvidingService: BMC },
+    { product: 'P4978', vendor: 'NVIDIA', systems: true, fabrics: true, managerProvidingService: BMC },
     firmware,
     209_715_200,
   );
@@ -90,8 +93,12 @@ function build(): Profile {
       Name: 'System_0',
       SystemType: 'Physical',
       Manufacturer: 'NVIDIA',
-      Model: 'N5400_LD',
+      Model: MODEL,
+      SKU,
+      PartNumber: PART_NUMBER,
       SerialNumber: bmc.serialNumber,
+      AssetTag: '',
+      BiosVersion: bmc.firmware(firmware.find((f) => f.id === 'FW_BIOS_0')!).version,
       UUID: uuidFor(`${bmc.spec.id}/System_0`),
       PowerState: bmc.powerState,
       Status: { State: 'Enabled', Health: 'OK' },
@@ -106,18 +113,29 @@ function build(): Profile {
       id: 'BMC_0',
       name: 'BMC_0',
       type: 'Enclosure',
-      model: 'N5400_LD',
+      model: MODEL,
+      partNumber: PART_NUMBER,
+      serial: (bmc) => bmc.serialNumber,
       managedBy: BMC,
       powered: true,
       systems: [power.resource],
       contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)],
     }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
-    ...switches.map((id) =>
-      addChassis(tree, { id, name: id, type: 'Component', model: 'NVLink Switch', managedBy: BMC, powered: true }),
+    ...NVSWITCHES.map((c) =>
+      addChassis(tree, {
+        id: switches[c]!,
+        name: switches[c]!,
+        type: 'Component',
+        model: 'NVLink Switch',
+        managedBy: BMC,
+        powered: true,
+        serial: (bmc) => bmc.partSerial(`nvswitch/${c}`),
+      }),
     ),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
+  addSwitchFabric(tree, { model: 'NVLink Switch', partNumber: '900-9X84A-0000-000', nvlinkGbps: 400 });
   tree.collection('/redfish/v1/Managers', 'ManagerCollection', 'Manager Collection', [BMC]);
   addManager(
     tree,

@@ -11,7 +11,9 @@ export interface PowerShelfData {
   label: string;
   vendor: string;
   shelfModel: string;
+  shelfPartNumber: string;
   psuModel: string;
+  psuPartNumber: string;
   psuCapacityW: number;
   /** PLDM device UUIDs: the PMC package and the PSU package. */
   devices: { pmc: string; psu: string };
@@ -68,6 +70,10 @@ export function powerShelf(d: PowerShelfData): Profile {
     type: 'Shelf',
     manufacturer: d.vendor,
     model: d.shelfModel,
+    partNumber: d.shelfPartNumber,
+    // The shelf chassis is the device: its serial is the shelf's, and it carries the asset tag (as DMTF's mockup).
+    serial: (bmc) => bmc.serialNumber,
+    assetTag: true,
     managedBy: BMC,
     powered: true,
     extra: (bmc) => ({ PowerSubsystem: ref(`${SHELF}/PowerSubsystem`), Actions: { '#Chassis.Reset': reset(bmc) } }),
@@ -106,6 +112,7 @@ export function powerShelf(d: PowerShelfData): Profile {
       Name: `Power Supply ${i}`,
       Manufacturer: d.vendor,
       Model: d.psuModel,
+      PartNumber: d.psuPartNumber,
       SerialNumber: `${bmc.serialNumber}-PSU${i}`,
       FirmwareVersion: bmc.firmware(image).version,
       PowerCapacityWatts: d.psuCapacityW,
