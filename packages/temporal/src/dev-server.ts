@@ -56,8 +56,10 @@ export async function startTemporalDevServer(opts: DevServerOptions = {}): Promi
         uiPort: opts.uiPort ?? (await freePort()),
       });
     } catch (err) {
+      // The CLI also picks free ports of its own for its internal services: on a busy machine another process can
+      // take one between its pick and its bind (`bind: address already in use`), so a fresh start is tried again.
       const fixedPorts = opts.port !== undefined || opts.uiPort !== undefined;
-      if (fixedPorts || attempt >= 3 || !(err instanceof EarlyExit)) throw err;
+      if (fixedPorts || attempt >= 5 || !(err instanceof EarlyExit)) throw err;
     }
   }
 }
@@ -88,8 +90,12 @@ async function startOnce(opts: DevServerOptions & { port: number; uiPort: number
   const address = `127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null)
-      throw new EarlyExit(`temporal dev server exited (${child.exitCode}) on ports ${port}/${uiPort}: ${stderr}`);
+    if (child.exitCode !== null) {
+      // Go's dependency-injection errors bury the cause mid-line: name a bind failure first.
+      const bind = /listen tcp [^:]+:\d+: bind: [a-z ]+/.exec(stderr)?.[0];
+      const why = bind ? `${bind}; ` : '';
+      throw new EarlyExit(`temporal dev server exited (${child.exitCode}) on ports ${port}/${uiPort}: ${why}${stderr}`);
+    }
     try {
       const c = await Connection.connect({ address, connectTimeout: 1_000 });
       await c.workflowService.getSystemInfo({});
