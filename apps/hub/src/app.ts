@@ -13,6 +13,7 @@ import { auditRoutes } from './routes/audit.routes.js';
 import { campaignRoutes } from './routes/campaigns.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
+import { deviceHistoryRoutes } from './routes/device-history.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { eventRoutes } from './routes/events.routes.js';
 import { firmwareComplianceRoutes } from './routes/firmware-compliance.routes.js';
@@ -92,6 +93,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   siteRoutes(app, doc, deps.db);
   rackRoutes(app, doc, deps.db);
   deviceRoutes(app, doc, deps.db, deps.views);
+  deviceHistoryRoutes(app, doc, deps.db);
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);

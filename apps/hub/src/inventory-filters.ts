@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { listDeviceRoles, unheldDeviceRoles, type Db } from '@fleet/db';
+import { listDeviceRoles, unheldDeviceRoles, type ConditionFilter, type Db } from '@fleet/db';
+import { conditionStatuses, conditionTypes, isConditionType, type ConditionStatus } from '@fleet/domain';
 import { invalid } from './errors.js';
 import { repeated } from './pagination.js';
 
@@ -37,3 +38,34 @@ export async function checkRoleFilter(
     );
   }
 }
+
+/** Zod's way of listing an enum's values in a 400, for filters checked by hand. */
+const oneOf = (values: readonly string[]) => `expected one of ${values.map((v) => `"${v}"`).join('|')}`;
+
+const isConditionStatus = (value: string): value is ConditionStatus =>
+  (conditionStatuses as readonly string[]).includes(value);
+
+/** A `condition` filter value, `Type=Status`, as the repository's ConditionFilter, or what is wrong with it. */
+function parseCondition(value: string): ConditionFilter | string {
+  const [type = '', status = '', ...rest] = value.split('=');
+  if (!value.includes('=') || rest.length) return 'must be Type=Status, e.g. BurnInPassed=False';
+  if (!isConditionType(type)) return `unknown condition type ${type}: ${oneOf(conditionTypes)}`;
+  if (!isConditionStatus(status)) return `unknown condition status ${status}: ${oneOf(conditionStatuses)}`;
+  return { type, status };
+}
+
+const conditionValue = z
+  .string()
+  .meta({ pattern: `^(${conditionTypes.join('|')})=(${conditionStatuses.join('|')})$` })
+  .transform((value, ctx) => {
+    const parsed = parseCondition(value);
+    if (typeof parsed === 'object') return parsed;
+    ctx.addIssue({ code: 'custom', message: parsed });
+    return z.NEVER;
+  });
+
+/** The device list's condition filter, as the API conventions' filters are: a plain parameter, repeated for OR. */
+export const conditionFilter = repeated(conditionValue).describe(
+  'Devices holding a condition in a status, as Type=Status (e.g. BurnInPassed=False); repeat for OR. A device ' +
+    'that has no condition of the type matches no status. An unknown type or status is a 400 listing the known ones.',
+);

@@ -2,11 +2,13 @@ import type {
   AuditRow,
   Device,
   DeviceFirmware,
+  DeviceStatus,
   Interface,
   InventoryIssue,
   IpAddress,
   Job,
   Rack,
+  RackDeviceSummary,
   Site,
   SyncState,
 } from '@fleet/db';
@@ -14,6 +16,14 @@ import { z } from 'zod';
 import { JobKind, JobState, Role } from '@fleet/domain';
 import type { Reply } from './route.js';
 import { workflowIdOf } from './services/parent-jobs.service.js';
+import {
+  ConditionView,
+  conditionView,
+  LifecycleView,
+  lifecycleView,
+  RackDeviceSummaryView,
+  rackDeviceSummaryView,
+} from './status-views.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -79,6 +89,7 @@ export const RackView = z
     serial: z.string().nullable(),
     /** In lists only. */
     device_count: z.number().int().optional(),
+    device_summary: RackDeviceSummaryView,
     provenance: Provenance,
   })
   .meta({ id: 'Rack' });
@@ -113,7 +124,9 @@ export const DeviceView = z
     platform: z.string().nullable(),
     serial: z.string().nullable(),
     node_type: z.string().nullable(),
-    lifecycle_state: z.string(),
+    lifecycle_state: z.string().describe("NetBox's status of the device (the inventory axis), as mirrored"),
+    lifecycle: LifecycleView,
+    conditions: z.array(ConditionView),
     management_profile: z.string().nullable(),
     bmc_url: z.string().nullable(),
     credential_ref: z.string().nullable(),
@@ -310,7 +323,11 @@ export function siteView(s: Site, sync?: SyncState): z.infer<typeof SiteView> {
   };
 }
 
-export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState): z.infer<typeof RackView> {
+export function rackView(
+  r: Rack & { deviceCount?: number },
+  summary: RackDeviceSummary,
+  sync?: SyncState,
+): z.infer<typeof RackView> {
   return {
     id: r.id,
     site_id: r.siteId,
@@ -320,14 +337,20 @@ export function rackView(r: Rack & { deviceCount?: number }, sync?: SyncState): 
     u_height: r.uHeight,
     serial: r.serial,
     ...(r.deviceCount === undefined ? {} : { device_count: r.deviceCount }),
+    device_summary: rackDeviceSummaryView(summary),
     provenance: provenance(r, 'dcim/racks', sync),
   };
 }
 
 /** A rack with its elevation: each device's position, face and height, top first. */
-export function rackDetailView(r: Rack, devices: Device[], sync?: SyncState): z.infer<typeof RackDetailView> {
+export function rackDetailView(
+  r: Rack,
+  devices: Device[],
+  summary: RackDeviceSummary,
+  sync?: SyncState,
+): z.infer<typeof RackDetailView> {
   return {
-    ...rackView(r, sync),
+    ...rackView(r, summary, sync),
     elevation: devices.map((d) => ({
       device_id: d.id,
       name: d.name,
@@ -341,7 +364,8 @@ export function rackDetailView(r: Rack, devices: Device[], sync?: SyncState): z.
   };
 }
 
-export function deviceView(d: Device, sync?: SyncState): z.infer<typeof DeviceView> {
+/** A device; listDevicesJson (@fleet/db) writes the same JSON in SQL for lists, field for field and in this order. */
+export function deviceView(d: Device, status: DeviceStatus, sync?: SyncState): z.infer<typeof DeviceView> {
   return {
     id: d.id,
     name: d.name,
@@ -357,6 +381,8 @@ export function deviceView(d: Device, sync?: SyncState): z.infer<typeof DeviceVi
     serial: d.serial,
     node_type: d.nodeType,
     lifecycle_state: d.lifecycleState,
+    lifecycle: lifecycleView(d, status),
+    conditions: status.conditions.map(conditionView),
     management_profile: d.managementProfile,
     bmc_url: d.bmcUrl,
     credential_ref: d.credentialRef,
@@ -390,13 +416,14 @@ export function issueView(i: InventoryIssue): z.infer<typeof IssueView> {
 
 export function deviceDetailView(
   d: Device,
+  status: DeviceStatus,
   net: { interfaces: Interface[]; addresses: IpAddress[] },
   issues: InventoryIssue[],
   sync?: SyncState,
   firmware: DeviceFirmware[] = [],
 ): z.infer<typeof DeviceDetailView> {
   return {
-    ...deviceView(d, sync),
+    ...deviceView(d, status, sync),
     interfaces: net.interfaces.map((i) => ({
       id: i.id,
       name: i.name,

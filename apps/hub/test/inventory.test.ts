@@ -8,11 +8,14 @@ import {
   connectDb,
   createApiToken,
   getDevice,
+  getDeviceStatus,
   getOrCreateSyncState,
   getSyncState,
   insertDevice,
   refreshInventoryIssues,
   setBmcUrls,
+  setCondition,
+  setLifecycle,
   updateSyncState,
   upsertDevices,
   upsertInterfaces,
@@ -23,6 +26,7 @@ import {
   type DeviceRow,
 } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { randomUUID } from 'node:crypto';
 import { bmcUrlFor } from '@fleet/domain';
 import { buildHub } from '../src/app.js';
 import { deviceView } from '../src/views.js';
@@ -324,6 +328,7 @@ describe('hub inventory API over a synced mirror', () => {
       '/v1/devices',
       '/v1/devices/{id}',
       '/v1/devices/{id}/power',
+      '/v1/devices/{id}/history',
       '/v1/racks/{id}',
       '/v1/jobs',
       '/v1/jobs/{id}/cancel',
@@ -341,6 +346,8 @@ describe('hub inventory API over a synced mirror', () => {
       'model',
       'node_type',
       'lifecycle_state',
+      'lifecycle',
+      'condition',
       'power_state',
       'firmware_version',
       'sort',
@@ -437,16 +444,44 @@ issue`, async () => {
          created_at = '2026-12-01 09:00:00.000999+00' where id = $1`,
       [odd.id],
     );
+    // Fleet's lifecycle moved (since: the move) and conditions with odd text; the other devices never moved (since:
+    // their creation) and have none.
+    const jobId = randomUUID();
+    for (const to of ['enrolling', 'enrolled'] as const)
+      await setLifecycle(handle.db, { deviceId: odd.id, to, writer: 'lifecycle-workflow', jobId, reason: 'Test' });
+    await setCondition(handle.db, {
+      deviceId: odd.id,
+      type: 'BMCReachable',
+      status: 'False',
+      reason: 'ConnectionRefused',
+      message: 'odd "quoted" \\ text\u2028 ünïcode\n',
+      observedGeneration: 2 ** 40,
+      writer: 'satellite',
+    });
+    await setCondition(handle.db, {
+      deviceId: odd.id,
+      type: 'BurnInPassed',
+      status: 'Unknown',
+      reason: 'NotRun',
+      writer: 'burn-in-workflow',
+    });
     try {
       for (const syncUrl of ['http://netbox.example/', '']) {
         await updateSyncState(handle.db, 'netbox', { sourceUrl: syncUrl });
         const sync = await getSyncState(handle.db, 'netbox');
-        const listed = (await get('/v1/devices?limit=1000')).body.items as { id: string }[];
+        const listed = (await get('/v1/devices?limit=1000')).body.items as {
+          id: string;
+          lifecycle: { state: string };
+          conditions: unknown[];
+        }[];
         assert.ok(listed.some((d) => d.id === odd.id));
         for (const item of listed) {
-          const expected = JSON.stringify(deviceView((await getDevice(handle.db, item.id))!, sync));
+          const device = (await getDevice(handle.db, item.id))!;
+          const expected = JSON.stringify(deviceView(device, await getDeviceStatus(handle.db, device), sync));
           assert.equal(JSON.stringify(item), expected);
         }
+        const shown = listed.find((d) => d.id === odd.id)!;
+        assert.deepEqual([shown.lifecycle.state, shown.conditions.length], ['enrolled', 2]);
       }
     } finally {
       await updateSyncState(handle.db, 'netbox', { sourceUrl: 'http://netbox.example' });

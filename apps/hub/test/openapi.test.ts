@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import type { z } from 'zod';
-import { deviceFirmware, insertDevice, inventoryIssues, racks, syncState, type DbHandle } from '@fleet/db';
+import {
+  deviceFirmware,
+  insertDevice,
+  inventoryIssues,
+  racks,
+  setCondition,
+  setLifecycle,
+  syncState,
+  type DbHandle,
+} from '@fleet/db';
 import { buildFwpkg, DESCRIPTOR_UUID } from '@fleet/fwpkg';
 import { openapiDocument } from '../src/openapi.js';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
@@ -147,6 +156,22 @@ describe('hub OpenAPI document and /docs', () => {
       lastSyncedAt: new Date(),
     });
     await db.insert(deviceFirmware).values({ deviceId: tray.id, componentId: 'BMC', version: 'bmc-0.9' });
+    // Fleet's lifecycle moved and a condition not True: device and rack reads carry both, and the history lists them.
+    await setLifecycle(db, {
+      deviceId: tray.id,
+      to: 'enrolling',
+      writer: 'lifecycle-workflow',
+      jobId: '00000000-0000-4000-8000-000000000001',
+      reason: 'EnrolmentStarted',
+    });
+    await setCondition(db, {
+      deviceId: tray.id,
+      type: 'BMCReachable',
+      status: 'False',
+      reason: 'ConnectionRefused',
+      message: 'no answer',
+      writer: 'satellite',
+    });
     await db.insert(inventoryIssues).values({
       objectType: 'dcim.device',
       netboxId: 41,
@@ -206,6 +231,7 @@ describe('hub OpenAPI document and /docs', () => {
       ['/v1/racks/{id}', `/v1/racks/${rack!.id}`],
       ['/v1/devices', '/v1/devices'],
       ['/v1/devices/{id}', `/v1/devices/${tray.id}`],
+      ['/v1/devices/{id}/history', `/v1/devices/${tray.id}/history`],
       ['/v1/inventory-issues', '/v1/inventory-issues'],
       ['/v1/jobs', '/v1/jobs?limit=1'],
       ['/v1/jobs', `/v1/jobs?parent_id=${campaign.json().id}`],

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorBody, ErrorCode, ErrorDetail } from '@fleet/domain';
-import { ApiError } from '../errors.js';
+import { AxisWriterRefused, type ErrorBody, type ErrorCode, type ErrorDetail } from '@fleet/domain';
+import { ApiError, domainRefusal } from '../errors.js';
 
 const codeForStatus: Record<number, ErrorCode> = {
   401: 'UNAUTHENTICATED',
@@ -85,7 +85,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
       } satisfies ErrorBody);
   };
 
-  app.setErrorHandler((err: FastifyError | ApiError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError | ApiError, request, reply) => {
+    // A refusal of the domain's rules (an illegal lifecycle move, ...) answers as the ApiError it maps to.
+    const err = domainRefusal(thrown) ?? thrown;
+    if (thrown instanceof AxisWriterRefused)
+      request.log.error({ err: thrown }, 'a component wrote an axis it does not own');
     // Fastify parses the body of an unrouted request too (QUERY without Content-Type is a 400): the route is what is
     // missing.
     if (request.is404 && !(err instanceof ApiError)) return notServed(request, reply);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   deviceNetwork,
   getDevice,
+  getDeviceStatus,
   getSyncState,
   listDeviceFirmware,
   listDevicesJson,
@@ -10,6 +11,7 @@ import {
   type Db,
 } from '@fleet/db';
 import {
+  fleetLifecycleStates,
   isNvueBaseUrl,
   lifecycleStates,
   missingForOperation,
@@ -38,7 +40,7 @@ import {
   jobView,
   type ViewContext,
 } from '../views.js';
-import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
+import { checkRoleFilter, conditionFilter, roleFilter } from '../inventory-filters.js';
 
 const httpUrl = z
   .string()
@@ -99,7 +101,9 @@ const DeviceQuery = z
     vendor: repeated(z.string().min(1)),
     model: repeated(z.string().min(1)),
     node_type: repeated(NodeType),
-    lifecycle_state: repeated(z.enum(lifecycleStates)),
+    lifecycle_state: repeated(z.enum(lifecycleStates)).describe("NetBox's device status; repeat for OR"),
+    lifecycle: repeated(z.enum(fleetLifecycleStates)).describe("Fleet's own lifecycle state; repeat for OR"),
+    condition: conditionFilter,
     power_state: repeated(PowerState),
     firmware_version: repeated(z.string().min(1)),
   })
@@ -140,9 +144,11 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
             model: q.model,
             nodeType: q.node_type,
             lifecycleState: q.lifecycle_state,
+            fleetLifecycle: q.lifecycle,
             powerState: q.power_state,
             firmwareVersion: q.firmware_version,
           },
+          conditions: q.condition,
           ...(after ? { after: { value: byName ? after[0] : new Date(after[0]), id: after[1] } } : {}),
         },
         'netbox',
@@ -168,8 +174,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id',
       tag: 'inventory',
       summary:
-        'A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions ' +
-        "its jobs verified (a switch tray's NVOS build is also its firmware_version)",
+        "A device with Fleet's lifecycle and its conditions, interfaces, addresses, sync provenance, inventory " +
+        "issues and the firmware versions its jobs verified (a switch tray's NVOS build is also its firmware_version)",
       role: 'viewer',
       params: IdParam,
       success: { status: 200, description: 'The device', body: DeviceDetailView },
@@ -178,13 +184,14 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     async ({ params }) => {
       const device = await getDevice(db, params.id);
       if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
-      const [net, issues, sync, firmware] = await Promise.all([
+      const [status, net, issues, sync, firmware] = await Promise.all([
+        getDeviceStatus(db, device),
         deviceNetwork(db, device.id),
         listInventoryIssues(db, { deviceId: [device.id], limit: 100 }),
         getSyncState(db, 'netbox'),
         listDeviceFirmware(db, device.id),
       ]);
-      return deviceDetailView(device, net, issues, sync, firmware);
+      return deviceDetailView(device, status, net, issues, sync, firmware);
     },
   );
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { getRack, getSyncState, rackDevices, type Db } from '@fleet/db';
+import { getRack, getSyncState, rackDeviceSummaries, rackDevices, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import { IdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -13,7 +13,9 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'GET',
       url: '/v1/racks/:id',
       tag: 'inventory',
-      summary: 'A rack with its elevation (position, face and height of each device, top first)',
+      summary:
+        'A rack with its elevation (position, face and height of each device, top first) and its devices by ' +
+        'Fleet lifecycle state and by the conditions they hold that are not True',
       role: 'viewer',
       params: IdParam,
       success: { status: 200, description: 'The rack', body: RackDetailView },
@@ -22,7 +24,12 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
     async ({ params }) => {
       const rack = await getRack(db, params.id);
       if (!rack) throw new ApiError('NOT_FOUND', `rack ${params.id} does not exist`);
-      return rackDetailView(rack, await rackDevices(db, rack.id), await getSyncState(db, 'netbox'));
+      const [devices, summaries, sync] = await Promise.all([
+        rackDevices(db, rack.id),
+        rackDeviceSummaries(db, [rack.id]),
+        getSyncState(db, 'netbox'),
+      ]);
+      return rackDetailView(rack, devices, summaries.get(rack.id)!, sync);
     },
   );
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getSite, getSyncState, listRacks, listSites, type Db, type SiteSummary } from '@fleet/db';
+import { getSite, getSyncState, listRacks, listSites, rackDeviceSummaries, type Db, type SiteSummary } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import { callerOf } from '../services/caller.js';
 import { createSite } from '../services/inventory.service.js';
@@ -134,15 +134,19 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'GET',
       url: '/v1/racks',
       tag: 'inventory',
-      summary: 'List racks',
+      summary:
+        'List racks, each with its device count and its devices by Fleet lifecycle state and by conditions not True',
       role: 'viewer',
       query: z.object({ site_id: repeated(siteId) }).strict(),
       success: { status: 200, description: 'Racks', body: RackPage },
       errors: [400],
     },
     async ({ query }) => {
-      const sync = await getSyncState(db, 'netbox');
-      return { items: (await listRacks(db, query.site_id)).map((r) => rackView(r, sync)), next_cursor: null };
+      const [sync, racks] = await Promise.all([getSyncState(db, 'netbox'), listRacks(db, query.site_id)]);
+      const rackIds = racks.map((r) => r.id);
+      // One grouped statement for the whole list, not one per rack.
+      const summaries = await rackDeviceSummaries(db, rackIds);
+      return { items: racks.map((r) => rackView(r, summaries.get(r.id)!, sync)), next_cursor: null };
     },
   );
 }

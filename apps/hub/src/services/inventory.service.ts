@@ -48,7 +48,9 @@ export async function createDevice(db: Db, caller: Caller, input: DeviceInput): 
       target: `device/${row.id}`,
       details: { name: row.name },
     });
-    return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row) };
+    // A new device has not moved (it is discovered since its creation) and has no conditions yet.
+    const status = { lifecycleSince: row.createdAt, conditions: [] };
+    return { status: 201, headers: { location: `/v1/devices/${row.id}` }, body: deviceView(row, status) };
   }).catch((err: unknown) => {
     if (isUniqueViolation(err, uniqueIndexes.deviceName))
       throw new ApiError('ALREADY_EXISTS', `site ${input.siteId} already has a device named ${input.name}`, [

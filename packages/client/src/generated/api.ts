@@ -48,8 +48,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * A device with interfaces, addresses, sync provenance, inventory issues and the firmware versions its jobs
-     * verified (a switch tray's NVOS build is also its firmware_version)
+     * A device with Fleet's lifecycle and its conditions, interfaces, addresses, sync provenance, inventory issues and
+     * the firmware versions its jobs verified (a switch tray's NVOS build is also its firmware_version)
      */
     get: operations['getV1DevicesId'];
     put?: never;
@@ -108,6 +108,26 @@ export interface paths {
      * none); 409 when the device is busy. Idempotency-Key honoured
      */
     post: operations['postV1DevicesIdFirmwareupdate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A device's transitions, newest first: each move of Fleet's lifecycle and each change of a condition's status,
+     * with its writer, job and reason; filter by axis, keyset pagination
+     */
+    get: operations['getV1DevicesIdHistory'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -704,7 +724,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List racks */
+    /** List racks, each with its device count and its devices by Fleet lifecycle state and by conditions not True */
     get: operations['getV1Racks'];
     put?: never;
     post?: never;
@@ -721,7 +741,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A rack with its elevation (position, face and height of each device, top first) */
+    /**
+     * A rack with its elevation (position, face and height of each device, top first) and its devices by Fleet
+     * lifecycle state and by the conditions they hold that are not True
+     */
     get: operations['getV1RacksId'];
     put?: never;
     post?: never;
@@ -1012,8 +1035,31 @@ export interface components {
         kind: 'canary' | 'wave';
       }[];
     };
+    Condition: {
+      /**
+       * Format: date-time
+       * @description When status last changed; a new reason or message alone does not move it
+       */
+      last_transition_time: string;
+      message: string;
+      observed_generation: number;
+      /** @description CamelCase, machine-readable: why the status is what it is */
+      reason: string;
+      /** @enum {string} */
+      status: 'True' | 'False' | 'Unknown';
+      type: components['schemas']['ConditionType'];
+    };
+    /** @enum {string} */
+    ConditionType:
+      | 'BMCReachable'
+      | 'CredentialsVerified'
+      | 'InventoryMatchesProfile'
+      | 'FirmwareCompliant'
+      | 'BurnInPassed'
+      | 'Schedulable';
     Device: {
       bmc_url: string | null;
+      conditions: components['schemas']['Condition'][];
       /** Format: date-time */
       created_at: string;
       credential_ref: string | null;
@@ -1022,6 +1068,8 @@ export interface components {
       firmware_version: string | null;
       /** Format: uuid */
       id: string;
+      lifecycle: components['schemas']['FleetLifecycle'];
+      /** @description NetBox's status of the device (the inventory axis), as mirrored */
       lifecycle_state: string;
       management_profile: string | null;
       model: string | null;
@@ -1076,6 +1124,7 @@ export interface components {
         status: string | null;
       }[];
       bmc_url: string | null;
+      conditions: components['schemas']['Condition'][];
       /** Format: date-time */
       created_at: string;
       credential_ref: string | null;
@@ -1102,6 +1151,8 @@ export interface components {
         type: string | null;
       }[];
       inventory_issues: components['schemas']['InventoryIssue'][];
+      lifecycle: components['schemas']['FleetLifecycle'];
+      /** @description NetBox's status of the device (the inventory axis), as mirrored */
       lifecycle_state: string;
       management_profile: string | null;
       model: string | null;
@@ -1127,6 +1178,25 @@ export interface components {
     };
     DevicePage: {
       items: components['schemas']['Device'][];
+      next_cursor: string | null;
+    };
+    DeviceTransition: {
+      /** Format: date-time */
+      at: string;
+      /** @enum {string} */
+      axis: 'inventory' | 'power' | 'health' | 'firmware' | 'burnin' | 'lifecycle';
+      condition_type: components['schemas']['ConditionType'] | null;
+      from: string | null;
+      id: number;
+      job_id: string | null;
+      message: string | null;
+      reason: string;
+      to: string;
+      /** @enum {string} */
+      writer: 'netbox-agent' | 'satellite' | 'firmware-refresh' | 'burn-in-workflow' | 'lifecycle-workflow';
+    };
+    DeviceTransitionPage: {
+      items: components['schemas']['DeviceTransition'][];
       next_cursor: string | null;
     };
     Error: {
@@ -1240,6 +1310,28 @@ export interface components {
       items: components['schemas']['FirmwarePackage'][];
       next_cursor: string | null;
     };
+    /** @description Fleet's own lifecycle (not NetBox's status, which is lifecycle_state) */
+    FleetLifecycle: {
+      /**
+       * Format: date-time
+       * @description When the device entered the state: its last lifecycle move, or its creation if none
+       */
+      since: string;
+      state: components['schemas']['FleetLifecycleState'];
+    };
+    /** @enum {string} */
+    FleetLifecycleState:
+      | 'discovered'
+      | 'enrolling'
+      | 'enrolled'
+      | 'burning_in'
+      | 'certified'
+      | 'in_service'
+      | 'failed'
+      | 'quarantined'
+      | 'remediating'
+      | 'rma'
+      | 'decommissioned';
     Hardware: {
       /** @enum {string} */
       family: 'gb200' | 'gb300' | 'vrnvl72';
@@ -1440,6 +1532,7 @@ export interface components {
         };
     Rack: {
       device_count?: number;
+      device_summary: components['schemas']['RackDeviceSummary'];
       /** Format: uuid */
       id: string;
       name: string;
@@ -1452,6 +1545,7 @@ export interface components {
     };
     RackDetail: {
       device_count?: number;
+      device_summary: components['schemas']['RackDeviceSummary'];
       elevation: {
         /** Format: uuid */
         device_id: string;
@@ -1472,6 +1566,18 @@ export interface components {
       site_id: string;
       status: string | null;
       u_height: number;
+    };
+    RackDeviceSummary: {
+      /** @description Live devices by Fleet lifecycle state; states no device is in are left out */
+      by_lifecycle: {
+        [key: string]: number;
+      };
+      /** @description Live devices whose condition is False or Unknown, by condition type and status */
+      conditions_not_true: {
+        [key: string]: {
+          [key: string]: number;
+        };
+      };
     };
     RackPage: {
       items: components['schemas']['Rack'][];
@@ -1621,6 +1727,20 @@ export interface operations {
           | 'powershelf_gb300_delta'
         )[];
         lifecycle_state?: ('offline' | 'active' | 'planned' | 'staged' | 'failed' | 'inventory' | 'decommissioning')[];
+        lifecycle?: (
+          | 'discovered'
+          | 'enrolling'
+          | 'enrolled'
+          | 'burning_in'
+          | 'certified'
+          | 'in_service'
+          | 'failed'
+          | 'quarantined'
+          | 'remediating'
+          | 'rma'
+          | 'decommissioned'
+        )[];
+        condition?: string[];
         power_state?: ('On' | 'Off' | 'PoweringOn' | 'PoweringOff' | 'Paused' | 'Unknown')[];
         firmware_version?: string[];
       };
@@ -2100,6 +2220,68 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1DevicesIdHistory: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        axis?: ('inventory' | 'power' | 'health' | 'firmware' | 'burnin' | 'lifecycle')[];
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Transitions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeviceTransitionPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -1,9 +1,19 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { PgDialect, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import {
+  conditionTypes,
+  fleetLifecycleStates,
+  type ConditionStatus,
+  type ConditionType,
+  type DeviceCondition,
+  type FleetLifecycleState,
+} from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
 import {
+  deviceConditions,
   devices,
+  deviceTransitions,
   interfaces,
   inventoryIssues,
   ipAddresses,
@@ -17,6 +27,7 @@ import {
   type Site,
   type SyncState,
 } from '../schema/index.js';
+import { listConditions } from './conditions.repo.js';
 
 export async function insertSite(db: DbOrTx, site: { id: string; name: string }): Promise<Site> {
   const [row] = await db.insert(sites).values(site).returning();
@@ -49,6 +60,7 @@ export const deviceFilterColumns = {
   model: devices.model,
   nodeType: devices.nodeType,
   lifecycleState: devices.lifecycleState,
+  fleetLifecycle: devices.fleetLifecycle,
   powerState: devices.powerState,
   firmwareVersion: devices.firmwareVersion,
 } as const;
@@ -57,9 +69,17 @@ export type DeviceFilters = Partial<Record<keyof typeof deviceFilterColumns, str
 export const deviceSortColumns = { name: devices.name, created_at: devices.createdAt } as const;
 export type DeviceSort = keyof typeof deviceSortColumns;
 
+/** A condition filter: devices whose condition of `type` has `status` (a device without that condition has none). */
+export interface ConditionFilter {
+  type: ConditionType;
+  status: ConditionStatus;
+}
+
 export interface DevicePageQuery {
   limit: number;
   filters?: DeviceFilters;
+  /** Devices with any of these conditions (OR, as a repeated filter); ANDed with `filters`. */
+  conditions?: ConditionFilter[];
   sort?: DeviceSort;
   descending?: boolean;
   /** Keyset position: the sort value and id of the last row of the previous page. */
@@ -86,6 +106,14 @@ function devicePage(q: DevicePageQuery): { where: SQL | undefined; orderBy: SQL[
   const c: SQL[] = [isNull(devices.deletedAt)];
   for (const [key, values] of Object.entries(q.filters ?? {}) as [keyof DeviceFilters, string[] | undefined][]) {
     if (values?.length) c.push(inArray(deviceFilterColumns[key], values));
+  }
+  if (q.conditions?.length) {
+    const anyOf = or(
+      ...q.conditions.map((f) => and(eq(deviceConditions.type, f.type), eq(deviceConditions.status, f.status))),
+    );
+    // A semi-join: by device_conditions_type_status_device_id_idx when few devices match, else a primary-key probe.
+    c.push(sql`exists (select 1 from ${deviceConditions}
+      where ${deviceConditions.deviceId} = ${devices.id} and ${anyOf})`);
   }
   const col = deviceSortColumns[q.sort ?? 'name'];
   const cmp = q.descending ? lt : gt;
@@ -114,6 +142,30 @@ export interface DeviceJsonRow {
   json: string;
 }
 
+/** A move of the lifecycle axis itself, not a change of its condition (Schedulable): the partial index's predicate. */
+const lastLifecycleMove = sql`${deviceTransitions.axis} = 'lifecycle' and ${deviceTransitions.conditionType} is null`;
+
+/** What a device read shows beside the device row: since when it is in its Fleet lifecycle state, its conditions. */
+export interface DeviceStatus {
+  /** The time of its last lifecycle move; its creation when it never moved. */
+  lifecycleSince: Date;
+  conditions: DeviceCondition[];
+}
+
+/** The status of one device, as listDevicesJson writes it for each device of a page. */
+export async function getDeviceStatus(db: DbOrTx, device: Pick<Device, 'id' | 'createdAt'>): Promise<DeviceStatus> {
+  const [[last], conditions] = await Promise.all([
+    db
+      .select({ at: deviceTransitions.at })
+      .from(deviceTransitions)
+      .where(and(eq(deviceTransitions.deviceId, device.id), lastLifecycleMove))
+      .orderBy(desc(deviceTransitions.id))
+      .limit(1),
+    listConditions(db, device.id),
+  ]);
+  return { lifecycleSince: last?.at ?? device.createdAt, conditions };
+}
+
 /** The device JSON of listDevicesJson over the row `"devices"` and `"sync_state"`; parameterless, so built once. */
 const deviceJson = (() => {
   const provenance = sql`case when ${devices.netboxId} is null then '{"source":"api"}'::json
@@ -126,11 +178,26 @@ const deviceJson = (() => {
       ${isoText(devices.netboxLastUpdated)} as netbox_last_updated,
       ${isoText(devices.lastSyncedAt)} as last_synced_at,
       coalesce(${syncState.stale}, true) as stale) p) end`;
+  // Fleet's lifecycle and since when: the last lifecycle move (by device_transitions_lifecycle_device_id_id_idx), or
+  // the device's creation when it never moved (getDeviceStatus).
+  const lastMove = sql`(select ${deviceTransitions.at} from ${deviceTransitions}
+    where ${deviceTransitions.deviceId} = ${devices.id} and ${lastLifecycleMove}
+    order by ${deviceTransitions.id} desc limit 1)`;
+  const lifecycle = sql`json_build_object('state', ${devices.fleetLifecycle},
+    'since', ${isoText(sql`coalesce(${lastMove}, ${devices.createdAt})`)})`;
+  // In listConditions' order (by type).
+  const conditions = sql`(select coalesce(json_agg(json_build_object(
+      'type', ${deviceConditions.type}, 'status', ${deviceConditions.status}, 'reason', ${deviceConditions.reason},
+      'message', ${deviceConditions.message},
+      'last_transition_time', ${isoText(deviceConditions.lastTransitionTime)},
+      'observed_generation', ${deviceConditions.observedGeneration}) order by ${deviceConditions.type}), '[]'::json)
+    from ${deviceConditions} where ${deviceConditions.deviceId} = ${devices.id})`;
   const view = sql`(select row_to_json(v)::text from (select
     ${devices.id} as id, ${devices.name} as name, ${devices.siteId} as site_id, ${devices.rackId} as rack_id,
     ${devices.position}::float8 as position, ${devices.face} as face, ${devices.uHeight}::float8 as u_height,
     ${devices.role} as role, ${devices.vendor} as vendor, ${devices.model} as model, ${devices.platform} as platform,
     ${devices.serial} as serial, ${devices.nodeType} as node_type, ${devices.lifecycleState} as lifecycle_state,
+    ${lifecycle} as lifecycle, ${conditions} as conditions,
     ${devices.managementProfile} as management_profile, ${devices.bmcUrl} as bmc_url,
     ${devices.credentialRef} as credential_ref, ${devices.nvosUrl} as nvos_url, ${devices.nvosSsh} as nvos_ssh,
     ${devices.nvosCredentialRef} as nvos_credential_ref, ${devices.nvosHostKey} as nvos_host_key,
@@ -179,6 +246,48 @@ export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack &
     // Rack names repeat within a site (NetBox makes them unique per location): the id keeps the order stable.
     .orderBy(asc(racks.siteId), asc(racks.name), asc(racks.id));
   return rows.map((r) => ({ ...r.rack, deviceCount: r.deviceCount }));
+}
+
+/** A rack's live devices by Fleet lifecycle state, and by the conditions they hold that are not True. */
+export interface RackDeviceSummary {
+  /** Only the states some device is in, in the lifecycle's order. */
+  byLifecycle: Partial<Record<FleetLifecycleState, number>>;
+  /** Devices whose condition of a type is False or Unknown, by type (in the condition table's order) and status. */
+  conditionsNotTrue: Partial<Record<ConditionType, Partial<Record<Exclude<ConditionStatus, 'True'>, number>>>>;
+}
+
+/**
+ * The device summary of each rack in `rackIds` (racks without live devices get empty counts), in one statement for
+ * a whole list of racks: two grouped counts by devices_rack_id_idx and the conditions' primary key.
+ */
+export async function rackDeviceSummaries(db: DbOrTx, rackIds: string[]): Promise<Map<string, RackDeviceSummary>> {
+  const summaries = new Map<string, RackDeviceSummary>(
+    rackIds.map((id) => [id, { byLifecycle: {}, conditionsNotTrue: {} }]),
+  );
+  if (!rackIds.length) return summaries;
+  const ids = sql`${sql.param(rackIds)}::uuid[]`;
+  const res = await db.execute<{ rack_id: string; key: string; status: string | null; n: number }>(sql`
+    select d.rack_id, d.fleet_lifecycle as key, null as status, count(*)::int as n
+      from devices d where d.rack_id = any(${ids}) and d.deleted_at is null
+      group by d.rack_id, d.fleet_lifecycle
+    union all
+    select d.rack_id, c.type, c.status, count(*)::int
+      from devices d join device_conditions c on c.device_id = d.id
+      where d.rack_id = any(${ids}) and d.deleted_at is null and c.status <> 'True'
+      group by d.rack_id, c.type, c.status`);
+  const rank = (order: readonly string[], key: string) => order.indexOf(key);
+  const rows = [...res.rows].sort(
+    (a, b) =>
+      rank(fleetLifecycleStates, a.key) - rank(fleetLifecycleStates, b.key) ||
+      rank(conditionTypes, a.key) - rank(conditionTypes, b.key) ||
+      (a.status ?? '').localeCompare(b.status ?? ''),
+  );
+  for (const r of rows) {
+    const summary = summaries.get(r.rack_id)!;
+    if (r.status === null) summary.byLifecycle[r.key as FleetLifecycleState] = r.n;
+    else (summary.conditionsNotTrue[r.key as ConditionType] ??= {})[r.status as Exclude<ConditionStatus, 'True'>] = r.n;
+  }
+  return summaries;
 }
 
 export async function getRack(db: DbOrTx, id: string): Promise<Rack | undefined> {

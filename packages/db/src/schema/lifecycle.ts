@@ -36,6 +36,9 @@ export const deviceConditions = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.deviceId, t.type] }),
+    // The device list's condition filter (`condition=BurnInPassed=False`): the few devices in a status, without
+    // probing every device's conditions.
+    index('device_conditions_type_status_device_id_idx').on(t.type, t.status, t.deviceId),
     check('device_conditions_type_check', sql`${t.type} in ${sqlList(conditionTypes)}`),
     check('device_conditions_status_check', sql`${t.status} in ${sqlList(conditionStatuses)}`),
     check('device_conditions_reason_check', sql`${t.reason} ~ ${sql.raw(`'${reasonPatternSql}'`)}`),
@@ -70,6 +73,11 @@ export const deviceTransitions = pgTable(
     // A device's history, newest first by id, with or without an axis filter.
     index('device_transitions_device_id_id_idx').on(t.deviceId, t.id),
     index('device_transitions_job_id_idx').on(t.jobId),
+    // A device's last lifecycle move (when it entered its state, in every device read), one probe however many
+    // condition changes came after it.
+    index('device_transitions_lifecycle_device_id_id_idx')
+      .on(t.deviceId, t.id)
+      .where(sql`${t.axis} = 'lifecycle' and ${t.conditionType} is null`),
     check('device_transitions_axis_writer_check', sql`(${t.axis}, ${t.writer}) in ${axisWriterPairs}`),
     check(
       'device_transitions_condition_type_check',

@@ -1,0 +1,2 @@
+CREATE INDEX "device_conditions_type_status_device_id_idx" ON "device_conditions" USING btree ("type","status","device_id");--> statement-breakpoint
+CREATE INDEX "device_transitions_lifecycle_device_id_id_idx" ON "device_transitions" USING btree ("device_id","id") WHERE "device_transitions"."axis" = 'lifecycle' and "device_transitions"."condition_type" is null;
