@@ -72,26 +72,93 @@ export const kindTable = {
   },
 } as const satisfies Record<NodeKind, KindSpec>;
 
+/**
+ * What a rack of the family holds and how its NVLink fabric is cabled: every GPU has one link to every NVSwitch chip
+ * of the rack, so a GPU has switchTrays × nvswitchesPerSwitchTray links and a chip one port per GPU of the rack
+ * (nvlinksPerGpu, portsPerNvswitch). Hardware profiles and the rack topology check count from it.
+ */
+export interface RackLayout {
+  computeTrays: number;
+  cpusPerComputeTray: number;
+  gpusPerComputeTray: number;
+  switchTrays: number;
+  nvswitchesPerSwitchTray: number;
+  psusPerPowerShelf: number;
+}
+
+/** NVL72: 18 compute trays of 2 CPUs and 4 GPUs, 9 switch trays of 2 NVSwitch chips, shelves of 6 PSUs. */
+export const nvl72Layout = {
+  computeTrays: 18,
+  cpusPerComputeTray: 2,
+  gpusPerComputeTray: 4,
+  switchTrays: 9,
+  nvswitchesPerSwitchTray: 2,
+  psusPerPowerShelf: 6,
+} as const satisfies RackLayout;
+
+export const nvlinksPerGpu = (l: RackLayout): number => l.switchTrays * l.nvswitchesPerSwitchTray;
+export const portsPerNvswitch = (l: RackLayout): number => l.computeTrays * l.gpusPerComputeTray;
+
 export interface FamilySpec {
   generation: string;
   rackType: RackType;
   /** How NetBox device-type and rack-type slugs or models name the family, as dash-joined lower-case words. */
   netboxNames: readonly string[];
+  layout: RackLayout;
+  /** What the Redfish `Model` of the family's CPUs and GPUs contains (regular-expression source, any case). */
+  cpuModel: string;
+  gpuModel: string;
 }
 
+/** RMS's VR NVL72 rack wraps its GB200 rack with another profile: the same NVL72 layout. */
 export const familyTable = {
-  gb200: { generation: 'Blackwell', rackType: 'gb200_nvl72', netboxNames: ['gb200'] },
-  gb300: { generation: 'Blackwell Ultra', rackType: 'gb300_nvl72', netboxNames: ['gb300'] },
-  vrnvl72: { generation: 'Vera Rubin', rackType: 'vr_nvl72', netboxNames: ['vrnvl72', 'vr-nvl72', 'vera-rubin'] },
+  gb200: {
+    generation: 'Blackwell',
+    rackType: 'gb200_nvl72',
+    netboxNames: ['gb200'],
+    layout: nvl72Layout,
+    cpuModel: 'Grace',
+    gpuModel: 'GB200',
+  },
+  gb300: {
+    generation: 'Blackwell Ultra',
+    rackType: 'gb300_nvl72',
+    netboxNames: ['gb300'],
+    layout: nvl72Layout,
+    cpuModel: 'Grace',
+    gpuModel: 'GB300',
+  },
+  vrnvl72: {
+    generation: 'Vera Rubin',
+    rackType: 'vr_nvl72',
+    netboxNames: ['vrnvl72', 'vr-nvl72', 'vera-rubin'],
+    layout: nvl72Layout,
+    cpuModel: 'Vera',
+    gpuModel: 'Rubin|VR\\d',
+  },
 } as const satisfies Record<ProductFamily, FamilySpec>;
+
+export interface VendorSpec {
+  name: string;
+  netboxSlugs: readonly string[];
+  /**
+   * The shape of the vendor's part numbers (regular-expression source), where it is known: NVIDIA's are
+   * 3-5-4-3 characters (699-24975-0001-000, 920-9K36F-00MV-0D0).
+   */
+  partNumberPattern?: string;
+}
 
 /** Vendors by the slug Fleet uses, with the NetBox manufacturer slugs that mean them. */
 export const vendorTable = {
-  nvidia: { name: 'NVIDIA', netboxSlugs: ['nvidia'] },
+  nvidia: {
+    name: 'NVIDIA',
+    netboxSlugs: ['nvidia'],
+    partNumberPattern: '^\\d{3}-[0-9A-Z]{5}-[0-9A-Z]{4}-[0-9A-Z]{3}$',
+  },
   liteon: { name: 'LITE-ON', netboxSlugs: ['liteon', 'lite-on'] },
   delta: { name: 'Delta Electronics', netboxSlugs: ['delta', 'delta-electronics'] },
   lenovo: { name: 'Lenovo', netboxSlugs: ['lenovo'] },
-} as const satisfies Record<string, { name: string; netboxSlugs: readonly string[] }>;
+} as const satisfies Record<string, VendorSpec>;
 export type Vendor = keyof typeof vendorTable;
 
 export interface HardwareSpec {

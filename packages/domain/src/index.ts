@@ -25,3 +25,7 @@ export * from './switch-ops.js';
 export * from './campaign-schedule.js';
 export * from './lifecycle.js';
 export * from './conditions.js';
+export * from './hardware-inventory.js';
+export * from './hardware-profiles.js';
+export * from './nvlink-topology.js';
+export * from './burn-in.js';

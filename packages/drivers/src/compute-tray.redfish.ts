@@ -17,6 +17,7 @@ export function createRedfishComputeTray(nodeType: NodeType) {
         resetTypes: systemResetTypes,
         actions: resetTypeFor,
         power: systemPower(ctx.target.redfishSystemId),
+        inventory: { system: ctx.target.redfishSystemId },
       },
       ctx,
     );

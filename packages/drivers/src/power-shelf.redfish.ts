@@ -40,6 +40,7 @@ export function createRedfishPowerShelf(nodeType: NodeType) {
           state: (client) => chassisPowerState(client, powerShelfChassisId),
           reset: (client, type) => resetChassis(client, powerShelfChassisId, type),
         },
+        inventory: { chassis: powerShelfChassisId },
       },
       ctx,
     );

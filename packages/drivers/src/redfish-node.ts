@@ -1,5 +1,12 @@
 import type { ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
-import { managerIds, readManager, resetManager, type RedfishClient } from '@fleet/redfish';
+import {
+  managerIds,
+  readHardwareInventory,
+  readManager,
+  resetManager,
+  type InventorySource,
+  type RedfishClient,
+} from '@fleet/redfish';
 import { DriverClients } from './clients.js';
 import { redfishFirmware } from './firmware.redfish.js';
 import { UnsupportedOperationError } from './errors.js';
@@ -20,6 +27,8 @@ export interface RedfishNodeSpec<K extends PowerDriver['kind'], M extends readon
   /** Fleet power action → ResetType; an action left out is one this node cannot do. */
   actions: Partial<Record<PowerAction, RedfishResetType>>;
   power: PowerDomain;
+  /** Where the device itself is for its hardware inventory: its host system, or (a shelf) its chassis. */
+  inventory: InventorySource;
 }
 
 /** A driver for any Redfish node: the spec says where its power lives and what it accepts. */
@@ -65,6 +74,14 @@ export function redfishNode<K extends PowerDriver['kind'], M extends readonly Ma
       return probeAnswer(() => readManager(clients.probe(), managerIds[manager]));
     },
     firmware: redfishFirmware(clients),
+    async readHardwareInventory(opts = {}) {
+      const read = await readHardwareInventory(clients.main(), {
+        source: spec.inventory,
+        ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      });
+      const device = { deviceId: ctx.target.deviceId, nodeType: spec.nodeType, kind: spec.kind };
+      return { inventory: { ...device, ...read.inventory }, resources: read.resources };
+    },
     close: () => clients.close(),
   };
 }

@@ -19,6 +19,7 @@ export function createRedfishSwitchTray(nodeType: NodeType) {
         resetTypes: switchResetTypes,
         actions: resetTypeFor,
         power: systemPower(ctx.target.redfishSystemId),
+        inventory: { system: ctx.target.redfishSystemId },
       },
       ctx,
     );

@@ -2,6 +2,7 @@ import type {
   BmcTarget,
   ComponentVersion,
   DeviceProbe,
+  HardwareInventory,
   ManagerKind,
   NodeType,
   PowerAction,
@@ -86,12 +87,21 @@ export interface PowerDriver {
   probeManager(manager: ManagerKind): Promise<ManagerProbe>;
 }
 
+/** A device's hardware inventory and the Redfish resources it was parsed from, by URI. */
+export interface DeviceInventoryRead {
+  inventory: HardwareInventory;
+  resources: Record<string, unknown>;
+}
+
 /**
- * What every node driver offers: power, plus firmware through the same BMC. One driver instance talks to one BMC, one
- * request at a time; `close()` releases its connections. Drivers neither orchestrate nor persist.
+ * What every node driver offers: power, plus firmware and the hardware inventory through the same BMC. One driver
+ * instance talks to one BMC, one request at a time; `close()` releases its connections. Drivers neither orchestrate
+ * nor persist.
  */
 export interface NodeDriverBase extends PowerDriver {
   readonly firmware: FirmwareOps;
+  /** Reads the hardware resource by resource; `onProgress` hears how many resources have been read. */
+  readHardwareInventory(opts?: { onProgress?: (resources: number) => void }): Promise<DeviceInventoryRead>;
   close(): Promise<void>;
 }
 

@@ -22,3 +22,4 @@ export { multipartFirmwareBody, type UpdateParameters, type FirmwareFile } from 
 export * from './update.js';
 export * from './tasks.js';
 export * from './nvidia.js';
+export * from './hardware-inventory.js';
