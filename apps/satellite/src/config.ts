@@ -24,6 +24,56 @@ const TlsPolicy = z
   .strict()
   .default({ insecure: false });
 
+/** A per-test SLURM time limit in minutes (SLURM ends the job, state TIMEOUT). */
+const minutes = (dflt: number) => z.int().min(1).max(10_080).default(dflt);
+
+/**
+ * Burn-in over the site's SLURM (docs/burn-in.md): where slurmrestd is, where jobs write their output, how long each
+ * test may take, and which site's job scripts to render. Without this section the satellite runs no burn-in.
+ */
+const BurnInConfig = z
+  .object({
+    slurm: z
+      .object({
+        /** slurmrestd, e.g. http://slurm-rest.site:6820 (openapi/v0.0.38). */
+        url: z.string().url(),
+        /** The user the token was issued for (X-SLURM-USER-NAME). */
+        user: z.string().min(1).default('root'),
+        /** A file holding the JWT (`scontrol token`), read before each request so a renewed token is picked up. */
+        tokenFile: z.string().min(1),
+        partition: z.string().min(1),
+        requestTimeoutMs: z.number().int().min(100).default(30_000),
+      })
+      .strict(),
+    /** Where jobs write their output, as the SLURM nodes see it: a filesystem this satellite reads too. */
+    outputDir: z.string().startsWith('/', 'must be an absolute path'),
+    /** The same folder as this satellite sees it, when it is mounted elsewhere here. Default: outputDir. */
+    localOutputDir: z.string().startsWith('/', 'must be an absolute path').optional(),
+    /** PATH of every job (slurmrestd gives a job no other environment). */
+    jobPath: z.string().min(1).default('/usr/local/bin:/usr/bin:/bin'),
+    timeLimitsMin: z
+      .object({ gpu_stress: minutes(60), memory: minutes(60), nvlink_allreduce: minutes(30) })
+      .strict()
+      .default({ gpu_stress: 60, memory: 60, nvlink_allreduce: 30 }),
+    /** A job still PENDING this long after its submission fails (NeverStarted, with SLURM's reason); cancelled. */
+    startDeadlineS: z.number().min(1).max(604_800).default(1800),
+    /** A job still running this long past its time limit (SLURM should have ended it) fails as TimedOut. */
+    overrunGraceS: z.number().min(0).max(86_400).default(300),
+    pollIntervalMs: z.number().int().min(50).max(300_000).default(5_000),
+    /** Whose job scripts to render: the simulated site asks the BMC simulator's tray health model. */
+    site: z.discriminatedUnion('kind', [
+      z
+        .object({
+          kind: z.literal('simulated'),
+          /** The BMC simulator's admin API (GET /bmcs/:id/health), as the SLURM nodes reach it. */
+          simulatorUrl: z.string().url(),
+        })
+        .strict(),
+    ]),
+  })
+  .strict();
+export type BurnInConfig = z.infer<typeof BurnInConfig>;
+
 export const SatelliteConfig = z
   .object({
     siteId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug'),
@@ -134,6 +184,7 @@ export const SatelliteConfig = z
         switchCertRoot: '/etc/fleet/switch-certs',
         clientTlsRoot: '/etc/fleet/client-tls',
       }),
+    burnIn: BurnInConfig.optional(),
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

@@ -15,6 +15,7 @@ import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { SiteLimiter } from '@fleet/redfish';
 import {
+  createBurnInActivities,
   createDeviceActivities,
   createFetchArtifactActivity,
   createFirmwareActivities,
@@ -23,6 +24,7 @@ import {
   type DeviceActivityDeps,
 } from './activities/index.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
+import { burnInAdapterFromConfig } from './burn-in/index.js';
 import { SatelliteConfig } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
 import { PendingPasswords } from './switch/pending-passwords.js';
@@ -106,6 +108,8 @@ const worker = await Worker.create({
       certificates: { switchCertRoot: config.nvos.switchCertRoot, clientTlsRoot: config.nvos.clientTlsRoot },
       pollIntervalMs: config.nvos.pollIntervalMs,
     }),
+    // Without a burnIn section the activity refuses at once (FAILED_PRECONDITION): every satellite registers it.
+    ...createBurnInActivities({ adapter: config.burnIn && burnInAdapterFromConfig(config.burnIn, log), log }),
   },
   maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
   // SIGTERM: running activities get this long to finish, then are cancelled and retried elsewhere.

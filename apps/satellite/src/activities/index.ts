@@ -2,10 +2,12 @@ import type { DeviceActivities } from '@fleet/domain';
 import { createAwaitDevicesActivity } from './await-devices.js';
 import { createBmcResetActivity } from './bmc-reset.js';
 import type { DeviceActivityDeps } from './context.js';
+import { createHardwareInventoryActivity } from './hardware-inventory.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 
 export type { DeviceActivityDeps } from './context.js';
+export { createBurnInActivities, type BurnInActivityDeps } from './burn-in.js';
 export { createFetchArtifactActivity, type ArtifactActivityDeps } from './fetch-artifact.js';
 export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.js';
 export { createNvosActivities, type NvosActivityDeps } from './nvos.js';
@@ -17,6 +19,7 @@ export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActiviti
     ...createBmcResetActivity(deps),
     ...createAwaitDevicesActivity(deps),
     ...createReadPowerActivity(deps),
+    ...createHardwareInventoryActivity(deps),
   };
 }
 export { createSwitchActivities, type SwitchActivityDeps } from './switch-activities.js';
