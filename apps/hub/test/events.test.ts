@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { applyJobProjections, insertDevice, insertJobWithStartIntent, insertSite } from '@fleet/db';
+import {
+  applyJobProjections,
+  insertDevice,
+  insertJobWithStartIntent,
+  insertSite,
+  setCondition,
+  setLifecycle,
+  type SetConditionInput,
+} from '@fleet/db';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // GET /v1/events over real HTTP: events come from the triggers' NOTIFY through the hub's one listener.
@@ -103,6 +111,36 @@ describe('GET /v1/events', () => {
         { type: e.data['type'], id: e.data['id'], state: e.data['state'], device_id: e.data['device_id'] },
         { type: 'job', id: jobId, state: 'running', device_id: deviceId },
       );
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a lifecycle move and a condition change are device events; a report that changes nothing is none', async () => {
+    const stream = await openStream(base, hub.tokens.viewer, { query: '?types=device' });
+    const { db } = hub.handle;
+    try {
+      await setLifecycle(db, { deviceId, to: 'enrolling', writer: 'lifecycle-workflow', jobId, reason: 'Enrol' });
+      const moved = await stream.next();
+      assert.deepEqual(
+        { event: moved.event, id: moved.data['id'], lifecycle: moved.data['lifecycle'] },
+        { event: 'device', id: deviceId, lifecycle: 'enrolling' },
+      );
+      const report: SetConditionInput = {
+        deviceId,
+        type: 'BMCReachable',
+        status: 'True',
+        reason: 'RedfishAnswered',
+        writer: 'satellite',
+      };
+      await setCondition(db, report);
+      await setCondition(db, report); // the same report again: nothing a reader shows changed
+      await setCondition(db, { ...report, status: 'False', reason: 'RedfishTimeout' });
+      const conditions = [await stream.next(), await stream.next()].map((e) => [e.data['id'], e.data['condition']]);
+      assert.deepEqual(conditions, [
+        [deviceId, { type: 'BMCReachable', status: 'True', reason: 'RedfishAnswered' }],
+        [deviceId, { type: 'BMCReachable', status: 'False', reason: 'RedfishTimeout' }],
+      ]);
     } finally {
       stream.close();
     }
