@@ -115,8 +115,11 @@ describe('slurmrestd client', () => {
     const job = await follow(id);
     assert.equal(job.state, 'CANCELLED');
     assert.equal(job.finished, true);
-    assert.equal(job.exitCode, null);
-    assert.equal(job.signal, 15);
+    // SIGTERM reaches the batch shell: SLURM records either the signal or the shell's exit status 128 + 15, by race.
+    assert.ok(
+      (job.exitCode === null && job.signal === 15) || job.exitCode === 143,
+      `exit code ${job.exitCode}, signal ${job.signal}`,
+    );
   });
 
   it('refuses a bad partition with a typed error (HTTP 500, slurm error 2000)', async () => {
