@@ -181,7 +181,7 @@ export function fetchImage(sw: SimulatedSwitch, url: string): Action {
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
     const file = sw.fs.openForWrite(`${IMAGE_DIR}/${name}`)!;
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) file.write(file.size, Buffer.from(chunk));
-    await file.close();
+    file.close();
   })().then(
     () => finish(action, 'action_success', `fetched ${name}`, 100),
     (err: unknown) => finish(action, 'action_failed', `fetch of ${url} failed: ${(err as Error).message}`),

@@ -1,11 +1,8 @@
 import ssh2, { type Attributes, type SFTPWrapper } from 'ssh2';
 import type { SimulatedSwitch } from './switch.js';
-import { hashBacklog, hashBacklogBelow } from './hash-worker.js';
 import { HEAD_BYTES, VirtualFs, type VfsEntry, type VirtualFile } from './vfs.js';
 
 const { OPEN_MODE, STATUS_CODE } = ssh2.utils.sftp;
-/** Bytes of uploads (all sessions together) waiting to be hashed before write replies are held. */
-const MAX_HASH_BACKLOG = 64 * 1024 * 1024;
 
 type Handle =
   | { kind: 'file'; path: string; file: VirtualFile; writable: boolean; received: number }
@@ -13,10 +10,9 @@ type Handle =
 
 /**
  * The SFTP subsystem of one session, over the switch's VirtualFs. Uploads are hashed as they
- * arrive, off this thread; a CLOSE is answered once the digest is known. Reads return content
- * only for small files (the simulator keeps no more). The `sftpStallAfterBytes` fault holds
- * write replies past that many bytes of a file until the fault is cleared or the client gives
- * up, which is what a stalled transfer looks like.
+ * arrive; reads return content only for small files (the simulator keeps no more). The
+ * `sftpStallAfterBytes` fault holds write replies past that many bytes of a file until the
+ * fault is cleared or the client gives up, which is what a stalled transfer looks like.
  */
 export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper): void {
   const home = `/home/${user}`;
@@ -65,21 +61,13 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     sftp.handle(reqid, open({ kind: 'file', path, file, writable: false, received: 0 }));
   });
 
-  const topUpWindow = windowKeeper(sftp);
   sftp.on('WRITE', (reqid, handle, offset, data) => {
-    topUpWindow();
     const h = handleOf(handle);
     if (h?.kind !== 'file' || !h.writable) return sftp.status(reqid, STATUS_CODE.FAILURE, 'not open for writing');
     h.received += data.length;
     // A write held past a stall is dropped with its session: a dead client's bytes never land.
     const reply = () => {
-      if (closed) return;
-      const ok = h.file.write(offset, data);
-      // A hashing thread far behind holds the reply, as a full disk cache would: the client slows down.
-      if (hashBacklog() <= MAX_HASH_BACKLOG) return sftp.status(reqid, ok ? STATUS_CODE.OK : STATUS_CODE.FAILURE);
-      void hashBacklogBelow(MAX_HASH_BACKLOG / 2).then(
-        () => !closed && sftp.status(reqid, ok ? STATUS_CODE.OK : STATUS_CODE.FAILURE),
-      );
+      if (!closed) sftp.status(reqid, h.file.write(offset, data) ? STATUS_CODE.OK : STATUS_CODE.FAILURE);
     };
     const limit = sw.faults.sftpStallAfterBytes;
     if (limit === undefined || h.received <= limit) return reply();
@@ -104,12 +92,11 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
     const h = handleOf(handle);
     if (!h) return sftp.status(reqid, STATUS_CODE.FAILURE, 'no such handle');
     handles.delete(handle.readUInt32BE(0));
-    if (h.kind !== 'file' || !h.writable) return sftp.status(reqid, STATUS_CODE.OK);
-    // Like close(2) after fsync: the reply waits until the content (and its digest) is settled.
-    void h.file.close().then(() => {
+    if (h.kind === 'file' && h.writable) {
+      h.file.close();
       log('close', h.path, true, { bytes: h.received });
-      if (!closed) sftp.status(reqid, STATUS_CODE.OK);
-    });
+    }
+    sftp.status(reqid, STATUS_CODE.OK);
   });
 
   sftp.on('FSTAT', (reqid, handle) => {
@@ -172,30 +159,6 @@ export function serveSftp(sw: SimulatedSwitch, user: string, sftp: SFTPWrapper):
   sftp.on('FSETSTAT', (reqid) => sftp.status(reqid, STATUS_CODE.OK));
   sftp.on('RENAME', (reqid) => sftp.status(reqid, STATUS_CODE.OP_UNSUPPORTED));
   sftp.on('RMDIR', (reqid) => sftp.status(reqid, STATUS_CODE.OP_UNSUPPORTED));
-}
-
-/** The channel's receive window kept at least half of this (ssh2 itself keeps it at 1–2 MiB). */
-const WINDOW = 16 * 1024 * 1024;
-
-/**
- * ssh2 lets a channel's receive window fall to 1 MiB before granting more, so a client may have
- * at most 2 MiB unacknowledged: when both ends are JavaScript on busy shared cores, each grant
- * waits for a scheduling round trip and the upload stalls on it, where a switch's sshd answers
- * within a LAN round trip. Granting up to 16 MiB ahead removes that artefact. Reaches into ssh2's
- * channel state (`incoming`, `outgoing`, `_protocol`), stable across ssh2 1.x.
- */
-function windowKeeper(sftp: SFTPWrapper): () => void {
-  const ch = sftp as unknown as {
-    incoming: { window: number };
-    outgoing: { id: number; state: string };
-    _protocol: { channelWindowAdjust(id: number, bytes: number): void };
-  };
-  return () => {
-    if (ch.incoming.window >= WINDOW / 2 || ch.outgoing.state !== 'open') return;
-    const grant = WINDOW - ch.incoming.window;
-    ch.incoming.window += grant;
-    ch._protocol.channelWindowAdjust(ch.outgoing.id, grant);
-  };
 }
 
 function attrs(e: VfsEntry): Attributes {

@@ -24,34 +24,7 @@ export function sshServer(sw: SimulatedSwitch): { accept(socket: Socket): void }
       };
     return current.server;
   };
-  return {
-    accept: (socket) => {
-      coalesceWrites(socket);
-      serverFor(sw.hostKey.privateKey).injectSocket(socket);
-    },
-  };
-}
-
-/**
- * ssh2 writes every packet (each SFTP status, each window adjust) to the socket on its own: one
- * syscall apiece. Corking until the event loop turns sends what one round of input produced in
- * one write, as sshd does from its output buffer.
- */
-function coalesceWrites(socket: Socket): void {
-  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    socket.uncork();
-  };
-  socket.write = ((...args: unknown[]) => {
-    if (!corked) {
-      corked = true;
-      socket.cork();
-      setImmediate(uncork);
-    }
-    return write(...args);
-  }) as typeof socket.write;
+  return { accept: (socket) => serverFor(sw.hostKey.privateKey).injectSocket(socket) };
 }
 
 function serveClient(sw: SimulatedSwitch, client: Connection): void {

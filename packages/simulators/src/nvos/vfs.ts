@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { posix } from 'node:path';
-import { OffThreadHash } from './hash-worker.js';
 
 /** Bytes of each file kept verbatim: enough for PEM material imported through NVUE, never a whole image. */
 export const HEAD_BYTES = 64 * 1024;
@@ -8,10 +7,9 @@ export const HEAD_BYTES = 64 * 1024;
 const MAX_REORDER_BYTES = 64 * 1024 * 1024;
 
 /**
- * One file of the switch's filesystem. Content is hashed as it streams in (on the hashing
- * thread, see hash-worker.ts) and only the first HEAD_BYTES are kept, so a multi-gigabyte image
- * costs a few kilobytes. SFTP clients pipeline writes and may send them out of order; those are
- * buffered until contiguous.
+ * One file of the switch's filesystem. Content is hashed as it streams in and only the
+ * first HEAD_BYTES are kept, so a multi-gigabyte image costs a few kilobytes. SFTP clients
+ * pipeline writes and may send them out of order; those are buffered until contiguous.
  */
 export class VirtualFile {
   size = 0;
@@ -22,10 +20,8 @@ export class VirtualFile {
   bytesReceived = 0;
   mtimeMs = Date.now();
   private headBuf = Buffer.alloc(0);
-  private hash: OffThreadHash | undefined = new OffThreadHash();
+  private hash: Hash | undefined = createHash('sha256');
   private hashed = 0;
-  /** Bumped by each truncate, so that a digest finishing late cannot describe newer content. */
-  private generation = 0;
   private readonly ahead = new Map<number, Buffer>();
   private aheadBytes = 0;
 
@@ -34,9 +30,7 @@ export class VirtualFile {
     this.size = 0;
     this.sha256 = undefined;
     this.headBuf = Buffer.alloc(0);
-    this.hash?.drop();
-    this.hash = new OffThreadHash();
-    this.generation++;
+    this.hash = createHash('sha256');
     this.hashed = 0;
     this.ahead.clear();
     this.aheadBytes = 0;
@@ -58,7 +52,6 @@ export class VirtualFile {
       this.drainAhead();
     } else {
       // Rewriting bytes already hashed: the digest no longer describes the content.
-      this.hash?.drop();
       this.hash = undefined;
     }
     this.keepHead(offset, data);
@@ -68,30 +61,9 @@ export class VirtualFile {
     return true;
   }
 
-  /**
-   * The writer closed the file: the digest is final if the content had no holes. Resolves once
-   * `sha256` is set (or known to stay undefined), never rejects.
-   */
-  async close(): Promise<void> {
-    const hash = this.hash;
-    this.hash = undefined;
-    if (!hash) return;
-    if (this.ahead.size > 0 || this.hashed !== this.size) return hash.drop();
-    const generation = this.generation;
-    // A lost hashing thread leaves the digest undefined, as for a file with holes.
-    const hex = await hash.digest().catch(() => undefined);
-    if (generation === this.generation) this.sha256 = hex;
-  }
-
-  /** The whole content at once (fetched images, test fixtures): hashed here, done on return. */
-  fill(data: Buffer): void {
-    this.truncate();
-    this.hash!.drop();
-    this.hash = undefined;
-    this.keepHead(0, data);
-    this.size = data.length;
-    this.bytesReceived += data.length;
-    this.sha256 = createHash('sha256').update(data).digest('hex');
+  /** The writer closed the file: the digest is final if the content had no holes. */
+  close(): void {
+    if (this.hash && this.ahead.size === 0 && this.hashed === this.size) this.sha256 = this.hash.copy().digest('hex');
   }
 
   private consume(data: Buffer): void {
@@ -165,7 +137,8 @@ export class VirtualFs {
   put(path: string, data: Buffer): VirtualFile {
     const file = this.openForWrite(path);
     if (!file) throw new Error(`cannot write ${path}`);
-    file.fill(data);
+    file.write(0, data);
+    file.close();
     return file;
   }
 
