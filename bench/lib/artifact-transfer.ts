@@ -1,17 +1,14 @@
-import { createReadStream, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { request } from 'undici';
-import { connectDb, createApiToken } from '@fleet/db';
-import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
+import { createApiToken } from '@fleet/db';
 import { ArtifactCache } from '@fleet/satellite';
-import { freePort } from '@fleet/temporal';
-import pg from 'pg';
-import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { writeBenchPackage } from './fwpkg-parse.js';
 import { loopbackCopyMibPerS } from './loopback-copy.js';
+import { startSeededHub } from './seeded-hub.js';
 
 export interface ArtifactTransferFigures {
   package_mib: number;
@@ -47,46 +44,17 @@ export interface BenchHub {
 
 /** A hub process over a fresh, empty (migrated) database, its blobs in a scratch folder. */
 export async function startArtifactHub(name: string): Promise<BenchHub> {
-  const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const template = `fleet_bench_${name}_${process.pid}`;
-  const dir = join(repoRoot, '.run', `bench-${name}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const cleanups: (() => Promise<unknown>)[] = [];
-  const close = async () => {
-    for (const c of cleanups.splice(0)) await c().catch(() => undefined);
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists "${template}" with (force)`);
-    await admin.end();
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const stack = await startSeededHub({
+    name,
+    devices: 0,
+    role: 'operator',
+    hubConfig: (dir) => ({ firmware: { blobDir: join(dir, 'blobs'), maxPackageBytes: 64 * 1024 ** 3 } }),
+  });
   try {
-    await prepareTemplate(databaseUrl, template);
-    const database = await cloneTestDatabase(databaseUrl, template);
-    cleanups.unshift(() => database.drop());
-    const handle = connectDb(database.url, 2);
-    cleanups.unshift(() => handle.close());
-    const operator = (await createApiToken(handle.db, `bench-${name}-operator`, 'operator')).token;
-    const admin = (await createApiToken(handle.db, `bench-${name}-admin`, 'admin')).token;
-    const port = await freePort();
-    const config = join(dir, 'hub.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        log: { level: 'info' },
-        metrics: { port: 0 },
-        database: { url: database.url },
-        http: { port },
-        firmware: { blobDir: join(dir, 'blobs'), maxPackageBytes: 64 * 1024 ** 3 },
-      }),
-    );
-    const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', config, dir);
-    cleanups.unshift(() => hub.stop());
-    await hub.start('hub listening');
-    return { url: `http://127.0.0.1:${port}`, operator, admin, dir, close };
+    const admin = (await createApiToken(stack.db, `bench-${name}-admin`, 'admin')).token;
+    return { url: stack.url, operator: stack.token, admin, dir: stack.dir, close: stack.close };
   } catch (err) {
-    await close();
+    await stack.close();
     throw err;
   }
 }

@@ -29,6 +29,8 @@ export interface SeededHubOptions {
   role?: Parameters<typeof createApiToken>[2];
   /** The hub's database pool; the hub's own default when absent. */
   poolSize?: number;
+  /** More hub config (e.g. its firmware blob folder), given the scratch folder. */
+  hubConfig?: (dir: string) => Record<string, unknown>;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
     cleanups.unshift(() => database.drop());
     const handle = connectDb(database.url, 4);
     cleanups.unshift(() => handle.close());
-    await seedFleet(handle.db, options.devices);
+    if (options.devices > 0) await seedFleet(handle.db, options.devices);
     const token = (await createApiToken(handle.db, `bench-${options.name}`, options.role ?? 'viewer')).token;
 
     const port = await freePort();
@@ -68,6 +70,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
         metrics: { port: 0 },
         database: { url: database.url, ...(options.poolSize ? { poolSize: options.poolSize } : {}) },
         http: { port },
+        ...options.hubConfig?.(dir),
       }),
     );
     const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);

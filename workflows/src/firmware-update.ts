@@ -16,7 +16,7 @@ import type {
   FirmwareActivities,
   FirmwareResultCode,
 } from '@fleet/domain';
-import { jobMemoKey } from '@fleet/domain/workflow-safe';
+import { firmwareCodeFor, jobMemoKey } from '@fleet/domain/workflow-safe';
 import { jobErrorFrom } from './device-power.js';
 import { missingComponents, stepsToRun, verifyComponents, type StepPlan } from './firmware-plan.js';
 import { CoalescedMemo, StageRecorder } from './timeline.js';
@@ -242,24 +242,7 @@ function versionOf(inv: ComponentVersion[], id: string): string | undefined {
 
 function codeForActivityError(err: unknown): FirmwareResultCode {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  const type = cause instanceof ApplicationFailure ? cause.type : undefined;
-  switch (type) {
-    case 'TARGET_NOT_FOUND':
-    case 'CLIENT_FAILURE':
-    case 'UPDATE_IN_PROGRESS':
-    case 'ACTIVATION_FAILED':
-      return type;
-    case 'UNAVAILABLE':
-    case 'INTERNAL':
-      return 'SERVER_ERROR';
-    case 'DEADLINE_EXCEEDED':
-      return 'MONITORING_TIMEOUT';
-    case 'UNAUTHENTICATED':
-    case 'INVALID_ARGUMENT':
-      return 'CLIENT_FAILURE';
-    default:
-      return 'EXCEPTION';
-  }
+  return firmwareCodeFor(cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined);
 }
 
 function summary(r: DeviceFirmwareResult): string {

@@ -242,27 +242,7 @@ export interface ActivateFirmwareResult {
   inventory: ComponentVersion[];
 }
 
-/** RMS error code for an activity failure's type (the activity's own typed failures pass through). */
-export function firmwareCodeFor(type: string | undefined): FirmwareResultCode {
-  switch (type) {
-    case 'TARGET_NOT_FOUND':
-    case 'CLIENT_FAILURE':
-    case 'UPDATE_IN_PROGRESS':
-    case 'ACTIVATION_FAILED':
-    case 'NO_TASK_INFO':
-      return type;
-    case 'UNAVAILABLE':
-    case 'INTERNAL':
-      return 'SERVER_ERROR';
-    case 'DEADLINE_EXCEEDED':
-      return 'MONITORING_TIMEOUT';
-    case 'UNAUTHENTICATED':
-    case 'INVALID_ARGUMENT':
-      return 'CLIENT_FAILURE';
-    default:
-      return 'EXCEPTION';
-  }
-}
+export { firmwareCodeFor } from './firmware-codes.js';
 
 export interface FirmwareActivities {
   /**

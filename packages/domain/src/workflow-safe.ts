@@ -43,3 +43,4 @@ export {
   conditionReportProblem,
   applyCondition,
 } from './conditions.js';
+export { firmwareCodeFor } from './firmware-codes.js';

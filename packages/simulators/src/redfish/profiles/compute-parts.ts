@@ -257,24 +257,45 @@ function gpuPortBody(bmc: SimulatedBmc, d: PartData, g: number, l: number): Body
   const position = positionOf(bmc, 'compute');
   const peer = switchPortOf({ trayIndex: position.traySlotIndex, gpu: g, link: l });
   const up = linkUp(bmc, g, l);
-  return {
-    '@odata.id': portPath(g, l),
-    '@odata.type': '#Port.v1_8_0.Port',
-    Id: nvlinkId(l),
-    Name: `${nvlinkId(l)} Resource`,
-    PortId: nvlinkId(l),
-    PortProtocol: 'NVLink',
-    PortType: 'DownstreamPort',
-    LinkState: 'Enabled',
-    LinkStatus: up ? 'LinkUp' : 'LinkDown',
-    CurrentSpeedGbps: up ? d.nvlinkGbps : 0,
-    MaxSpeedGbps: d.nvlinkGbps,
-    RemotePortId: remotePortId(
+  return nvlinkPortBody({
+    path: portPath(g, l),
+    port: l,
+    type: 'DownstreamPort',
+    up,
+    gbps: d.nvlinkGbps,
+    remotePortId: remotePortId(
       position.chassisSerialNumber,
       slotNumberOf('switch', peer.switchIndex),
       nvswitchId(peer.nvswitch),
       nvlinkId(peer.port),
     ),
-    Status: partStatus(partState(bmc), faultOf.nvlink(bmc, g, l), `${gpuId(g)} ${nvlinkId(l)}`, 'OK'),
+    status: partStatus(partState(bmc), faultOf.nvlink(bmc, g, l), `${gpuId(g)} ${nvlinkId(l)}`, 'OK'),
+  });
+}
+
+/** One end of an NVLink cable, as the GPU (downstream) or the NVSwitch (upstream) side serves it. */
+export function nvlinkPortBody(p: {
+  path: string;
+  port: number;
+  type: 'DownstreamPort' | 'UpstreamPort';
+  up: boolean;
+  gbps: number;
+  remotePortId: string;
+  status: Body;
+}): Body {
+  return {
+    '@odata.id': p.path,
+    '@odata.type': '#Port.v1_8_0.Port',
+    Id: nvlinkId(p.port),
+    Name: `${nvlinkId(p.port)} Resource`,
+    PortId: nvlinkId(p.port),
+    PortProtocol: 'NVLink',
+    PortType: p.type,
+    LinkState: 'Enabled',
+    LinkStatus: p.up ? 'LinkUp' : 'LinkDown',
+    CurrentSpeedGbps: p.up ? p.gbps : 0,
+    MaxSpeedGbps: p.gbps,
+    RemotePortId: p.remotePortId,
+    Status: p.status,
   };
 }

@@ -11,7 +11,7 @@ import {
   slotNumberOf,
 } from '../rack.js';
 import { ref, statusOf, type Tree } from './common.js';
-import { linkUp } from './compute-parts.js';
+import { linkUp, nvlinkPortBody } from './compute-parts.js';
 import type { Body } from './types.js';
 
 /**
@@ -93,24 +93,18 @@ function switchPortBody(bmc: SimulatedBmc, d: SwitchData, c: number, q: number):
   const up = bmc.powerState === 'On' && tray !== undefined && !tray.acLost && linkUp(tray, far.gpu, far.link);
   // A fault on the link shows at both ends; the compute tray is where it is injected.
   const fault = tray?.hasPartFaults ? tray.health().nvlink(far.gpu, far.link) : undefined;
-  return {
-    '@odata.id': switchPortPath(c, q),
-    '@odata.type': '#Port.v1_8_0.Port',
-    Id: nvlinkId(q),
-    Name: `${nvlinkId(q)} Resource`,
-    PortId: nvlinkId(q),
-    PortProtocol: 'NVLink',
-    PortType: 'UpstreamPort',
-    LinkState: 'Enabled',
-    LinkStatus: up ? 'LinkUp' : 'LinkDown',
-    CurrentSpeedGbps: up ? d.nvlinkGbps : 0,
-    MaxSpeedGbps: d.nvlinkGbps,
-    RemotePortId: remotePortId(
+  return nvlinkPortBody({
+    path: switchPortPath(c, q),
+    port: q,
+    type: 'UpstreamPort',
+    up,
+    gbps: d.nvlinkGbps,
+    remotePortId: remotePortId(
       position.chassisSerialNumber,
       slotNumberOf('compute', far.trayIndex),
       gpuId(far.gpu),
       nvlinkId(far.link),
     ),
-    Status: statusOf(bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline', fault?.health ?? 'OK'),
-  };
+    status: statusOf(bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline', fault?.health ?? 'OK'),
+  });
 }
