@@ -24,6 +24,7 @@ import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { recordHistories } from './record-histories.js';
+import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
@@ -51,6 +52,13 @@ export interface StackOptions {
   nvos?: Record<string, unknown>;
   /** Workflow agent NVOS install timings (config `nvos`, seconds). */
   nvosInstall?: Record<string, number>;
+  /**
+   * Burn-in: a single-node SLURM of this stack's own (tools/slurm/start.sh), and the satellite's `burnIn` section with
+   * the simulated site's job scripts asking this stack's simulator.
+   */
+  burnIn?: { startDeadlineS?: number; pollIntervalMs?: number };
+  /** Workflow agent enrolment settings (config `enrolment`). */
+  enrolment?: Record<string, unknown>;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -96,6 +104,8 @@ export class Stack {
   simulator!: ManagedProcess;
   bmcs: SimBmc[] = [];
   switches: SimSwitch[] = [];
+  /** With `burnIn`, the stack's SLURM. */
+  slurm: TestCluster | undefined;
   private temporalPorts!: { port: number; uiPort: number };
 
   constructor(readonly opts: StackOptions = {}) {
@@ -118,7 +128,11 @@ export class Stack {
       operator: (await createApiToken(this.dbHandle.db, 'test-operator', 'operator')).token,
       viewer: (await createApiToken(this.dbHandle.db, 'test-viewer', 'viewer')).token,
     };
-    await Promise.all([this.startSimulator(), this.startHub()]);
+    await Promise.all([
+      this.startSimulator(),
+      this.startHub(),
+      this.opts.burnIn ? startTestCluster().then((c) => (this.slurm = c)) : undefined,
+    ]);
     await this.startAgent();
     await this.startSatellite();
     await this.registerDevices();
@@ -164,6 +178,8 @@ export class Stack {
             password: this.bmcPassword,
             profile: simulatorProfile(d),
             powerDomain: `${d.site}/${d.rack}`,
+            // The hardware reports the serial NetBox holds, as a correctly recorded rack does.
+            serialNumber: d.serial,
           })),
         }
       : count > 0
@@ -237,6 +253,7 @@ export class Stack {
       },
       ...(this.opts.firmware ? { firmware: this.opts.firmware } : {}),
       ...(this.opts.nvosInstall ? { nvos: this.opts.nvosInstall } : {}),
+      ...(this.opts.enrolment ? { enrolment: this.opts.enrolment } : {}),
     });
     this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
     await this.agent.start('workflow agent started');
@@ -261,6 +278,7 @@ export class Stack {
       artifacts: { dir: join(this.dir, 'artifacts') },
       dataDir: join(this.dir, 'satellite-data'),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
+      ...(this.slurm ? { burnIn: this.burnInConfig(this.slurm) } : {}),
       worker: {
         shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5,
         ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}),
@@ -269,6 +287,17 @@ export class Stack {
     });
     this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
     await this.satellite.start('satellite worker started');
+  }
+
+  private burnInConfig(c: TestCluster) {
+    return {
+      slurm: { url: c.url, user: c.user, tokenFile: c.tokenFile, partition: c.partition },
+      outputDir: c.jobsDir,
+      timeLimitsMin: { gpu_stress: 2, memory: 2, nvlink_allreduce: 2 },
+      startDeadlineS: this.opts.burnIn?.startDeadlineS ?? 300,
+      pollIntervalMs: this.opts.burnIn?.pollIntervalMs ?? 300,
+      site: { kind: 'simulated', simulatorUrl: this.simAdminUrl },
+    };
   }
 
   /** Racks go into the mirror the way the NetBox agent writes them (ids stand in for NetBox's). */
@@ -412,6 +441,7 @@ export class Stack {
     await Promise.allSettled([this.satellite?.stop(), this.agent?.stop(), this.hub?.stop(), this.simulator?.stop()]);
     if (this.temporal) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
+    await this.slurm?.stop();
     await this.dbHandle?.close();
     await this.database?.drop();
     if (!process.env['FLEET_KEEP_TEST_RUNS']) rmSync(this.dir, { recursive: true, force: true });

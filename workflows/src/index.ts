@@ -10,3 +10,4 @@ export { deviceFirmwareRefresh } from './firmware-refresh.js';
 export { firmwareCampaign } from './firmware-campaign.js';
 export { switchNvosInstall } from './nvos-install.js';
 export * from './switch-workflows.js';
+export { enrolment } from './enrolment.js';

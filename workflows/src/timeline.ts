@@ -117,3 +117,29 @@ export class StageRecorder {
     });
   }
 }
+
+/**
+ * CoalescedMemo for a memo of several keys: flush() upserts, in one event, only the keys whose value changed since
+ * they were last upserted, so a large key set once (hardware records) is not written again with every progress change.
+ */
+export class KeyedMemo {
+  private pending: Record<string, unknown> = {};
+  private readonly last = new Map<string, string>();
+
+  constructor(private readonly upsert: (fields: Record<string, unknown>) => void) {}
+
+  set(key: string, value: unknown): void {
+    this.pending[key] = value;
+  }
+
+  flush(): void {
+    const changed: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(this.pending)) {
+      const json = JSON.stringify(value);
+      if (json !== this.last.get(key)) changed[key] = value;
+      this.last.set(key, json);
+    }
+    this.pending = {};
+    if (Object.keys(changed).length) this.upsert(changed);
+  }
+}

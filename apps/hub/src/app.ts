@@ -14,6 +14,7 @@ import { campaignRoutes } from './routes/campaigns.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceHistoryRoutes } from './routes/device-history.routes.js';
+import { enrolmentRoutes } from './routes/enrolment.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { eventRoutes } from './routes/events.routes.js';
 import { firmwareComplianceRoutes } from './routes/firmware-compliance.routes.js';
@@ -94,6 +95,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   rackRoutes(app, doc, deps.db);
   deviceRoutes(app, doc, deps.db, deps.views);
   deviceHistoryRoutes(app, doc, deps.db);
+  enrolmentRoutes(app, doc, deps.db, deps.views);
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);

@@ -192,6 +192,14 @@ const JobProgress = z.looseObject({
   stage: z.string(),
   percent: z.number().optional(),
   message: z.string().optional(),
+  decision: z
+    .object({
+      stage: z.string(),
+      devices: z.record(z.string(), z.string()).describe('Device id → why the stage failed for it'),
+      since: timestamp,
+    })
+    .optional()
+    .describe('A failed stage waiting for POST /v1/jobs/{id}/decision'),
 });
 const StageTimeline = z.looseObject({
   currentStage: z.string().nullable(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
+import { burnInTests, defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
 import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
 
 export const AgentConfig = z
@@ -71,6 +71,26 @@ export const AgentConfig = z
       })
       .strict()
       .default(defaultNvosInstallTimings),
+    /** Enrolment and burn-in jobs (docs/enrolment.md). */
+    enrolment: z
+      .object({
+        /** The burn-in tests every burn-in runs. */
+        burnInTests: z
+          .array(z.enum(burnInTests))
+          .min(1)
+          .default([...burnInTests]),
+        /** How long one burn-in run may take, SLURM queue included, before Temporal retries it. */
+        burnInTimeoutS: z
+          .number()
+          .int()
+          .min(60)
+          .max(7 * 86_400)
+          .default(6 * 3600),
+        /** The burn-in activity heartbeats every few seconds; this long without one, it is retried elsewhere. */
+        burnInHeartbeatTimeoutS: z.number().int().min(5).max(3600).default(60),
+      })
+      .strict()
+      .default({ burnInTests: [...burnInTests], burnInTimeoutS: 6 * 3600, burnInHeartbeatTimeoutS: 60 }),
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -92,7 +92,9 @@ async function signal(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
   if (!name) throw new PermanentIntentError('INVALID_ARGUMENT', 'signal intent without a signal');
   try {
     deps.metrics.temporalCalls.inc({ op: 'signal' });
-    await deps.client.workflow.getHandle(intent.jobId).signal(name);
+    // A signal's arguments (a decision) are in the intent, validated by the hub when it wrote it.
+    const args = intent.payload?.args ?? [];
+    await deps.client.workflow.getHandle(intent.jobId).signal(name, ...args);
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     if (intent.job.state === 'queued') throw new Error(`workflow ${intent.jobId} not started yet`, { cause: err });

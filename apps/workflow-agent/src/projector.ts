@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import {
   aggregateBatchParents,
   applyChildOutcomes,
+  applyLifecycleReports,
   applyJobProjections,
   closeOpenChildren,
   listOpenDispatchedJobs,
@@ -10,8 +11,18 @@ import {
   type Db,
   type Job,
   type JobProjection,
+  type LifecycleJobReport,
 } from '@fleet/db';
-import { jobMemoKey, PowerState, type JobMemo, type JobState } from '@fleet/domain';
+import {
+  hardwareMemoKey,
+  jobMemoKey,
+  lifecycleMemoKey,
+  PowerState,
+  type HardwareRecord,
+  type JobMemo,
+  type JobState,
+  type LifecycleMemo,
+} from '@fleet/domain';
 import { applyDeviceVersions, deviceVersionsOf, type DeviceVersions } from './device-versions.js';
 import type { AgentMetrics } from './metrics.js';
 
@@ -29,6 +40,15 @@ export interface ReconcileStats {
   openJobs: number;
   changed: number;
 }
+
+/** The job kinds whose workflows move the lifecycle and report conditions and hardware (fleet_lifecycle memo). */
+const lifecycleKinds = new Set(['rack.enrol', 'device.enrol', 'device.burn_in']);
+
+/**
+ * The last lifecycle memo revision applied per job, so a sweep applies each change once; after a restart every open
+ * job's memo is applied once more, which moves nothing twice (the moves already in the job's history are skipped).
+ */
+const appliedLifecycleRevs = new Map<string, number>();
 
 const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState>> = {
   RUNNING: 'running',
@@ -119,10 +139,13 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
   const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
   const firmware: DeviceVersions[] = [];
   const endedCampaigns: string[] = [];
+  const lifecycle: LifecycleJobReport[] = [];
   for (const { job, wf } of page) {
     const p = project(job, wf);
     if (!p) continue;
     projections.push(p);
+    const report = lifecycleReport(job, wf);
+    if (report) lifecycle.push(report);
     const reading = powerReading(job, p);
     if (reading) readings.push(reading);
     const fw = deviceVersionsOf(job, wf, p);
@@ -137,7 +160,14 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
       }
     }
   }
-  return deps.db.transaction(async (tx) => {
+  const changed = await deps.db.transaction(async (tx) => {
+    // Lifecycle first: a job seen ended has its last moves applied in the same transaction as its end.
+    const applied = await applyLifecycleReports(tx, lifecycle);
+    for (const r of applied.refused)
+      deps.log.warn(
+        { jobId: r.jobId, workflowId: r.jobId, deviceId: r.deviceId, err: r.message },
+        'lifecycle move refused',
+      );
     const changed = await applyJobProjections(tx, projections);
     await recordPowerStates(tx, readings);
     // Rack workflows drive their child jobs through the memo; children left open when
@@ -153,6 +183,18 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
     await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
     return changed;
   });
+  for (const r of lifecycle) appliedLifecycleRevs.set(r.jobId, r.lifecycle.rev);
+  for (const p of projections) if (p.state !== 'running') appliedLifecycleRevs.delete(p.id);
+  return changed;
+}
+
+/** A lifecycle job's memo report, when it changed since it was last applied. */
+function lifecycleReport(job: Job, wf: WorkflowExecutionInfo): LifecycleJobReport | undefined {
+  if (!lifecycleKinds.has(job.kind)) return undefined;
+  const lifecycle = wf.memo?.[lifecycleMemoKey] as LifecycleMemo | undefined;
+  if (!lifecycle || lifecycle.rev <= (appliedLifecycleRevs.get(job.id) ?? 0)) return undefined;
+  const hardware = (wf.memo?.[hardwareMemoKey] ?? {}) as Record<string, HardwareRecord>;
+  return { jobId: job.id, lifecycle, hardware };
 }
 
 export function project(job: Job, wf: WorkflowExecutionInfo): JobProjection | undefined {

@@ -18,3 +18,4 @@ export * from './repos/site-summary.repo.js';
 export * from './repos/device-history.repo.js';
 export * from './repos/lifecycle.repo.js';
 export * from './repos/conditions.repo.js';
+export * from './repos/enrolment.repo.js';

@@ -1,5 +1,6 @@
 import type { PowerAction, PowerState } from './power.js';
 import type { HardwareInventoryActivities } from './hardware-inventory.js';
+import type { VerificationActivities } from './enrolment.js';
 
 /**
  * Where and how a satellite reaches a device's BMC. Carries a credential *reference*
@@ -82,7 +83,7 @@ export interface AwaitDevicesResult {
 }
 
 /** Everything rack workflows ask of a site's devices (types only; the satellite implements them). */
-export interface DeviceActivities extends PowerActivities, HardwareInventoryActivities {
+export interface DeviceActivities extends PowerActivities, HardwareInventoryActivities, VerificationActivities {
   /**
    * Manager.Reset on the BMC or HMC, then waits until it answers again. Sends the reset at most once across retries.
    */

@@ -29,3 +29,4 @@ export * from './hardware-inventory.js';
 export * from './hardware-profiles.js';
 export * from './nvlink-topology.js';
 export * from './burn-in.js';
+export * from './enrolment.js';

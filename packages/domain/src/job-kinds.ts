@@ -142,6 +142,32 @@ export const jobKindTable = {
     destructive: false,
     summary: "Install the site's switch mTLS material and bind the NVUE API to it",
   },
+  'rack.enrol': {
+    workflowType: 'enrolment',
+    role: 'operator',
+    scope: 'rack',
+    guard: 'rack',
+    destructive: false,
+    summary:
+      'Enrol an NVL72 rack as a unit: BMCs, credentials, inventory, profile, NVLink topology, firmware baseline, ' +
+      'burn-in, certified; a failed stage waits for a decision',
+  },
+  'device.enrol': {
+    workflowType: 'enrolment',
+    role: 'operator',
+    scope: 'device',
+    guard: 'device',
+    destructive: false,
+    summary: 'Enrol one device: the rack enrolment without the NVLink topology check',
+  },
+  'device.burn_in': {
+    workflowType: 'enrolment',
+    role: 'operator',
+    scope: 'device',
+    guard: 'device',
+    destructive: false,
+    summary: "Burn a compute tray in on the site's SLURM (enrolled or certified), certified when every test passes",
+  },
 } as const satisfies Record<string, JobKindSpec>;
 
 export type JobKind = keyof typeof jobKindTable;

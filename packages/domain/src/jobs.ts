@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AwaitedDecision } from './enrolment.js';
 import type { ErrorCode } from './errors.js';
 import { jobKinds } from './job-kinds.js';
 
@@ -23,6 +24,8 @@ export interface JobProgress {
   stage: string;
   percent?: number;
   message?: string;
+  /** A stage that failed and waits for an operator's decision (POST /v1/jobs/{id}/decision). */
+  decision?: AwaitedDecision;
 }
 
 export interface JobError {

@@ -44,3 +44,12 @@ export {
   applyCondition,
 } from './conditions.js';
 export { firmwareCodeFor } from './firmware-codes.js';
+export {
+  enrolmentStages,
+  verificationStages,
+  stagesOf,
+  lifecycleMemoKey,
+  hardwareMemoKey,
+  decisionSignalName,
+} from './enrolment.js';
+export { burnInPassed } from './burn-in.js';

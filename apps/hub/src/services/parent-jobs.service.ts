@@ -21,7 +21,7 @@ import { auditAccepted, type Caller } from './caller.js';
  * one of its own, and the parent only aggregates them. A campaign starts each child's workflow
  * (workflow ID = child job ID) and waits for it.
  */
-const RUN_IN_PARENT_WORKFLOW = new Set(['rack.power', 'rack.cold_reboot']);
+const RUN_IN_PARENT_WORKFLOW = new Set(['rack.power', 'rack.cold_reboot', 'rack.enrol']);
 const NO_WORKFLOW = new Set(['batch.power']);
 /** Parents whose children can be cancelled one by one: nothing else waits on a batch child's workflow. */
 const CHILDREN_CANCELLABLE_ALONE = new Set(['batch.power']);
@@ -61,6 +61,8 @@ export interface ParentRequest {
   childWorkflows: boolean;
   action: string;
   target: string;
+  /** The children's job kind (default device.power). */
+  childKind?: string;
 }
 
 export interface Refusal {
@@ -99,7 +101,7 @@ export async function createParentJob(
   try {
     const out = await db.transaction(async (tx) => {
       const res = await insertParentWithChildren(tx, { ...req.parent, createdBy: caller.actor.name }, children, {
-        childKind: 'device.power',
+        childKind: req.childKind ?? 'device.power',
         childIntents: req.childWorkflows,
         parentIntent: !req.childWorkflows,
       });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { HardwareInventoryActivities } from '@fleet/domain';
+import type { BmcTarget, HardwareInventoryActivities, HardwareInventoryReading } from '@fleet/domain';
+import type { NodeDriver } from '@fleet/drivers';
 import { RedfishError } from '@fleet/redfish';
 import { openDriver, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
@@ -33,21 +34,9 @@ const heartbeatEveryMs = 1_000;
 export function createHardwareInventoryActivity(deps: HardwareInventoryActivityDeps): HardwareInventoryActivities {
   return {
     async readHardwareInventory({ target }) {
-      const ctx = Context.current();
       const driver = await openDriver(deps, target);
-      let lastBeat = 0;
-      const onProgress = (resources: number) => {
-        if (Date.now() - lastBeat < heartbeatEveryMs) return;
-        lastBeat = Date.now();
-        ctx.heartbeat({ resources } satisfies HardwareInventoryHeartbeat);
-      };
       try {
-        const { inventory, resources } = await driver.readHardwareInventory({ onProgress });
-        const body = Buffer.from(canonicalJson(resources));
-        const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
-        await deps.documents?.put(digest, body, { signal: ctx.cancellationSignal });
-        const document = { digest, bytes: body.length, resources: Object.keys(resources).length };
-        return { deviceId: target.deviceId, inventory, document };
+        return await readInventory(deps, driver, target);
       } catch (err) {
         throw inventoryFailure(err, target.deviceId);
       } finally {
@@ -57,8 +46,32 @@ export function createHardwareInventoryActivity(deps: HardwareInventoryActivityD
   };
 }
 
+/**
+ * One read of the device's inventory through an open driver, heartbeating the resources read; the canonical document
+ * goes to the document store when the site has one. Throws the driver's errors as they are.
+ */
+export async function readInventory(
+  deps: HardwareInventoryActivityDeps,
+  driver: NodeDriver,
+  target: BmcTarget,
+): Promise<HardwareInventoryReading> {
+  const ctx = Context.current();
+  let lastBeat = 0;
+  const onProgress = (resources: number) => {
+    if (Date.now() - lastBeat < heartbeatEveryMs) return;
+    lastBeat = Date.now();
+    ctx.heartbeat({ resources } satisfies HardwareInventoryHeartbeat);
+  };
+  const { inventory, resources } = await driver.readHardwareInventory({ onProgress });
+  const body = Buffer.from(canonicalJson(resources));
+  const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+  await deps.documents?.put(digest, body, { signal: ctx.cancellationSignal });
+  const document = { digest, bytes: body.length, resources: Object.keys(resources).length };
+  return { deviceId: target.deviceId, inventory, document };
+}
+
 /** A Redfish failure says which BMC, URI and cause; this says which device and what was being done as well. */
-function inventoryFailure(err: unknown, deviceId: string): unknown {
+export function inventoryFailure(err: unknown, deviceId: string): unknown {
   const failure = toActivityFailure(err, deviceId);
   if (!(err instanceof RedfishError) || !(failure instanceof ApplicationFailure)) return failure;
   return ApplicationFailure.create({

@@ -2,6 +2,7 @@ import type { DeviceActivities } from '@fleet/domain';
 import { createAwaitDevicesActivity } from './await-devices.js';
 import { createBmcResetActivity } from './bmc-reset.js';
 import type { DeviceActivityDeps } from './context.js';
+import { createVerificationActivities } from './enrolment.js';
 import { createHardwareInventoryActivity } from './hardware-inventory.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
@@ -20,6 +21,7 @@ export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActiviti
     ...createAwaitDevicesActivity(deps),
     ...createReadPowerActivity(deps),
     ...createHardwareInventoryActivity(deps),
+    ...createVerificationActivities(deps),
   };
 }
 export { createSwitchActivities, type SwitchActivityDeps } from './switch-activities.js';

@@ -2,6 +2,7 @@ import type { Job } from '@fleet/db';
 import { JobKind, jobKindTable, type WorkflowJobKind } from '@fleet/domain';
 import { bmcResetInput, deviceReadInput, devicePowerInput } from './device-power.js';
 import { firmwareCampaignInput } from './campaign.js';
+import { burnInInput, deviceEnrolInput, rackEnrolInput } from './enrolment.js';
 import { firmwareUpdateInput } from './firmware.js';
 import { coldRebootInput, rackPowerInput } from './rack-sequences.js';
 import {
@@ -35,6 +36,9 @@ export const inputLoaders: InputLoaders = {
   'switch.factory_reset': factoryResetInput,
   'switch.firmware_update': switchFirmwareUpdateInput,
   'switch.certificate_install': certificateInstallInput,
+  'rack.enrol': rackEnrolInput,
+  'device.enrol': deviceEnrolInput,
+  'device.burn_in': burnInInput,
 };
 
 /** The workflow type and input that start a job. A kind that starts no workflow of its own fails for good. */

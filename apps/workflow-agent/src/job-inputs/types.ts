@@ -5,6 +5,7 @@ import type {
   DeviceFirmwareUpdateInput,
   DevicePowerInput,
   DevicePowerRefreshInput,
+  EnrolmentInput,
   FirmwareCampaignInput,
   RackPowerInput,
   SwitchCertificateInstallInput,
@@ -37,6 +38,9 @@ export interface WorkflowInputs {
   'switch.factory_reset': SwitchFactoryResetInput;
   'switch.firmware_update': SwitchFirmwareUpdateInput;
   'switch.certificate_install': SwitchCertificateInstallInput;
+  'rack.enrol': EnrolmentInput;
+  'device.enrol': EnrolmentInput;
+  'device.burn_in': EnrolmentInput;
 }
 
 /**

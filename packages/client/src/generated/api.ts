@@ -77,6 +77,46 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/devices/{id}/burn-in': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Burn a compute tray in on the site's SLURM (intent): enrolled or certified → burning_in → certified, or a
+     * decision when a test fails. 409 in any other state; 400 for a device that is not a compute tray
+     */
+    post: operations['postV1DevicesIdBurnin'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/enrol': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Enrol one device (intent): the rack enrolment without the topology check; a compute tray ends certified, a switch
+     * tray or power shelf enrolled (they are burned in with their rack). 409 unless discovered or failed
+     */
+    post: operations['postV1DevicesIdEnrol'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/devices/{id}/firmware-refresh': {
     parameters: {
       query?: never;
@@ -108,6 +148,26 @@ export interface paths {
      * none); 409 when the device is busy. Idempotency-Key honoured
      */
     post: operations['postV1DevicesIdFirmwareupdate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/hardware': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The device's hardware as its BMC last reported it over Redfish (read by an enrolment), and whether its serial
+     * matches NetBox's; 404 before any read
+     */
+    get: operations['getV1DevicesIdHardware'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -697,6 +757,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/jobs/{id}/decision': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Answer a failed stage an enrolment or burn-in waits at: retry it, skip it with a reason (admin only), or reject
+     * the devices (they move to failed, the rest go on). 409 when the job waits for no decision
+     */
+    post: operations['postV1JobsIdDecision'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/power-batches': {
     parameters: {
       query?: never;
@@ -765,6 +845,27 @@ export interface paths {
     put?: never;
     /** NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden) */
     post: operations['postV1RacksIdColdreboot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/racks/{id}/enrol': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Enrol a rack as a unit (intent): BMCs reachable, credentials, Redfish inventory, profile, NVLink topology,
+     * firmware baseline, burn-in, certified. Every device must be discovered or failed (409 naming those that are not);
+     * one rack sequence or enrolment per rack
+     */
+    post: operations['postV1RacksIdEnrol'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1176,6 +1277,22 @@ export interface components {
       updated_at: string;
       vendor: string | null;
     };
+    DeviceHardware: {
+      /** Format: uuid */
+      device_id: string;
+      /** @description sha256 of the canonical Redfish document the record was parsed from */
+      digest: string;
+      job_id: string | null;
+      netbox_serial: string | null;
+      /** Format: date-time */
+      read_at: string;
+      /** @description Identity, summaries, parts, NICs and profile differences */
+      record: {
+        [key: string]: unknown;
+      };
+      serial_matches_netbox: boolean | null;
+      serial_number: string | null;
+    };
     DevicePage: {
       items: components['schemas']['Device'][];
       next_cursor: string | null;
@@ -1425,7 +1542,10 @@ export interface components {
         | 'switch.password_rotation'
         | 'switch.factory_reset'
         | 'switch.firmware_update'
-        | 'switch.certificate_install';
+        | 'switch.certificate_install'
+        | 'rack.enrol'
+        | 'device.enrol'
+        | 'device.burn_in';
       links: {
         self: string;
         temporal_ui: string | null;
@@ -1436,6 +1556,16 @@ export interface components {
       parent_id: string | null;
       progress:
         | ({
+            /** @description A failed stage waiting for POST /v1/jobs/{id}/decision */
+            decision?: {
+              /** @description Device id → why the stage failed for it */
+              devices: {
+                [key: string]: string;
+              };
+              /** Format: date-time */
+              since: string;
+              stage: string;
+            };
             message?: string;
             percent?: number;
             stage: string;
@@ -1493,7 +1623,10 @@ export interface components {
         | 'switch.password_rotation'
         | 'switch.factory_reset'
         | 'switch.firmware_update'
-        | 'switch.certificate_install';
+        | 'switch.certificate_install'
+        | 'rack.enrol'
+        | 'device.enrol'
+        | 'device.burn_in';
       /** @enum {string} */
       role: 'viewer' | 'operator' | 'admin';
       /** @enum {string} */
@@ -2046,6 +2179,180 @@ export interface operations {
       };
     };
   };
+  postV1DevicesIdBurnin: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job, with its stage timeline */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1DevicesIdEnrol: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job, with its stage timeline */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   postV1DevicesIdFirmwarerefresh: {
     parameters: {
       query?: never;
@@ -2220,6 +2527,64 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1DevicesIdHardware: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The hardware record */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeviceHardware'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -4896,6 +5261,9 @@ export interface operations {
           | 'switch.factory_reset'
           | 'switch.firmware_update'
           | 'switch.certificate_install'
+          | 'rack.enrol'
+          | 'device.enrol'
+          | 'device.burn_in'
         )[];
         device_id?: string[];
         site_id?: string[];
@@ -5015,6 +5383,107 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description The job */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1JobsIdDecision: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description retry the stage, skip it (admin only), or reject the devices
+           * @enum {string}
+           */
+          action: 'retry' | 'skip' | 'reject';
+          /** @description The waiting devices it applies to; all of them when absent */
+          device_ids?: string[];
+          /** @description Kept in the timeline and device history */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The job as it is; the decision reaches its workflow through the workflow agent */
       202: {
         headers: {
           /** @description Where the created resource, or the job that carries out the request, is */
@@ -5356,6 +5825,93 @@ export interface operations {
     };
     responses: {
       /** @description The cold-reboot job with its stage timeline */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1RacksIdEnrol: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The enrolment job: a child per device, the stage timeline, decisions it waits for */
       202: {
         headers: {
           /** @description Where the created resource, or the job that carries out the request, is */

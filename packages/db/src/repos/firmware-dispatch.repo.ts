@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { ComponentVersion, FirmwareStep, MaintenanceWindowSpec } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { campaigns, firmwareManifests, firmwarePackages, maintenanceWindows, type Campaign } from '../schema/index.js';
@@ -48,6 +48,25 @@ export async function resolveManifests(db: DbOrTx, ids: string[]): Promise<Map<s
     });
   }
   return out;
+}
+
+/** The default manifest of each of these hardware types that has one (resolved), by hardware type. */
+export async function resolveDefaultManifests(
+  db: DbOrTx,
+  hardwareTypes: string[],
+): Promise<Map<string, ResolvedManifest>> {
+  if (!hardwareTypes.length) return new Map();
+  const rows = await db
+    .select({ id: firmwareManifests.id })
+    .from(firmwareManifests)
+    .where(
+      and(eq(firmwareManifests.isDefault, true), inArray(firmwareManifests.hardwareType, [...new Set(hardwareTypes)])),
+    );
+  const resolved = await resolveManifests(
+    db,
+    rows.map((r) => r.id),
+  );
+  return new Map([...resolved.values()].map((m) => [m.hardwareType, m]));
 }
 
 export async function getCampaignRow(db: DbOrTx, id: string): Promise<Campaign | undefined> {

@@ -1,5 +1,13 @@
 import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
-import type { CampaignSignal, JobError, JobProgress, JobState, StageTimeline } from '@fleet/domain';
+import type {
+  CampaignSignal,
+  decisionSignalName,
+  EnrolmentDecision,
+  JobError,
+  JobProgress,
+  JobState,
+  StageTimeline,
+} from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
@@ -16,11 +24,17 @@ export async function insertJobWithStartIntent(tx: DbOrTx, job: NewJob): Promise
   return row!;
 }
 
-/** A start or cancel intent, or a signal to a running workflow (campaign pause, resume, approve). */
+/**
+ * A start or cancel intent, or a signal to a running workflow (campaign pause, resume, approve; an enrolment's
+ * decision, with its arguments).
+ */
 export async function insertIntent(
   tx: DbOrTx,
   jobId: string,
-  ...intent: ['start' | 'cancel'] | ['signal', { signal: CampaignSignal }]
+  ...intent:
+    | ['start' | 'cancel']
+    | ['signal', { signal: CampaignSignal }]
+    | ['signal', { signal: typeof decisionSignalName; args: [EnrolmentDecision] }]
 ): Promise<void> {
   const [kind, payload] = intent;
   await tx.insert(intents).values({ jobId, kind, payload });

@@ -382,6 +382,14 @@ export async function refreshInventoryIssues(
         from devices d where d.netbox_id is not null and d.deleted_at is null
           and d.management_profile is not null and d.management_profile !~ '^redfish(-https?(:[0-9]{1,5})?)?$'
       union all
+      -- NetBox and the hardware disagree: the serial an enrolment read from the BMC is not NetBox's.
+      select 'dcim.device', d.netbox_id, d.id, 'hardware_serial_mismatch',
+             'NetBox gives serial ' || d.serial || ' but the BMC reports ' || h.serial_number
+               || ' (read ' || to_char(h.read_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ')'
+        from devices d join device_hardware h on h.device_id = d.id
+        where d.netbox_id is not null and d.deleted_at is null and coalesce(d.serial, '') <> ''
+          and h.serial_number is not null and h.serial_number <> d.serial
+      union all
       -- The same rules as the domain's missingForNvos, which refuses the operations themselves.
       select 'dcim.device', d.netbox_id, d.id, 'missing_nvos_endpoint',
              'custom fields fleet_nvos_url and fleet_nvos_ssh must give the switch''s NVUE URL and SSH host:port; '

@@ -7,7 +7,7 @@ import { devices, racks, sites } from './inventory.js';
 /** The states of a job that still runs or waits to, as an SQL list for index predicates. */
 const activeStates = sql.raw(`('queued', 'running', 'cancelling')`);
 /** The job kinds the rack guard covers. */
-const rackSequenceKinds = sql.raw(`('rack.power', 'rack.cold_reboot')`);
+const rackSequenceKinds = sql.raw(`('rack.power', 'rack.cold_reboot', 'rack.enrol')`);
 
 export const jobs = pgTable(
   'jobs',
@@ -69,7 +69,7 @@ export const intents = pgTable(
     /** start | cancel | signal */
     kind: text('kind').notNull(),
     /** For signal intents: which signal (pause, resume, approve). */
-    payload: jsonb('payload').$type<{ signal: string }>(),
+    payload: jsonb('payload').$type<{ signal: string; args?: unknown[] }>(),
     /** pending → dispatched, or failed when Temporal refused it for good. */
     status: text('status').notNull().default('pending'),
     attempts: integer('attempts').notNull().default(0),

@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, check, index, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  bigserial,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import {
   axisTable,
   conditionStatuses,
@@ -10,6 +21,7 @@ import {
   type ConditionStatus,
   type ConditionType,
   type DeviceAxis,
+  type HardwareRecord,
 } from '@fleet/domain';
 import { sqlList, updatedAt } from './_columns.js';
 import { devices } from './inventory.js';
@@ -89,3 +101,27 @@ export const deviceTransitions = pgTable(
 
 export type DeviceConditionRow = typeof deviceConditions.$inferSelect;
 export type DeviceTransitionRow = typeof deviceTransitions.$inferSelect;
+
+/**
+ * A device's hardware as its BMC last reported it over Redfish (docs/hardware-inventory.md), from an enrolment's read:
+ * the parsed record and the digest of the Redfish document. NetBox stays the record of where the device is; where
+ * the two disagree (the serial) the NetBox agent's pass raises an inventory issue.
+ */
+export const deviceHardware = pgTable(
+  'device_hardware',
+  {
+    deviceId: uuid('device_id')
+      .primaryKey()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    /** The job whose workflow read it; like audit_log, not a foreign key. */
+    jobId: uuid('job_id'),
+    readAt: timestamp('read_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
+    /** sha256:<hex> of the canonical Redfish document. */
+    digest: text('digest').notNull(),
+    serialNumber: text('serial_number'),
+    record: jsonb('record').notNull().$type<HardwareRecord>(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('device_hardware_serial_number_idx').on(t.serialNumber)],
+);
+export type DeviceHardwareRow = typeof deviceHardware.$inferSelect;
