@@ -83,6 +83,8 @@ const procs: [ManagedProcess, string][] = [];
 // Assigned once Temporal runs; read by stop() whenever a signal comes.
 let temporal: DevServer | undefined = undefined;
 let netboxStarted = false;
+let slurmStarted = false;
+const slurmDir = join(dir, 'slurm');
 let stopping = false;
 /** Stops whatever has started so far, newest first; runs on Ctrl-C, SIGTERM, SIGHUP or a failed start. */
 const stop = async (why: string, code: number) => {
@@ -99,6 +101,10 @@ const stop = async (why: string, code: number) => {
     await temporal.stop();
     say('  Temporal stopped');
     rmSync(join(pidDir, 'temporal.pid'), { force: true });
+  }
+  if (slurmStarted) {
+    execFileSync('bash', [join(repoRoot, 'tools/slurm/stop.sh'), slurmDir], { cwd: repoRoot, stdio: 'inherit' });
+    say('  SLURM stopped');
   }
   if (netboxStarted)
     execFileSync('bash', [join(repoRoot, 'tools/netbox/stop.sh'), '--port', String(ports.netbox)], {
@@ -202,6 +208,21 @@ writePrivateFile(
     'hub/token': { username: 'satellite', password: tokens['viewer'] },
   }),
 );
+// Burn-in runs on a single-node SLURM of the stack's own (docs/burn-in-slurm.md); its job scripts ask the simulator.
+say(`SLURM: starting (tools/slurm/start.sh ${slurmDir})`);
+execFileSync('bash', [join(repoRoot, 'tools/slurm/start.sh'), slurmDir], {
+  cwd: repoRoot,
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+slurmStarted = true;
+const slurm = JSON.parse(readFileSync(join(slurmDir, 'cluster.json'), 'utf8')) as {
+  url: string;
+  user: string;
+  tokenFile: string;
+  partition: string;
+  jobsDir: string;
+};
+
 say(`Temporal: starting on :${ports.temporal}`);
 temporal = await startTemporalDevServer({
   port: ports.temporal,
@@ -226,6 +247,8 @@ procs.push(
           password: bmcPassword,
           profile: simulatorProfile(d),
           powerDomain: `${d.site}/${d.rack}`,
+          // The hardware reports the serial NetBox holds, so an enrolment's profile check finds it as recorded.
+          serialNumber: d.serial,
         })),
         // The switch trays' NVOS (NVUE REST, SSH/SFTP) beside their BMCs, with the same login.
         switches: simulatedSwitches(fleet, { ...nvos, password: bmcPassword }),
@@ -290,6 +313,13 @@ procs.push(
         artifacts: { dir: join(dir, 'artifacts') },
         dataDir: join(dir, 'satellite-data'),
         redfish: { pollIntervalMs: 500 },
+        burnIn: {
+          slurm: { url: slurm.url, user: slurm.user, tokenFile: slurm.tokenFile, partition: slurm.partition },
+          outputDir: slurm.jobsDir,
+          timeLimitsMin: { gpu_stress: 10, memory: 10, nvlink_allreduce: 10 },
+          pollIntervalMs: 1000,
+          site: { kind: 'simulated', simulatorUrl: `http://127.0.0.1:${ports.simAdmin}` },
+        },
       }),
       dir,
     ),
@@ -317,6 +347,13 @@ const firstOf = async (role: string) =>
     ).json()) as { items: { id: string; name: string }[] }
   ).items[0]!;
 const first = await firstOf('compute-tray');
+const rack = (
+  (await (
+    await fetch(`${hub}/v1/racks?site_id=${siteId}`, {
+      headers: { authorization: `Bearer ${tokens['viewer']}` },
+    })
+  ).json()) as { items: { id: string; name: string }[] }
+).items[0]!;
 const firstSwitch = await firstOf('nvlink-switch-tray');
 
 console.log(
@@ -348,6 +385,9 @@ Firmware (manifest "${manifest}" is the GB200 compute default):
 Switch NVOS (${firstSwitch.name}; its NVUE at http://<its address>:${ports.nvue}, SSH on :${ports.nvosSsh}):
   curl -s -X POST ${hub}/v1/devices/${firstSwitch.id}/nvos-install -H "Authorization: Bearer ${tokens['operator']}" ` +
     `-H 'content-type: application/json' -d '{"package_id":"${nvosImageId}"}'
+Enrolment (BMCs, credentials, inventory, NVLink topology, firmware baseline, burn-in on SLURM, certified;
+docs/enrolment.md): a failed stage waits for POST /v1/jobs/{id}/decision (retry, skip, reject)
+  curl -s -X POST ${hub}/v1/racks/${rack.id}/enrol -H "Authorization: Bearer ${tokens['operator']}"
 Command line (pnpm fleetctl --help):
   export FLEET_TOKEN=${tokens['operator']}
   pnpm fleetctl config set-context dev --hub ${hub} --token-env FLEET_TOKEN && pnpm fleetctl login

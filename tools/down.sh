@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops the dev stack that tools/up.sh started, and everything it started: the simulator, hub, NetBox agent,
-# workflow agent, satellite, the Temporal dev server and NetBox (gunicorn master and workers). Stopping a stack
+# workflow agent, satellite, the Temporal dev server, the burn-in SLURM cluster and NetBox (gunicorn master and workers). Stopping a stack
 # that is not running is not an error. Its state (database fleet_dev, NetBox's netbox_dev, .run/dev) is kept.
 #
 # Usage: tools/down.sh [--after PID]
@@ -62,6 +62,11 @@ for order in satellite agent netbox-agent hub simulator temporal; do
   [ -n "${pid:-}" ] && stop "$order" "$pid" "$text" 40
   rm -f "$f"
 done
+
+# SLURM: the burn-in cluster in the dev stack's own folder (stop.sh ends only the daemons its pid files name).
+if [ -f "$dir/slurm/slurm.conf" ]; then
+  bash tools/slurm/stop.sh "$dir/slurm" || true
+fi
 
 # NetBox: only the server the dev stack started (its port, its database).
 if [ "$(cat ".tools/netbox-state/$netbox_port.db" 2>/dev/null)" = netbox_dev ]; then

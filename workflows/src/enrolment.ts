@@ -31,6 +31,7 @@ import type {
   PowerActivities,
   ReportedCondition,
   VerificationActivities,
+  VerificationStage,
 } from '@fleet/domain';
 import {
   decisionSignalName,
@@ -160,16 +161,19 @@ export async function enrolment(input: EnrolmentInput): Promise<EnrolmentResult>
     stage: EnrolmentStage,
     attempt: (round: number, devices: Dev[]) => Promise<Failures>,
     devices: Dev[] = active(),
+    /** The stage a round failed at, when the attempt runs several (verification); `stage` otherwise. */
+    failedStage: () => EnrolmentStage = () => stage,
   ) => {
     let pending = devices.filter((x) => !x.rejected);
     for (let round = 1; pending.length; round++) {
       if (round > 1) rec.start(stage, `round ${round}: ${pending.length} devices again`);
       const failures = await attempt(round, pending);
       if (failures.size === 0) return;
+      const at = failedStage();
       const waiting = new Map(failures);
       const since = new Date().toISOString();
-      awaiting = { stage, devices: Object.fromEntries(waiting), since };
-      rec.finish(stage, 'failed', `failed for ${waiting.size} devices; waiting for a decision`);
+      awaiting = { stage: at, devices: Object.fromEntries(waiting), since };
+      rec.finish(at, 'failed', `failed for ${waiting.size} devices; waiting for a decision`);
       pending = [];
       while (waiting.size) {
         flush();
@@ -180,59 +184,72 @@ export async function enrolment(input: EnrolmentInput): Promise<EnrolmentResult>
           const x = byId.get(id)!;
           waiting.delete(id);
           if (decision.action === 'retry') pending.push(x);
-          else if (decision.action === 'skip') x.skipped[stage] = `${decision.reason} (${decision.by})`;
-          else reject(x, stage, `${decision.reason} (${decision.by})`);
+          else if (decision.action === 'skip') x.skipped[at] = `${decision.reason} (${decision.by})`;
+          else reject(x, at, `${decision.reason} (${decision.by})`);
         }
-        awaiting = waiting.size ? { stage, devices: Object.fromEntries(waiting), since } : undefined;
+        awaiting = waiting.size ? { stage: at, devices: Object.fromEntries(waiting), since } : undefined;
       }
-      if (!pending.length) rec.finish(stage, 'completed', decidedMessage(stage, failures, byId));
+      if (!pending.length) rec.finish(at, 'completed', decidedMessage(at, failures, byId));
     }
   };
 
   const verify = async () => {
     const first = verificationStages[0];
     rec.start(first, `${active().length} devices`);
-    await gated(first, async (_round, pending) => {
-      for (const x of pending) running(x, 'verifying BMC, credentials and hardware');
-      flush();
-      const results = await Promise.allSettled(
-        pending.map((x) =>
-          acts.verifyDevice({
-            target: x.d.target,
-            ...(x.d.netboxSerial ? { netboxSerial: x.d.netboxSerial } : {}),
-          }),
-        ),
-      );
-      const failures: Failures = new Map();
-      const verifications: DeviceVerification[] = [];
-      results.forEach((r, i) => {
-        const x = pending[i]!;
-        if (r.status === 'rejected') {
-          if (isCancellation(r.reason)) throw r.reason;
-          failures.set(x.id, `verification could not run: ${jobErrorFrom(r.reason).message}`);
-          return;
+    // The earliest stage any device failed at in the last round: the one the decision answers.
+    let failedAt: VerificationStage = first;
+    const failedStage = () => failedAt;
+    await gated(
+      first,
+      async (_round, pending) => {
+        for (const x of pending) running(x, 'verifying BMC, credentials and hardware');
+        flush();
+        const results = await Promise.allSettled(
+          pending.map((x) =>
+            acts.verifyDevice({
+              target: x.d.target,
+              ...(x.d.netboxSerial ? { netboxSerial: x.d.netboxSerial } : {}),
+            }),
+          ),
+        );
+        const failures: Failures = new Map();
+        const verifications: DeviceVerification[] = [];
+        results.forEach((r, i) => {
+          const x = pending[i]!;
+          if (r.status === 'rejected') {
+            if (isCancellation(r.reason)) throw r.reason;
+            failures.set(x.id, `verification could not run: ${jobErrorFrom(r.reason).message}`);
+            return;
+          }
+          verifications.push(r.value);
+          if (r.value.hardware) hardware[x.id] = r.value.hardware;
+          const failed = r.value.stages.find((s) => !s.passed);
+          noteVerification(x, r.value, report);
+          if (failed) failures.set(x.id, `${failed.stage}: ${failed.message ?? 'failed'}`);
+        });
+        const failedStages = results.flatMap((r) =>
+          r.status === 'fulfilled' ? r.value.stages.filter((y) => !y.passed).map((y) => y.stage) : [first],
+        );
+        failedAt = verificationStages.find((v) => failedStages.includes(v)) ?? first;
+        for (const s of verificationStages) {
+          const spans = verifications.flatMap((v) => v.stages.filter((y) => y.stage === s));
+          const bad = spans.filter((y) => !y.passed).length;
+          const status = spans.length === 0 ? 'skipped' : bad ? 'failed' : 'completed';
+          const span = spans.length
+            ? { startedAt: minIso(spans.map((y) => y.startedAt)), finishedAt: maxIso(spans.map((y) => y.finishedAt)) }
+            : undefined;
+          rec.record(s, status, span, `${spans.length - bad}/${spans.length} passed`);
         }
-        verifications.push(r.value);
-        if (r.value.hardware) hardware[x.id] = r.value.hardware;
-        const failed = r.value.stages.find((s) => !s.passed);
-        noteVerification(x, r.value, report);
-        if (failed) failures.set(x.id, `${failed.stage}: ${failed.message ?? 'failed'}`);
-      });
-      for (const s of verificationStages) {
-        const spans = verifications.flatMap((v) => v.stages.filter((y) => y.stage === s));
-        const bad = spans.filter((y) => !y.passed).length;
-        const status = spans.length === 0 ? 'skipped' : bad ? 'failed' : 'completed';
-        const span = spans.length
-          ? { startedAt: minIso(spans.map((y) => y.startedAt)), finishedAt: maxIso(spans.map((y) => y.finishedAt)) }
-          : undefined;
-        rec.record(s, status, span, `${spans.length - bad}/${spans.length} passed`);
-      }
-      return failures;
-    });
+        return failures;
+      },
+      active(),
+      failedStage,
+    );
   };
 
   const topology = async () => {
     const trays = () => active().filter((x) => x.d.kind !== 'power_shelf');
+    if (trays().length === 0) return rec.finish('nvlink_topology', 'skipped', 'no compute or switch tray left');
     rec.start('nvlink_topology', `${trays().length} compute and switch trays`);
     await gated('nvlink_topology', async () => {
       flush();
@@ -376,6 +393,16 @@ export async function enrolment(input: EnrolmentInput): Promise<EnrolmentResult>
       },
       compute(),
     );
+    if (compute().length === 0) {
+      // Every tray was rejected: nothing burned the switches and shelves in. No verdict: enrolled, not certified.
+      const why = 'every compute tray was rejected: nothing burned the rack in';
+      for (const x of active()) {
+        report(x, 'BurnInPassed', 'Unknown', 'NoVerdict', why);
+        move(x, 'enrolled', 'NoVerdict', why);
+      }
+      rec.finish('burn_in', 'failed', why);
+      return false;
+    }
     for (const x of active()) {
       if (x.d.kind === 'compute') {
         if (x.skipped['burn_in']) report(x, 'BurnInPassed', 'True', 'SkippedByAdmin', x.skipped['burn_in']);

@@ -30,8 +30,8 @@ const budgets: Record<string, { events: number; perChild?: number; perTaskHeartb
   // Cut for issue 15 (a memo upsert per workflow task, behind a patch): a cycle of 72 devices.
   rackPower: { events: 296 },
   'rackPower-before-memo-coalescing': { events: 313 },
-  // A rack of 35 devices (issue 16): per device its verification (3) and a share of the workflow tasks; per compute tray
-  // a power-on (3) and its firmware child's 3 events here (21 more in its own history); 6 memo upserts in all.
+  // A rack of 35 devices (issue 16): per device its verification (3) and a share of the workflow tasks; per compute
+  // tray a power-on (3) and its firmware child's 3 events here (21 more in its own history); 6 memo upserts in all.
   enrolment: { events: 350 },
   switchCertificateInstall: { events: 13 },
   switchFactoryReset: { events: 13 },

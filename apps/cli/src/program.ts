@@ -3,6 +3,7 @@ import { registerCampaign } from './commands/campaign.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDescribe } from './commands/describe.js';
+import { registerEnrol } from './commands/enrol.js';
 import { registerFirmware } from './commands/firmware.js';
 import { registerGet } from './commands/get.js';
 import { registerJob } from './commands/job.js';
@@ -18,7 +19,7 @@ export function buildProgram(
   stderr: NodeJS.WriteStream = process.stderr,
 ): Command {
   const program = new Command('fleetctl')
-    .description("Fleet's command line: inventory, power, firmware, campaigns and jobs on the hub's API")
+    .description("Fleet's command line: inventory, enrolment, power, firmware, campaigns and jobs on the hub's API")
     .option('--context <name>', 'the config context to use (default: $FLEET_CONTEXT, else the current one)')
     // Settings subcommands inherit: errors throw instead of exiting, so main maps them to exit codes.
     .exitOverride()
@@ -40,6 +41,7 @@ export function buildProgram(
   registerConfig(program, rt);
   registerGet(program, rt);
   registerDescribe(program, rt);
+  registerEnrol(program, rt);
   registerPower(program, rt);
   registerFirmware(program, rt);
   registerCampaign(program, rt);

@@ -8,6 +8,7 @@ import type {
   Rack,
   Site,
 } from '@fleet/client';
+import { pendingDecision } from './jobs/decision.js';
 import { childrenText } from './jobs/progress.js';
 import { age, type Column } from './output/format.js';
 
@@ -121,10 +122,11 @@ export function jobTarget(j: Job): string {
         : '-';
 }
 
-/** The job's current stage or its children, as one cell. */
+/** The job's current stage (or the stage that waits for a decision) and its children, as one cell. */
 export function jobProgress(j: Job): string {
   const children = childrenText(j);
-  const stage = j.timeline?.currentStage ?? j.progress?.stage;
+  const decision = pendingDecision(j);
+  const stage = decision ? `${decision.stage} awaits decision` : (j.timeline?.currentStage ?? j.progress?.stage);
   return [stage, children].filter(Boolean).join(' ') || '-';
 }
 

@@ -507,4 +507,82 @@ describe('web console in Chromium against the full stack', () => {
       await operator.context().close();
     },
   );
+
+  // Last: the tray it enrols ends failed, with a faulted GPU.
+  it(
+    'enrols a tray with a faulted GPU: the job waits for a decision at the profile check, a reject with its reason ' +
+      'fails it, and the device shows its lifecycle, conditions and hardware with the difference',
+    { timeout: 240_000 },
+    async () => {
+      const tray = stack.fleet!.devices.filter((d) => d.kind === 'compute').at(-1)!;
+      const trayId = stack.deviceIds.get(tray.name)!;
+      const fault = await fetch(`${stack.simAdminUrl}/bmcs/${tray.name}/health/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ part: 'gpu', gpu: 2, reason: 'XID 79' }),
+      });
+      assert.equal(fault.status, 200, await fault.text());
+      const page = await signedIn(stack.tokens.operator);
+
+      // The rack's enrolment asks first, naming the rack (cancelled here: it needs a SLURM for its burn-in).
+      await page.goto(`${web.url}/racks/${rackId}`);
+      await page.getByRole('group', { name: 'Rack actions' }).getByRole('button', { name: 'Enrol rack' }).click();
+      const rackDialog = page.getByRole('dialog', { name: 'Enrol rack r001?' });
+      await rackDialog.getByRole('button', { name: 'Cancel' }).click();
+      await rackDialog.waitFor({ state: 'hidden' });
+
+      await page.goto(`${web.url}/devices/${trayId}`);
+      const lifecycle = page.getByRole('region', { name: 'Lifecycle and hardware' });
+      await lifecycle.getByText(/^Not read yet: enrol the device/).waitFor();
+      await lifecycle.getByText(/^Lifecycle discovered since /).waitFor();
+      assert.equal(await lifecycle.getByRole('button', { name: 'Burn in' }).count(), 0, 'not enrolled yet');
+      await lifecycle.getByRole('button', { name: 'Enrol' }).click();
+      await page
+        .getByRole('dialog', { name: `Enrol ${tray.name}?` })
+        .getByRole('button', { name: 'Enrol' })
+        .click();
+      await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+      await page.getByRole('heading', { level: 1, name: /device\.enrol/ }).waitFor();
+
+      const panel = page.getByRole('region', { name: 'Waiting for a decision' });
+      await panel.waitFor({ timeout: 120_000 });
+      await panel.getByText(/^Stage profile_check failed for 1 device/).waitFor();
+      await panel.getByRole('link', { name: tray.name }).waitFor();
+      const [waiting] = await rowTexts(panel.getByRole('table', { name: 'Devices waiting for a decision' }));
+      assert.equal(waiting![1], tray.name);
+      assert.match(waiting![2]!, /GPU_2 health is /);
+      assert.equal(await panel.getByRole('button', { name: 'Skip' }).count(), 0, 'skip is for admins');
+      await assertAccessible(page, 'job waiting for a decision');
+      await snapshot(page, 'job-decision');
+
+      await panel.getByRole('button', { name: 'Reject' }).click();
+      const dialog = page.getByRole('dialog', { name: `Reject stage profile_check for ${tray.name}?` });
+      const reject = dialog.getByRole('button', { name: 'Reject' });
+      assert.equal(await reject.isDisabled(), true, 'a reason is required');
+      await dialog.getByLabel(/^Reason/).fill('GPU_2 XID 79: RMA');
+      await reject.click();
+      await dialog.waitFor({ state: 'hidden' });
+      // Every device of the job rejected: it fails, live, and the panel goes.
+      await page.getByRole('heading', { level: 1, name: 'device.enrol failed' }).waitFor({ timeout: 60_000 });
+      assert.equal(await panel.count(), 0);
+
+      await page.goto(`${web.url}/devices/${trayId}`);
+      await lifecycle.getByText(/^Lifecycle failed since /).waitFor({ timeout: 30_000 });
+      await lifecycle.getByRole('table', { name: 'Conditions' }).getByText('BMCReachable').waitFor();
+      const differences = lifecycle.getByRole('table', { name: /^Differences from the expected profile/ });
+      await differences.waitFor();
+      const rows = await rowTexts(differences);
+      assert.ok(
+        rows.some(([code, subject]) => code === 'health' && subject === 'GPU_2'),
+        JSON.stringify(rows),
+      );
+      await lifecycle.getByRole('table', { name: /^Parts \(\d+\)$/ }).waitFor();
+      // Failed again: it may enrol again, and still not burn in.
+      await lifecycle.getByRole('button', { name: 'Enrol' }).waitFor();
+      assert.equal(await lifecycle.getByRole('button', { name: 'Burn in' }).count(), 0);
+      await assertAccessible(page, 'device lifecycle and hardware');
+      await snapshot(page, 'device-hardware');
+      await page.context().close();
+    },
+  );
 });

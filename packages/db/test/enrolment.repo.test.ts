@@ -157,7 +157,8 @@ describe('applying lifecycle workflow reports (Postgres)', () => {
     const open = async () =>
       (
         await handle.pool.query<{ message: string }>(
-          `select message from inventory_issues where device_id = $1 and code = 'hardware_serial_mismatch' and resolved_at is null`,
+          `select message from inventory_issues
+            where device_id = $1 and code = 'hardware_serial_mismatch' and resolved_at is null`,
           [id],
         )
       ).rows;

@@ -110,7 +110,7 @@ export interface VerificationActivities {
   checkRackTopology(input: { targets: BmcTarget[] }): Promise<TopologyVerdict>;
 }
 
-/** The topology check as the workflow sees it: the report's figures, its first issues, by device where they name one. */
+/** The topology check as the workflow sees it: the report's figures, its first issues, by device where named. */
 export interface TopologyVerdict {
   complete: boolean;
   links: number;

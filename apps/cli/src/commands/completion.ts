@@ -8,6 +8,9 @@ const argumentWords: Record<string, string[]> = {
   '/power': ['on', 'off', 'cycle', 'force-on', 'force-off', 'graceful-shutdown', 'graceful-restart', 'force-restart'],
   '/describe': ['device', 'rack', 'job', 'campaign'],
   '/cold-reboot': ['rack'],
+  '/enrol': ['rack', 'device'],
+  '/burn-in': ['device'],
+  '/job/decide': ['retry', 'skip', 'reject'],
   '/firmware/update': ['device'],
   '/completion': ['bash', 'zsh'],
 };

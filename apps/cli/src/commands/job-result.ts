@@ -20,8 +20,10 @@ export interface MutationOptions {
 export function mutationOptions(cmd: Command): Command {
   return outputOption(cmd)
     .option('--idempotency-key <key>', 'retry-safe key: the same key never starts a second job (default: a new one)')
-    .option('--wait', 'follow the job until it ends and exit with its outcome (0 succeeded, 1 failed)');
+    .option('--wait', waitHelp);
 }
+
+export const waitHelp = 'follow the job until it ends and exit with its outcome (0 succeeded, 1 failed)';
 
 export const headersOf = (opts: MutationOptions) => ({ headers: idempotencyHeaders(opts.idempotencyKey) });
 
@@ -36,15 +38,16 @@ export async function reportJob(rt: Runtime, job: Job, opts: MutationOptions): P
 
 /**
  * Follows a job live (progress on stderr), prints its final version on stdout, and throws JobFailedError (exit 1)
- * unless it succeeded.
+ * unless it succeeded. `shown` is a version the caller has already reported: progress starts from what differs.
  */
 export async function waitForJob(
   rt: Runtime,
   id: string,
   output: OutputFormat,
   stopWhen?: (job: Job) => boolean,
+  shown?: Job,
 ): Promise<Job> {
-  let previous: Job | undefined;
+  let previous = shown;
   const job = await followJob(
     rt.hub(),
     id,

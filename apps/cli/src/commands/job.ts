@@ -1,18 +1,36 @@
-import { unwrap, type Job } from '@fleet/client';
-import type { Command } from 'commander';
+import { unwrap, type Job, type paths } from '@fleet/client';
+import { Argument, type Command } from 'commander';
+import { deviceId } from '../api/lookup.js';
 import { items, pages } from '../api/pages.js';
+import { UsageError } from '../exit-codes.js';
 import { followJob, getJob } from '../jobs/follow.js';
+import { decisionLines, pendingDecision } from '../jobs/decision.js';
 import { progressLines } from '../jobs/progress.js';
 import type { OutputFormat } from '../output/format.js';
 import { printObject } from '../output/printer.js';
 import { jobTarget } from '../resources.js';
 import type { Runtime } from '../runtime.js';
-import { headersOf, mutationOptions, reportJob, waitForJob, type MutationOptions } from './job-result.js';
-import { examples, outputOption } from './options.js';
+import { headersOf, mutationOptions, reportJob, waitForJob, waitHelp, type MutationOptions } from './job-result.js';
+import { collect, examples, outputOption } from './options.js';
+
+type DecisionBody = paths['/v1/jobs/{id}/decision']['post']['requestBody']['content']['application/json'];
+const decisionActions: DecisionBody['action'][] = ['retry', 'skip', 'reject'];
+
+interface DecideOptions {
+  output: OutputFormat;
+  reason: string;
+  device?: string[];
+  wait?: boolean;
+}
 
 export function registerJob(program: Command, rt: Runtime): void {
-  const job = program.command('job').description('follow, cancel and read jobs');
-  examples(job, 'fleetctl job wait 0b6f…', 'fleetctl job logs 0b6f… --follow');
+  const job = program.command('job').description('follow, cancel, decide and read jobs');
+  examples(
+    job,
+    'fleetctl job wait 0b6f…',
+    'fleetctl job logs 0b6f… --follow',
+    'fleetctl job decide 0b6f… retry --reason "reseated the tray"',
+  );
 
   const wait = job
     .command('wait <id>')
@@ -60,6 +78,40 @@ export function registerJob(program: Command, rt: Runtime): void {
     await rt.out.write(storyOf(current));
     await printChildren(rt, current);
   });
+
+  registerDecide(job, rt);
+}
+
+function registerDecide(job: Command, rt: Runtime): void {
+  const cmd = job
+    .command('decide')
+    .description('answer the failed stage an enrolment or burn-in waits at (fleetctl describe job shows it)')
+    .argument('<job-id>', 'the job that waits')
+    .addArgument(
+      new Argument('<action>', 'retry the stage, skip it (admins only) or reject the devices (the rest go on)').choices(
+        decisionActions,
+      ),
+    )
+    .requiredOption('--reason <text>', "why: it stays in the job's timeline and the devices' history")
+    .option('--device <id>', 'only this waiting device (repeatable; default: every waiting device)', collect);
+  outputOption(cmd).option('--wait', waitHelp);
+  examples(
+    cmd,
+    'fleetctl job decide 0b6f… retry --reason "reseated the NVLink cable" --wait',
+    'fleetctl job decide 0b6f… reject --reason "GPU 3 fails the stress test" --device 5f0c2f1e-…',
+  );
+  cmd.action(async (id: string, action: DecisionBody['action'], opts: DecideOptions) => {
+    const reason = opts.reason.trim();
+    if (!reason) throw new UsageError("--reason is blank: say why (it stays in the devices' history)");
+    const body: DecisionBody = { action, reason };
+    if (opts.device) body.device_ids = opts.device.map(deviceId);
+    const decided = await unwrap(rt.hub().api.POST('/v1/jobs/{id}/decision', { params: { path: { id } }, body }));
+    const whom = opts.device ? `${opts.device.length} device(s)` : 'every waiting device';
+    rt.note(`${action} sent for ${whom} of job ${id}: the job's workflow applies it next`);
+    // The job still shows the decision it waited for: with --wait, only what changes after it is printed.
+    if (opts.wait) return void (await waitForJob(rt, id, opts.output, undefined, decided));
+    return reportJob(rt, decided, opts);
+  });
 }
 
 /** The job's stages in order, each with when it started and how long it took. */
@@ -76,6 +128,8 @@ export function storyOf(job: Job): string {
   }
   if (job.progress && !job.timeline?.stages.length)
     lines.push(`  ${job.progress.stage}${job.progress.message ? `: ${job.progress.message}` : ''}`);
+  const decision = pendingDecision(job);
+  if (decision) lines.push(...decisionLines(job, decision).map((l) => `  ${l}`));
   if (job.error) lines.push(`  error ${job.error.code}: ${job.error.message}`);
   return lines.join('\n') + '\n';
 }

@@ -1,11 +1,12 @@
 import type { Job } from '@fleet/client';
+import { decisionLines, pendingDecision } from './decision.js';
 import { awaitsApproval } from './follow.js';
 
 type Stage = NonNullable<Job['timeline']>['stages'][number];
 
 /**
  * What changed between two versions of a job, as lines a person follows in a terminal or a log: the state, each
- * stage that started or ended, the progress message, and the children (devices) by state.
+ * stage that started or ended, the progress message, the children (devices) by state, and a decision it waits for.
  */
 export function progressLines(previous: Job | undefined, job: Job): string[] {
   const lines: string[] = [];
@@ -15,6 +16,10 @@ export function progressLines(previous: Job | undefined, job: Job): string[] {
   if (progress && progress !== (previous ? progressText(previous) : undefined)) lines.push(`  ${progress}`);
   const children = childrenText(job);
   if (children && children !== (previous ? childrenText(previous) : undefined)) lines.push(`  devices: ${children}`);
+  const decision = pendingDecision(job);
+  // Again whenever it changes: a decision for some devices leaves the others waiting, a retry may fail again.
+  if (decision && JSON.stringify(decision) !== JSON.stringify(previous && pendingDecision(previous)))
+    lines.push(...decisionLines(job, decision).map((l) => `  ${l}`));
   if (awaitsApproval(job) && (!previous || !awaitsApproval(previous)))
     lines.push(`  the canary is done: check it, then \`fleetctl campaign approve ${job.id}\``);
   if (job.error && (previous?.error?.message !== job.error.message || previous.state !== job.state))

@@ -5,6 +5,7 @@ import { localOutputPath, readJobOutput, type ReadOutputOptions } from './output
 import { planBurnIn, type PlannedJob } from './plan.js';
 import type { ScriptSite } from './scripts.js';
 import { failJob, judgeFinishedJob } from './verdicts.js';
+import { JobWatch } from './job-watch.js';
 
 export interface BurnInAdapterOptions {
   slurm: SlurmClient;
@@ -52,7 +53,11 @@ const refused = (err: unknown): err is SlurmError =>
  * all, reads each finished job's output and turns it into verdicts (verdicts.ts), failing closed.
  */
 export class BurnInAdapter {
-  constructor(private readonly opts: BurnInAdapterOptions) {}
+  private readonly watch: JobWatch;
+
+  constructor(private readonly opts: BurnInAdapterOptions) {
+    this.watch = new JobWatch(opts.slurm);
+  }
 
   async run(input: BurnInInput, hooks: RunHooks): Promise<BurnInResult> {
     const plan = planBurnIn(input);
@@ -62,28 +67,49 @@ export class BurnInAdapter {
     };
     const log = this.opts.log.child({ jobId: input.jobId, burnInAttempt: input.attempt });
 
-    for (const job of plan) {
-      if (progress.settled[job.name] || progress.jobs[job.name] !== undefined) continue;
-      try {
-        const { jobId, submitted } = await this.opts.slurm.submitOnce(this.spec(input, job), { signal: hooks.signal });
-        progress.jobs[job.name] = jobId;
-        log.info({ slurmJob: job.name, slurmJobId: jobId, submitted }, submitted ? 'submitted' : 'found submitted');
-      } catch (err) {
-        if (!refused(err)) throw err;
-        log.warn({ slurmJob: job.name, err: err.message }, 'SLURM refused the job');
-        progress.settled[job.name] = failJob(job, null, 'SubmitRefused', err.message);
+    // Submit what SLURM does not hold yet. One listing, made after this run began, finds the jobs an earlier attempt
+    // submitted under the same names (its answer lost, or its heartbeat): they are followed, not submitted again.
+    const unsubmitted = plan.filter((j) => !progress.settled[j.name] && progress.jobs[j.name] === undefined);
+    // A listing that started before this run, or before a submit returned, may not hold its jobs: the follow loop's
+    // start after both (a job missing from such a listing is lost).
+    const began = Date.now();
+    let submittedAt = began;
+    if (unsubmitted.length) {
+      const held = newestByName(await this.watch.list(Date.now(), hooks.signal));
+      for (const job of unsubmitted) {
+        const found = held.get(job.name);
+        try {
+          const slurmJobId =
+            found?.id ?? (await this.opts.slurm.submit(this.spec(input, job), { signal: hooks.signal }));
+          progress.jobs[job.name] = slurmJobId;
+          submittedAt = Date.now();
+          log.info({ slurmJob: job.name, slurmJobId, submitted: !found }, found ? 'found submitted' : 'submitted');
+        } catch (err) {
+          if (!refused(err)) throw err;
+          log.warn({ slurmJob: job.name, err: err.message }, 'SLURM refused the job');
+          progress.settled[job.name] = failJob(job, null, 'SubmitRefused', err.message);
+        }
+        hooks.onProgress(progress);
       }
-      hooks.onProgress(progress);
     }
 
     const firstSeen = new Map<string, number>();
-    for (;;) {
-      for (const job of plan) {
-        if (progress.settled[job.name]) continue;
-        const verdicts = await this.look(job, progress.jobs[job.name]!, firstSeen, hooks.signal);
-        if (!verdicts) continue;
-        progress.settled[job.name] = verdicts;
-        log.info({ slurmJob: job.name, verdicts: verdicts.map((v) => `${v.verdict}/${v.reason}`) }, 'judged');
+    for (let asked = Date.now(); ; asked = Date.now()) {
+      const open = plan.filter((j) => !progress.settled[j.name]);
+      if (open.length) {
+        // Strictly after the last submit: a listing in the same millisecond may have left before its answer.
+        const listing = await this.watch.list(
+          Math.max(asked - this.opts.pollIntervalMs, submittedAt + 1),
+          hooks.signal,
+        );
+        const listed = new Map(listing.map((j) => [j.id, j]));
+        for (const job of open) {
+          const slurmJobId = progress.jobs[job.name]!;
+          const verdicts = await this.look(job, slurmJobId, listed.get(slurmJobId), firstSeen, hooks.signal);
+          if (!verdicts) continue;
+          progress.settled[job.name] = verdicts;
+          log.info({ slurmJob: job.name, verdicts: verdicts.map((v) => `${v.verdict}/${v.reason}`) }, 'judged');
+        }
       }
       hooks.onProgress(progress);
       if (plan.every((j) => progress.settled[j.name])) break;
@@ -130,26 +156,24 @@ export class BurnInAdapter {
     };
   }
 
-  /** The verdicts of a job that has come to an end (or overstayed its deadline), or undefined while it runs. */
+  /**
+   * The verdicts of a job that has come to an end (or overstayed its deadline), or undefined while it runs. `seen` is
+   * the job as the last listing showed it; absent from a listing made after its submission, slurmctld has forgotten it.
+   */
   private async look(
     job: PlannedJob,
     slurmJobId: number,
+    seen: SlurmJob | undefined,
     firstSeen: Map<string, number>,
     signal: AbortSignal,
   ): Promise<BurnInVerdict[] | undefined> {
-    let seen: SlurmJob;
-    try {
-      seen = await this.opts.slurm.getJob(slurmJobId, { signal });
-    } catch (err) {
-      if (err instanceof SlurmError && err.kind === 'NotFound')
-        return failJob(
-          job,
-          { id: slurmJobId, state: 'UNKNOWN', stateReason: '' },
-          'JobLost',
-          `slurmctld no longer knows SLURM job ${slurmJobId}: its end and output cannot be judged`,
-        );
-      throw err;
-    }
+    if (!seen)
+      return failJob(
+        job,
+        { id: slurmJobId, state: 'UNKNOWN', stateReason: '' },
+        'JobLost',
+        `slurmctld no longer knows SLURM job ${slurmJobId}: its end and output cannot be judged`,
+      );
     if (seen.finished) {
       const path = localOutputPath(seen.stdoutPath, this.opts.outputDir, this.opts.localOutputDir);
       return judgeFinishedJob(job, seen, await readJobOutput(path, this.opts.output));
@@ -190,6 +214,13 @@ export class BurnInAdapter {
       this.opts.log.warn({ slurmJobId: id, err: (err as Error).message }, 'could not cancel a burn-in job');
     }
   }
+}
+
+/** The newest job of each name (a name is a burn-in's job key). */
+function newestByName(jobs: SlurmJob[]): Map<string, SlurmJob> {
+  const out = new Map<string, SlurmJob>();
+  for (const j of jobs) if ((out.get(j.name)?.id ?? -1) < j.id) out.set(j.name, j);
+  return out;
 }
 
 /** One verdict per tray and test, trays in input order, then tests in input order. */

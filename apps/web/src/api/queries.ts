@@ -73,6 +73,21 @@ export const useDevice = (id: string) =>
     refetchInterval: usePollInterval(5000),
   });
 
+/**
+ * The device's hardware as an enrolment last read it; null before any read (the hub's 404). Under the device's key,
+ * so the device events an enrolment's lifecycle moves send refetch it.
+ */
+export const useDeviceHardware = (id: string) =>
+  useQuery({
+    queryKey: ['device', id, 'hardware'],
+    queryFn: async () => {
+      const answer = await api().GET('/v1/devices/{id}/hardware', { params: { path: { id } } });
+      if (answer.response.status === 404) return null;
+      return unwrap(Promise.resolve(answer));
+    },
+    refetchInterval: usePollInterval(15_000),
+  });
+
 export const useJobs = (filter: JobFilter, limit = 100) =>
   useQuery({
     queryKey: ['jobs', filter, limit],

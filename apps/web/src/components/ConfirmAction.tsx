@@ -11,12 +11,14 @@ interface Props<T> {
   /** For destructive actions: the text (the device name) the user must type to enable the confirm button. */
   typed?: string;
   danger?: boolean;
+  /** False while the dialog's own fields are not complete (e.g. a required reason): the confirm button waits. */
+  ready?: boolean;
   run: () => Promise<T>;
   onDone?: (result: T) => void;
 }
 
 /** A button that asks before acting, shows the hub's error in the dialog, and refreshes what the action changes. */
-export function ConfirmAction<T>({ label, title, children, typed, danger, run, onDone }: Props<T>) {
+export function ConfirmAction<T>({ label, title, children, typed, danger, ready = true, run, onDone }: Props<T>) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [typedText, setTypedText] = useState('');
   const queryClient = useQueryClient();
@@ -35,7 +37,7 @@ export function ConfirmAction<T>({ label, title, children, typed, danger, run, o
     setTypedText('');
     dialog.current?.showModal();
   };
-  const ready = !typed || typedText === typed;
+  const confirmable = ready && (!typed || typedText === typed);
   return (
     <>
       <button type="button" className={danger ? 'danger' : undefined} onClick={open}>
@@ -46,7 +48,7 @@ export function ConfirmAction<T>({ label, title, children, typed, danger, run, o
           method="dialog"
           onSubmit={(e) => {
             e.preventDefault();
-            if (ready) mutation.mutate();
+            if (confirmable) mutation.mutate();
           }}
         >
           <h2 id={titleId}>{title}</h2>
@@ -64,7 +66,11 @@ export function ConfirmAction<T>({ label, title, children, typed, danger, run, o
             <button type="button" onClick={() => dialog.current?.close()}>
               Cancel
             </button>
-            <button type="submit" className={danger ? 'danger' : 'primary'} disabled={!ready || mutation.isPending}>
+            <button
+              type="submit"
+              className={danger ? 'danger' : 'primary'}
+              disabled={!confirmable || mutation.isPending}
+            >
               {mutation.isPending ? `${label}…` : label}
             </button>
           </div>

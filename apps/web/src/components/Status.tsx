@@ -60,6 +60,20 @@ const tones: Record<string, string> = {
   accepted: 'ok',
   rejected: 'bad',
   unknown: 'unknown',
+  // Fleet's device lifecycle
+  discovered: 'unknown',
+  enrolling: 'busy',
+  enrolled: 'ok',
+  burning_in: 'busy',
+  certified: 'ok',
+  in_service: 'ok',
+  quarantined: 'warn',
+  remediating: 'busy',
+  rma: 'bad',
+  decommissioned: 'off',
+  // Condition statuses (every condition type is stated positively: True is good)
+  True: 'ok',
+  False: 'bad',
 };
 
 export const toneOf = (value: string | null | undefined) => (value ? (tones[value] ?? 'unknown') : 'unknown');

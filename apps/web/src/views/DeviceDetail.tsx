@@ -10,6 +10,7 @@ import { IssueTable } from '../components/IssueTable';
 import { JobTable } from '../components/JobTable';
 import { Badge, ErrorView, Loading } from '../components/Status';
 import { Time } from '../components/Time';
+import { Lifecycle } from './DeviceLifecycle';
 
 const route = getRouteApi('/devices/$deviceId');
 
@@ -30,6 +31,7 @@ export function DeviceDetail() {
         <Identity device={d} />
         <Network device={d} />
       </div>
+      <Lifecycle device={d} />
       <Firmware device={d} />
       <section aria-labelledby="jobs" className="card">
         <h2 id="jobs">Jobs on this device</h2>
@@ -78,7 +80,7 @@ function Identity({ device: d }: { device: Device }) {
         </Link>
       ) : null,
     ],
-    ['Lifecycle', <Badge value={d.lifecycle_state} />],
+    ['NetBox status', <Badge value={d.lifecycle_state} />],
     [
       'Power',
       <>

@@ -8,6 +8,7 @@ import { CountsFromMap } from '../components/Counts';
 import { JobTable, jobTarget } from '../components/JobTable';
 import { Badge, ErrorView, Loading } from '../components/Status';
 import { absoluteTime, duration, Time } from '../components/Time';
+import { DecisionPanel } from './JobDecision';
 
 const route = getRouteApi('/jobs/$jobId');
 const temporalUi = (import.meta.env['VITE_TEMPORAL_UI_URL'] as string | undefined) ?? 'http://127.0.0.1:8233';
@@ -33,6 +34,7 @@ export function JobDetail() {
         {j.kind} <Badge value={j.state} />
       </h1>
       <JobFacts job={j} names={names} />
+      <DecisionPanel job={j} names={names} />
       <JobError job={j} />
       <Timeline job={j} />
       {(j.children?.total ?? 0) > 0 && <Children job={j} names={names} />}

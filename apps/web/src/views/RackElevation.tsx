@@ -188,6 +188,19 @@ function RackActions({ rack }: { rack: RackDetail }) {
         </ConfirmAction>
       ))}
       <ConfirmAction
+        label="Enrol rack"
+        title={`Enrol rack ${rack.name}?`}
+        run={() => unwrap(api().POST('/v1/racks/{id}/enrol', { params: { path: { id } }, headers: headers() }))}
+        onDone={toJob}
+      >
+        <p>
+          All {rack.elevation.length} devices of rack <strong>{rack.name}</strong> ({rack.site_id}) enrol as a unit:
+          BMCs, credentials, Redfish inventory and profile, NVLink cabling, firmware baseline, burn-in on the
+          site&apos;s SLURM, certified. Each must be discovered or failed; a stage that fails for some devices waits for
+          a decision on the job.
+        </p>
+      </ConfirmAction>
+      <ConfirmAction
         label="Cold reboot"
         title={`Cold-reboot rack ${rack.name}?`}
         typed={rack.name}
