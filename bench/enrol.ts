@@ -1,22 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { pino } from 'pino';
 import { unwrap } from '@fleet/client';
 import { defaultTimings, profileParts } from '@fleet/simulators';
-import { BurnInAdapter, simulatedSite } from '../apps/satellite/src/burn-in/index.js';
+import { simulatedSite } from '../apps/satellite/src/burn-in/index.js';
 import { manifestFor } from '../test/harness/firmware.js';
 import { Stack } from '../test/harness/stack.js';
 import { prepareStackBench } from './lib/environment.js';
 
-/** The 2-CPU node of tools/slurm/start.sh runs two jobs at a time. */
-const SLURM_SLOTS = 2;
+/** Jobs submitted straight to SLURM to measure its pace (the node of tools/slurm/start.sh runs two at a time). */
+const FLOOR_JOBS = 20;
 
 /**
  * Rack enrolment at scale through the whole stack: N NVL72 racks enrolled at once (verification, NVLink topology,
  * firmware baseline to a default manifest, burn-in on the real single-node SLURM, certified), against the lower bound
  * of their simulated stage floors on the critical path with the same caps (the flash and BMC reboot times of the
- * baseline; the SLURM node's two job slots for the burn-in's jobs, each as long as one job takes alone on the idle
- * cluster, measured in the same run). History events per device count the enrolments' histories and their child
+ * baseline; for the burn-in's jobs, the pace of the SLURM node itself, measured in the same run by jobs submitted
+ * straight to it). History events per device count the enrolments' histories and their child
  * firmware updates'.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -46,7 +44,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const temporal = new Client({ connection });
   try {
     await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
-    const jobFloorS = await oneJobAloneS(stack);
+    // Twenty jobs straight to SLURM: the node's own pace, the floor the burn-in's 370 jobs cannot beat.
+    const perJobS = await slurmSecondsPerJob(stack, FLOOR_JOBS);
 
     const rackIds = [...stack.rackIds.values()];
     const started = Date.now();
@@ -66,8 +65,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const makespan = (Math.max(...finished.map((j) => Date.parse(j.finished_at))) - started) / 1000;
 
     // The critical path's floors: a compute tray's baseline (each package's flash, the delay between pushes, the
-    // BMC reboot that activates them, the stabilisation; the host is off, so no shutdown or power-on), then every
-    // burn-in job through the node's two slots, each as long as one job alone.
+    // BMC reboot that activates them, the stabilisation; the host is off, so no shutdown or power-on), a host's
+    // power-on, then every burn-in job at the SLURM node's own pace.
     const parts = profileParts('gb200-compute').length;
     const t = defaultTimings;
     const firmwareFloorS =
@@ -76,7 +75,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       t.bmcRebootS * timeScale +
       firmware.acStabilizeS;
     const slurmJobs = racks * (18 * 2 + 1);
-    const burnInFloorS = t.powerOnS * timeScale + Math.ceil(slurmJobs / SLURM_SLOTS) * jobFloorS;
+    const burnInFloorS = t.powerOnS * timeScale + slurmJobs * perJobS;
     const lowerBound = firmwareFloorS + burnInFloorS;
 
     let events = 0;
@@ -92,9 +91,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       lower_bound_s: Number(lowerBound.toFixed(1)),
       makespan_over_lower_bound: Number((makespan / lowerBound).toFixed(2)),
       history_events_per_device: Number((events / devices).toFixed(1)),
-      slurm_jobs: submitted.length - 1,
+      slurm_jobs: submitted.filter((j) => j.name.startsWith('fleet-burnin.')).length,
       slurm_jobs_expected: slurmJobs,
-      slurm_job_alone_s: Number(jobFloorS.toFixed(2)),
+      slurm_seconds_per_job_at_capacity: Number(perJobS.toFixed(3)),
       firmware_floor_s: Number(firmwareFloorS.toFixed(2)),
       burn_in_floor_s: Number(burnInFloorS.toFixed(1)),
       simulated_time_scale: timeScale,
@@ -106,29 +105,41 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   }
 }
 
-/** One burn-in job (a tray's gpu_stress) on the idle cluster, submit to verdict: the per-job floor. */
-async function oneJobAloneS(stack: Stack): Promise<number> {
+/**
+ * What the SLURM node itself gives, without Fleet: a batch of the simulated site's test jobs (a tray's gpu_stress
+ * each) submitted at once straight to slurmrestd and followed with one listing every 50 ms, on the idle cluster.
+ * Returns the seconds per job at the node's capacity (both slots busy): the burn-in's floor per job.
+ */
+async function slurmSecondsPerJob(stack: Stack, jobs: number): Promise<number> {
   const cluster = stack.slurm!;
-  const adapter = new BurnInAdapter({
-    slurm: cluster.client,
-    partition: cluster.partition,
-    outputDir: cluster.jobsDir,
-    site: simulatedSite({ simulatorUrl: stack.simAdminUrl, jobPath: '/usr/local/bin:/usr/bin:/bin' }),
-    timeLimitsMin: { gpu_stress: 5, memory: 5, nvlink_allreduce: 5 },
-    startDeadlineS: 300,
-    overrunGraceS: 60,
-    pollIntervalMs: 50,
-    log: pino({ level: 'silent' }),
-  });
-  const tray = [...stack.deviceIds.keys()].find((n) => n.endsWith('-ct01'))!;
+  const site = simulatedSite({ simulatorUrl: stack.simAdminUrl, jobPath: '/usr/local/bin:/usr/bin:/bin' });
+  const trays = [...stack.deviceIds.keys()].filter((n) => /-ct\d+$/.test(n));
   const started = performance.now();
-  await adapter.run(
-    { jobId: randomUUID(), attempt: 1, trays: [{ deviceId: 'floor', name: tray }], tests: ['gpu_stress'] },
-    {
-      signal: AbortSignal.timeout(300_000),
-      onProgress: () => {},
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-    },
-  );
-  return (performance.now() - started) / 1000;
+  const ids = new Set<number>();
+  for (let i = 0; i < jobs; i++) {
+    const tray = trays[i % trays.length]!;
+    const rendered = site.render({
+      name: `floor-${i}`,
+      test: 'gpu_stress',
+      scope: 'tray',
+      trays: [{ deviceId: tray, name: tray }],
+    });
+    ids.add(
+      await cluster.client.submit({
+        name: `fleet-bench-floor-${i}`,
+        script: rendered.script,
+        environment: rendered.environment,
+        partition: cluster.partition,
+        cwd: cluster.jobsDir,
+        stdout: `${cluster.jobsDir}/floor-%j.out`,
+        timeLimitMinutes: 5,
+      }),
+    );
+  }
+  for (;;) {
+    const open = (await cluster.client.listJobs()).filter((j) => ids.has(j.id) && !j.finished);
+    if (open.length === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return (performance.now() - started) / 1000 / jobs;
 }
