@@ -200,12 +200,13 @@ if (present.count === 0) {
 }
 
 const secretsFile = join(dir, 'secrets.json');
-// The satellite fetches firmware from the hub with a viewer token, resolved by reference like BMC credentials.
+// The satellite fetches firmware from the hub and stores inventory documents there with an operator token, resolved
+// by reference like BMC credentials.
 writePrivateFile(
   secretsFile,
   JSON.stringify({
     'bmc/default': { username: 'admin', password: bmcPassword },
-    'hub/token': { username: 'satellite', password: tokens['viewer'] },
+    'hub/token': { username: 'satellite', password: tokens['operator'] },
   }),
 );
 // Burn-in runs on a single-node SLURM of the stack's own (docs/burn-in-slurm.md); its job scripts ask the simulator.

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { manifestFor, waitFor } from '../harness/firmware.js';
 import { Stack, expectStatus } from '../harness/stack.js';
@@ -195,6 +196,27 @@ describe('rack enrolment from NetBox to certified, with burn-in on a real SLURM'
       ).body as { serial_matches_netbox: boolean; record: { gpuCount: number; parts: unknown[] } };
       assert.equal(hw.serial_matches_netbox, true);
       assert.equal(hw.record.gpuCount, 4);
+      // The Redfish document it was parsed from went to the hub by digest, as firmware packages come from it.
+      const digest = (hw as unknown as { digest: string }).digest;
+      const document = await fetch(`${stack.hubUrl}/v1/devices/${id('ct01')}/hardware/document`, {
+        headers: { authorization: `Bearer ${stack.tokens.viewer}` },
+      });
+      assert.equal(document.status, 200);
+      const bytes = Buffer.from(await document.arrayBuffer());
+      assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, digest);
+      assert.ok(Object.keys(JSON.parse(bytes.toString()) as object).some((uri) => uri.includes('/Processors')));
+      // A write can add a document, never change one: the body must hash to its digest; a viewer cannot write.
+      const put = (token: string, body: string) =>
+        fetch(`${stack.hubUrl}/v1/hardware-documents/${digest}`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+          body,
+        });
+      const forged = await put(stack.tokens.operator, '{"forged":true}');
+      assert.equal(forged.status, 400);
+      assert.match(await forged.text(), /path\.digest/);
+      assert.equal((await put(stack.tokens.viewer, bytes.toString())).status, 403);
+      assert.equal((await put(stack.tokens.operator, bytes.toString())).status, 200);
 
       // Nothing was submitted twice to SLURM: one job per name, 18 trays × 2 tests + the rack test, and the
       // faulty tray's retry-free run.

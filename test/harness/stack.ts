@@ -264,7 +264,7 @@ export class Stack {
     const secretEntries = {
       'bmc/default': { username: 'admin', password: this.bmcPassword },
       'nvos/default': { username: 'admin', password: this.switchPassword },
-      'hub/token': { username: 'satellite', password: this.tokens.viewer },
+      'hub/token': { username: 'satellite', password: this.tokens.operator },
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;

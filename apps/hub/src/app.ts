@@ -15,6 +15,7 @@ import { catalogRoutes } from './routes/catalog.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceHistoryRoutes } from './routes/device-history.routes.js';
 import { enrolmentRoutes } from './routes/enrolment.routes.js';
+import { hardwareDocumentRoutes } from './routes/hardware-documents.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { eventRoutes } from './routes/events.routes.js';
 import { firmwareComplianceRoutes } from './routes/firmware-compliance.routes.js';
@@ -101,6 +102,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   powerRoutes(app, doc, deps.db, deps.views);
   if (deps.firmware) {
     firmwarePackageRoutes(app, doc, deps.db, deps.firmware);
+    hardwareDocumentRoutes(app, doc, deps.db, deps.firmware.blobs);
     firmwareManifestRoutes(app, doc, deps.db);
     firmwareComplianceRoutes(app, doc, deps.db);
   }

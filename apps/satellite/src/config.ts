@@ -81,13 +81,16 @@ export const SatelliteConfig = z
     metrics: MetricsConfig,
     temporal: TemporalConfig,
     secrets: SecretsConfig,
-    /** The hub that serves firmware packages (GET /v1/firmware/blobs/{digest}). */
+    /**
+     * The hub that serves firmware packages (GET /v1/firmware/blobs/{digest}) and keeps the Redfish documents of
+     * hardware inventory reads (PUT /v1/hardware-documents/{digest}).
+     */
     hub: z
       .object({
         url: z.string().url(),
         /**
-         * Reference, in this site's secret store, to the hub API token (a viewer token is enough):
-         * its password is the token. Never the token itself.
+         * Reference, in this site's secret store, to the hub API token (an operator token: it stores inventory
+         * documents; a viewer token fetches packages but cannot): its password is the token. Never the token itself.
          */
         tokenRef: z.string().min(1),
       })

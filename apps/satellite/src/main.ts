@@ -24,6 +24,7 @@ import {
   type DeviceActivityDeps,
 } from './activities/index.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
+import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
 import { SatelliteConfig } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
@@ -65,6 +66,10 @@ const artifacts = new ArtifactCache({
   log,
 });
 
+// Hardware inventory documents go to the hub by digest, as packages come from it.
+const documents =
+  hub && new HubDocumentStore({ url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password });
+
 const deviceDeps: DeviceActivityDeps = {
   secrets,
   log,
@@ -93,7 +98,7 @@ const worker = await Worker.create({
     ? { workflowBundle: { codePath: config.worker.workflowBundlePath } }
     : { workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) }),
   activities: {
-    ...createDeviceActivities(deviceDeps),
+    ...createDeviceActivities({ ...deviceDeps, ...(documents ? { documents } : {}) }),
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
     ...createNvosActivities({ secrets, log, artifacts, nvos: config.nvos, knownHosts }),

@@ -1,9 +1,8 @@
 import type { DeviceActivities } from '@fleet/domain';
 import { createAwaitDevicesActivity } from './await-devices.js';
 import { createBmcResetActivity } from './bmc-reset.js';
-import type { DeviceActivityDeps } from './context.js';
 import { createVerificationActivities } from './enrolment.js';
-import { createHardwareInventoryActivity } from './hardware-inventory.js';
+import { createHardwareInventoryActivity, type HardwareInventoryActivityDeps } from './hardware-inventory.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 
@@ -14,7 +13,7 @@ export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.
 export { createNvosActivities, type NvosActivityDeps } from './nvos.js';
 
 /** Every device activity a site worker registers (the DeviceActivities contract). */
-export function createDeviceActivities(deps: DeviceActivityDeps): DeviceActivities {
+export function createDeviceActivities(deps: HardwareInventoryActivityDeps): DeviceActivities {
   return {
     ...createPowerActivities(deps),
     ...createBmcResetActivity(deps),

@@ -174,6 +174,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/devices/{id}/hardware/document': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The Redfish document the device's last hardware record was parsed from: every resource the read used, by URI, as
+     * canonical JSON; 404 before a read, or when the satellite could not store it
+     */
+    get: operations['getV1DevicesIdHardwareDocument'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/devices/{id}/history': {
     parameters: {
       query?: never;
@@ -653,6 +673,27 @@ export interface paths {
      */
     get: operations['getV1Hardware'];
     put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/hardware-documents/{digest}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Store the canonical Redfish document of a device's hardware inventory read under its sha256 (satellites; raw
+     * body, at most 16 MiB). 201 stored; 200 when the same document is stored already; 400 when the body does not hash
+     * to the digest
+     */
+    put: operations['putV1HardwaredocumentsDigest'];
     post?: never;
     delete?: never;
     options?: never;
@@ -1483,6 +1524,12 @@ export interface components {
       /** @enum {string} */
       vendor: 'nvidia' | 'liteon' | 'delta' | 'lenovo';
       vendor_name: string;
+    };
+    HardwareDocumentStored: {
+      bytes: number;
+      digest: string;
+      /** @enum {string} */
+      stored: 'new' | 'existing';
     };
     HardwareList: {
       items: components['schemas']['Hardware'][];
@@ -2554,6 +2601,64 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['DeviceHardware'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1DevicesIdHardwareDocument: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The document (application/json) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/octet-stream': Blob | Uint8Array | ReadableStream<Uint8Array>;
         };
       };
       /** @description Invalid argument (details name the fields) */
@@ -5128,6 +5233,95 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  putV1HardwaredocumentsDigest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        digest: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/octet-stream': Blob | Uint8Array | ReadableStream<Uint8Array>;
+      };
+    };
+    responses: {
+      /** @description Stored already */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HardwareDocumentStored'];
+        };
+      };
+      /** @description Stored */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HardwareDocumentStored'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
