@@ -33,7 +33,7 @@ describe('burn-in job watch', () => {
     assert.deepEqual(await c, [job(1), job(2)]);
   });
 
-  it('a failed listing fails its waiters and is not reused; a cancelled run stops waiting without cancelling it', async () => {
+  it('a failed listing is not reused; a cancelled run stops waiting without cancelling the listing', async () => {
     const { slurm, pending } = fakeSlurm();
     const watch = new JobWatch(slurm);
     const first = watch.list(0, never);
