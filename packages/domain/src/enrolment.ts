@@ -9,7 +9,7 @@ import type { BurnInTest } from './burn-in.js';
 import type { AxisWriter } from './conditions.js';
 import type { FirmwareStep, FirmwareTimings } from './firmware.js';
 import type { NodeKind, NodeRole } from './hardware.js';
-import type { HardwareInventoryReading } from './hardware-inventory.js';
+import type { HardwareInventoryReading, InventoryIdentity } from './hardware-inventory.js';
 import type { ProfileDifference } from './hardware-profiles.js';
 import type { FleetLifecycleState } from './lifecycle.js';
 import type { TopologyIssue } from './nvlink-topology.js';
@@ -133,16 +133,9 @@ export interface HardwarePart {
  * What Fleet keeps of a device's Redfish inventory: the identity, the summaries, the main parts, the profile's
  * differences, and where the full document is (its digest). Small: it travels in the workflow memo.
  */
-export interface HardwareRecord {
+export interface HardwareRecord extends Omit<InventoryIdentity, 'uri' | 'status'> {
   readAt: string;
   document: HardwareInventoryReading['document'];
-  manufacturer?: string;
-  model?: string;
-  sku?: string;
-  partNumber?: string;
-  serialNumber?: string;
-  assetTag?: string;
-  biosVersion?: string;
   cpuCount?: number;
   gpuCount?: number;
   memoryGiB?: number;

@@ -1,4 +1,4 @@
-import { useId, useState, type ReactNode } from 'react';
+import { useId, useState } from 'react';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { unwrap, type DeviceDetail as Device, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
@@ -6,6 +6,7 @@ import { useDevice, useJobs, usePackages, useRackCompliance } from '../api/queri
 import { useCan } from '../api/role';
 import { AuditLog } from '../components/AuditLog';
 import { ConfirmAction } from '../components/ConfirmAction';
+import { Facts, type FactRows } from '../components/Facts';
 import { IssueTable } from '../components/IssueTable';
 import { JobTable } from '../components/JobTable';
 import { Badge, ErrorView, Loading } from '../components/Status';
@@ -61,7 +62,7 @@ export function DeviceDetail() {
 }
 
 function Identity({ device: d }: { device: Device }) {
-  const rows: [string, ReactNode][] = [
+  const rows: FactRows = [
     ['Role', d.role],
     ['Node type', d.node_type],
     ['Vendor / model', [d.vendor, d.model].filter(Boolean).join(' ') || null],
@@ -111,14 +112,7 @@ function Identity({ device: d }: { device: Device }) {
   return (
     <section aria-labelledby="identity" className="card">
       <h2 id="identity">Identity</h2>
-      <dl className="facts">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v ?? <span className="muted">—</span>}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts rows={rows} />
     </section>
   );
 }

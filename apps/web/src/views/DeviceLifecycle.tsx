@@ -1,4 +1,3 @@
-import type { ReactNode } from 'react';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { unwrap, type components, type DeviceDetail as Device, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
@@ -6,6 +5,7 @@ import { hardwareSummary } from '../api/hardware-record';
 import { useDeviceHardware, useHardware } from '../api/queries';
 import { useCan } from '../api/role';
 import { ConfirmAction } from '../components/ConfirmAction';
+import { Facts, type FactRows } from '../components/Facts';
 import { Badge, ErrorView, Loading } from '../components/Status';
 import { Time } from '../components/Time';
 
@@ -130,7 +130,7 @@ function Hardware({ device: d }: { device: Device }) {
 
 function HardwareRecord({ hw }: { hw: DeviceHardware }) {
   const h = hardwareSummary(hw.record);
-  const rows: [string, ReactNode][] = [
+  const rows: FactRows = [
     ['Serial', <Serial hw={hw} />],
     ['Model', [h.manufacturer, h.model].filter(Boolean).join(' ') || null],
     ['Part number', h.partNumber],
@@ -159,14 +159,7 @@ function HardwareRecord({ hw }: { hw: DeviceHardware }) {
   ];
   return (
     <>
-      <dl className="facts">
-        {rows.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{v ?? <span className="muted">—</span>}</dd>
-          </div>
-        ))}
-      </dl>
+      <Facts rows={rows} />
       {h.parts.length > 0 && (
         <table>
           <caption>Parts ({h.parts.length})</caption>
