@@ -46,7 +46,13 @@ function api(stack: Stack) {
 }
 
 describe('rack enrolment from NetBox to certified, with burn-in on a real SLURM', () => {
-  const stack = new Stack({ racks: 1, timeScale: 0.01, burnIn: { startDeadlineS: 600 }, ...stackTimings });
+  const stack = new Stack({
+    racks: 1,
+    netbox: true,
+    timeScale: 0.01,
+    burnIn: { startDeadlineS: 600 },
+    ...stackTimings,
+  });
   const { job, device, waitForDecision } = api(stack);
   const name = (tray: string) => `${stack.siteId}-r001-${tray}`;
   const id = (tray: string) => stack.deviceIds.get(name(tray))!;

@@ -25,6 +25,8 @@ import { freePort, startTemporalDevServer, type DevServer } from '@fleet/tempora
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { recordHistories } from './record-histories.js';
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
+import { NetboxWriter, writeFleet } from '../../tools/fleetgen/netbox-writer.js';
+import { startNetbox, type NetboxServer } from './netbox.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
@@ -59,6 +61,11 @@ export interface StackOptions {
   burnIn?: { startDeadlineS?: number; pollIntervalMs?: number };
   /** Workflow agent enrolment settings (config `enrolment`). */
   enrolment?: Record<string, unknown>;
+  /**
+   * With `racks`: the racks go into a real NetBox (tools/fleetgen's writer) and the NetBox agent mirrors them, as on a
+   * site, instead of straight into the mirror.
+   */
+  netbox?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -106,6 +113,9 @@ export class Stack {
   switches: SimSwitch[] = [];
   /** With `burnIn`, the stack's SLURM. */
   slurm: TestCluster | undefined;
+  /** With `netbox`, the NetBox the racks are in, and its agent. */
+  netbox: NetboxServer | undefined;
+  netboxAgent: ManagedProcess | undefined;
   private temporalPorts!: { port: number; uiPort: number };
 
   constructor(readonly opts: StackOptions = {}) {
@@ -347,8 +357,36 @@ export class Stack {
 
   readonly rackIds = new Map<string, string>();
 
+  /** The racks into a real NetBox; the NetBox agent's first sync mirrors them, BMC URLs and serials included. */
+  private async registerInNetbox(fleet: Fleet): Promise<void> {
+    this.netbox = await startNetbox();
+    const port = Number(new URL(this.bmcs[0]!.url).port);
+    await writeFleet(new NetboxWriter(this.netbox.url, this.netbox.token), fleet, {
+      managementProfile: `redfish-http:${port}`,
+      credentialRef: 'bmc/default',
+    });
+    const tokenFile = join(this.dir, 'netbox-token');
+    writeFileSync(tokenFile, this.netbox.token, { mode: 0o600 });
+    const config = this.writeConfig('netbox-agent', {
+      log: { level: 'info' },
+      metrics: { port: 0 },
+      database: { url: this.database.url, poolSize: 2 },
+      netbox: { url: this.netbox.url, tokenFile },
+      sync: { intervalS: 5 },
+    });
+    this.netboxAgent = new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', config, this.dir);
+    await this.netboxAgent.start('netbox sync done', 180_000);
+    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows)
+      this.deviceIds.set(r.name, r.id);
+    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows)
+      this.rackIds.set(r.name, r.id);
+    if (this.deviceIds.size !== fleet.devices.length)
+      throw new Error(`NetBox agent mirrored ${this.deviceIds.size} of ${fleet.devices.length} devices`);
+  }
+
   private async registerDevices(): Promise<void> {
-    if (this.fleet) await this.registerFleet(this.fleet);
+    if (this.fleet && this.opts.netbox) await this.registerInNetbox(this.fleet);
+    else if (this.fleet) await this.registerFleet(this.fleet);
     else await this.registerBmcs();
     for (const sw of this.switches) {
       const body = this.switchDevice(sw, `${this.siteId}-${sw.id}`);
@@ -438,7 +476,14 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled([this.satellite?.stop(), this.agent?.stop(), this.hub?.stop(), this.simulator?.stop()]);
+    await Promise.allSettled([
+      this.satellite?.stop(),
+      this.agent?.stop(),
+      this.hub?.stop(),
+      this.simulator?.stop(),
+      this.netboxAgent?.stop(),
+    ]);
+    await this.netbox?.stop(true);
     if (this.temporal) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();

@@ -12,7 +12,7 @@ import type { RedfishSimulator } from './redfish/server.js';
  * the hardware and how it copes when the hardware misbehaves.
  *
  *   GET    /bmcs                      {items:[{id,url,powerState}]}
- *   GET    /bmcs/:id                  {id,url,powerState,profile,rebooting,faults}
+ *   GET    /bmcs/:id                  {id,url,powerState,profile,rebooting,acLost,unresponsive,faults,events}
  *   GET    /bmcs/:id/requests         {items:[{at,method,path,status,body?}]} (last 1,000)
  *   DELETE /bmcs/:id/requests         clear the log
  *   GET    /bmcs/:id/faults           current faults
@@ -21,7 +21,8 @@ import type { RedfishSimulator } from './redfish/server.js';
  *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}], flashes:[{id,version,stamp,taskId,filename,at}]}
  *                                     flashes: every image a Completed update task staged, oldest first
  *   GET    /bmcs/:id/health           the tray's burn-in verdict {verdict: pass|fail, failures, gpus, cpus, memory,
- *                                     nvlink}; part faults and swaps under /bmcs/:id/health/… (redfish/admin-health.ts)
+ *                                     nvlink, leakDetectors} (a shelf's: psus); part faults, swaps and the unresponsive
+ *                                     fault under /bmcs/:id/health/… (redfish/admin-health.ts)
  *   …      /switches[/:id[/…]]        simulated NVOS switches (routes in nvos/admin-routes.ts)
  */
 export async function startAdminServer(
@@ -77,7 +78,10 @@ export async function startAdminServer(
           profile: bmc.profile.id,
           rebooting: bmc.rebooting,
           acLost: bmc.acLost,
+          unresponsive: bmc.unresponsive ?? null,
           faults: bmc.faults,
+          // Push deliveries to event subscribers: delivered, failed after every retry, dropped from a full queue.
+          events: { subscriptions: bmc.subscribers?.size ?? 0, ...bmc.subscribers?.counts },
         },
       ];
     }

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildFwpkg, DESCRIPTOR_UUID } from '@fleet/fwpkg';
 import { startAdminServer } from '../src/admin.js';
 import { startRedfishSimulator, type RedfishSimulator } from '../src/redfish/server.js';
@@ -30,6 +32,7 @@ export async function startSim(
     quirks?: BmcSpec['quirks'];
     rack?: string;
     serialNumber?: string;
+    powerDomain?: string;
   }[],
   opts: { timeScale?: number; timings?: Partial<Timings> } = {},
 ): Promise<TestSim> {
@@ -97,6 +100,40 @@ export async function admin(t: TestSim, method: string, path: string, body?: unk
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Receiver {
+  url: string;
+  /** Every POST received, in arrival order (failed attempts included). */
+  received: { body: Res['body']; headers: Record<string, string | string[] | undefined> }[];
+  close(): Promise<void>;
+}
+
+/**
+ * An event subscriber for the tests: records every POST and answers `status(n)` for the n-th one (0-based), 204 by
+ * default; `null` leaves the request unanswered.
+ */
+export async function startReceiver(status: (n: number) => number | null = () => 204): Promise<Receiver> {
+  const received: Receiver['received'] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const code = status(received.length);
+      received.push({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')), headers: req.headers });
+      if (code !== null) res.writeHead(code).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`,
+    received,
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
+}
 
 /** Polls `fn` until it returns a value that is not undefined. */
 export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {

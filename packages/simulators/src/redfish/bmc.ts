@@ -1,4 +1,8 @@
+import type { Socket } from 'node:net';
 import type { PowerState } from '@fleet/domain';
+import { bmcBooted, powerChanged } from './announce.js';
+import { EventLog, type LogRecord } from './event-log.js';
+import { EventService, RETRY_INTERVAL_S } from './event-service.js';
 import type { Faults } from './faults.js';
 import type { Rack } from './rack.js';
 import type { BmcQuirks } from './quirks.js';
@@ -7,7 +11,7 @@ import { SessionStore } from './sessions.js';
 import { TaskStore } from './tasks.js';
 import { profiles, type ProfileId } from './profiles/index.js';
 import type { FirmwareSpec, Profile } from './profiles/types.js';
-import { partSerial, TrayHealth } from './tray-health.js';
+import { partSerial, TrayHealth, type LogScope } from './tray-health.js';
 
 export type { LoggedRequest } from './request-log.js';
 
@@ -92,6 +96,19 @@ export interface FlashRecord extends FirmwareVersion {
   at: string;
 }
 
+/**
+ * The tray stops answering Redfish until cleared: every request times out (accepted, never answered) or has its
+ * connection reset. `clearOnReboot`: a BMC reboot ends it, as it ends a wedged web server on a real BMC; the reboot
+ * comes from AC (the rack's power shelves off and on) or, with `answersManagerReset`, from Manager.Reset, the one
+ * request still served (the BMC's own reset path, IPMI `mc reset` on real hardware, works when its web server hangs).
+ */
+export interface Unresponsive {
+  mode: 'timeout' | 'reset';
+  clearOnReboot: boolean;
+  answersManagerReset: boolean;
+  since: string;
+}
+
 const NO_FAULTS: Faults = Object.freeze({});
 const LOG_CAPACITY = 1000;
 
@@ -119,6 +136,11 @@ export class SimulatedBmc {
   private hangWaiters: Set<() => void> | undefined;
   private staleCleared = false;
   private trayHealth: TrayHealth | undefined;
+  private logs: Map<string, EventLog> | undefined;
+  private eventService: EventService | undefined;
+  private heldSockets: Set<Socket> | undefined;
+  /** Set while the tray does not answer Redfish (an injected fault). */
+  unresponsive: Unresponsive | undefined;
   /** The compute and switch trays of its rack (set by wireRacks), for NVLink peers. */
   rack: Rack | undefined;
 
@@ -160,6 +182,40 @@ export class SimulatedBmc {
   /** Serial number of one of its parts (a GPU, a CPU, a memory device); a swapped part has a new one. */
   partSerial(partKey: string): string {
     return partSerial(this.spec.id, partKey, this.trayHealth?.generation(partKey) ?? 0);
+  }
+
+  // ---- event logs and subscriptions ------------------------------------------------------
+
+  /** The LogService that records events of a scope: GPU events go to the system log, then the manager's. */
+  logServiceFor(scope: LogScope): string | undefined {
+    const logs = this.profile.eventLogs;
+    return logs[scope] ?? (scope === 'gpu' ? logs.system : undefined) ?? logs.manager;
+  }
+
+  eventLog(logService: string): EventLog {
+    this.logs ??= new Map();
+    let log = this.logs.get(logService);
+    if (!log) this.logs.set(logService, (log = new EventLog()));
+    return log;
+  }
+
+  /** A log's entries, oldest first, without allocating a log nobody wrote to. */
+  logRecords(logService: string): readonly LogRecord[] {
+    return this.logs?.get(logService)?.records ?? [];
+  }
+
+  events(): EventService {
+    return (this.eventService ??= new EventService(() => this.ms(RETRY_INTERVAL_S)));
+  }
+
+  /** The event service when a client ever subscribed (publishing to nobody allocates nothing). */
+  get subscribers(): EventService | undefined {
+    return this.eventService;
+  }
+
+  /** False while nothing on the BMC runs or answers (no AC, rebooting, the unresponsive fault): it sends no events. */
+  get reachable(): boolean {
+    return !this.acLost && !this.rebooting && !this.unresponsive;
   }
 
   sessions(): SessionStore {
@@ -272,6 +328,7 @@ export class SimulatedBmc {
     this.timer = setTimeout(() => {
       this.powerState = to;
       this.onPowerChange?.(this);
+      powerChanged(this);
       // A host that comes up again runs whatever firmware was staged while it was down.
       if (to === 'On') this.activateStaged();
       then?.();
@@ -281,8 +338,10 @@ export class SimulatedBmc {
 
   private settle(state: PowerState): void {
     clearTimeout(this.timer);
+    const changed = this.powerState !== state;
     this.powerState = state;
     this.onPowerChange?.(this);
+    if (changed) powerChanged(this);
   }
 
   // ---- BMC reboot -------------------------------------------------------------------------
@@ -302,9 +361,11 @@ export class SimulatedBmc {
     this.sessionStore = undefined;
     this.taskStore?.interruptAll();
     clearTimeout(this.rebootTimer);
+    if (this.unresponsive?.clearOnReboot) this.setUnresponsive(undefined);
     this.rebootTimer = setTimeout(() => {
       this.rebootUntilMs = 0;
       this.activateStaged();
+      bmcBooted(this);
     }, this.ms(this.timings.bmcRebootS));
     this.rebootTimer.unref();
   }
@@ -336,6 +397,20 @@ export class SimulatedBmc {
     this.hangWaiters?.delete(wake);
   }
 
+  /** Starts or (undefined) ends the unresponsive fault; requests held unanswered are dropped when it ends. */
+  setUnresponsive(u: Unresponsive | undefined): void {
+    this.unresponsive = u;
+    if (u || !this.heldSockets) return;
+    for (const socket of this.heldSockets) socket.destroy();
+    this.heldSockets = undefined;
+  }
+
+  /** Keeps a request's connection open and unanswered while the BMC is unresponsive. */
+  holdUnanswered(socket: Socket): void {
+    (this.heldSockets ??= new Set()).add(socket);
+    socket.once('close', () => this.heldSockets?.delete(socket));
+  }
+
   private releaseHung(): void {
     if (!this.hangWaiters) return;
     for (const wake of this.hangWaiters) wake();
@@ -346,6 +421,8 @@ export class SimulatedBmc {
     clearTimeout(this.timer);
     clearTimeout(this.rebootTimer);
     this.taskStore?.stop();
+    this.eventService?.stop();
     this.releaseHung();
+    this.setUnresponsive(undefined);
   }
 }

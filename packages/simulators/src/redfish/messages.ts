@@ -149,6 +149,35 @@ const registries = {
         resolution: 'Correct or remove the query parameter and resubmit the request.',
       },
       Success: { text: 'The request completed successfully.', severity: 'OK', resolution: 'None.' },
+      PropertyValueFormatError: {
+        text: "The value '%1' for the property %2 is not a format that the property can accept.",
+        severity: 'Warning',
+        resolution:
+          'Correct the value for the property in the request body and resubmit the request if the operation failed.',
+      },
+      PropertyValueNotInList: {
+        text: "The value '%1' for the property %2 is not in the list of acceptable values.",
+        severity: 'Warning',
+        resolution:
+          'Choose a value from the enumeration list that the implementation can support and resubmit the ' +
+          'request if the operation failed.',
+      },
+      CreateFailedMissingReqProperties: {
+        text: 'The create operation failed because the required property %1 was missing from the request.',
+        severity: 'Critical',
+        resolution:
+          'Correct the body to include the required property with a valid value and resubmit the request if the ' +
+          'operation failed.',
+      },
+      EventSubscriptionLimitExceeded: {
+        text:
+          'The event subscription failed due to the number of simultaneous subscriptions exceeding the limit ' +
+          'of the implementation.',
+        severity: 'Critical',
+        resolution:
+          'Reduce the number of other subscriptions before trying to establish the event subscription or ' +
+          'increase the limit of simultaneous subscriptions, if supported.',
+      },
     },
   },
   TaskEvent: {
@@ -222,6 +251,29 @@ const registries = {
         severity: 'Warning',
         resolution: 'Resolution dependent upon error type.',
       },
+      ResourceErrorsCorrected: {
+        text: "The resource property %1 has corrected errors of type '%2'.",
+        severity: 'OK',
+        resolution: 'None.',
+      },
+      ResourceStatusChangedOK: {
+        text: "The health of resource '%1' has changed to %2.",
+        severity: 'OK',
+        resolution: 'None.',
+      },
+      ResourceStatusChangedWarning: {
+        text: "The health of resource '%1' has changed to %2.",
+        severity: 'Warning',
+        resolution: 'None.',
+      },
+      ResourceStatusChangedCritical: {
+        text: "The health of resource '%1' has changed to %2.",
+        severity: 'Critical',
+        resolution: 'None.',
+      },
+      ResourcePoweredOn: { text: "The resource '%1' has powered on.", severity: 'OK', resolution: 'None.' },
+      ResourcePoweredOff: { text: "The resource '%1' has powered off.", severity: 'OK', resolution: 'None.' },
+      TestMessage: { text: 'Test message.', severity: 'OK', resolution: 'None.' },
     },
   },
 } as const satisfies Record<string, { prefix: string; messages: Record<string, Definition> }>;

@@ -24,6 +24,8 @@ export function metadataDocument(bmc: SimulatedBmc): string {
     '#TaskCollection.TaskCollection',
     '#Session.v1_3_0.Session',
     '#Message.v1_1_1.Message',
+    '#LogEntry.v1_13_0.LogEntry',
+    '#EventDestination.v1_8_0.EventDestination',
   ])
     add(t);
   const refs = [...namespaces.entries()]

@@ -3,7 +3,9 @@ import { authenticate } from './auth.js';
 import type { SimulatedBmc } from './bmc.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { drain, readJson, type Reply } from './http-util.js';
+import { SUBMIT_TEST_EVENT, SUBSCRIPTIONS } from './event-service.js';
 import { managerReset, powerReset } from './handlers/actions.js';
+import { clearLog, clearLogOf, createSubscription, deleteSubscription, submitTestEvent } from './handlers/events.js';
 import { getResource, patchResource, readResource } from './handlers/resources.js';
 import { createSession, deleteSession, SESSIONS } from './handlers/sessions.js';
 import { multipartPush, type UploadSummary } from './handlers/update.js';
@@ -49,10 +51,18 @@ export async function route(x: Exchange): Promise<Reply> {
       x.logged = summary;
       return multipartPush(bmc, req, summary);
     }
+    const log = clearLogOf(bmc, path);
+    if (log) return drainThen(req, clearLog(bmc, log));
+    if (path === SUBSCRIPTIONS || path === `${SUBSCRIPTIONS}/Members`) return createSubscription(bmc, await read());
+    if (path === SUBMIT_TEST_EVENT) return submitTestEvent(bmc, await read());
   }
   if (method === 'DELETE' && path.startsWith(`${SESSIONS}/`)) {
     await drain(req);
     return deleteSession(bmc, path);
+  }
+  if (method === 'DELETE' && path.startsWith(`${SUBSCRIPTIONS}/`)) {
+    await drain(req);
+    return deleteSubscription(bmc, path);
   }
 
   const current = readResource(bmc, path);
@@ -73,6 +83,8 @@ function isActionTarget(bmc: SimulatedBmc, path: string): boolean {
   return (
     path === bmc.profile.power.action ||
     path === MULTIPART_PUSH_URI ||
+    path === SUBMIT_TEST_EVENT ||
+    clearLogOf(bmc, path) !== undefined ||
     bmc.profile.managers.some((m) => path === `${m}/Actions/Manager.Reset`)
   );
 }
@@ -82,8 +94,8 @@ const withAllow = (reply: Reply, allow: string): Reply => ({ ...reply, headers: 
 export function allowed(bmc: SimulatedBmc, path: string): string {
   const methods = ['GET', 'HEAD'];
   if (bmc.profile.writable.has(path)) methods.push('PATCH');
-  if (path === SESSIONS) methods.push('POST');
-  if (path.startsWith(`${SESSIONS}/`)) methods.push('DELETE');
+  if (path === SESSIONS || path === SUBSCRIPTIONS) methods.push('POST');
+  if (path.startsWith(`${SESSIONS}/`) || path.startsWith(`${SUBSCRIPTIONS}/`)) methods.push('DELETE');
   return methods.join(', ');
 }
 

@@ -113,6 +113,13 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
     req.socket.resetAndDestroy();
     return log(0);
   }
+  // A tray that stopped answering: the connection is reset, or held open and never answered (the client times out).
+  const managerReset = method === 'POST' && bmc.profile.managers.some((m) => path === `${m}/Actions/Manager.Reset`);
+  if (bmc.unresponsive && !(bmc.unresponsive.answersManagerReset && managerReset)) {
+    if (bmc.unresponsive.mode === 'reset') req.socket.resetAndDestroy();
+    else bmc.holdUnanswered(req.socket);
+    return log(0);
+  }
   const f = bmc.faults;
   if (f.latencyMs) await sleep(f.latencyMs);
   if (f.hang) {

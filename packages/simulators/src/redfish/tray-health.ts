@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
- * The health of a compute tray's parts, switched at run time through the admin API: faults on a GPU, a memory
- * device or one NVLink of a GPU, and part swaps. Redfish shows a fault in the Status.Health of that part (and the
- * HealthRollup above it); the admin health report turns the same state into a burn-in verdict.
+ * The health of a device's parts, switched at run time through the admin API: on a compute tray faults on a GPU (also
+ * one fallen off the bus), a memory device, one NVLink of a GPU or a leak detector, and part swaps; on a power shelf
+ * faults on a PSU. Redfish shows a fault in the Status.Health of that part (and the HealthRollup above it), the BMC
+ * logs it and sends it to its event subscribers (announce.ts); the admin health report turns the same state into a
+ * burn-in verdict.
  */
 export type Health = 'OK' | 'Warning' | 'Critical';
 
@@ -12,7 +14,16 @@ const severity = z.enum(['Warning', 'Critical']).default('Critical');
 const reason = z.string().min(1).max(200).optional();
 
 export const PartFault = z.discriminatedUnion('part', [
-  z.object({ part: z.literal('gpu'), gpu: z.number().int().min(0), health: severity, reason }).strict(),
+  /** `offBus`: the GPU fell off the bus; it stays listed with State Absent (always Critical). */
+  z
+    .object({
+      part: z.literal('gpu'),
+      gpu: z.number().int().min(0),
+      offBus: z.boolean().optional(),
+      health: severity,
+      reason,
+    })
+    .strict(),
   /** A memory device by its Redfish id, e.g. GPU_1_DRAM_0 (HBM) or ProcessorModule_0_Memory_0 (LPDDR5X). */
   z.object({ part: z.literal('memory'), memory: z.string().min(1), health: severity, reason }).strict(),
   /** One NVLink of a GPU; Critical takes the link down, Warning leaves it up but degraded. */
@@ -25,6 +36,10 @@ export const PartFault = z.discriminatedUnion('part', [
       reason,
     })
     .strict(),
+  /** One PSU of a power shelf; a Critical PSU delivers no power. */
+  z.object({ part: z.literal('psu'), psu: z.number().int().min(0), health: severity, reason }).strict(),
+  /** A leak detector of a compute tray trips: its DetectorState becomes the fault's health. */
+  z.object({ part: z.literal('leak'), detector: z.number().int().min(0), health: severity, reason }).strict(),
 ]);
 export type PartFault = z.infer<typeof PartFault>;
 
@@ -42,28 +57,66 @@ export interface ActiveFault {
   health: Exclude<Health, 'OK'>;
   reason: string;
   since: string;
+  /** A GPU that fell off the bus. */
+  offBus?: boolean;
 }
 
-/** What a compute tray is made of, for checking that a fault or swap names a part the tray has. */
-export interface TrayParts {
+/** What a device is made of, for checking that a fault or swap names a part it has. */
+export interface DeviceParts {
+  /** The fault kinds the device takes (a power shelf only PSU faults). */
+  faults: readonly PartFault['part'][];
+  /** Whether parts can be swapped (compute trays). */
+  swaps: boolean;
   cpus: number;
   gpus: number;
   nvlinksPerGpu: number;
   memory: readonly string[];
+  psus: number;
+  leakDetectors: number;
   /** The memory devices inside a GPU package (its HBM): they go with the GPU when it is swapped. */
   gpuMemory(gpu: number): readonly string[];
+  /** How the BMC names the part a fault key sits on, the resource that shows it and the log that records it. */
+  locate(key: string): PartLocation;
 }
 
-const faultKey = (f: { part: string; gpu?: number; memory?: string; port?: number }): string =>
-  f.part === 'memory' ? `memory/${f.memory}` : f.part === 'gpu' ? `gpu/${f.gpu}` : `nvlink/${f.gpu}/${f.port}`;
+export interface PartLocation {
+  /** The part's Redfish name, e.g. GPU_2, PSU_3, LeakDetector_0, "GPU_0 NVLink_5". */
+  name: string;
+  /** The resource that shows the fault (OriginOfCondition of its log entries and events). */
+  origin: string;
+  /** The event log the BMC records it in. */
+  log: LogScope;
+}
 
-/** Why a fault or swap does not fit the tray, or undefined when it does. */
-export function partProblem(parts: TrayParts, p: PartFault | PartSwap): string | undefined {
+/** The BMC's event logs: the host system's, the HGX baseboard's (GPUs) and the manager's own. */
+export type LogScope = 'system' | 'gpu' | 'manager';
+
+export const faultKey = (f: PartFault): string => {
+  switch (f.part) {
+    case 'gpu':
+      return `gpu/${f.gpu}`;
+    case 'memory':
+      return `memory/${f.memory}`;
+    case 'nvlink':
+      return `nvlink/${f.gpu}/${f.port}`;
+    case 'psu':
+      return `psu/${f.psu}`;
+    case 'leak':
+      return `leak/${f.detector}`;
+  }
+};
+
+/** Why a fault or swap does not fit the device, or undefined when it does. */
+export function partProblem(parts: DeviceParts, p: PartFault | PartSwap): string | undefined {
   if ('gpu' in p && p.gpu >= parts.gpus) return `no GPU ${p.gpu}: the tray has ${parts.gpus}`;
   if ('cpu' in p && p.cpu >= parts.cpus) return `no CPU ${p.cpu}: the tray has ${parts.cpus}`;
   if ('port' in p && p.port >= parts.nvlinksPerGpu) return `no NVLink ${p.port}: a GPU has ${parts.nvlinksPerGpu}`;
   if ('memory' in p && !parts.memory.includes(p.memory))
     return `no memory ${p.memory}: the tray has ${parts.memory.join(', ')}`;
+  if ('psu' in p && p.psu >= parts.psus) return `no PSU ${p.psu}: the shelf has ${parts.psus}`;
+  if ('detector' in p && p.detector >= parts.leakDetectors)
+    return `no leak detector ${p.detector}: the tray has ${parts.leakDetectors}`;
+  if ('offBus' in p && p.offBus && p.health === 'Warning') return 'a GPU off the bus is Critical, not Warning';
   return undefined;
 }
 
@@ -72,17 +125,24 @@ export class TrayHealth {
   /** Swap generation per part key; absent means the part the tray shipped with. */
   private readonly swaps = new Map<string, number>();
 
-  /** Sets (or replaces) a fault. */
-  inject(f: PartFault): void {
-    this.faults.set(faultKey(f), {
+  /** Sets (or replaces) a fault; answers its key and the fault. */
+  inject(f: PartFault): [string, ActiveFault] {
+    const offBus = f.part === 'gpu' && f.offBus === true;
+    const fault: ActiveFault = {
       health: f.health,
-      reason: f.reason ?? `injected ${f.health.toLowerCase()} fault`,
+      reason: f.reason ?? (offBus ? 'fell off the bus' : `injected ${f.health.toLowerCase()} fault`),
       since: new Date().toISOString(),
-    });
+      ...(offBus ? { offBus } : {}),
+    };
+    this.faults.set(faultKey(f), fault);
+    return [faultKey(f), fault];
   }
 
-  clear(): void {
+  /** Clears every fault; answers the cleared ones. */
+  clear(): [string, ActiveFault][] {
+    const cleared = [...this.faults];
     this.faults.clear();
+    return cleared;
   }
 
   get faultCount(): number {
@@ -101,23 +161,38 @@ export class TrayHealth {
     return this.faults.get(`nvlink/${gpu}/${port}`);
   }
 
+  psu(psu: number): ActiveFault | undefined {
+    return this.faults.get(`psu/${psu}`);
+  }
+
+  leak(detector: number): ActiveFault | undefined {
+    return this.faults.get(`leak/${detector}`);
+  }
+
   /** Every active fault with the part it sits on, in injection order. */
   list(): ({ part: string } & ActiveFault)[] {
     return [...this.faults].map(([part, f]) => ({ part, ...f }));
   }
 
-  /** Replaces a part: a new serial, and the faults of the part (and of the memory inside a GPU) are gone. */
-  swap(s: PartSwap, parts: TrayParts): void {
+  /**
+   * Replaces a part: a new serial, and the faults of the part (and of the memory inside a GPU) are gone. Answers the
+   * faults it took away.
+   */
+  swap(s: PartSwap, parts: DeviceParts): [string, ActiveFault][] {
     const keys =
       s.part === 'gpu'
         ? [`gpu/${s.gpu}`, ...parts.gpuMemory(s.gpu).map((m) => `memory/${m}`)]
         : s.part === 'cpu'
           ? [`cpu/${s.cpu}`]
           : [`memory/${s.memory}`];
+    const removed: [string, ActiveFault][] = [];
     for (const k of keys) {
       this.swaps.set(k, (this.swaps.get(k) ?? 0) + 1);
+      const fault = this.faults.get(k);
+      if (fault) removed.push([k, fault]);
       this.faults.delete(k);
     }
+    return removed;
   }
 
   generation(partKey: string): number {

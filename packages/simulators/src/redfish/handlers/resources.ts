@@ -5,6 +5,7 @@ import { etagOf, isObject, matchesEtag, type Reply } from '../http-util.js';
 import { message, type RedfishMessage } from '../messages.js';
 import { extraSystem } from '../quirks.js';
 import { taskBody } from '../tasks.js';
+import { eventResource } from './events.js';
 import { getSession, SESSIONS } from './sessions.js';
 
 const TASKS = '/redfish/v1/TaskService/Tasks';
@@ -20,7 +21,7 @@ export function readResource(bmc: SimulatedBmc, path: string): Record<string, un
     return task ? taskBody(task) : undefined;
   }
   if (path.startsWith(`${SESSIONS}/`)) return getSession(bmc, path)?.body as Record<string, unknown> | undefined;
-  return undefined;
+  return eventResource(bmc, path);
 }
 
 export function getResource(req: IncomingMessage, body: Record<string, unknown>): Reply {

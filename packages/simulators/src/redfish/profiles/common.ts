@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { isRunning } from '../tasks.js';
 import type { SimulatedBmc } from '../bmc.js';
-import type { Health } from '../tray-health.js';
+import { message } from '../messages.js';
+import { worst, type ActiveFault, type Health } from '../tray-health.js';
 import { allowedResetTypes, extraSystemPaths, SYSTEMS } from '../quirks.js';
 import type { Body, Builder, FirmwareSpec, PowerControl } from './types.js';
 
@@ -44,6 +45,21 @@ export function statusOf(state: string, health: Health, rollup: Health = health)
   return { State: state, Health: health, HealthRollup: rollup };
 }
 
+/** Status.Conditions of a part: the fault on it, as NVIDIA's BMC lists one (ResourceErrorsDetected with the reason). */
+export function faultConditions(part: string, fault: ActiveFault | undefined): Body[] {
+  if (!fault) return [];
+  const m = message('ResourceEvent', 'ResourceErrorsDetected', [part, fault.reason]);
+  return [
+    {
+      MessageId: m.MessageId,
+      Message: m.Message,
+      MessageArgs: m.MessageArgs,
+      Severity: fault.health,
+      Timestamp: fault.since,
+    },
+  ];
+}
+
 export function uuidFor(seed: string): string {
   const hex = Buffer.from(seed).toString('hex').padEnd(32, '0').slice(0, 32);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
@@ -81,6 +97,8 @@ export function addServiceBasics(
     UpdateService: ref('/redfish/v1/UpdateService'),
     Tasks: ref('/redfish/v1/TaskService'),
     SessionService: ref('/redfish/v1/SessionService'),
+    // Every profile adds it with addEventService (profiles/logs.ts).
+    EventService: ref('/redfish/v1/EventService'),
     Links: {
       Sessions: ref('/redfish/v1/SessionService/Sessions'),
       ManagerProvidingService: ref(root.managerProvidingService),
@@ -200,6 +218,8 @@ export interface ManagerOptions {
    * HMC's USB link to the BMC (usb0), as in the GH200 capture.
    */
   network?: 'management' | 'internal';
+  /** It has LogServices (the profile adds its EventLog with addEventLog). */
+  logs?: boolean;
 }
 
 export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly FirmwareSpec[]): string {
@@ -223,6 +243,7 @@ export function addManager(tree: Tree, m: ManagerOptions, firmware: readonly Fir
       DateTimeLocalOffset: '+00:00',
       NetworkProtocol: ref(`${path}/NetworkProtocol`),
       EthernetInterfaces: ref(`${path}/EthernetInterfaces`),
+      ...(m.logs ? { LogServices: ref(`${path}/LogServices`) } : {}),
       Actions: {
         '#Manager.Reset': {
           target: `${path}/Actions/Manager.Reset`,
@@ -329,6 +350,10 @@ export interface ChassisOptions {
   serial?: (bmc: SimulatedBmc) => string;
   /** Health of the part the chassis is (and of what it holds); OK when absent. */
   health?: (bmc: SimulatedBmc) => Health;
+  /** Health of what it holds besides itself (sensors, leak detectors, PSUs): part of its HealthRollup only. */
+  rollup?: (bmc: SimulatedBmc) => Health;
+  /** Status.State when it is not simply Enabled (a GPU off the bus is Absent). */
+  state?: (bmc: SimulatedBmc) => string;
   /** The chassis carries an AssetTag a client may PATCH (the device's own chassis). */
   assetTag?: boolean;
   extra?: (bmc: SimulatedBmc) => Body;
@@ -351,7 +376,11 @@ export function addChassis(tree: Tree, c: ChassisOptions): string {
       ...(c.assetTag ? { AssetTag: '' } : {}),
       ...(c.powered ? { PowerState: bmc.powerState } : {}),
       LocationIndicatorActive: false,
-      Status: statusOf('Enabled', c.health?.(bmc) ?? 'OK'),
+      Status: statusOf(
+        c.state?.(bmc) ?? 'Enabled',
+        c.health?.(bmc) ?? 'OK',
+        worst(c.health?.(bmc) ?? 'OK', c.rollup?.(bmc) ?? 'OK'),
+      ),
       Links: {
         ManagedBy: [ref(c.managedBy)],
         ...(c.contains?.length ? { Contains: refs(c.contains) } : {}),

@@ -1,5 +1,4 @@
 import type { SimulatedBmc } from '../bmc.js';
-import { message } from '../messages.js';
 import {
   gpuId,
   nvl72,
@@ -11,8 +10,8 @@ import {
   slotNumberOf,
   switchPortOf,
 } from '../rack.js';
-import { partKey, worst, type ActiveFault, type Health, type TrayParts } from '../tray-health.js';
-import { ref, statusOf, type Tree } from './common.js';
+import { partKey, worst, type ActiveFault, type DeviceParts, type Health, type PartLocation } from '../tray-health.js';
+import { faultConditions, ref, statusOf, type Tree } from './common.js';
 import type { Body, FirmwareSpec } from './types.js';
 
 /**
@@ -51,13 +50,48 @@ export const gpuMemoryId = (i: number) => `GPU_${i}_DRAM_0`;
 const cpuMemoryPath = (i: number) => `${SYSTEM}/Memory/${cpuMemoryId(i)}`;
 const gpuMemoryPath = (i: number) => `${HGX}/Memory/${gpuMemoryId(i)}`;
 
+/** The tray's leak detectors (on its own chassis, BMC_0): one on the CPU and one on the GPU cold-plate loop. */
+export const LEAK_DETECTORS = [
+  { id: 'LeakDetector_0', name: 'CPU Cold Plate Leak Detector', context: 'CPUSubsystem' },
+  { id: 'LeakDetector_1', name: 'GPU Cold Plate Leak Detector', context: 'GPUSubsystem' },
+] as const;
+export const leakDetectorPath = (d: number) =>
+  `/redfish/v1/Chassis/BMC_0/ThermalSubsystem/LeakDetection/LeakDetectors/${LEAK_DETECTORS[d]!.id}`;
+
+/** Where a fault key of a compute tray shows, and which log records it (the HGX baseboard's for GPU-side parts). */
+function locate(key: string): PartLocation {
+  const [kind, a, b] = key.split('/') as [string, string, string?];
+  const n = Number(a);
+  switch (kind) {
+    case 'gpu':
+      return { name: gpuId(n), origin: gpuPath(n), log: 'gpu' };
+    case 'nvlink':
+      return { name: `${gpuId(n)} ${nvlinkId(Number(b))}`, origin: portPath(n, Number(b)), log: 'gpu' };
+    case 'leak':
+      return { name: LEAK_DETECTORS[n]!.id, origin: leakDetectorPath(n), log: 'system' };
+    case 'memory': {
+      const cpu = CPUS.find((c) => cpuMemoryId(c) === a);
+      return cpu === undefined
+        ? { name: a, origin: `${HGX}/Memory/${a}`, log: 'gpu' }
+        : { name: a, origin: cpuMemoryPath(cpu), log: 'system' };
+    }
+    default:
+      return { name: key, origin: SYSTEM, log: 'system' };
+  }
+}
+
 /** What the admin API may fault or swap on a compute tray. */
-export const computeParts: TrayParts = {
+export const computeParts: DeviceParts = {
+  faults: ['gpu', 'memory', 'nvlink', 'leak'],
+  swaps: true,
   cpus: CPUS.length,
   gpus: GPUS.length,
   nvlinksPerGpu,
   memory: [...CPUS.map(cpuMemoryId), ...GPUS.map(gpuMemoryId)],
+  psus: 0,
+  leakDetectors: LEAK_DETECTORS.length,
   gpuMemory: (gpu) => [gpuMemoryId(gpu)],
+  locate,
 };
 
 // ---- health ------------------------------------------------------------------------------------
@@ -66,7 +100,18 @@ const faultOf = {
   gpu: (bmc: SimulatedBmc, g: number) => (bmc.hasPartFaults ? bmc.health().gpu(g) : undefined),
   memory: (bmc: SimulatedBmc, id: string) => (bmc.hasPartFaults ? bmc.health().memory(id) : undefined),
   nvlink: (bmc: SimulatedBmc, g: number, l: number) => (bmc.hasPartFaults ? bmc.health().nvlink(g, l) : undefined),
+  leak: (bmc: SimulatedBmc, d: number) => (bmc.hasPartFaults ? bmc.health().leak(d) : undefined),
 };
+
+/**
+ * False for a GPU that fell off the bus. Like bmcweb, the BMC keeps its inventory entry (the Processor stays in the
+ * collection, its URI stable) with State Absent, and counts only present processors in ProcessorSummary.Count.
+ */
+export const gpuPresent = (bmc: SimulatedBmc, g: number): boolean => faultOf.gpu(bmc, g)?.offBus !== true;
+
+/** A leak detector's DetectorState: the health of the leak injected on it. */
+export const leakState = (bmc: SimulatedBmc, d: number): Health => faultOf.leak(bmc, d)?.health ?? 'OK';
+
 const healthOf = (f: ActiveFault | undefined): Health => f?.health ?? 'OK';
 
 export const gpuRollup = (bmc: SimulatedBmc, g: number): Health =>
@@ -78,30 +123,18 @@ export const gpuRollup = (bmc: SimulatedBmc, g: number): Health =>
 /** A CPU has no faults of its own here; its rollup is its memory's. */
 export const cpuRollup = (bmc: SimulatedBmc, c: number): Health => healthOf(faultOf.memory(bmc, cpuMemoryId(c)));
 
-/** A link carries traffic while the host is up and no Critical fault took it down. */
+/** A link carries traffic while the host is up, its GPU is on the bus and no Critical fault took it down. */
 export const linkUp = (bmc: SimulatedBmc, g: number, l: number): boolean =>
-  bmc.powerState === 'On' && faultOf.nvlink(bmc, g, l)?.health !== 'Critical';
+  bmc.powerState === 'On' && gpuPresent(bmc, g) && faultOf.nvlink(bmc, g, l)?.health !== 'Critical';
 
 const partState = (bmc: SimulatedBmc) => (bmc.powerState === 'On' ? 'Enabled' : 'StandbyOffline');
+/** A GPU's (and its HBM's) State: Absent once it fell off the bus. */
+export const gpuState = (bmc: SimulatedBmc, g: number, state: string) => (gpuPresent(bmc, g) ? state : 'Absent');
 
 /** Status with a Condition naming the fault, as NVIDIA's BMC lists them in Status.Conditions. */
 function partStatus(state: string, fault: ActiveFault | undefined, part: string, rollup: Health): Body {
   const own = healthOf(fault);
-  const conditions = fault
-    ? [
-        (() => {
-          const m = message('ResourceEvent', 'ResourceErrorsDetected', [part, fault.reason]);
-          return {
-            MessageId: m.MessageId,
-            Message: m.Message,
-            MessageArgs: m.MessageArgs,
-            Severity: fault.health,
-            Timestamp: fault.since,
-          };
-        })(),
-      ]
-    : [];
-  return { ...statusOf(state, own, worst(own, rollup)), Conditions: conditions };
+  return { ...statusOf(state, own, worst(own, rollup)), Conditions: faultConditions(part, fault) };
 }
 
 // ---- systems -----------------------------------------------------------------------------------
@@ -144,15 +177,16 @@ export function hostSystemParts(
 /** What HGX_Baseboard_0 adds: the GPUs' summary and their HBM. */
 export function gpuSystemParts(bmc: SimulatedBmc, d: PartData, baseboardPartNumber: string): Body {
   const gpus = GPUS.map((g) => gpuRollup(bmc, g));
+  const present = GPUS.filter((g) => gpuPresent(bmc, g));
   return {
     PartNumber: baseboardPartNumber,
     ProcessorSummary: {
-      Count: GPUS.length,
+      Count: present.length,
       Model: d.gpuModel,
       Status: statusOf(partState(bmc), worst(...GPUS.map((g) => healthOf(faultOf.gpu(bmc, g)))), worst(...gpus)),
     },
     MemorySummary: {
-      TotalSystemMemoryGiB: Math.floor((GPUS.length * d.gpuMemoryMiB) / 1024),
+      TotalSystemMemoryGiB: Math.floor((present.length * d.gpuMemoryMiB) / 1024),
       Status: statusOf('Enabled', worst(...GPUS.map((g) => healthOf(faultOf.memory(bmc, gpuMemoryId(g)))))),
     },
     Memory: ref(`${HGX}/Memory`),
@@ -186,7 +220,7 @@ export function addParts(
       Links: { Chassis: chassis(`HGX_CPU_${c}`), Memory: [ref(cpuMemoryPath(c))] },
     }));
     tree.add(cpuMemoryPath(c), (bmc) =>
-      memoryBody(bmc, cpuMemoryPath(c), cpuMemoryId(c), {
+      memoryBody(bmc, cpuMemoryPath(c), cpuMemoryId(c), 'Enabled', {
         MemoryDeviceType: 'LPDDR5_SDRAM',
         CapacityMiB: d.cpuMemoryMiB,
         Location: { PartLocation: { ServiceLabel: `LP5x_${c}`, LocationType: 'Embedded' } },
@@ -200,13 +234,13 @@ export function addParts(
       ...processorBase(gpuPath(g), gpuId(g), 'GPU', d.gpuModel, d.gpuPartNumber),
       SerialNumber: bmc.partSerial(partKey.gpu(g)),
       FirmwareVersion: bmc.firmware(firmware(`HGX_FW_GPU_${g}`)).version,
-      Status: partStatus(partState(bmc), faultOf.gpu(bmc, g), gpuId(g), gpuRollup(bmc, g)),
+      Status: partStatus(gpuState(bmc, g, partState(bmc)), faultOf.gpu(bmc, g), gpuId(g), gpuRollup(bmc, g)),
       Ports: ref(portsPath(g)),
       Links: { Chassis: chassis(`HGX_GPU_${g}`), Memory: [ref(gpuMemoryPath(g))] },
       Oem: { Nvidia: { MNNVLinkTopology: topology(bmc) } },
     }));
     tree.add(gpuMemoryPath(g), (bmc) =>
-      memoryBody(bmc, gpuMemoryPath(g), gpuMemoryId(g), {
+      memoryBody(bmc, gpuMemoryPath(g), gpuMemoryId(g), gpuState(bmc, g, 'Enabled'), {
         MemoryDeviceType: 'HBM3',
         CapacityMiB: d.gpuMemoryMiB,
         PartNumber: d.gpuMemoryPartNumber,
@@ -237,7 +271,7 @@ function processorBase(path: string, id: string, type: 'CPU' | 'GPU', model: str
   };
 }
 
-function memoryBody(bmc: SimulatedBmc, path: string, id: string, extra: Body): Body {
+function memoryBody(bmc: SimulatedBmc, path: string, id: string, state: string, extra: Body): Body {
   return {
     '@odata.id': path,
     '@odata.type': '#Memory.v1_19_0.Memory',
@@ -248,7 +282,7 @@ function memoryBody(bmc: SimulatedBmc, path: string, id: string, extra: Body): B
     ErrorCorrection: 'SingleBitECC',
     SerialNumber: bmc.partSerial(partKey.memory(id)),
     ...extra,
-    Status: partStatus('Enabled', faultOf.memory(bmc, id), id, 'OK'),
+    Status: partStatus(state, faultOf.memory(bmc, id), id, 'OK'),
   };
 }
 
@@ -269,7 +303,7 @@ function gpuPortBody(bmc: SimulatedBmc, d: PartData, g: number, l: number): Body
       nvswitchId(peer.nvswitch),
       nvlinkId(peer.port),
     ),
-    status: partStatus(partState(bmc), faultOf.nvlink(bmc, g, l), `${gpuId(g)} ${nvlinkId(l)}`, 'OK'),
+    status: partStatus(gpuState(bmc, g, partState(bmc)), faultOf.nvlink(bmc, g, l), `${gpuId(g)} ${nvlinkId(l)}`, 'OK'),
   });
 }
 

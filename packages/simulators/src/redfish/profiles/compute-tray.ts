@@ -14,14 +14,18 @@ import {
 } from './common.js';
 import {
   addParts,
+  computeParts,
   CPUS,
   cpuRollup,
   gpuRollup,
+  gpuState,
   gpuSystemParts,
   GPUS,
   hostSystemParts,
   type PartData,
 } from './compute-parts.js';
+import { addCpuEnvironment, addGpuEnvironment, addTrayEnvironment } from './compute-sensors.js';
+import { addEventLog, addEventService } from './logs.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -168,6 +172,12 @@ export function computeTray(d: ComputeTrayData): Profile {
     }),
     ['AssetTag'],
   );
+  const eventLogs = {
+    system: addEventLog(tree, systems[0]!, 'System Event Log Service'),
+    gpu: addEventLog(tree, systems[1]!, 'HGX Event Log Service'),
+    manager: addEventLog(tree, BMC, 'BMC Event Log Service'),
+  };
+  addEventService(tree);
   const byId = (id: string) => firmware.find((f) => f.id === id)!;
   addParts(tree, d.parts, byId, (bmc) => ({
     ...mnnvlinkTopology(bmc),
@@ -182,6 +192,7 @@ export function computeTray(d: ComputeTrayData): Profile {
     ...GPUS.flatMap((i) => [`HGX_GPU_${i}`, `HGX_ERoT_GPU_${i}`]),
     'HGX_FPGA_0',
   ];
+  const tray = addTrayEnvironment(tree);
   const all = [
     addChassis(tree, {
       id: 'BMC_0',
@@ -193,6 +204,8 @@ export function computeTray(d: ComputeTrayData): Profile {
       powered: true,
       systems: [systems[0]!],
       contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0')],
+      rollup: tray.health,
+      extra: () => tray.links,
     }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
     addChassis(tree, { id: 'CPLD_0', name: 'CPLD_0', type: 'Component', managedBy: BMC }),
@@ -214,7 +227,9 @@ export function computeTray(d: ComputeTrayData): Profile {
       systems: [systems[1]!],
       contains: hgxParts.map(chassis),
     }),
-    ...hgxParts.map((id) => addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC, ...partChassis(id) })),
+    ...hgxParts.map((id) =>
+      addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC, ...partChassis(tree, id) }),
+    ),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
 
@@ -231,6 +246,7 @@ export function computeTray(d: ComputeTrayData): Profile {
       forChassis: [chassis('BMC_0'), chassis('CBC_0')],
       forServers: [systems[0]!],
       inChassis: chassis('BMC_0'),
+      logs: true,
     },
     firmware,
   );
@@ -269,6 +285,8 @@ export function computeTray(d: ComputeTrayData): Profile {
     power,
     maxImageBytes: 209_715_200,
     managers: [BMC, HMC],
+    eventLogs,
+    parts: computeParts,
   };
 }
 
@@ -288,21 +306,41 @@ function systemBody(bmc: SimulatedBmc, id: string, model: string, manager: strin
     LocationIndicatorActive: false,
     Status: { State: 'Enabled', Health: 'OK', HealthRollup: 'OK' },
     Processors: ref(`${path}/Processors`),
+    LogServices: ref(`${path}/LogServices`),
     Links: { Chassis: refs(chassis), ManagedBy: [ref(manager)] },
   };
 }
 
-/** The GPU and CPU component chassis carry their part's serial number and health (the same part as the Processor). */
-function partChassis(id: string): Pick<Parameters<typeof addChassis>[1], 'serial' | 'health'> {
+/**
+ * The GPU and CPU component chassis carry their part's serial number, health and state (the same part as the
+ * Processor) and its sensors.
+ */
+function partChassis(
+  tree: Tree,
+  id: string,
+): Pick<Parameters<typeof addChassis>[1], 'serial' | 'health' | 'rollup' | 'state' | 'extra'> {
   const gpu = /^HGX_GPU_(\d+)$/.exec(id);
   if (gpu) {
     const g = Number(gpu[1]);
-    return { serial: (bmc) => bmc.partSerial(partKey.gpu(g)), health: (bmc) => gpuRollup(bmc, g) };
+    const env = addGpuEnvironment(tree, g);
+    return {
+      serial: (bmc) => bmc.partSerial(partKey.gpu(g)),
+      health: (bmc) => gpuRollup(bmc, g),
+      rollup: env.health,
+      state: (bmc) => gpuState(bmc, g, 'Enabled'),
+      extra: () => env.links,
+    };
   }
   const cpu = /^HGX_CPU_(\d+)$/.exec(id);
   if (cpu) {
     const c = Number(cpu[1]);
-    return { serial: (bmc) => bmc.partSerial(partKey.cpu(c)), health: (bmc) => cpuRollup(bmc, c) };
+    const env = addCpuEnvironment(tree, c);
+    return {
+      serial: (bmc) => bmc.partSerial(partKey.cpu(c)),
+      health: (bmc) => cpuRollup(bmc, c),
+      rollup: env.health,
+      extra: () => env.links,
+    };
   }
   return {};
 }

@@ -9,7 +9,10 @@ import {
   Tree,
   uuidFor,
 } from './common.js';
+import { addEnvironment, type SensorSpec } from './environment.js';
+import { addEventLog, addEventService } from './logs.js';
 import { addSwitchFabric, NVSWITCHES } from './switch-fabric.js';
+import type { SimulatedBmc } from '../bmc.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -66,6 +69,39 @@ const firmware: FirmwareSpec[] = [
   },
 ];
 
+const hostReads = (off: number, on: number) => (bmc: SimulatedBmc) => (bmc.powerState === 'On' ? on : off);
+
+/** The tray's board temperatures (on BMC_0) and each NVSwitch chip's (on NVSwitch_n); simulator values. */
+const TRAY_SENSORS: SensorSpec[] = [
+  {
+    id: 'TEMP_INLET',
+    name: 'TEMP INLET',
+    type: 'Temperature',
+    context: 'Intake',
+    reading: () => 25,
+    thresholds: { UpperCaution: 40, UpperCritical: 45 },
+  },
+  {
+    id: 'TEMP_BOARD',
+    name: 'TEMP BOARD',
+    type: 'Temperature',
+    context: 'SystemBoard',
+    related: '/redfish/v1/Systems/System_0',
+    reading: hostReads(26, 36.5),
+    thresholds: { UpperCaution: 80, UpperCritical: 85 },
+  },
+];
+const switchSensors = (c: number): SensorSpec[] => [
+  {
+    id: `NVSwitch_${c}_Temp_0`,
+    name: `NVSwitch ${c} Temp 0`,
+    type: 'Temperature',
+    context: 'ASIC',
+    reading: hostReads(27, 51 + c),
+    thresholds: { UpperCaution: 95, UpperCritical: 105 },
+  },
+];
+
 const power: PowerControl = {
   resource: '/redfish/v1/Systems/System_0',
   action: '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset',
@@ -83,6 +119,11 @@ function build(): Profile {
     209_715_200,
   );
   addSystems(tree, [power.resource]);
+  const eventLogs = {
+    system: addEventLog(tree, power.resource, 'System Event Log Service'),
+    manager: addEventLog(tree, BMC, 'BMC Event Log Service'),
+  };
+  addEventService(tree);
   const reset = resetAction(tree, power, power.resource);
   tree.add(
     power.resource,
@@ -102,12 +143,14 @@ function build(): Profile {
       UUID: uuidFor(`${bmc.spec.id}/System_0`),
       PowerState: bmc.powerState,
       Status: { State: 'Enabled', Health: 'OK' },
+      LogServices: ref(`${power.resource}/LogServices`),
       Links: { Chassis: refs(['/redfish/v1/Chassis/BMC_0']), ManagedBy: [ref(BMC)] },
       Actions: { '#ComputerSystem.Reset': reset(bmc) },
     }),
     ['AssetTag'],
   );
   const switches = NVSWITCHES.map((i) => `NVSwitch_${i}`);
+  const trayEnv = addEnvironment(tree, '/redfish/v1/Chassis/BMC_0', TRAY_SENSORS);
   const all = [
     addChassis(tree, {
       id: 'BMC_0',
@@ -120,10 +163,13 @@ function build(): Profile {
       powered: true,
       systems: [power.resource],
       contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)],
+      rollup: trayEnv.health,
+      extra: () => trayEnv.links,
     }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
-    ...NVSWITCHES.map((c) =>
-      addChassis(tree, {
+    ...NVSWITCHES.map((c) => {
+      const env = addEnvironment(tree, `/redfish/v1/Chassis/${switches[c]!}`, switchSensors(c));
+      return addChassis(tree, {
         id: switches[c]!,
         name: switches[c]!,
         type: 'Component',
@@ -131,8 +177,10 @@ function build(): Profile {
         managedBy: BMC,
         powered: true,
         serial: (bmc) => bmc.partSerial(`nvswitch/${c}`),
-      }),
-    ),
+        rollup: env.health,
+        extra: () => env.links,
+      });
+    }),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
   addSwitchFabric(tree, { model: 'NVLink Switch', partNumber: '900-9X84A-0000-000', nvlinkGbps: 400 });
@@ -148,6 +196,7 @@ function build(): Profile {
       forChassis: ['/redfish/v1/Chassis/BMC_0'],
       forServers: [power.resource],
       inChassis: '/redfish/v1/Chassis/BMC_0',
+      logs: true,
     },
     firmware,
   );
@@ -163,6 +212,7 @@ function build(): Profile {
     power,
     maxImageBytes: 209_715_200,
     managers: [BMC],
+    eventLogs,
   };
 }
 

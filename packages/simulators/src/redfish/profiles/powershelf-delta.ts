@@ -16,4 +16,5 @@ export const deltaPowerShelf = powerShelf({
   devices: { pmc: '0b4e248c8bcf41379b99d0394c808ba5', psu: '0b4e248c8bcf41379b99d0394c808ba6' },
   versions: { pmc: '1.12.0', psu: '2.0.5' },
   stamp: 0x010c0000,
+  legacyPower: false,
 });

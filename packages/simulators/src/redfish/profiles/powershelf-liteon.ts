@@ -13,4 +13,5 @@ export const liteonPowerShelf = powerShelf({
   devices: { pmc: 'c1e0a5b2d3f4470a9b8c7d6e5f4a3b21', psu: 'c1e0a5b2d3f4470a9b8c7d6e5f4a3b22' },
   versions: { pmc: '2.1.7', psu: '1.4.2' },
   stamp: 0x02010700,
+  legacyPower: true,
 });

@@ -1,5 +1,6 @@
 import type { ResetType, SimulatedBmc } from '../bmc.js';
 import type { NodeKind } from '@fleet/domain';
+import type { DeviceParts, LogScope } from '../tray-health.js';
 
 export type Body = Record<string, unknown>;
 /** Builds one resource body from the BMC's current state; called per request, never cached. */
@@ -47,6 +48,10 @@ export interface Profile {
   power: PowerControl;
   /** UpdateService.MaxImageSizeBytes: larger pushes are refused with 413. */
   maxImageBytes: number;
-  /** Manager resources that accept Manager.Reset (a BMC reboot). */
+  /** Manager resources that accept Manager.Reset (a BMC reboot); the first is the BMC itself. */
   managers: readonly string[];
+  /** The EventLog LogService of each log scope the BMC has (see SimulatedBmc.logServiceFor). */
+  eventLogs: Partial<Record<LogScope, string>>;
+  /** The parts the admin API may fault (and swap); a device without them takes no part faults. */
+  parts?: DeviceParts;
 }
