@@ -199,11 +199,19 @@ describe('rack enrolment from NetBox to certified, with burn-in on a real SLURM'
       // The hardware as read: NetBox's serial confirmed.
       const hw = expectStatus(200)(
         await stack.api('GET', `/v1/devices/${id('ct01')}/hardware`, undefined, stack.tokens.viewer),
-      ).body as { serial_matches_netbox: boolean; record: { gpuCount: number; parts: unknown[] } };
+      ).body as {
+        serial_matches_netbox: boolean;
+        digest: string;
+        gpu_count: number;
+        parts: { kind: string; serial_number: string | null }[];
+        differences: unknown[];
+      };
       assert.equal(hw.serial_matches_netbox, true);
-      assert.equal(hw.record.gpuCount, 4);
+      assert.equal(hw.gpu_count, 4);
+      assert.equal(hw.parts.filter((p) => p.kind === 'gpu' && p.serial_number).length, 4);
+      assert.deepEqual(hw.differences, []);
       // The Redfish document it was parsed from went to the hub by digest, as firmware packages come from it.
-      const digest = (hw as unknown as { digest: string }).digest;
+      const digest = hw.digest;
       const document = await fetch(`${stack.hubUrl}/v1/devices/${id('ct01')}/hardware/document`, {
         headers: { authorization: `Bearer ${stack.tokens.viewer}` },
       });

@@ -1,6 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getDevice, getDeviceHardware, getRack, rackDevices, type Db, type Device } from '@fleet/db';
+import {
+  getDevice,
+  getDeviceHardware,
+  getRack,
+  rackDevices,
+  type Db,
+  type Device,
+  type DeviceHardwareRow,
+} from '@fleet/db';
 import { decisionActions, jobKindTable } from '@fleet/domain';
 import { ApiError, notFound } from '../errors.js';
 import { IdParam } from '../params.js';
@@ -24,18 +32,104 @@ const DecisionBody = z
   })
   .strict();
 
+const optionalText = z.string().nullable();
+const optionalCount = z.number().nullable();
+
 const HardwareView = z
   .object({
     device_id: z.uuid(),
     job_id: z.uuid().nullable(),
     read_at: timestamp,
-    digest: z.string().describe('sha256 of the canonical Redfish document the record was parsed from'),
-    serial_number: z.string().nullable(),
-    netbox_serial: z.string().nullable(),
+    digest: z.string().describe('sha256 of the canonical Redfish document (GET /v1/devices/{id}/hardware/document)'),
+    document_bytes: z.number().int(),
+    document_resources: z.number().int().describe('Redfish resources the read used'),
+    serial_number: optionalText,
+    netbox_serial: optionalText,
     serial_matches_netbox: z.boolean().nullable(),
-    record: z.record(z.string(), z.unknown()).describe('Identity, summaries, parts, NICs and profile differences'),
+    manufacturer: optionalText,
+    model: optionalText,
+    sku: optionalText,
+    part_number: optionalText,
+    asset_tag: optionalText,
+    bios_version: optionalText,
+    cpu_count: optionalCount,
+    gpu_count: optionalCount,
+    memory_gib: optionalCount.describe('Host memory'),
+    gpu_memory_gib: optionalCount.describe('HBM over all GPUs'),
+    parts: z.array(
+      z.object({
+        id: z.string(),
+        kind: z.string(),
+        model: optionalText,
+        part_number: optionalText,
+        serial_number: optionalText,
+      }),
+    ),
+    nics: z.number().int(),
+    firmware_components: z.number().int(),
+    nvlink_ports: z.number().int(),
+    location: z
+      .object({ rack: optionalText, slot: z.number().int().nullable() })
+      .nullable()
+      .describe('The rack chassis serial and slot the tray reports (MNNVLink topology); null for a power shelf'),
+    differences: z
+      .array(
+        z.object({
+          code: z.string(),
+          subject: z.string(),
+          expected: optionalText,
+          actual: optionalText,
+          message: z.string(),
+        }),
+      )
+      .describe("How the hardware differs from its node type's expected profile; empty when it matches"),
   })
   .meta({ id: 'DeviceHardware' });
+
+/** The stored record as the API shows it: snake_case, absent values as null. */
+function hardwareView(device: Device, hw: DeviceHardwareRow): z.infer<typeof HardwareView> {
+  const r = hw.record;
+  const or = <T>(v: T | undefined) => v ?? null;
+  return {
+    device_id: device.id,
+    job_id: hw.jobId,
+    read_at: hw.readAt.toISOString(),
+    digest: hw.digest,
+    document_bytes: r.document.bytes,
+    document_resources: r.document.resources,
+    serial_number: hw.serialNumber,
+    netbox_serial: device.serial,
+    serial_matches_netbox: device.serial && hw.serialNumber ? device.serial === hw.serialNumber : null,
+    manufacturer: or(r.manufacturer),
+    model: or(r.model),
+    sku: or(r.sku),
+    part_number: or(r.partNumber),
+    asset_tag: or(r.assetTag),
+    bios_version: or(r.biosVersion),
+    cpu_count: or(r.cpuCount),
+    gpu_count: or(r.gpuCount),
+    memory_gib: or(r.memoryGiB),
+    gpu_memory_gib: or(r.gpuMemoryGiB),
+    parts: r.parts.map((p) => ({
+      id: p.id,
+      kind: p.kind,
+      model: or(p.model),
+      part_number: or(p.partNumber),
+      serial_number: or(p.serialNumber),
+    })),
+    nics: r.nics,
+    firmware_components: r.firmwareComponents,
+    nvlink_ports: r.nvlinkPorts,
+    location: r.location ? { rack: or(r.location.rack), slot: or(r.location.slot) } : null,
+    differences: r.differences.map((d) => ({
+      code: d.code,
+      subject: d.subject,
+      expected: or(d.expected),
+      actual: or(d.actual),
+      message: d.message,
+    })),
+  };
+}
 
 /** Enrolment, burn-in and the decisions a failed stage waits for (docs/enrolment.md). */
 export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
@@ -167,16 +261,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
       if (!device) throw notFound('device', params.id);
       const hw = await getDeviceHardware(db, device.id);
       if (!hw) throw new ApiError('NOT_FOUND', `device ${device.name} has no hardware read yet: enrol it`);
-      return {
-        device_id: device.id,
-        job_id: hw.jobId,
-        read_at: hw.readAt.toISOString(),
-        digest: hw.digest,
-        serial_number: hw.serialNumber,
-        netbox_serial: device.serial,
-        serial_matches_netbox: device.serial && hw.serialNumber ? device.serial === hw.serialNumber : null,
-        record: hw.record as unknown as Record<string, unknown>,
-      };
+      return hardwareView(device, hw);
     },
   );
 }

@@ -1,7 +1,6 @@
 import { Link, useNavigate } from '@tanstack/react-router';
 import { unwrap, type components, type DeviceDetail as Device, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
-import { hardwareSummary } from '../api/hardware-record';
 import { useDeviceHardware, useHardware } from '../api/queries';
 import { useCan } from '../api/role';
 import { ConfirmAction } from '../components/ConfirmAction';
@@ -129,17 +128,18 @@ function Hardware({ device: d }: { device: Device }) {
 }
 
 function HardwareRecord({ hw }: { hw: DeviceHardware }) {
-  const h = hardwareSummary(hw.record);
+  const h = hw;
+  const gib = (n: number | null) => (n === null ? null : `${n} GiB`);
   const rows: FactRows = [
     ['Serial', <Serial hw={hw} />],
     ['Model', [h.manufacturer, h.model].filter(Boolean).join(' ') || null],
-    ['Part number', h.partNumber],
+    ['Part number', h.part_number],
     ['SKU', h.sku],
-    ['GPUs', h.gpuCount],
-    ['CPUs', h.cpuCount],
-    ['Memory', h.memoryGiB !== undefined ? `${h.memoryGiB} GiB` : null],
-    ['GPU memory', h.gpuMemoryGiB !== undefined ? `${h.gpuMemoryGiB} GiB` : null],
-    ['BIOS', h.biosVersion],
+    ['GPUs', h.gpu_count],
+    ['CPUs', h.cpu_count],
+    ['Memory', gib(h.memory_gib)],
+    ['GPU memory', gib(h.gpu_memory_gib)],
+    ['BIOS', h.bios_version],
     [
       'Read',
       <>
@@ -178,8 +178,8 @@ function HardwareRecord({ hw }: { hw: DeviceHardware }) {
                 <td>{p.id}</td>
                 <td>{p.kind}</td>
                 <td>{p.model ?? '—'}</td>
-                <td>{p.partNumber ?? '—'}</td>
-                <td>{p.serialNumber ?? '—'}</td>
+                <td>{p.part_number ?? '—'}</td>
+                <td>{p.serial_number ?? '—'}</td>
               </tr>
             ))}
           </tbody>

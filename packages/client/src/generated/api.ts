@@ -1319,20 +1319,54 @@ export interface components {
       vendor: string | null;
     };
     DeviceHardware: {
+      asset_tag: string | null;
+      bios_version: string | null;
+      cpu_count: number | null;
       /** Format: uuid */
       device_id: string;
-      /** @description sha256 of the canonical Redfish document the record was parsed from */
+      /** @description How the hardware differs from its node type's expected profile; empty when it matches */
+      differences: {
+        actual: string | null;
+        code: string;
+        expected: string | null;
+        message: string;
+        subject: string;
+      }[];
+      /** @description sha256 of the canonical Redfish document (GET /v1/devices/{id}/hardware/document) */
       digest: string;
+      document_bytes: number;
+      /** @description Redfish resources the read used */
+      document_resources: number;
+      firmware_components: number;
+      gpu_count: number | null;
+      /** @description HBM over all GPUs */
+      gpu_memory_gib: number | null;
       job_id: string | null;
+      /** @description The rack chassis serial and slot the tray reports (MNNVLink topology); null for a power shelf */
+      location: {
+        rack: string | null;
+        slot: number | null;
+      } | null;
+      manufacturer: string | null;
+      /** @description Host memory */
+      memory_gib: number | null;
+      model: string | null;
       netbox_serial: string | null;
+      nics: number;
+      nvlink_ports: number;
+      part_number: string | null;
+      parts: {
+        id: string;
+        kind: string;
+        model: string | null;
+        part_number: string | null;
+        serial_number: string | null;
+      }[];
       /** Format: date-time */
       read_at: string;
-      /** @description Identity, summaries, parts, NICs and profile differences */
-      record: {
-        [key: string]: unknown;
-      };
       serial_matches_netbox: boolean | null;
       serial_number: string | null;
+      sku: string | null;
     };
     DevicePage: {
       items: components['schemas']['Device'][];
