@@ -142,7 +142,8 @@ export async function enrolment(input: EnrolmentInput): Promise<EnrolmentResult>
   // later failure.
   const decisions: EnrolmentDecision[] = [];
   setHandler(decisionSignal, (d) => {
-    if (awaiting && d.stage === awaiting.stage) decisions.push(d);
+    if (awaiting && d.stage === awaiting.stage && (d.since === undefined || d.since === awaiting.since))
+      decisions.push(d);
   });
 
   const reject = (x: Dev, stage: EnrolmentStage, reason: string) => {

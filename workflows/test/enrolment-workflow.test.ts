@@ -178,10 +178,18 @@ describe('enrolment workflow with mocked activities', () => {
       assert.match(waiting.devices['ct-2']!, /gpu_stress: TestFailed: GPU_2: Critical \(XID 79\)/);
       assert.equal((await memoOf(h)).progress?.stage, 'awaiting_decision');
       // A decision for another stage is dropped; the job keeps waiting.
+      // A decision for another stage, or for an earlier wait of this one (sent twice, or late), is dropped.
       await decide(h, { action: 'reject', stage: 'profile_check', reason: 'wrong stage' });
+      await decide(h, { action: 'retry', stage: 'burn_in', since: '2026-01-01T00:00:00.000Z', reason: 'stale' });
       await new Promise((r) => setTimeout(r, 500));
-      assert.ok(await waitingAt(h), 'still waiting');
-      await decide(h, { action: 'reject', stage: 'burn_in', reason: 'XID 79', deviceIds: ['ct-2'] });
+      assert.deepEqual(await waitingAt(h), waiting, 'still waiting, as it was');
+      await decide(h, {
+        action: 'reject',
+        stage: 'burn_in',
+        since: waiting.since,
+        reason: 'XID 79',
+        deviceIds: ['ct-2'],
+      });
       const r = await h.result();
       const memo = await lifecycleOf(h);
       assert.deepEqual(path(memo, 'ct-2'), ['enrolling', 'enrolled', 'burning_in', 'failed']);

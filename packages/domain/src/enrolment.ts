@@ -41,6 +41,11 @@ export interface EnrolmentDecision {
   action: DecisionAction;
   /** The stage it answers (the job's progress.decision.stage); a decision for another stage is dropped. */
   stage: EnrolmentStage;
+  /**
+   * The wait it answers (progress.decision.since): a decision sent twice, or late, is dropped instead of answering the
+   * next failure of the same stage. Absent: any wait at `stage`.
+   */
+  since?: string;
   /** Required: kept in the job's timeline and the devices' history. */
   reason: string;
   /** The waiting devices it applies to; all of them when absent. */

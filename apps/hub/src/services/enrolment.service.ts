@@ -80,6 +80,7 @@ export async function decide(db: Db, caller: Caller, jobId: string, req: Decisio
   const decision: EnrolmentDecision = {
     action: req.action,
     stage: waiting.stage as EnrolmentStage,
+    since: waiting.since,
     reason: req.reason,
     ...(req.deviceIds?.length ? { deviceIds: req.deviceIds } : {}),
     by: caller.actor.name,

@@ -42,7 +42,13 @@ export function createVerificationActivities(deps: HardwareInventoryActivityDeps
         stages,
         ...(hardware ? { hardware } : {}),
       });
-      const driver = await openDriver(deps, target);
+      const ctx = Context.current();
+      // Liveness on a clock: a BMC that does not answer keeps the probe waiting for its timeouts, without progress.
+      const ticker = setInterval(() => ctx.heartbeat(), Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
+      const driver = await openDriver(deps, target).catch((err: unknown) => {
+        clearInterval(ticker);
+        throw err;
+      });
       try {
         // The BMC answers when its power query does; a 401 is an answer too, and says the credentials are refused.
         let probe;
@@ -61,7 +67,7 @@ export function createVerificationActivities(deps: HardwareInventoryActivityDeps
         try {
           reading = await readInventory(deps, driver, target);
         } catch (err) {
-          if (Context.current().cancellationSignal.aborted) throw err;
+          if (ctx.cancellationSignal.aborted) throw err;
           done('inventory_read', false, errorMessage(inventoryFailure(err, target.deviceId)));
           return result();
         }
@@ -83,6 +89,7 @@ export function createVerificationActivities(deps: HardwareInventoryActivityDeps
       } catch (err) {
         throw inventoryFailure(err, target.deviceId);
       } finally {
+        clearInterval(ticker);
         await driver.close();
       }
     },
