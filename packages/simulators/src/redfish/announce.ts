@@ -8,11 +8,12 @@ import type { ActiveFault, Health, LogScope } from './tray-health.js';
  * What the BMC says when its hardware changes: an entry in the event log of the scope (ResourceEvent registry
  * messages, as NVIDIA's BMC logs them) and, while the BMC is up, the same message pushed to its event subscribers.
  *
- *   part fault (GPU, GPU off the bus, memory, NVLink, PSU)   ResourceErrorsDetected [part, reason]       Alert
- *   part fault cleared or part swapped                         ResourceErrorsCorrected [part, reason]      StatusChange
- *   leak detector trips / recovers                             ResourceStatusChanged{Warning,Critical,OK}  Alert / StatusChange
- *   host or shelf output reaches On / Off                      ResourcePoweredOn / ResourcePoweredOff      StatusChange
- *   the BMC is up again after a reboot or AC loss              ResourcePoweredOn [manager]                 StatusChange
+ *   part fault (GPU, GPU off the bus, memory, NVLink, PSU)  ResourceErrorsDetected [part, reason]        Alert
+ *   part fault cleared or part swapped                       ResourceErrorsCorrected [part, reason]       StatusChange
+ *   leak detector trips                                      ResourceStatusChanged{Warning,Critical}      Alert
+ *   leak detector recovers                                   ResourceStatusChangedOK                      StatusChange
+ *   host or shelf output reaches On / Off                    ResourcePoweredOn / ResourcePoweredOff       StatusChange
+ *   the BMC is up again after a reboot or AC loss            ResourcePoweredOn [manager]                  StatusChange
  */
 interface Announcement {
   log: LogScope;

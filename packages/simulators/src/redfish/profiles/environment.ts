@@ -97,9 +97,9 @@ export function addEnvironment(
     '@odata.type': '#ThermalMetrics.v1_0_0.ThermalMetrics',
     Id: 'ThermalMetrics',
     Name: 'Chassis Thermal Metrics',
-    // Excerpt copies of the Sensor resources (a navigation property), as the GH200 capture serves them.
+    // Excerpt copies of the Sensor resources. The GH200 capture gives each an @odata.id too; the schema's excerpt
+    // (SensorArrayExcerpt) has none, so the DMTF validator fails it: DataSourceUri is the standard link.
     TemperatureReadingsCelsius: temps.map((s) => ({
-      '@odata.id': sensorPath(s),
       DataSourceUri: sensorPath(s),
       DeviceName: s.id,
       PhysicalContext: s.context,
