@@ -343,16 +343,22 @@ export class Stack {
         ),
       ),
     );
+    await this.loadIds();
     await setBmcUrls(
       db,
-      (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows.map((r) => {
-        const d = fleet.devices.find((x) => x.name === r.name)!;
-        this.deviceIds.set(r.name, r.id);
-        return { deviceId: r.id, bmcUrl: `http://${d.ip}:${port}` };
+      [...this.deviceIds].map(([name, deviceId]) => {
+        const d = fleet.devices.find((x) => x.name === name)!;
+        return { deviceId, bmcUrl: `http://${d.ip}:${port}` };
       }),
     );
-    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows)
-      this.rackIds.set(r.name, r.id);
+  }
+
+  /** The mirrored devices' and racks' ids by name. */
+  private async loadIds(): Promise<void> {
+    const rows = async (table: 'devices' | 'racks') =>
+      (await this.dbHandle.pool.query<{ id: string; name: string }>(`select id, name from ${table}`)).rows;
+    for (const r of await rows('devices')) this.deviceIds.set(r.name, r.id);
+    for (const r of await rows('racks')) this.rackIds.set(r.name, r.id);
   }
 
   readonly rackIds = new Map<string, string>();
@@ -376,10 +382,7 @@ export class Stack {
     });
     this.netboxAgent = new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', config, this.dir);
     await this.netboxAgent.start('netbox sync done', 180_000);
-    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from devices')).rows)
-      this.deviceIds.set(r.name, r.id);
-    for (const r of (await this.dbHandle.pool.query<{ id: string; name: string }>('select id, name from racks')).rows)
-      this.rackIds.set(r.name, r.id);
+    await this.loadIds();
     if (this.deviceIds.size !== fleet.devices.length)
       throw new Error(`NetBox agent mirrored ${this.deviceIds.size} of ${fleet.devices.length} devices`);
   }

@@ -38,10 +38,10 @@ import {
   hardwareMemoKey,
   jobMemoKey,
   lifecycleMemoKey,
-  searchAttributes,
   stagesOf,
   verificationStages,
 } from '@fleet/domain/workflow-safe';
+import { childSearchAttributes } from './child-search-attributes.js';
 import { jobErrorFrom } from './device-power.js';
 import { deviceFirmwareUpdateV2 } from './firmware-update.js';
 import { KeyedMemo, StageRecorder } from './timeline.js';
@@ -293,11 +293,7 @@ export async function enrolment(input: EnrolmentInput): Promise<EnrolmentResult>
             return executeChild(deviceFirmwareUpdateV2, {
               workflowId: childId,
               parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-              searchAttributes: {
-                [searchAttributes.jobKind.name]: ['device.firmware_update'],
-                [searchAttributes.siteId.name]: [input.siteId],
-                [searchAttributes.deviceId.name]: [x.id],
-              },
+              searchAttributes: childSearchAttributes('device.firmware_update', input.siteId, x.id),
               args: [
                 {
                   jobId: childId,

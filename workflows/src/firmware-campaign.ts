@@ -20,13 +20,8 @@ import type {
   JobMemo,
   SwitchFirmwareStep,
 } from '@fleet/domain';
-import {
-  jobMemoKey,
-  maintenanceWindowAt,
-  searchAttributes,
-  startable,
-  switchCounts,
-} from '@fleet/domain/workflow-safe';
+import { jobMemoKey, maintenanceWindowAt, startable, switchCounts } from '@fleet/domain/workflow-safe';
+import { childSearchAttributes } from './child-search-attributes.js';
 import { deviceFirmwareUpdateV2 } from './firmware-update.js';
 import { deviceFirmwareUpdate } from './firmware-update-v1.js';
 import { switchFirmwareUpdate } from './switch-firmware-update.js';
@@ -118,12 +113,11 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       const common = {
         workflowId: d.jobId,
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        // Children do not inherit search attributes; the typed form needs @temporalio/common.
-        searchAttributes: {
-          [searchAttributes.jobKind.name]: [d.nvos ? 'switch.firmware_update' : 'device.firmware_update'],
-          [searchAttributes.siteId.name]: [input.siteId],
-          [searchAttributes.deviceId.name]: [d.deviceId],
-        },
+        searchAttributes: childSearchAttributes(
+          d.nvos ? 'switch.firmware_update' : 'device.firmware_update',
+          input.siteId,
+          d.deviceId,
+        ),
       };
       const result = d.nvos
         ? await executeChild(switchFirmwareUpdate, {

@@ -60,15 +60,11 @@ const managerResets = new Counter({
 
 const secrets = createSecretStore(config.secrets, process.env);
 const { hub } = config;
-const artifacts = new ArtifactCache({
-  ...config.artifacts,
-  hub: hub && { url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password },
-  log,
-});
-
+// The hub's token is resolved on each call, so a rotated one is picked up.
+const hubAccess = hub && { url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password };
+const artifacts = new ArtifactCache({ ...config.artifacts, hub: hubAccess, log });
 // Hardware inventory documents go to the hub by digest, as packages come from it.
-const documents =
-  hub && new HubDocumentStore({ url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password });
+const documents = hubAccess && new HubDocumentStore(hubAccess);
 
 const deviceDeps: DeviceActivityDeps = {
   secrets,

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { Agent } from 'undici';
 import { ArtifactFetchError } from './artifact-errors.js';
 import { downloadBlob } from './blob-download.js';
+import { untilAborted } from '../until-aborted.js';
 
 const digestPattern = /^[0-9a-f]{64}$/;
 
@@ -43,17 +44,6 @@ interface SharedDownload {
   controller: AbortController;
   waiters: number;
   listeners: Set<(bytes: number) => void>;
-}
-
-/** Resolves with `promise`, or rejects with the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { SlurmClient, SlurmJob } from '@fleet/slurm';
+import { untilAborted } from '../until-aborted.js';
 
 /**
  * One listing of SLURM's jobs shared by every burn-in this satellite runs: a run asks for a listing no older than it
@@ -16,7 +17,7 @@ export class JobWatch {
     signal.throwIfAborted();
     const current = this.current;
     const listing = current && current.startedAt >= notBefore ? current.listing : this.start();
-    return abortable(listing, signal);
+    return untilAborted(listing, signal);
   }
 
   private start(): Promise<SlurmJob[]> {
@@ -29,21 +30,4 @@ export class JobWatch {
     });
     return listing;
   }
-}
-
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }

@@ -1,4 +1,4 @@
-import { childrenOf, getDevicesByIds, resolveDefaultManifests, type Device, type Job } from '@fleet/db';
+import { resolveDefaultManifests, type Device, type Job } from '@fleet/db';
 import {
   burnInTestTable,
   kindOfNodeType,
@@ -8,19 +8,13 @@ import {
   type EnrolmentMode,
 } from '@fleet/domain';
 import { PermanentIntentError } from './errors.js';
-import { activityOf, firmwareTimings, loadDevice } from './shared.js';
+import { activityOf, firmwareTimings, loadDevice, loadRackDevices } from './shared.js';
 import { deviceTarget } from './targets.js';
 import type { InputLoader, LoaderDeps } from './types.js';
 
-/** A rack enrolment's devices are those of its children (one per device, created with the job). */
-export const rackEnrolInput: InputLoader<'rack.enrol'> = async (deps, job) => {
-  const children = await childrenOf(deps.db, job.id);
-  const devices = await getDevicesByIds(
-    deps.db,
-    children.flatMap((c) => (c.deviceId ? [c.deviceId] : [])),
-  );
-  return enrolmentInput(deps, job, 'rack', devices);
-};
+/** A rack enrolment enrols the devices of its children (one per device, created with the job). */
+export const rackEnrolInput: InputLoader<'rack.enrol'> = async (deps, job) =>
+  enrolmentInput(deps, job, 'rack', await loadRackDevices(deps, job));
 
 export const deviceEnrolInput: InputLoader<'device.enrol'> = async (deps, job) =>
   enrolmentInput(deps, job, 'device', [await loadDevice(deps, job)]);

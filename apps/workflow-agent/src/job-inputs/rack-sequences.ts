@@ -1,18 +1,12 @@
-import { childrenOf, getDevicesByIds, type Job } from '@fleet/db';
+import type { Job } from '@fleet/db';
 import { coldRebootTimings, RackPowerOp, type RackTargets } from '@fleet/domain';
-import { activityOf } from './shared.js';
+import { activityOf, loadRackDevices } from './shared.js';
 import { rackTargets } from './targets.js';
 import type { InputLoader, LoaderDeps } from './types.js';
 
-/** The rack's devices: those of the job's children (one per device, created with the job). */
-async function loadRackTargets({ db }: LoaderDeps, job: Job): Promise<RackTargets> {
-  const children = await childrenOf(db, job.id);
-  return rackTargets(
-    await getDevicesByIds(
-      db,
-      children.flatMap((c) => (c.deviceId ? [c.deviceId] : [])),
-    ),
-  );
+/** The rack's devices as targets by power class. */
+async function loadRackTargets(deps: LoaderDeps, job: Job): Promise<RackTargets> {
+  return rackTargets(await loadRackDevices(deps, job));
 }
 
 /** Power a rack's devices in order: shelves, switches, compute (reversed for off). */

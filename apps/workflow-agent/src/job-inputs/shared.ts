@@ -1,4 +1,12 @@
-import { getDevice, resolveManifests, type Device, type Job, type ResolvedManifest } from '@fleet/db';
+import {
+  childrenOf,
+  getDevice,
+  getDevicesByIds,
+  resolveManifests,
+  type Device,
+  type Job,
+  type ResolvedManifest,
+} from '@fleet/db';
 import type { ActivityTimeouts, FirmwareTimings } from '@fleet/domain';
 import type { AgentConfig } from '../config.js';
 import { PermanentIntentError } from './errors.js';
@@ -10,6 +18,15 @@ export async function loadDevice({ db }: LoaderDeps, job: Job): Promise<Device> 
   const device = await getDevice(db, job.deviceId);
   if (!device) throw new PermanentIntentError('NOT_FOUND', `device ${job.deviceId} no longer exists`);
   return device;
+}
+
+/** A rack job's devices: those of its children (one per device, created with the job). */
+export async function loadRackDevices({ db }: LoaderDeps, job: Job): Promise<Device[]> {
+  const children = await childrenOf(db, job.id);
+  return getDevicesByIds(
+    db,
+    children.flatMap((c) => (c.deviceId ? [c.deviceId] : [])),
+  );
 }
 
 /** The job's manifest (params.manifest_id) with its packages by digest. */

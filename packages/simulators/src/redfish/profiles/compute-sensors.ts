@@ -1,6 +1,6 @@
 import type { SimulatedBmc } from '../bmc.js';
 import { cpuPath, gpuPath, gpuPresent, LEAK_DETECTORS, leakState, SYSTEM } from './compute-parts.js';
-import { addEnvironment, type SensorSpec } from './environment.js';
+import { addEnvironment, hostReads, inletSensor, type SensorSpec } from './environment.js';
 import type { Tree } from './common.js';
 
 /**
@@ -9,25 +9,16 @@ import type { Tree } from './common.js';
  * simulator values: standby temperatures while the host is off, load temperatures while it is on.
  */
 const chassis = (id: string) => `/redfish/v1/Chassis/${id}`;
-const hostOn = (bmc: SimulatedBmc) => bmc.powerState === 'On';
-const reads = (off: number, on: number) => (bmc: SimulatedBmc) => (hostOn(bmc) ? on : off);
 
 const TRAY: SensorSpec[] = [
-  {
-    id: 'TEMP_INLET',
-    name: 'TEMP INLET',
-    type: 'Temperature',
-    context: 'Intake',
-    reading: () => 25,
-    thresholds: { UpperCaution: 40, UpperCritical: 45 },
-  },
+  inletSensor,
   {
     id: 'TEMP_IO_BOARD',
     name: 'TEMP IO BOARD',
     type: 'Temperature',
     context: 'SystemBoard',
     related: SYSTEM,
-    reading: reads(26, 38.5),
+    reading: hostReads(26, 38.5),
     thresholds: { UpperCaution: 80, UpperCritical: 85 },
   },
   {
@@ -36,7 +27,7 @@ const TRAY: SensorSpec[] = [
     type: 'Temperature',
     context: 'PowerSupply',
     related: SYSTEM,
-    reading: reads(27.5, 41.25),
+    reading: hostReads(27.5, 41.25),
     thresholds: { UpperCaution: 85, UpperCritical: 95 },
   },
 ];
@@ -53,7 +44,7 @@ export function addTrayEnvironment(tree: Tree) {
 export function addGpuEnvironment(tree: Tree, g: number) {
   // A GPU off the bus answers nothing: its sensors read null.
   const gpuReads = (off: number, on: number) => (bmc: SimulatedBmc) =>
-    gpuPresent(bmc, g) ? reads(off, on)(bmc) : null;
+    gpuPresent(bmc, g) ? hostReads(off, on)(bmc) : null;
   return addEnvironment(tree, chassis(`HGX_GPU_${g}`), [
     {
       id: `HGX_GPU_${g}_Temp_0`,
@@ -84,7 +75,7 @@ export function addCpuEnvironment(tree: Tree, c: number) {
       type: 'Temperature',
       context: 'CPU',
       related: cpuPath(c),
-      reading: reads(27, 48 + c),
+      reading: hostReads(27, 48 + c),
       thresholds: { UpperCaution: 90, UpperCritical: 100 },
     },
   ]);

@@ -31,6 +31,19 @@ export interface LeakDetectorSpec {
 
 const UNITS = { Temperature: 'Cel', Voltage: 'V', Power: 'W' } as const;
 
+/** A reading that follows the host: standby while it is off, under load while it is on (simulator values). */
+export const hostReads = (off: number, on: number) => (bmc: SimulatedBmc) => (bmc.powerState === 'On' ? on : off);
+
+/** The tray's air inlet, the same on compute and switch trays (it does not follow the host). */
+export const inletSensor: SensorSpec = {
+  id: 'TEMP_INLET',
+  name: 'TEMP INLET',
+  type: 'Temperature',
+  context: 'Intake',
+  reading: () => 25,
+  thresholds: { UpperCaution: 40, UpperCritical: 45 },
+};
+
 /** A sensor's health from its thresholds (caution → Warning, critical → Critical); OK without a reading. */
 function sensorHealth(reading: number | null, t: Thresholds = {}): Health {
   if (reading === null) return 'OK';

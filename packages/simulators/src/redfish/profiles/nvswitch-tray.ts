@@ -9,10 +9,9 @@ import {
   Tree,
   uuidFor,
 } from './common.js';
-import { addEnvironment, type SensorSpec } from './environment.js';
+import { addEnvironment, hostReads, inletSensor, type SensorSpec } from './environment.js';
 import { addEventLog, addEventService } from './logs.js';
 import { addSwitchFabric, NVSWITCHES } from './switch-fabric.js';
-import type { SimulatedBmc } from '../bmc.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
 
 /**
@@ -69,18 +68,9 @@ const firmware: FirmwareSpec[] = [
   },
 ];
 
-const hostReads = (off: number, on: number) => (bmc: SimulatedBmc) => (bmc.powerState === 'On' ? on : off);
-
 /** The tray's board temperatures (on BMC_0) and each NVSwitch chip's (on NVSwitch_n); simulator values. */
 const TRAY_SENSORS: SensorSpec[] = [
-  {
-    id: 'TEMP_INLET',
-    name: 'TEMP INLET',
-    type: 'Temperature',
-    context: 'Intake',
-    reading: () => 25,
-    thresholds: { UpperCaution: 40, UpperCritical: 45 },
-  },
+  inletSensor,
   {
     id: 'TEMP_BOARD',
     name: 'TEMP BOARD',
