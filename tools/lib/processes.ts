@@ -73,7 +73,17 @@ export class ManagedProcess {
     const started = this.output.length;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(repoRoot, this.entry), '--config', this.configFile],
+      [
+        // FLEET_CPU_PROF_DIR: each process writes a CPU profile there when it exits (where a bench's time goes).
+        ...(process.env['FLEET_CPU_PROF_DIR']
+          ? ['--cpu-prof', `--cpu-prof-dir=${process.env['FLEET_CPU_PROF_DIR']}`]
+          : []),
+        '--import',
+        'tsx',
+        join(repoRoot, this.entry),
+        '--config',
+        this.configFile,
+      ],
       {
         cwd: repoRoot,
         env: { ...process.env, FLEET_EXIT_WITH_PARENT: '1', ...this.env },

@@ -6,7 +6,9 @@ import {
   applyLifecycleReports,
   applyJobProjections,
   closeOpenChildren,
+  hasOpenDispatchedJobs,
   listOpenDispatchedJobs,
+  openDispatchedJobsAmong,
   recordPowerStates,
   type Db,
   type Job,
@@ -62,27 +64,27 @@ const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState
 };
 
 /**
+ * What each workflow looked like when the last quick cycle listed it. A quick cycle's window (the interval plus the
+ * visibility lag) lists a workflow that just started or closed several times over; one listed as it was last time
+ * has nothing new to write. Each quick cycle keeps only what it listed: a workflow leaves the window for good.
+ */
+let lastListed = new Map<string, string>();
+
+/**
  * One reconcile cycle. Without `since`, a full sweep: the open jobs a page at a time, each page answered by a single
  * visibility query (WorkflowId IN (...)), never one Temporal call per job. With `since`, a quick cycle: one query for
  * the workflows that started or closed since then (`StartTime >= since OR CloseTime >= since`), which is every state
- * change a job can make; its cost follows the changes, not the open jobs, so the interval can be short. Running
- * workflows' progress (memo) changes are picked up by the sweeps. Workflows publish progress, result and error in
- * their memo, so the listing carries it all.
+ * change a job can make; only the jobs it names are read from Postgres, so its cost follows the changes, not the open
+ * jobs, and the interval can be short. Running workflows' progress (memo) changes are picked up by the sweeps.
+ * Workflows publish progress, result and error in their memo, so the listing carries it all.
  */
 export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<ReconcileStats> {
   const stats: ReconcileStats = { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
   if (since) {
-    const open = new Map<string, Job>();
-    for (let after: string | undefined; ;) {
-      const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
-      for (const j of page) open.set(j.id, j);
-      if (page.length < deps.pageSize) break;
-      after = page[page.length - 1]!.id;
-    }
-    stats.openJobs = open.size;
-    if (open.size > 0) {
-      const at = since.toISOString();
-      await projectListing(deps, stats, open, `StartTime >= '${at}' OR CloseTime >= '${at}'`);
+    // Nothing open, nothing to ask Temporal: an idle agent makes no calls.
+    if (await hasOpenDispatchedJobs(deps.db)) {
+      deps.metrics.busyCycles.inc();
+      await projectChanges(deps, stats, since);
     }
   } else {
     for (let after: string | undefined; ;) {
@@ -98,14 +100,54 @@ export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<
       );
       if (page.length < deps.pageSize) break;
     }
+    deps.metrics.openJobs.set(stats.openJobs);
+    if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
   }
   // Batches have no workflow: their state follows their children.
   stats.changed += await aggregateBatchParents(deps.db);
-  deps.metrics.openJobs.set(stats.openJobs);
-  if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
   return stats;
+}
+
+/** A quick cycle: the workflows that started or closed since `since` (one call), then the open jobs among them. */
+async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since: Date): Promise<void> {
+  deps.metrics.temporalCalls.inc({ op: 'list' });
+  stats.temporalCalls++;
+  const at = since.toISOString();
+  const listed = new Map<string, string>();
+  const changed: { wf: WorkflowExecutionInfo; seen: string }[] = [];
+  const query = `StartTime >= '${at}' OR CloseTime >= '${at}'`;
+  for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
+    stats.workflows++;
+    const seen = `${wf.runId} ${wf.status.name} ${wf.historyLength} ${JSON.stringify(wf.memo ?? {})}`;
+    if (lastListed.get(wf.workflowId) === seen) listed.set(wf.workflowId, seen);
+    else changed.push({ wf, seen });
+  }
+  try {
+    for (let i = 0; i < changed.length; i += deps.pageSize) {
+      const page = changed.slice(i, i + deps.pageSize);
+      const jobs = await openDispatchedJobsAmong(
+        deps.db,
+        page.map(({ wf }) => wf.workflowId),
+      );
+      const open = new Map(jobs.map((j) => [j.id, j]));
+      const batch = [];
+      for (const { wf, seen } of page) {
+        const job = open.get(wf.workflowId);
+        if (job) batch.push({ job, wf });
+        // A running workflow without an open dispatched job may be one whose start is not yet marked dispatched:
+        // looked up again next time. A closed one without an open job has nothing more to say.
+        if (job || stateFor[wf.status.name] !== 'running') listed.set(wf.workflowId, seen);
+      }
+      if (batch.length) stats.changed += await applyPage(deps, batch);
+    }
+  } catch (err) {
+    // Whatever was not written is listed again next time, as new.
+    lastListed = new Map();
+    throw err;
+  }
+  lastListed = listed;
 }
 
 /** Lists `query` (one Temporal call) and writes what it says of the jobs in `open`, a page per transaction. */

@@ -127,24 +127,45 @@ export async function markIntentFailed(db: DbOrTx, id: number, error: string): P
 }
 
 /** Open jobs whose workflow has been started, a page at a time by id. */
+/** Open jobs whose workflow was started: by their own start intent, or, for a campaign's devices, the campaign's. */
+const openAndDispatched = () =>
+  and(
+    inArray(jobs.state, [...openStates]),
+    sql`exists (select 1 from intents i
+      where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null
+        then ${jobs.parentId} else ${jobs.id} end
+      and i.kind = 'start' and i.status = 'dispatched')`,
+  );
+
 export async function listOpenDispatchedJobs(db: DbOrTx, limit: number, afterId?: string): Promise<Job[]> {
   return db
     .select()
     .from(jobs)
-    .where(
-      and(
-        inArray(jobs.state, [...openStates]),
-        afterId ? sql`${jobs.id} > ${afterId}` : undefined,
-        // Campaign devices have no intent of their own: the campaign workflow starts them.
-        sql`exists (select 1 from intents i
-          where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null
-            then ${jobs.parentId} else ${jobs.id} end
-          and i.kind = 'start' and i.status = 'dispatched')`,
-      ),
-    )
+    .where(and(openAndDispatched(), afterId ? sql`${jobs.id} > ${afterId}` : undefined))
     .orderBy(jobs.id)
     .limit(limit);
 }
+
+/** The jobs among `ids` that are open and dispatched (ids that are not jobs, such as child workflows, drop out). */
+export async function openDispatchedJobsAmong(db: DbOrTx, ids: string[]): Promise<Job[]> {
+  const uuids = ids.filter((id) => uuidPattern.test(id));
+  if (uuids.length === 0) return [];
+  return db
+    .select()
+    .from(jobs)
+    .where(and(sql`${jobs.id} = any(${sql.param(uuids)}::uuid[])`, openAndDispatched()));
+}
+
+export async function hasOpenDispatchedJobs(db: DbOrTx): Promise<boolean> {
+  const rows = await db
+    .select({ one: sql<number>`1` })
+    .from(jobs)
+    .where(openAndDispatched())
+    .limit(1);
+  return rows.length > 0;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface JobProjection {
   id: string;
