@@ -12,6 +12,7 @@ import {
 import {
   connectDb,
   createApiToken,
+  devices,
   setBmcUrls,
   upsertDevices,
   upsertRacks,
@@ -30,7 +31,16 @@ import { startNetbox, type NetboxServer } from './netbox.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
+  /** Health observers for the stack's site (docs/day2.md); off unless given, so tests see only the requests they make. */
+  observe?: { intervalS: number; confirmations?: number; concurrency?: number; runForS?: number; checkEveryS?: number };
   bmcs?: number;
+  /**
+   * Plain `bmcs` go into Postgres a thousand rows a statement (the rows POST /v1/devices writes, without its audit rows)
+   * rather than one POST each: benches with 10,000 devices.
+   */
+  bulkRegister?: boolean;
+  /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
+  redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
@@ -226,7 +236,8 @@ export class Stack {
       switches,
     });
     this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
-    await this.simulator.start('redfish simulator ready');
+    // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
+    await this.simulator.start('redfish simulator ready', Math.max(60_000, count * 20));
     this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
     const list = (await (await fetch(`${this.simAdminUrl}/bmcs`)).json()) as { items: SimBmc[] };
     this.bmcs = list.items;
@@ -264,6 +275,7 @@ export class Stack {
       ...(this.opts.firmware ? { firmware: this.opts.firmware } : {}),
       ...(this.opts.nvosInstall ? { nvos: this.opts.nvosInstall } : {}),
       ...(this.opts.enrolment ? { enrolment: this.opts.enrolment } : {}),
+      observation: this.opts.observe ? { checkEveryS: 1, ...this.opts.observe } : { enabled: false },
     });
     this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
     await this.agent.start('workflow agent started');
@@ -293,7 +305,12 @@ export class Stack {
         shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5,
         ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}),
       },
-      redfish: { pollIntervalMs: this.opts.pollIntervalMs ?? 100, requestTimeoutMs: 5_000, connectTimeoutMs: 2_000 },
+      redfish: {
+        pollIntervalMs: this.opts.pollIntervalMs ?? 100,
+        requestTimeoutMs: 5_000,
+        connectTimeoutMs: 2_000,
+        ...this.opts.redfish,
+      },
     });
     this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
     await this.satellite.start('satellite worker started');
@@ -416,6 +433,7 @@ export class Stack {
   private async registerBmcs(): Promise<void> {
     const admin = this.client('admin');
     await unwrap(admin.POST('/v1/sites', { body: { id: this.siteId, name: `Test site ${this.siteId}` } }));
+    if (this.opts.bulkRegister) return this.insertBmcs();
     for (const bmc of this.bmcs) {
       const body: NewDevice = {
         name: `${this.siteId}-${bmc.id}`,
@@ -425,6 +443,27 @@ export class Stack {
         credential_ref: 'bmc/default',
       };
       this.deviceIds.set(bmc.id, (await unwrap(admin.POST('/v1/devices', { body }))).id);
+    }
+  }
+
+  /** The simulated BMCs as compute trays, straight into the devices table (bulkRegister). */
+  private async insertBmcs(): Promise<void> {
+    for (let i = 0; i < this.bmcs.length; i += 1000) {
+      const chunk = this.bmcs.slice(i, i + 1000);
+      const rows = await this.dbHandle.db
+        .insert(devices)
+        .values(
+          chunk.map((bmc) => ({
+            name: `${this.siteId}-${bmc.id}`,
+            siteId: this.siteId,
+            nodeType: 'compute_gb200_nvidia',
+            bmcUrl: bmc.url,
+            credentialRef: 'bmc/default',
+          })),
+        )
+        .returning({ id: devices.id, name: devices.name });
+      const ids = new Map(rows.map((r) => [r.name, r.id]));
+      for (const bmc of chunk) this.deviceIds.set(bmc.id, ids.get(`${this.siteId}-${bmc.id}`)!);
     }
   }
 

@@ -11,3 +11,4 @@ export { firmwareCampaign } from './firmware-campaign.js';
 export { switchNvosInstall } from './nvos-install.js';
 export * from './switch-workflows.js';
 export { enrolment } from './enrolment.js';
+export { siteObserver } from './site-observer.js';

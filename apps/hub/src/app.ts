@@ -15,6 +15,7 @@ import { catalogRoutes } from './routes/catalog.routes.js';
 import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceHistoryRoutes } from './routes/device-history.routes.js';
 import { enrolmentRoutes } from './routes/enrolment.routes.js';
+import { healthRoutes } from './routes/health.routes.js';
 import { hardwareDocumentRoutes } from './routes/hardware-documents.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { eventRoutes } from './routes/events.routes.js';
@@ -97,6 +98,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   deviceRoutes(app, doc, deps.db, deps.views);
   deviceHistoryRoutes(app, doc, deps.db);
   enrolmentRoutes(app, doc, deps.db, deps.views);
+  healthRoutes(app, doc, deps.db);
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);

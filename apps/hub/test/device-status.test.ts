@@ -56,6 +56,7 @@ const writerOf: Record<ConditionType, SetConditionInput['writer']> = {
   FirmwareCompliant: 'firmware-refresh',
   BurnInPassed: 'burn-in-workflow',
   Schedulable: 'lifecycle-workflow',
+  Healthy: 'satellite',
 };
 
 describe('device lifecycle and conditions in the hub API', () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import {
   configPathFromArgs,
   createLogger,
@@ -23,6 +23,8 @@ import {
   createSwitchActivities,
   type DeviceActivityDeps,
 } from './activities/index.js';
+import { createObserverActivities } from './activities/observe.js';
+import { HubObservations } from './observe/hub-observations.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
@@ -65,6 +67,24 @@ const hubAccess = hub && { url: hub.url, token: async () => (await secrets.resol
 const artifacts = new ArtifactCache({ ...config.artifacts, hub: hubAccess, log });
 // Hardware inventory documents go to the hub by digest, as packages come from it.
 const documents = hubAccess && new HubDocumentStore(hubAccess);
+const observations = hubAccess && new HubObservations(hubAccess);
+const observationCycle = new Histogram({
+  name: 'fleet_satellite_observation_cycle_seconds',
+  help: 'Time to observe every device of the site once',
+  buckets: [1, 5, 10, 20, 30, 45, 60, 90, 120, 300],
+  registers: [metrics.registry],
+});
+const observedChanges = new Counter({
+  name: 'fleet_satellite_observation_changes_total',
+  help: 'Health readings the observer found changed (or confirming a fault) and queued for the hub',
+  registers: [metrics.registry],
+});
+const observationDelivery = new Histogram({
+  name: 'fleet_satellite_observation_delivery_seconds',
+  help: 'Time the hub took to store one batch of health readings',
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [metrics.registry],
+});
 
 const deviceDeps: DeviceActivityDeps = {
   secrets,
@@ -97,6 +117,15 @@ const worker = await Worker.create({
     ...createDeviceActivities({ ...deviceDeps, ...(documents ? { documents } : {}) }),
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
+    ...createObserverActivities({
+      ...deviceDeps,
+      ...(observations ? { hub: observations } : {}),
+      onCycle: ({ seconds, changes }) => {
+        observationCycle.observe(seconds);
+        observedChanges.inc(changes);
+      },
+      onDelivery: (seconds) => observationDelivery.observe(seconds),
+    }),
     ...createNvosActivities({ secrets, log, artifacts, nvos: config.nvos, knownHosts }),
     ...createSwitchActivities({
       secrets,

@@ -2,6 +2,50 @@ import { z } from 'zod';
 import { burnInTests, defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
 import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
 
+const ObserverSettings = z
+  .object({
+    /** Seconds between the starts of two observation cycles. */
+    intervalS: z.number().int().min(1).max(3600),
+    /** Devices read at once (the site's Redfish cap still applies). */
+    concurrency: z.number().int().min(1).max(2000),
+    /** Cycles a faulty reading is delivered for before only its changes are (quarantine rules count observations). */
+    confirmations: z.number().int().min(1).max(100),
+    /** How long one observeSite run lasts; the history grows by a few events per run. */
+    runForS: z.number().int().min(10).max(86_400),
+  })
+  .strict();
+const defaultObserverSettings = { intervalS: 60, concurrency: 100, confirmations: 3, runForS: 3600 };
+
+const ObservationConfig = z
+  .object({
+    enabled: z.boolean().default(true),
+    ...ObserverSettings.partial().shape,
+    /** Per-site overrides, by site id; `enabled: false` stops that site's observer. */
+    sites: z
+      .record(z.string(), ObserverSettings.partial().extend({ enabled: z.boolean().optional() }).strict())
+      .default({}),
+    /** How often the agent checks that every site's observer runs with its settings. */
+    checkEveryS: z.number().int().min(1).max(3600).default(60),
+  })
+  .strict()
+  .default({ enabled: true, sites: {}, checkEveryS: 60 });
+export type ObservationConfig = z.infer<typeof ObservationConfig>;
+
+/** The settings of a site's observer, or undefined when it should not run. */
+export function observerSettingsFor(config: ObservationConfig, siteId: string) {
+  const site = config.sites[siteId] ?? {};
+  if (!(site.enabled ?? config.enabled)) return undefined;
+  const pick = <K extends keyof typeof defaultObserverSettings>(k: K) =>
+    site[k] ?? config[k] ?? defaultObserverSettings[k];
+  return {
+    siteId,
+    intervalS: pick('intervalS'),
+    concurrency: pick('concurrency'),
+    confirmations: pick('confirmations'),
+    runForS: pick('runForS'),
+  };
+}
+
 export const AgentConfig = z
   .object({
     log: LogConfig,
@@ -91,6 +135,8 @@ export const AgentConfig = z
       })
       .strict()
       .default({ burnInTests: [...burnInTests], burnInTimeoutS: 6 * 3600, burnInHeartbeatTimeoutS: 60 }),
+    /** Health observation (docs/day2.md): one observer workflow per site, kept running by this agent. */
+    observation: ObservationConfig,
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -15,6 +15,7 @@ import { ensureSearchAttributes } from '@fleet/temporal';
 import { AgentConfig } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
+import { checkObservers } from './observers.js';
 import { reconcileOnce } from './projector.js';
 import { intentChannel } from '@fleet/db';
 
@@ -132,11 +133,31 @@ async function reconcileLoop(): Promise<void> {
   }
 }
 
+/** Every site's health observer runs with the config's settings (docs/day2.md); checked again every checkEveryS. */
+async function observerLoop(): Promise<void> {
+  while (!stopping) {
+    try {
+      const { started, updated, stopped } = await checkObservers({
+        db,
+        client,
+        log,
+        metrics,
+        config: config.observation,
+      });
+      if (started.length + updated.length + stopped.length)
+        log.info({ started, updated, stopped }, 'observers checked');
+    } catch (err) {
+      log.warn({ err: errorText(err) }, 'observer check failed; will retry');
+    }
+    await sleep('observers', config.observation.checkEveryS * 1000);
+  }
+}
+
 void listenForIntents();
 // The loops start once Temporal has the search attributes; a shutdown before then has no cycle to wait for.
 let loops: Promise<unknown> = Promise.resolve();
 void ensureNamespace().then(() => {
-  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop()]);
+  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop(), observerLoop()]);
 });
 handleShutdown({
   name: 'workflow agent',

@@ -19,3 +19,4 @@ export * from './repos/device-history.repo.js';
 export * from './repos/lifecycle.repo.js';
 export * from './repos/conditions.repo.js';
 export * from './repos/enrolment.repo.js';
+export * from './repos/health.repo.js';

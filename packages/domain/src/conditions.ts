@@ -80,6 +80,7 @@ export const conditionTypes = [
   'FirmwareCompliant',
   'BurnInPassed',
   'Schedulable',
+  'Healthy',
 ] as const;
 export type ConditionType = (typeof conditionTypes)[number];
 
@@ -94,6 +95,10 @@ export const conditionTable = {
   FirmwareCompliant: { axis: 'firmware', meaning: 'Every component runs the version its manifest names' },
   BurnInPassed: { axis: 'burnin', meaning: 'The last burn-in ran every test and all passed' },
   Schedulable: { axis: 'lifecycle', meaning: 'The device may be given work (in service and not held)' },
+  Healthy: {
+    axis: 'health',
+    meaning: "The satellite's last observation found no fault (the reason names the worst fault class otherwise)",
+  },
 } as const satisfies Record<ConditionType, { axis: DeviceAxis; meaning: string }>;
 
 export function conditionWriter(type: ConditionType): AxisWriter {

@@ -30,3 +30,5 @@ export * from './hardware-profiles.js';
 export * from './nvlink-topology.js';
 export * from './burn-in.js';
 export * from './enrolment.js';
+export * from './health.js';
+export * from './remediation.js';

@@ -151,6 +151,27 @@ export const lifecycleTable: readonly LifecycleRule[] = [
     why: 'The fault was not in the hardware (configuration, false alarm) and a health check passed',
   },
   {
+    event: 'restore_certified',
+    from: ['remediating'],
+    to: 'certified',
+    by: 'remediation',
+    why: 'A certified device held for a fault that a playbook step cleared, and a health check passed',
+  },
+  {
+    event: 'restore_enrolled',
+    from: ['remediating'],
+    to: 'enrolled',
+    by: 'remediation',
+    why: 'An enrolled (or burning-in) device held for a fault that was cleared: enrolled, burn-in still to come',
+  },
+  {
+    event: 'restore_discovered',
+    from: ['remediating'],
+    to: 'discovered',
+    by: 'remediation',
+    why: 'A device held before enrolment finished (or after it failed), cleared: nothing proven, it starts again',
+  },
+  {
     event: 'return_to_vendor',
     from: ['failed', 'quarantined', 'remediating'],
     to: 'rma',
@@ -252,5 +273,22 @@ export class LifecycleTransitionRefused extends Error {
     this.current = refusal.current;
     this.requested = refusal.requested;
     this.allowed = refusal.allowed;
+  }
+}
+
+/**
+ * Where a device held in `quarantined` goes once a remediation (or a release's health check) clears it: back where it
+ * was, except that a running enrolment or burn-in, interrupted, proved nothing more than the step before it.
+ */
+export function restoreStateFor(beforeQuarantine: FleetLifecycleState): FleetLifecycleState {
+  switch (beforeQuarantine) {
+    case 'in_service':
+    case 'certified':
+    case 'enrolled':
+      return beforeQuarantine;
+    case 'burning_in':
+      return 'enrolled';
+    default:
+      return 'discovered';
   }
 }

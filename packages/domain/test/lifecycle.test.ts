@@ -28,7 +28,17 @@ const expected: Record<FleetLifecycleState, FleetLifecycleState[]> = {
   in_service: ['quarantined', 'decommissioned'],
   failed: ['enrolling', 'quarantined', 'remediating', 'rma', 'decommissioned'],
   quarantined: ['remediating', 'rma', 'decommissioned'],
-  remediating: ['enrolling', 'burning_in', 'in_service', 'quarantined', 'rma', 'decommissioned'],
+  remediating: [
+    'discovered',
+    'enrolling',
+    'enrolled',
+    'burning_in',
+    'certified',
+    'in_service',
+    'quarantined',
+    'rma',
+    'decommissioned',
+  ],
   rma: ['discovered', 'decommissioned'],
   decommissioned: [],
 };

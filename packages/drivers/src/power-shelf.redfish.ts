@@ -41,6 +41,7 @@ export function createRedfishPowerShelf(nodeType: NodeType) {
           reset: (client, type) => resetChassis(client, powerShelfChassisId, type),
         },
         inventory: { chassis: powerShelfChassisId },
+        health: { chassis: powerShelfChassisId },
       },
       ctx,
     );

@@ -3,7 +3,11 @@ import { RedfishError, type RedfishErrorCode } from '@fleet/redfish';
 import type { ManagerProbe } from './types.js';
 
 /** Failures that mean "the BMC is not answering (yet)": no connection, no answer in time, 503/502, 5xx. */
-const notAnswering = new Set<RedfishErrorCode>(['Timeout', 'Unavailable', 'Internal']);
+export const notAnswering: ReadonlySet<RedfishErrorCode> = new Set<RedfishErrorCode>([
+  'Timeout',
+  'Unavailable',
+  'Internal',
+]);
 
 /**
  * A failure as the reason a BMC is unreachable. Anything else (credentials, TLS, a missing

@@ -1,15 +1,18 @@
 import type { ManagerKind, NodeType, PowerAction, PowerState, RedfishResetType } from '@fleet/domain';
 import {
   managerIds,
+  readDeviceHealth,
   readHardwareInventory,
   readManager,
   resetManager,
+  type HealthSource,
   type InventorySource,
   type RedfishClient,
 } from '@fleet/redfish';
 import { DriverClients } from './clients.js';
 import { redfishFirmware } from './firmware.redfish.js';
 import { UnsupportedOperationError } from './errors.js';
+import { observeHealth } from './health.js';
 import { probeAnswer, probePower } from './probe.js';
 import type { DriverContext, NodeDriverBase, PowerDriver } from './types.js';
 
@@ -29,6 +32,8 @@ export interface RedfishNodeSpec<K extends PowerDriver['kind'], M extends readon
   power: PowerDomain;
   /** Where the device itself is for its hardware inventory: its host system, or (a shelf) its chassis. */
   inventory: InventorySource;
+  /** Where its health is read: the chassis that is the device, and its host system if it has one. */
+  health: HealthSource;
 }
 
 /** A driver for any Redfish node: the spec says where its power lives and what it accepts. */
@@ -82,6 +87,8 @@ export function redfishNode<K extends PowerDriver['kind'], M extends readonly Ma
       const device = { deviceId: ctx.target.deviceId, nodeType: spec.nodeType, kind: spec.kind };
       return { inventory: { ...device, ...read.inventory }, resources: read.resources };
     },
+    // Single attempt, like a probe: a BMC that does not answer now is this interval's reading, not a wait.
+    readHealth: () => observeHealth(() => readDeviceHealth(clients.probe(), spec.health)),
     close: () => clients.close(),
   };
 }

@@ -1,4 +1,5 @@
 import { resetTypeFor, type NodeType } from '@fleet/domain';
+import { trayHealth } from './health.js';
 import { redfishNode } from './redfish-node.js';
 import { systemPower, systemResetTypes } from './system-power.js';
 import type { DriverContext, SwitchTrayDriver } from './types.js';
@@ -20,6 +21,7 @@ export function createRedfishSwitchTray(nodeType: NodeType) {
         actions: resetTypeFor,
         power: systemPower(ctx.target.redfishSystemId),
         inventory: { system: ctx.target.redfishSystemId },
+        health: trayHealth(ctx.target.redfishSystemId),
       },
       ctx,
     );

@@ -3,6 +3,7 @@ import type {
   ComponentVersion,
   DeviceProbe,
   HardwareInventory,
+  HealthReading,
   ManagerKind,
   NodeType,
   PowerAction,
@@ -102,6 +103,13 @@ export interface NodeDriverBase extends PowerDriver {
   readonly firmware: FirmwareOps;
   /** Reads the hardware resource by resource; `onProgress` hears how many resources have been read. */
   readHardwareInventory(opts?: { onProgress?: (resources: number) => void }): Promise<DeviceInventoryRead>;
+  /**
+   * One health reading (docs/day2.md): power state and the faults the BMC reports, single attempt. A healthy device
+   * costs its system and chassis (two GETs once discovered; a shelf one), the parts are read only under a rollup that
+   * is not OK. A BMC that refuses the credentials or does not answer gives a reading too; throws on cancellation and
+   * on what no later reading fixes by itself (TLS refused, the device's system missing).
+   */
+  readHealth(): Promise<HealthReading>;
   close(): Promise<void>;
 }
 

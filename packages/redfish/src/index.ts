@@ -23,3 +23,4 @@ export * from './update.js';
 export * from './tasks.js';
 export * from './nvidia.js';
 export * from './hardware-inventory.js';
+export { readDeviceHealth, type HealthSource } from './health.js';

@@ -21,8 +21,9 @@ import type { RedfishSimulator } from './redfish/server.js';
  *   GET    /bmcs/:id/firmware         {items:[{id,version,staged?}], flashes:[{id,version,stamp,taskId,filename,at}]}
  *                                     flashes: every image a Completed update task staged, oldest first
  *   GET    /bmcs/:id/health           the tray's burn-in verdict {verdict: pass|fail, failures, gpus, cpus, memory,
- *                                     nvlink, leakDetectors} (a shelf's: psus); part faults, swaps and the unresponsive
- *                                     fault under /bmcs/:id/health/… (redfish/admin-health.ts)
+ *                                     nvlink, leakDetectors, overheating} (a shelf's: psus, overheating); part faults,
+ *                                     swaps and the unresponsive fault under /bmcs/:id/health/…
+ *                                     (redfish/admin-health.ts)
  *   …      /switches[/:id[/…]]        simulated NVOS switches (routes in nvos/admin-routes.ts)
  */
 export async function startAdminServer(

@@ -194,6 +194,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/devices/{id}/health': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The device's last health reading from its site's observer; 404 until it has been observed */
+    get: operations['getV1DevicesIdHealth'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/devices/{id}/history': {
     parameters: {
       query?: never;
@@ -992,6 +1009,47 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/sites/{id}/observation-targets': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The site's devices its observer reads (satellites): those with a node type, a BMC address and a credential
+     * reference, by id
+     */
+    get: operations['getV1SitesIdObservationtargets'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sites/{id}/observations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deliver health readings from the site's observer (satellites): each device's whole reading, when it changed (or
+     * to confirm a fault). Stored as state: an older reading than the stored one is ignored, ids that are no device of
+     * the site are named and ignored
+     */
+    post: operations['postV1SitesIdObservations'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sites/{id}/summary': {
     parameters: {
       query?: never;
@@ -1198,7 +1256,8 @@ export interface components {
       | 'InventoryMatchesProfile'
       | 'FirmwareCompliant'
       | 'BurnInPassed'
-      | 'Schedulable';
+      | 'Schedulable'
+      | 'Healthy';
     Device: {
       bmc_url: string | null;
       conditions: components['schemas']['Condition'][];
@@ -1367,6 +1426,34 @@ export interface components {
       serial_matches_netbox: boolean | null;
       serial_number: string | null;
       sku: string | null;
+    };
+    DeviceHealth: {
+      /**
+       * Format: date-time
+       * @description Since when the readings say this
+       */
+      changed_at: string;
+      credentials_ok: boolean | null;
+      /** Format: uuid */
+      device_id: string;
+      faults: {
+        /** @enum {string} */
+        class: 'unreachable' | 'credentials' | 'gpu' | 'psu' | 'leak' | 'thermal' | 'chassis';
+        /** @description The part as the BMC names it, or 'bmc' */
+        component: string;
+        message: string;
+        /** @enum {string} */
+        severity: 'Warning' | 'Critical';
+      }[];
+      /** @description Deliveries in a row that said this */
+      observations: number;
+      /**
+       * Format: date-time
+       * @description The last reading the observer delivered
+       */
+      observed_at: string;
+      power_state: string | null;
+      reachable: boolean;
     };
     DevicePage: {
       items: components['schemas']['Device'][];
@@ -1729,6 +1816,30 @@ export interface components {
         start: string;
         weekdays: number[];
       }[];
+    };
+    ObservationTargetPage: {
+      items: {
+        bmc_url: string;
+        /** @description A reference into the site's secret store, never a secret */
+        credential_ref: string;
+        /** Format: uuid */
+        device_id: string;
+        node_type: string;
+        redfish_system_id: string | null;
+      }[];
+      next_cursor: string | null;
+    };
+    ObservationsApplied: {
+      /** @description Readings stored: new, changed or confirming the last one */
+      applied: number;
+      /** @description Readings that differ from the stored one: conditions judged again */
+      changed: number;
+      /** @description Readings older than the stored one: ignored */
+      stale: number;
+      /** @description Condition status changes written to device history */
+      transitions: number;
+      /** @description Ids that are no current device of the site: ignored */
+      unknown: string[];
     };
     Provenance:
       | {
@@ -2693,6 +2804,64 @@ export interface operations {
         };
         content: {
           'application/octet-stream': Blob | Uint8Array | ReadableStream<Uint8Array>;
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1DevicesIdHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The last reading */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DeviceHealth'];
         };
       };
       /** @description Invalid argument (details name the fields) */
@@ -6618,6 +6787,173 @@ export interface operations {
       };
       /** @description If-Match does not match the current version */
       412: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1SitesIdObservationtargets: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of targets */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ObservationTargetPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1SitesIdObservations: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          readings: {
+            device_id: string;
+            /**
+             * Format: date-time
+             * @description When the satellite read the device
+             */
+            observed_at: string;
+            reading: {
+              /** @description It accepted the device's credentials; absent when unreachable */
+              credentials_ok?: boolean;
+              faults: {
+                /** @enum {string} */
+                class: 'unreachable' | 'credentials' | 'gpu' | 'psu' | 'leak' | 'thermal' | 'chassis';
+                /** @description The part as the BMC names it, or 'bmc' */
+                component: string;
+                message: string;
+                /** @enum {string} */
+                severity: 'Warning' | 'Critical';
+              }[];
+              /** @enum {string} */
+              power_state?: 'On' | 'Off' | 'PoweringOn' | 'PoweringOff' | 'Paused' | 'Unknown';
+              /** @description The BMC answered */
+              reachable: boolean;
+            };
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description What was stored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ObservationsApplied'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -4,3 +4,4 @@ export * from './security.js';
 export * from './firmware.js';
 export * from './events.js';
 export * from './lifecycle.js';
+export * from './health.js';

@@ -10,7 +10,8 @@ import { PartFault, PartFaults, PartSwap, partKey, partProblem, type ActiveFault
  *
  *   GET    health               the burn-in verdict: {device, verdict: pass|fail, failures[], …parts}
  *   GET    health/faults        the injected faults
- *   POST   health/faults        inject one fault (PartFault: {part: gpu|memory|nvlink|leak|psu, …, health?, reason?})
+ *   POST   health/faults        inject one fault (PartFault: {part: gpu|memory|nvlink|leak|psu|thermal, …, health?,
+ *                                reason?})
  *   PUT    health/faults        replace every fault ({faults: PartFault[]})
  *   DELETE health/faults        clear every fault (the device is healthy again)
  *   POST   health/swap          replace a part (PartSwap: {part: gpu|cpu|memory, …}): it gets a new serial number
@@ -19,8 +20,9 @@ import { PartFault, PartFaults, PartSwap, partKey, partProblem, type ActiveFault
  *                                answersManagerReset?}: see Unresponsive in bmc.ts)
  *   DELETE health/unresponsive  it answers again
  *
- * Compute trays take GPU, memory, NVLink and leak faults and part swaps; power shelves PSU faults; any other fault or
- * swap answers 409. Every injected, replaced or cleared fault is logged and sent to event subscribers (announce.ts).
+ * Compute trays take GPU, memory, NVLink, leak and thermal faults and part swaps; power shelves PSU and thermal
+ * faults; any other fault or swap answers 409. Every injected, replaced or cleared fault is logged and sent to event
+ * subscribers (announce.ts).
  */
 type Result = [number, unknown?];
 
@@ -120,13 +122,20 @@ export function healthReport(bmc: SimulatedBmc): Record<string, unknown> {
     powerState: bmc.acLost ? 'Off' : bmc.powerState,
   };
   const h = bmc.hasPartFaults ? bmc.health() : undefined;
+  const overheating = (h?.list() ?? [])
+    .filter((f) => f.part.startsWith('thermal/'))
+    .map(({ part, ...f }) => {
+      const sensor = part.slice('thermal/'.length);
+      failures.push(describe(sensor, f));
+      return { sensor, health: f.health, reason: f.reason, since: f.since };
+    });
   if (bmc.profile.kind === 'power_shelf') {
     const psus = Array.from({ length: bmc.profile.parts?.psus ?? 0 }, (_, i) => {
       const f = h?.psu(i);
       if (f) failures.push(describe(`PSU_${i}`, f));
       return { id: `PSU_${i}`, health: f?.health ?? 'OK', ...(f ? { reason: f.reason, since: f.since } : {}) };
     });
-    return { ...base, verdict: verdict(failures), failures, psus };
+    return { ...base, verdict: verdict(failures), failures, psus, overheating };
   }
   if (bmc.profile.kind !== 'compute') return { ...base, verdict: verdict(failures), failures };
 
@@ -170,6 +179,7 @@ export function healthReport(bmc: SimulatedBmc): Record<string, unknown> {
     memory,
     nvlink: { ports: GPUS.length * computeParts.nvlinksPerGpu, up, faults: linkFaults },
     leakDetectors,
+    overheating,
   };
 }
 

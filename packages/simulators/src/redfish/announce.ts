@@ -10,8 +10,8 @@ import type { ActiveFault, Health, LogScope } from './tray-health.js';
  *
  *   part fault (GPU, GPU off the bus, memory, NVLink, PSU)  ResourceErrorsDetected [part, reason]        Alert
  *   part fault cleared or part swapped                       ResourceErrorsCorrected [part, reason]       StatusChange
- *   leak detector trips                                      ResourceStatusChanged{Warning,Critical}      Alert
- *   leak detector recovers                                   ResourceStatusChangedOK                      StatusChange
+ *   leak detector trips, temperature past a threshold        ResourceStatusChanged{Warning,Critical}      Alert
+ *   leak detector recovers, temperature back                 ResourceStatusChangedOK                      StatusChange
  *   host or shelf output reaches On / Off                    ResourcePoweredOn / ResourcePoweredOff       StatusChange
  *   the BMC is up again after a reboot or AC loss            ResourcePoweredOn [manager]                  StatusChange
  */
@@ -38,9 +38,12 @@ function announce(bmc: SimulatedBmc, a: Announcement): void {
   });
 }
 
+/** Leak detectors and sensors change state (a message naming the new health), parts report errors. */
+const statusChange = (key: string) => key.startsWith('leak/') || key.startsWith('thermal/');
+
 export function faultDetected(bmc: SimulatedBmc, key: string, fault: ActiveFault): void {
   const at = bmc.profile.parts!.locate(key);
-  const leak = key.startsWith('leak/');
+  const leak = statusChange(key);
   announce(bmc, {
     log: at.log,
     key: leak
@@ -57,7 +60,7 @@ export function faultDetected(bmc: SimulatedBmc, key: string, fault: ActiveFault
 
 export function faultCleared(bmc: SimulatedBmc, key: string, fault: ActiveFault): void {
   const at = bmc.profile.parts!.locate(key);
-  const leak = key.startsWith('leak/');
+  const leak = statusChange(key);
   announce(bmc, {
     log: at.log,
     key: leak ? 'ResourceStatusChangedOK' : 'ResourceErrorsCorrected',

@@ -4,9 +4,9 @@ import { z } from 'zod';
 /**
  * The health of a device's parts, switched at run time through the admin API: on a compute tray faults on a GPU (also
  * one fallen off the bus), a memory device, one NVLink of a GPU or a leak detector, and part swaps; on a power shelf
- * faults on a PSU. Redfish shows a fault in the Status.Health of that part (and the HealthRollup above it), the BMC
- * logs it and sends it to its event subscribers (announce.ts); the admin health report turns the same state into a
- * burn-in verdict.
+ * faults on a PSU; on either, a temperature sensor of the device's own chassis past its threshold. Redfish shows a
+ * fault in the Status.Health of that part (and the HealthRollup above it), the BMC logs it and sends it to its event
+ * subscribers (announce.ts); the admin health report turns the same state into a burn-in verdict.
  */
 export type Health = 'OK' | 'Warning' | 'Critical';
 
@@ -40,6 +40,8 @@ export const PartFault = z.discriminatedUnion('part', [
   z.object({ part: z.literal('psu'), psu: z.number().int().min(0), health: severity, reason }).strict(),
   /** A leak detector of a compute tray trips: its DetectorState becomes the fault's health. */
   z.object({ part: z.literal('leak'), detector: z.number().int().min(0), health: severity, reason }).strict(),
+  /** A temperature sensor (by its Sensor Id) reads past its UpperCaution (Warning) or UpperCritical (Critical). */
+  z.object({ part: z.literal('thermal'), sensor: z.string().min(1), health: severity, reason }).strict(),
 ]);
 export type PartFault = z.infer<typeof PartFault>;
 
@@ -73,6 +75,8 @@ export interface DeviceParts {
   memory: readonly string[];
   psus: number;
   leakDetectors: number;
+  /** The temperature sensors (Sensor Ids) of the device's own chassis, which take thermal faults. */
+  temperatureSensors: readonly string[];
   /** The memory devices inside a GPU package (its HBM): they go with the GPU when it is swapped. */
   gpuMemory(gpu: number): readonly string[];
   /** How the BMC names the part a fault key sits on, the resource that shows it and the log that records it. */
@@ -103,6 +107,8 @@ export const faultKey = (f: PartFault): string => {
       return `psu/${f.psu}`;
     case 'leak':
       return `leak/${f.detector}`;
+    case 'thermal':
+      return `thermal/${f.sensor}`;
   }
 };
 
@@ -116,6 +122,8 @@ export function partProblem(parts: DeviceParts, p: PartFault | PartSwap): string
   if ('psu' in p && p.psu >= parts.psus) return `no PSU ${p.psu}: the shelf has ${parts.psus}`;
   if ('detector' in p && p.detector >= parts.leakDetectors)
     return `no leak detector ${p.detector}: the tray has ${parts.leakDetectors}`;
+  if ('sensor' in p && !parts.temperatureSensors.includes(p.sensor))
+    return `no temperature sensor ${p.sensor}: the device has ${parts.temperatureSensors.join(', ')}`;
   if ('offBus' in p && p.offBus && p.health === 'Warning') return 'a GPU off the bus is Critical, not Warning';
   return undefined;
 }
@@ -167,6 +175,10 @@ export class TrayHealth {
 
   leak(detector: number): ActiveFault | undefined {
     return this.faults.get(`leak/${detector}`);
+  }
+
+  thermal(sensor: string): ActiveFault | undefined {
+    return this.faults.get(`thermal/${sensor}`);
   }
 
   /** Every active fault with the part it sits on, in injection order. */

@@ -69,6 +69,8 @@ function locate(key: string): PartLocation {
       return { name: `${gpuId(n)} ${nvlinkId(Number(b))}`, origin: portPath(n, Number(b)), log: 'gpu' };
     case 'leak':
       return { name: LEAK_DETECTORS[n]!.id, origin: leakDetectorPath(n), log: 'system' };
+    case 'thermal':
+      return { name: a, origin: `/redfish/v1/Chassis/BMC_0/Sensors/${a}`, log: 'system' };
     case 'memory': {
       const cpu = CPUS.find((c) => cpuMemoryId(c) === a);
       return cpu === undefined
@@ -80,9 +82,9 @@ function locate(key: string): PartLocation {
   }
 }
 
-/** What the admin API may fault or swap on a compute tray. */
-export const computeParts: DeviceParts = {
-  faults: ['gpu', 'memory', 'nvlink', 'leak'],
+/** What the admin API may fault or swap on a compute tray; its temperature sensors are compute-sensors.ts's. */
+export const computeParts: Omit<DeviceParts, 'temperatureSensors'> = {
+  faults: ['gpu', 'memory', 'nvlink', 'leak', 'thermal'],
   swaps: true,
   cpus: CPUS.length,
   gpus: GPUS.length,

@@ -32,6 +32,9 @@ const TRAY: SensorSpec[] = [
   },
 ];
 
+/** The tray chassis's temperature sensors: the ones a thermal fault may be injected on. */
+export const trayTemperatureSensors = TRAY.filter((s) => s.type === 'Temperature').map((s) => s.id);
+
 export function addTrayEnvironment(tree: Tree) {
   return addEnvironment(
     tree,

@@ -1,6 +1,6 @@
 import type { SimulatedBmc } from '../bmc.js';
 import { positionOf } from '../rack.js';
-import { partKey } from '../tray-health.js';
+import { partKey, worst } from '../tray-health.js';
 import {
   addChassis,
   addManager,
@@ -24,7 +24,7 @@ import {
   hostSystemParts,
   type PartData,
 } from './compute-parts.js';
-import { addCpuEnvironment, addGpuEnvironment, addTrayEnvironment } from './compute-sensors.js';
+import { addCpuEnvironment, addGpuEnvironment, addTrayEnvironment, trayTemperatureSensors } from './compute-sensors.js';
 import { addEventLog, addEventService } from './logs.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
@@ -193,6 +193,11 @@ export function computeTray(d: ComputeTrayData): Profile {
     'HGX_FPGA_0',
   ];
   const tray = addTrayEnvironment(tree);
+  const parts = hgxParts.map((id) => ({ id, ...partChassis(tree, id) }));
+  // The HGX zone's rollup is the worst of its parts; the tray's adds its own sensors and leak detectors, so one read
+  // of BMC_0 tells whether anything on the tray is unhealthy (docs/day2.md).
+  const hgxHealth = (bmc: SimulatedBmc) =>
+    worst(...parts.map((p) => worst(p.health?.(bmc) ?? 'OK', p.rollup?.(bmc) ?? 'OK')));
   const all = [
     addChassis(tree, {
       id: 'BMC_0',
@@ -203,8 +208,8 @@ export function computeTray(d: ComputeTrayData): Profile {
       managedBy: BMC,
       powered: true,
       systems: [systems[0]!],
-      contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0')],
-      rollup: tray.health,
+      contains: [chassis('ERoT_BMC_0'), chassis('CPLD_0'), chassis('CBC_0'), chassis('HGX_Chassis_0')],
+      rollup: (bmc) => worst(tray.health(bmc), hgxHealth(bmc)),
       extra: () => tray.links,
     }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
@@ -226,10 +231,9 @@ export function computeTray(d: ComputeTrayData): Profile {
       powered: true,
       systems: [systems[1]!],
       contains: hgxParts.map(chassis),
+      rollup: hgxHealth,
     }),
-    ...hgxParts.map((id) =>
-      addChassis(tree, { id, name: id, type: 'Component', managedBy: HMC, ...partChassis(tree, id) }),
-    ),
+    ...parts.map((p) => addChassis(tree, { name: p.id, type: 'Component', managedBy: HMC, ...p })),
   ];
   tree.collection('/redfish/v1/Chassis', 'ChassisCollection', 'Chassis Collection', all);
 
@@ -286,7 +290,7 @@ export function computeTray(d: ComputeTrayData): Profile {
     maxImageBytes: 209_715_200,
     managers: [BMC, HMC],
     eventLogs,
-    parts: computeParts,
+    parts: { ...computeParts, temperatureSensors: trayTemperatureSensors },
   };
 }
 

@@ -7,7 +7,7 @@ import type { Body } from './types.js';
  * What a chassis measures: `Sensors` and `ThermalSubsystem` → `ThermalMetrics` (its temperatures), and on compute
  * trays `ThermalSubsystem/LeakDetection/LeakDetectors`, shaped after the GH200 capture (Chassis/BMC_0 and HGX_GPU_n
  * sensors, Sensor v1_2 with Thresholds) and bmcweb's leak detectors. Readings are deterministic: they follow the power
- * state, and a part that is gone (a GPU off the bus) reads null.
+ * state, a part that is gone (a GPU off the bus) reads null, and a thermal fault puts a reading past its threshold.
  */
 type Thresholds = Partial<Record<'LowerCritical' | 'LowerCaution' | 'UpperCaution' | 'UpperCritical', number>>;
 
@@ -44,6 +44,18 @@ export const inletSensor: SensorSpec = {
   thresholds: { UpperCaution: 40, UpperCritical: 45 },
 };
 
+/**
+ * What a sensor reads: its spec's value, or, with a thermal fault injected on it, a temperature past the threshold of
+ * the fault's health (between UpperCaution and UpperCritical for Warning, above UpperCritical for Critical).
+ */
+function readingOf(bmc: SimulatedBmc, s: SensorSpec): number | null {
+  const reading = s.reading(bmc);
+  const fault = bmc.hasPartFaults ? bmc.health().thermal(s.id) : undefined;
+  const t = s.thresholds;
+  if (!fault || reading === null || t?.UpperCaution === undefined || t.UpperCritical === undefined) return reading;
+  return fault.health === 'Critical' ? t.UpperCritical + 2 : (t.UpperCaution + t.UpperCritical) / 2;
+}
+
 /** A sensor's health from its thresholds (caution → Warning, critical → Critical); OK without a reading. */
 function sensorHealth(reading: number | null, t: Thresholds = {}): Health {
   if (reading === null) return 'OK';
@@ -70,13 +82,13 @@ export function addEnvironment(
   const detectorPath = (d: LeakDetectorSpec) => `${detectorsPath}/${d.id}`;
   const temps = sensors.filter((s) => s.type === 'Temperature');
   const sensorsHealth = (bmc: SimulatedBmc, list: readonly SensorSpec[]) =>
-    worst(...list.map((s) => sensorHealth(s.reading(bmc), s.thresholds)));
+    worst(...list.map((s) => sensorHealth(readingOf(bmc, s), s.thresholds)));
   const leakHealth = (bmc: SimulatedBmc) => worst(...leakDetectors.map((d) => d.state(bmc)));
 
   tree.collection(sensorsPath, 'SensorCollection', 'Sensor Collection', sensors.map(sensorPath));
   for (const s of sensors) {
     tree.add(sensorPath(s), (bmc) => {
-      const reading = s.reading(bmc);
+      const reading = readingOf(bmc, s);
       return {
         '@odata.id': sensorPath(s),
         '@odata.type': '#Sensor.v1_2_0.Sensor',
@@ -116,7 +128,7 @@ export function addEnvironment(
       DataSourceUri: sensorPath(s),
       DeviceName: s.id,
       PhysicalContext: s.context,
-      Reading: s.reading(bmc),
+      Reading: readingOf(bmc, s),
     })),
   }));
 

@@ -10,6 +10,7 @@ import {
   uuidFor,
 } from './common.js';
 import { addEnvironment, hostReads, inletSensor, type SensorSpec } from './environment.js';
+import { worst } from '../tray-health.js';
 import { addEventLog, addEventService } from './logs.js';
 import { addSwitchFabric, NVSWITCHES } from './switch-fabric.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
@@ -141,6 +142,9 @@ function build(): Profile {
   );
   const switches = NVSWITCHES.map((i) => `NVSwitch_${i}`);
   const trayEnv = addEnvironment(tree, '/redfish/v1/Chassis/BMC_0', TRAY_SENSORS);
+  const switchEnvs = NVSWITCHES.map((c) =>
+    addEnvironment(tree, `/redfish/v1/Chassis/${switches[c]!}`, switchSensors(c)),
+  );
   const all = [
     addChassis(tree, {
       id: 'BMC_0',
@@ -153,12 +157,13 @@ function build(): Profile {
       powered: true,
       systems: [power.resource],
       contains: ['/redfish/v1/Chassis/ERoT_BMC_0', ...switches.map((s) => `/redfish/v1/Chassis/${s}`)],
-      rollup: trayEnv.health,
+      // The tray's rollup covers the NVSwitch chassis it contains, so one read of BMC_0 tells whether any is unhealthy.
+      rollup: (bmc) => worst(trayEnv.health(bmc), ...switchEnvs.map((e) => e.health(bmc))),
       extra: () => trayEnv.links,
     }),
     addChassis(tree, { id: 'ERoT_BMC_0', name: 'ERoT_BMC_0', type: 'Component', managedBy: BMC }),
     ...NVSWITCHES.map((c) => {
-      const env = addEnvironment(tree, `/redfish/v1/Chassis/${switches[c]!}`, switchSensors(c));
+      const env = switchEnvs[c]!;
       return addChassis(tree, {
         id: switches[c]!,
         name: switches[c]!,

@@ -40,23 +40,6 @@ const psuFailed = (bmc: SimulatedBmc, i: number) => psuFault(bmc, i)?.health ===
 const psuHealth = (bmc: SimulatedBmc, i: number): Health => psuFault(bmc, i)?.health ?? 'OK';
 const outputOn = (bmc: SimulatedBmc) => bmc.powerState === 'On';
 
-/** What the admin API may fault on a shelf: its PSUs. */
-const shelfParts: DeviceParts = {
-  faults: ['psu'],
-  swaps: false,
-  cpus: 0,
-  gpus: 0,
-  nvlinksPerGpu: 0,
-  memory: [],
-  psus: PSUS.length,
-  leakDetectors: 0,
-  gpuMemory: () => [],
-  locate: (key) => {
-    const i = Number(key.split('/')[1]);
-    return { name: `PSU_${i}`, origin: psuPath(i), log: 'manager' };
-  },
-};
-
 /** PSU temperatures and output power, on the shelf chassis; simulator values. */
 const sensors: SensorSpec[] = PSUS.flatMap((i): SensorSpec[] => [
   {
@@ -77,6 +60,25 @@ const sensors: SensorSpec[] = PSUS.flatMap((i): SensorSpec[] => [
     reading: (bmc) => (outputOn(bmc) && !psuFailed(bmc, i) ? 2100 : 0),
   },
 ]);
+
+/** What the admin API may fault on a shelf: its PSUs and their temperature sensors. */
+const shelfParts: DeviceParts = {
+  faults: ['psu', 'thermal'],
+  swaps: false,
+  cpus: 0,
+  gpus: 0,
+  nvlinksPerGpu: 0,
+  memory: [],
+  psus: PSUS.length,
+  leakDetectors: 0,
+  temperatureSensors: sensors.filter((s) => s.type === 'Temperature').map((s) => s.id),
+  gpuMemory: () => [],
+  locate: (key) => {
+    const [kind, part] = key.split('/') as [string, string];
+    if (kind === 'thermal') return { name: part, origin: `${SHELF}/Sensors/${part}`, log: 'manager' };
+    return { name: `PSU_${part}`, origin: psuPath(Number(part)), log: 'manager' };
+  },
+};
 
 /** A PSU's Status: its health and, while faulted, a Condition naming the fault. */
 function psuStatus(bmc: SimulatedBmc, i: number): Body {

@@ -1,0 +1,215 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  sameHealth,
+  type BmcTarget,
+  type HealthChange,
+  type HealthReading,
+  type ObserverActivities,
+  type ObserveSiteInput,
+  type ObserveSiteResult,
+} from '@fleet/domain';
+import type { NodeDriver } from '@fleet/drivers';
+import { deliveryBatch, type HubObservations } from '../observe/hub-observations.js';
+import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
+
+export interface ObserverActivityDeps extends DeviceActivityDeps {
+  /** Absent when the satellite has no hub access configured: observeSite then refuses (FAILED_PRECONDITION). */
+  hub?: HubObservations;
+  onCycle?: (c: { seconds: number; devices: number; changes: number }) => void;
+  onDelivery?: (seconds: number, readings: number) => void;
+}
+
+/** What the observer last delivered of a device, and how many cycles in a row it has delivered it. */
+interface Delivered {
+  reading: HealthReading;
+  deliveries: number;
+}
+
+/**
+ * The site's health observer (docs/day2.md): one long activity that reads every device each interval and delivers to
+ * the hub only what changed (a faulty reading also at each of its first `confirmations` cycles, so that rules can
+ * count observations). Nothing per sample reaches Temporal: the activity heartbeats its counters and returns after
+ * `runForS`. A new attempt (a restarted satellite) starts with nothing delivered, so its first cycle delivers every
+ * reading once and the hub, which stores state, changes only what differs. Readings the hub did not take are kept and
+ * delivered with the next cycle's.
+ */
+export function createObserverActivities(deps: ObserverActivityDeps): ObserverActivities {
+  return {
+    async observeSite(input: ObserveSiteInput) {
+      const hub = deps.hub;
+      if (!hub)
+        throw ApplicationFailure.create({
+          type: 'FAILED_PRECONDITION',
+          message: `site ${input.siteId}: the satellite has no hub access (config hub.url): nothing to observe for`,
+          nonRetryable: true,
+        });
+      const log = attemptLog(deps, { siteId: input.siteId });
+      const drivers = new DriverCache(deps);
+      try {
+        return await observe(input, hub, drivers, log, deps);
+      } finally {
+        await drivers.retain();
+      }
+    },
+  };
+}
+
+async function observe(
+  input: ObserveSiteInput,
+  hub: HubObservations,
+  drivers: DriverCache,
+  log: ReturnType<typeof attemptLog>,
+  deps: ObserverActivityDeps,
+): Promise<ObserveSiteResult> {
+  const ctx = Context.current();
+  const signal = ctx.cancellationSignal;
+  const delivered = new Map<string, Delivered>();
+  const pending = new Map<string, HealthChange>();
+  const endAt = Date.now() + input.runForS * 1000;
+  const totals = { cycles: 0, delivered: 0, slowestCycleS: 0 };
+  const beat = (extra: Record<string, unknown> = {}) => ctx.heartbeat({ ...totals, ...extra });
+
+  do {
+    const started = Date.now();
+    const targets = await hub.targets(input.siteId, signal);
+    let read = 0;
+    await forEachLimit(targets, input.concurrency, signal, async (target) => {
+      const reading = await readOne(drivers, target, log);
+      if (++read % 500 === 0) beat({ read });
+      if (!reading) return;
+      const last = delivered.get(target.deviceId);
+      const same = last !== undefined && sameHealth(last.reading, reading);
+      const confirming = same && reading.faults.length > 0 && last.deliveries < input.confirmations;
+      if (!same || confirming)
+        pending.set(target.deviceId, { deviceId: target.deviceId, observedAt: new Date().toISOString(), reading });
+    });
+    const changes = pending.size;
+    await deliverPending(input.siteId, hub, pending, delivered, signal, deps, log);
+    totals.delivered += changes - pending.size;
+    // Devices that left the site are forgotten: if they come back they are delivered afresh.
+    const current = new Set(targets.map((t) => t.deviceId));
+    for (const id of delivered.keys()) if (!current.has(id)) delivered.delete(id);
+    for (const id of pending.keys()) if (!current.has(id)) pending.delete(id);
+    await drivers.retain(current);
+    const seconds = (Date.now() - started) / 1000;
+    totals.cycles++;
+    totals.slowestCycleS = Math.max(totals.slowestCycleS, seconds);
+    deps.onCycle?.({ seconds, devices: targets.length, changes });
+    if (seconds > input.intervalS)
+      log.warn({ seconds, devices: targets.length, intervalS: input.intervalS }, 'observation cycle overran');
+    beat({ lastCycleS: seconds, devices: targets.length });
+    const wait = started + input.intervalS * 1000 - Date.now();
+    if (Date.now() + Math.max(0, wait) >= endAt) break;
+    if (wait > 0) await pause(wait, totals);
+  } while (Date.now() < endAt);
+  return totals;
+}
+
+/**
+ * One driver per device for the life of the activity: it keeps the URIs it discovered, so a healthy tray costs two
+ * reads a cycle instead of five. A driver whose target changed, or whose credentials were refused (they may have been
+ * rotated since it resolved them), is replaced.
+ */
+class DriverCache {
+  private readonly drivers = new Map<string, { key: string; driver: NodeDriver }>();
+  constructor(private readonly deps: DeviceActivityDeps) {}
+
+  async get(target: BmcTarget): Promise<NodeDriver> {
+    const key = `${target.nodeType} ${target.bmcUrl} ${target.credentialRef} ${target.redfishSystemId ?? ''}`;
+    const cached = this.drivers.get(target.deviceId);
+    if (cached?.key === key) return cached.driver;
+    if (cached) await this.drop(target.deviceId);
+    const driver = await openDriver(this.deps, target);
+    this.drivers.set(target.deviceId, { key, driver });
+    return driver;
+  }
+
+  async drop(deviceId: string): Promise<void> {
+    const cached = this.drivers.get(deviceId);
+    this.drivers.delete(deviceId);
+    await cached?.driver.close().catch(() => undefined);
+  }
+
+  /** Closes the drivers of devices no longer in `current` (all of them without it). */
+  async retain(current?: Set<string>): Promise<void> {
+    for (const id of [...this.drivers.keys()]) if (!current?.has(id)) await this.drop(id);
+  }
+}
+
+/** One device's reading; undefined when the read itself failed in a way that says nothing about the device. */
+async function readOne(
+  drivers: DriverCache,
+  target: BmcTarget,
+  log: ReturnType<typeof attemptLog>,
+): Promise<HealthReading | undefined> {
+  let driver;
+  try {
+    driver = await drivers.get(target);
+  } catch (err) {
+    // An unknown node type or a credential reference the secret store lacks: the site's problem, not the device's.
+    log.warn({ deviceId: target.deviceId, err: (err as Error).message }, 'device not observable');
+    return undefined;
+  }
+  try {
+    const reading = await driver.readHealth();
+    if (reading.credentialsOk === false) await drivers.drop(target.deviceId);
+    return reading;
+  } catch (err) {
+    if (Context.current().cancellationSignal.aborted) throw err;
+    await drivers.drop(target.deviceId);
+    log.warn({ deviceId: target.deviceId, bmc: target.bmcUrl, err: (err as Error).message }, 'health read failed');
+    return undefined;
+  }
+}
+
+async function deliverPending(
+  siteId: string,
+  hub: HubObservations,
+  pending: Map<string, HealthChange>,
+  delivered: Map<string, Delivered>,
+  signal: AbortSignal,
+  deps: ObserverActivityDeps,
+  log: ReturnType<typeof attemptLog>,
+): Promise<void> {
+  const all = [...pending.values()];
+  for (let i = 0; i < all.length; i += deliveryBatch) {
+    const batch = all.slice(i, i + deliveryBatch);
+    const started = Date.now();
+    try {
+      const { unknown } = await hub.deliver(siteId, batch, signal);
+      if (unknown.length)
+        log.warn({ unknown: unknown.slice(0, 20), count: unknown.length }, 'hub knows no such devices');
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // Kept: the next cycle delivers them with its own.
+      log.warn({ err: (err as Error).message, readings: all.length - i }, 'delivery to the hub failed; will retry');
+      return;
+    }
+    deps.onDelivery?.((Date.now() - started) / 1000, batch.length);
+    for (const c of batch) {
+      const last = delivered.get(c.deviceId);
+      const same = last !== undefined && sameHealth(last.reading, c.reading);
+      delivered.set(c.deviceId, { reading: c.reading, deliveries: same ? last.deliveries + 1 : 1 });
+      pending.delete(c.deviceId);
+    }
+  }
+}
+
+/** Runs `fn` over `items`, `limit` at a time; stops starting new ones once `signal` aborts, and rethrows it. */
+async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  signal: AbortSignal,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      signal.throwIfAborted();
+      await fn(items[next++]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  signal.throwIfAborted();
+}

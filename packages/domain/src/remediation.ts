@@ -1,0 +1,178 @@
+/**
+ * Quarantine and remediation (docs/day2.md): the rules that quarantine a device on what the observer saw, the
+ * playbooks that try to fix it, and the blast-radius limit on what automation may touch. Playbooks and rules are data:
+ * the defaults here, overridden per node type in the hub's config. Dependency-free (no zod) so workflow code may use
+ * it.
+ */
+import type { ActivityTimeouts, BmcTarget, ManagerKind } from './contracts.js';
+import type { FaultClass, HealthFault, HealthReading } from './health.js';
+import type { FleetLifecycleState } from './lifecycle.js';
+import type { NodeRole } from './hardware.js';
+
+/** What a playbook step does to the device; each is verified by a fresh health reading before the next. */
+export const playbookSteps = ['bmc_reset', 'hmc_reset', 'power_cycle'] as const;
+export type PlaybookStep = (typeof playbookSteps)[number];
+
+export interface Playbook {
+  /** The steps in order: the first that leaves the device without the fault ends the playbook. */
+  steps: PlaybookStep[];
+}
+
+/**
+ * The default playbooks per node role and fault class. A class without a playbook is quarantined and escalated to an
+ * RMA draft at once (a leak, a PSU that failed, refused credentials are for people, not for resets).
+ */
+export const defaultPlaybooks: Record<NodeRole, Partial<Record<FaultClass, Playbook>>> = {
+  compute: {
+    unreachable: { steps: ['bmc_reset', 'power_cycle'] },
+    gpu: { steps: ['hmc_reset', 'power_cycle'] },
+    thermal: { steps: ['power_cycle'] },
+    chassis: { steps: ['bmc_reset', 'power_cycle'] },
+  },
+  switch: {
+    unreachable: { steps: ['bmc_reset', 'power_cycle'] },
+    thermal: { steps: ['power_cycle'] },
+    chassis: { steps: ['bmc_reset'] },
+  },
+  power_shelf: {
+    unreachable: { steps: ['bmc_reset'] },
+  },
+};
+
+/**
+ * A quarantine rule: a fault of one of `faultClasses` seen in `observations` readings in a row, the first and the last
+ * at most `withinS` apart, quarantines the device (and remediates it when `remediate`). One reading never does unless
+ * a rule says `observations: 1` (a leak).
+ */
+export interface QuarantineRule {
+  name: string;
+  faultClasses: FaultClass[];
+  observations: number;
+  withinS: number;
+  remediate: boolean;
+}
+
+export const defaultQuarantineRules: QuarantineRule[] = [
+  { name: 'bmc-unreachable', faultClasses: ['unreachable'], observations: 3, withinS: 600, remediate: true },
+  { name: 'gpu-fault', faultClasses: ['gpu'], observations: 2, withinS: 600, remediate: true },
+  { name: 'leak', faultClasses: ['leak'], observations: 1, withinS: 3600, remediate: false },
+  { name: 'psu-fault', faultClasses: ['psu'], observations: 2, withinS: 600, remediate: true },
+  { name: 'thermal', faultClasses: ['thermal', 'chassis'], observations: 3, withinS: 900, remediate: true },
+  { name: 'credentials', faultClasses: ['credentials'], observations: 3, withinS: 900, remediate: false },
+];
+
+/**
+ * The most automatic remediation may act on per site: at most `maxDevices` devices in any `windowS`, and never
+ * devices of more than `maxRacks` racks in that window. Beyond it a quarantine still happens (it only holds the device)
+ * but the remediation waits for an operator's approval, and says why.
+ */
+export interface BlastRadius {
+  maxDevices: number;
+  maxRacks: number;
+  windowS: number;
+}
+export const defaultBlastRadius: BlastRadius = { maxDevices: 5, maxRacks: 1, windowS: 3600 };
+
+/** The rule a device's reading matches, given how many readings in a row said so and over how long. */
+export function matchingRule(
+  rules: readonly QuarantineRule[],
+  reading: HealthReading,
+  observations: number,
+  spanS: number,
+): { rule: QuarantineRule; fault: HealthFault } | undefined {
+  for (const rule of rules) {
+    const fault = reading.faults.find((f) => rule.faultClasses.includes(f.class));
+    if (fault && observations >= rule.observations && spanS <= rule.withinS) return { rule, fault };
+  }
+  return undefined;
+}
+
+/** Why the automatic remediation of one more device would exceed the blast radius, or undefined if it would not. */
+export function blastRadiusExceeded(
+  limit: BlastRadius,
+  recent: { deviceId: string; rackId: string | null }[],
+  next: { deviceId: string; rackId: string | null },
+  siteId: string,
+): string | undefined {
+  const devices = new Set(recent.map((r) => r.deviceId));
+  if (devices.has(next.deviceId)) return undefined;
+  if (devices.size >= limit.maxDevices)
+    return (
+      `blast radius: ${devices.size} devices of site ${siteId} already remediated automatically in the last ` +
+      `${limit.windowS} s (limit ${limit.maxDevices}); an operator must approve more`
+    );
+  const racks = new Set(recent.map((r) => r.rackId ?? `device:${r.deviceId}`));
+  const rack = next.rackId ?? `device:${next.deviceId}`;
+  if (!racks.has(rack) && racks.size >= limit.maxRacks)
+    return (
+      `blast radius: automatic remediation at site ${siteId} already acts on ${racks.size} rack(s) in the last ` +
+      `${limit.windowS} s (limit ${limit.maxRacks}); an operator must approve another rack`
+    );
+  return undefined;
+}
+
+/** What a remediation job does: hold the device, fix it with a playbook, or let it go. */
+export type RemediationMode = 'quarantine' | 'remediate' | 'release';
+
+export interface RemediationInput {
+  jobId: string;
+  mode: RemediationMode;
+  target: BmcTarget;
+  /** NetBox's name, for messages. */
+  deviceName: string;
+  /** Why (the operator's words, or the rule and what it saw). */
+  reason: string;
+  /** The rule that acted, for an automatic job. */
+  rule?: string;
+  /** The fault the playbook is for, and its steps. */
+  fault?: HealthFault;
+  playbook?: Playbook;
+  /** Set when the blast radius is exceeded: the playbook waits for an operator's approval, for this reason. */
+  awaitApproval?: string;
+  /** Where a release or a successful remediation returns the device: where it was when it was quarantined. */
+  returnTo: FleetLifecycleState;
+  /** The device is quarantined already (an operator's remediation of a held device): no quarantine move. */
+  alreadyQuarantined: boolean;
+  /** Seconds a step's fix gets to show in the device's health before the next step. */
+  verifyTimeoutS: number;
+  /** Seconds between health reads while verifying. */
+  verifyPollS: number;
+  activity: ActivityTimeouts;
+}
+
+/** What a step did and what the device's health said after it. */
+export interface StepOutcome {
+  step: PlaybookStep;
+  fixed: boolean;
+  /** The faults still there after it (empty when fixed). */
+  faults: HealthFault[];
+  message?: string;
+}
+
+export interface RemediationResult {
+  deviceId: string;
+  mode: RemediationMode;
+  /** The device's lifecycle state when the job ended. */
+  state: FleetLifecycleState;
+  steps: StepOutcome[];
+  /** The step that fixed it. */
+  fixedBy?: PlaybookStep;
+  /** The playbook ran out (or there was none for the fault): an RMA case was drafted. */
+  escalated?: { part: string; faultClass: FaultClass; message: string };
+}
+
+/** The manager a reset step reboots. */
+export const stepManager: Partial<Record<PlaybookStep, ManagerKind>> = { bmc_reset: 'bmc', hmc_reset: 'hmc' };
+
+export interface RemediationActivities {
+  /**
+   * Reads the device's health until `faultClass` (and unreachability) is gone or `timeoutS` passes; answers with the
+   * last reading, never throws for a device that is still faulty.
+   */
+  awaitHealthy(input: {
+    target: BmcTarget;
+    faultClass: FaultClass;
+    timeoutS: number;
+    pollS: number;
+  }): Promise<HealthReading>;
+}
