@@ -31,11 +31,13 @@ import { startNetbox, type NetboxServer } from './netbox.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
-  /** Health observers for the stack's site (docs/day2.md); off unless given, so tests see only the requests they make. */
+  /** Quarantine rules and blast radius (hub) and step verification timings (agent), docs/day2.md. */
+  remediation?: { hub?: Record<string, unknown>; agent?: { verifyTimeoutS?: number; verifyPollS?: number } };
+  /** The site's health observer (docs/day2.md); off unless given, so tests see only the requests they make. */
   observe?: { intervalS: number; confirmations?: number; concurrency?: number; runForS?: number; checkEveryS?: number };
   bmcs?: number;
   /**
-   * Plain `bmcs` go into Postgres a thousand rows a statement (the rows POST /v1/devices writes, without its audit rows)
+   * Plain `bmcs` go into Postgres a thousand rows a statement (the rows POST /v1/devices writes, less its audit rows)
    * rather than one POST each: benches with 10,000 devices.
    */
   bulkRegister?: boolean;
@@ -71,6 +73,8 @@ export interface StackOptions {
   burnIn?: { startDeadlineS?: number; pollIntervalMs?: number };
   /** Workflow agent enrolment settings (config `enrolment`). */
   enrolment?: Record<string, unknown>;
+  /** Workflow agent stuck-state SLAs and webhooks (config `sla`, docs/sla.md); the agent's defaults when absent. */
+  sla?: Record<string, unknown>;
   /**
    * With `racks`: the racks go into a real NetBox (tools/fleetgen's writer) and the NetBox agent mirrors them, as on a
    * site, instead of straight into the mirror.
@@ -253,6 +257,7 @@ export class Stack {
       http: { port, shutdownGraceS: 5 },
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
       firmware: { blobDir: join(this.dir, 'blobs') },
+      ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');
@@ -275,7 +280,9 @@ export class Stack {
       ...(this.opts.firmware ? { firmware: this.opts.firmware } : {}),
       ...(this.opts.nvosInstall ? { nvos: this.opts.nvosInstall } : {}),
       ...(this.opts.enrolment ? { enrolment: this.opts.enrolment } : {}),
+      ...(this.opts.sla ? { sla: this.opts.sla } : {}),
       observation: this.opts.observe ? { checkEveryS: 1, ...this.opts.observe } : { enabled: false },
+      ...(this.opts.remediation?.agent ? { remediation: this.opts.remediation.agent } : {}),
     });
     this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
     await this.agent.start('workflow agent started');
@@ -484,7 +491,7 @@ export class Stack {
    * `client(role)` is the typed way.
    */
   async api(
-    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     body?: unknown,
     token?: string,

@@ -12,3 +12,4 @@ export { switchNvosInstall } from './nvos-install.js';
 export * from './switch-workflows.js';
 export { enrolment } from './enrolment.js';
 export { siteObserver } from './site-observer.js';
+export { remediation } from './remediation.js';

@@ -38,6 +38,8 @@ const budgets: Record<string, { events: number; perChild?: number; perTaskHeartb
   switchFirmwareUpdate: { events: 88 },
   switchNvosInstall: { events: 48 },
   switchPasswordRotation: { events: 13 },
+  // Issue 17: quarantine, the blast-radius wait and its approval (signal), one step and its check, 3 memo upserts.
+  remediation: { events: 24 },
 };
 
 const childStarts = (events: Record<string, unknown>[]) =>

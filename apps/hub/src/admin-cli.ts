@@ -9,6 +9,8 @@ const usage =
   `usage: admin-cli create-token --name <name> --role ${Role.options.join('|')} --config <hub.json>
 
 Creates an API token and prints it once as JSON ({"name","role","token"}); Postgres keeps only its hash.
+viewer < operator < admin are people's roles; facility is a building management system's: it may only post
+facility events and read its own (docs/day2.md, "Facility events"), and its name is the events' source.
 The config is the hub's (its database.url is used). Example:
   node --import tsx apps/hub/src/admin-cli.ts create-token --name ops --role operator ` +
   `--config deploy/config/hub.example.json`;

@@ -16,6 +16,10 @@ import { deviceFirmwareRoutes } from './routes/device-firmware.routes.js';
 import { deviceHistoryRoutes } from './routes/device-history.routes.js';
 import { enrolmentRoutes } from './routes/enrolment.routes.js';
 import { healthRoutes } from './routes/health.routes.js';
+import { facilityRoutes } from './routes/facility.routes.js';
+import { remediationRoutes } from './routes/remediation.routes.js';
+import { rmaRoutes } from './routes/rma.routes.js';
+import { slaRoutes } from './routes/sla.routes.js';
 import { hardwareDocumentRoutes } from './routes/hardware-documents.routes.js';
 import { deviceRoutes } from './routes/devices.routes.js';
 import { eventRoutes } from './routes/events.routes.js';
@@ -29,6 +33,7 @@ import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
 import { HubConfig } from './config.js';
+import { FacilityFollower } from './services/facility-follower.js';
 import { ApiDoc } from './route.js';
 import type { ViewContext } from './views.js';
 
@@ -39,6 +44,8 @@ export interface HubDeps {
   views: ViewContext;
   /** Campaign settings; the config's defaults when absent. */
   campaigns?: HubConfig['campaigns'];
+  /** Quarantine rules, blast radius and playbooks; the config's defaults when absent. */
+  remediation?: HubConfig['remediation'];
   /** The firmware catalog's blob store and upload limit; without it the hub serves no firmware routes. */
   firmware?: FirmwareDeps;
   /** The web console's folder, served at `/` behind the API; without it the hub serves the API only. */
@@ -98,7 +105,15 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   deviceRoutes(app, doc, deps.db, deps.views);
   deviceHistoryRoutes(app, doc, deps.db);
   enrolmentRoutes(app, doc, deps.db, deps.views);
-  healthRoutes(app, doc, deps.db);
+  const remediation = deps.remediation ?? HubConfig.shape.remediation.parse(undefined);
+  healthRoutes(app, doc, deps.db, remediation);
+  remediationRoutes(app, doc, deps.db, deps.views, remediation);
+  rmaRoutes(app, doc, deps.db, deps.views);
+  facilityRoutes(app, doc, deps.db, remediation);
+  // Moves facility events on once their power-off jobs end (docs/day2.md).
+  const facility = new FacilityFollower(deps.db, remediation, app.log);
+  app.addHook('onReady', async () => facility.start());
+  app.addHook('preClose', () => facility.close());
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
   powerRoutes(app, doc, deps.db, deps.views);
@@ -113,6 +128,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   switchRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   auditRoutes(app, doc, deps.db);
+  slaRoutes(app, doc, deps.db);
   const feed = new EventFeed(deps.db, app.log, deps.events);
   eventRoutes(app, doc, deps.db, feed);
   // Before the server stops waiting for open connections: an event stream never ends on its own.

@@ -1,9 +1,47 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DatabaseConfig, LogConfig, MetricsConfig } from '@fleet/config';
+import { defaultBlastRadius, defaultQuarantineRules, faultClasses, nodeTypes, playbookSteps } from '@fleet/domain';
 
 /** The repository's built web console, found from the hub's own source (apps/hub/src → apps/web/dist). */
 const defaultWebRoot = fileURLToPath(new URL('../../web/dist', import.meta.url));
+
+const Playbook = z.object({ steps: z.array(z.enum(playbookSteps)).max(10) }).strict();
+
+/** Quarantine rules, the blast radius of automatic remediation, and playbooks per node type (docs/day2.md). */
+const RemediationConfig = z
+  .object({
+    rules: z
+      .array(
+        z
+          .object({
+            name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and dashes'),
+            faultClasses: z.array(z.enum(faultClasses)).min(1),
+            observations: z.number().int().min(1).max(100),
+            withinS: z.number().int().min(1).max(86_400),
+            remediate: z.boolean(),
+          })
+          .strict(),
+      )
+      .default(defaultQuarantineRules),
+    blastRadius: z
+      .object({
+        maxDevices: z.number().int().min(0).max(100_000),
+        maxRacks: z.number().int().min(0).max(10_000),
+        windowS: z
+          .number()
+          .int()
+          .min(1)
+          .max(7 * 86_400),
+      })
+      .strict()
+      .default(defaultBlastRadius),
+    /** Per node type, per fault class: replaces the role's default playbook for that class. */
+    playbooks: z.partialRecord(z.enum(nodeTypes), z.partialRecord(z.enum(faultClasses), Playbook)).default({}),
+  })
+  .strict()
+  .default({ rules: defaultQuarantineRules, blastRadius: defaultBlastRadius, playbooks: {} });
+export type RemediationConfig = z.infer<typeof RemediationConfig>;
 
 export const HubConfig = z
   .object({
@@ -58,6 +96,7 @@ export const HubConfig = z
       })
       .strict()
       .default({ root: defaultWebRoot }),
+    remediation: RemediationConfig,
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

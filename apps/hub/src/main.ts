@@ -29,6 +29,7 @@ const app = buildHub({
   views: { temporalUiUrl: config.temporalUiUrl, temporalNamespace: config.temporalNamespace },
   firmware: { blobs, maxPackageBytes: config.firmware.maxPackageBytes },
   campaigns: config.campaigns,
+  remediation: config.remediation,
   web: config.web,
 });
 await app.listen({ host: config.http.host, port: config.http.port });

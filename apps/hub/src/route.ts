@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ErrorCode, type Role } from '@fleet/domain';
+import { ErrorCode, type RoleRequirement } from '@fleet/domain';
 import type { CreateAnswer } from './services/idempotent-create.js';
 import { parse } from './validation.js';
 
@@ -35,8 +35,8 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   url: string;
   summary: string;
   tag: string;
-  /** Least role needed; absent means public. */
-  role?: Role;
+  /** Least role needed (or roles, any of which will do); absent means public. */
+  role?: RoleRequirement;
   params?: P;
   query?: Q;
   body?: B;
@@ -209,7 +209,8 @@ export class ApiDoc {
       ...(def.body
         ? {
             requestBody: {
-              required: true,
+              // A body every field of which is optional may be left out (an override that is rarely sent).
+              required: !def.body.safeParse(undefined).success,
               content: { 'application/json': { schema: this.jsonSchema(def.body, 'input') } },
             },
           }

@@ -13,7 +13,7 @@ import type {
   SyncState,
 } from '@fleet/db';
 import { z } from 'zod';
-import { JobKind, JobState, Role } from '@fleet/domain';
+import { decisionActions, JobKind, JobState, Role } from '@fleet/domain';
 import type { Reply } from './route.js';
 import { workflowIdOf } from './services/parent-jobs.service.js';
 import {
@@ -197,9 +197,13 @@ const JobProgress = z.looseObject({
       stage: z.string(),
       devices: z.record(z.string(), z.string()).describe('Device id → why the stage failed for it'),
       since: timestamp,
+      actions: z
+        .array(z.enum(decisionActions))
+        .optional()
+        .describe('The actions this wait takes; retry, skip and reject when absent'),
     })
     .optional()
-    .describe('A failed stage waiting for POST /v1/jobs/{id}/decision'),
+    .describe('A failed stage (or a remediation past the blast radius) waiting for POST /v1/jobs/{id}/decision'),
 });
 const StageTimeline = z.looseObject({
   currentStage: z.string().nullable(),

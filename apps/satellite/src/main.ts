@@ -24,6 +24,7 @@ import {
   type DeviceActivityDeps,
 } from './activities/index.js';
 import { createObserverActivities } from './activities/observe.js';
+import { createRemediationActivities } from './activities/remediation.js';
 import { HubObservations } from './observe/hub-observations.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { HubDocumentStore } from './artifacts/hub-documents.js';
@@ -117,6 +118,7 @@ const worker = await Worker.create({
     ...createDeviceActivities({ ...deviceDeps, ...(documents ? { documents } : {}) }),
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
+    ...createRemediationActivities(deviceDeps),
     ...createObserverActivities({
       ...deviceDeps,
       ...(observations ? { hub: observations } : {}),

@@ -16,6 +16,7 @@ describe('resetBmc activity', () => {
       retried: { nodeType: 'compute_gb200_nvidia' },
       lost: { nodeType: 'compute_gb200_nvidia' },
       slow: { nodeType: 'compute_gb200_nvidia' },
+      hung: { nodeType: 'compute_gb200_nvidia' },
       shelf: { nodeType: 'powershelf_gb200_liteon' },
     });
   });
@@ -94,6 +95,36 @@ describe('resetBmc activity', () => {
     });
     assert.equal(result.outageSeen, true);
     assert.equal(bench.posts('lost').length, 0);
+  });
+
+  it('a BMC hung before the reset: an attempt that died sending sends it again, past the hung reads', async () => {
+    // Reads hang; Manager.Reset is still taken and the reboot clears the hang (a wedged web server).
+    bench.sim.bmc('hung').setUnresponsive({
+      mode: 'timeout',
+      clearOnReboot: true,
+      answersManagerReset: true,
+      since: new Date().toISOString(),
+    });
+    const env = mockEnv({
+      heartbeatDetails: {
+        sending: true,
+        upBefore: false,
+        resetSent: false,
+        outageSeen: false,
+      } satisfies BmcResetHeartbeat,
+      attempt: 2,
+    });
+    const result = await runActivity(env, 'resetBmc', {
+      target: bench.target('hung'),
+      manager: 'bmc',
+      waitUntilBackS: 10,
+    });
+    assert.equal(result.outageSeen, true);
+    assert.deepEqual(
+      bench.posts('hung').map((r) => r.path),
+      [BMC_RESET],
+      'sent once, straight to the action target: discovery hangs',
+    );
   });
 
   it('a BMC not back within waitUntilBackS is DEADLINE_EXCEEDED (retryable), the reset sent once', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { burnInTests, defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
 import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
+import { SlaConfig } from './sla-config.js';
 
 const ObserverSettings = z
   .object({
@@ -135,8 +136,18 @@ export const AgentConfig = z
       })
       .strict()
       .default({ burnInTests: [...burnInTests], burnInTimeoutS: 6 * 3600, burnInHeartbeatTimeoutS: 60 }),
+    /** Remediation jobs (docs/day2.md): how long a playbook step's fix gets to show in the device's health. */
+    remediation: z
+      .object({
+        verifyTimeoutS: z.number().min(1).max(3600).default(300),
+        verifyPollS: z.number().min(0.1).max(600).default(10),
+      })
+      .strict()
+      .default({ verifyTimeoutS: 300, verifyPollS: 10 }),
     /** Health observation (docs/day2.md): one observer workflow per site, kept running by this agent. */
     observation: ObservationConfig,
+    /** Stuck-state SLAs: the limits, and the webhooks a breach escalates to (docs/sla.md). */
+    sla: SlaConfig,
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;

@@ -17,6 +17,7 @@ import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
 import { reconcileOnce } from './projector.js';
+import { SlaWatch } from './sla-watch.js';
 import { intentChannel } from '@fleet/db';
 
 exitOnHelp(
@@ -153,7 +154,15 @@ async function observerLoop(): Promise<void> {
   }
 }
 
+/** Stuck-state SLAs (docs/sla.md): watch passes and webhook deliveries, each run when it is due. */
+async function slaLoop(): Promise<void> {
+  const watch = new SlaWatch({ db, log, metrics, config: config.sla, shouldStop: () => stopping });
+  while (!stopping && config.sla.enabled) await sleep('sla', await watch.run());
+}
+
 void listenForIntents();
+// Not behind Temporal: jobs stuck queued while Temporal is down are among what it reports.
+const slaRun = slaLoop();
 // The loops start once Temporal has the search attributes; a shutdown before then has no cycle to wait for.
 let loops: Promise<unknown> = Promise.resolve();
 void ensureNamespace().then(() => {
@@ -168,6 +177,7 @@ handleShutdown({
     for (const done of [...sleepers.values()]) done();
     await listener?.end().catch(() => undefined);
     await loops; // each loop finishes its current cycle
+    await slaRun;
     await connection.close().catch(() => undefined);
     await closeDb();
     await metricsServer.close();

@@ -57,6 +57,49 @@ export function createAgentMetrics(registry: Registry) {
       help: 'Duration of one reconcile cycle',
       registers: [registry],
     }),
+    slaOpenBreaches: new Gauge({
+      name: 'fleet_agent_sla_open_breaches',
+      help: 'Open stuck-state SLA breaches by object type and SLA key (docs/sla.md), as of the last watch pass',
+      labelNames: ['object_type', 'sla_key'],
+      registers: [registry],
+    }),
+    slaBreaches: new Counter({
+      name: 'fleet_agent_sla_breaches_total',
+      help: 'SLA breaches this agent found',
+      labelNames: ['object_type', 'sla_key'],
+      registers: [registry],
+    }),
+    slaResolved: new Counter({
+      name: 'fleet_agent_sla_resolved_total',
+      help: 'SLA breaches this agent resolved (the object moved on, or the limit no longer applies)',
+      labelNames: ['object_type', 'sla_key'],
+      registers: [registry],
+    }),
+    slaWatchSeconds: new Histogram({
+      name: 'fleet_agent_sla_watch_seconds',
+      help: 'Duration of one SLA watch pass (one transaction)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'fleet_agent_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome: delivered, retry (failed, due again), failed (gave up)',
+      labelNames: ['webhook', 'outcome'],
+      registers: [registry],
+    }),
+    webhookAttemptSeconds: new Histogram({
+      name: 'fleet_agent_webhook_attempt_seconds',
+      help: 'Duration of one webhook delivery attempt',
+      labelNames: ['webhook'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    webhookPending: new Gauge({
+      name: 'fleet_agent_webhook_pending_deliveries',
+      help: 'Webhook deliveries in the outbox not yet delivered (due now or waiting to retry)',
+      labelNames: ['webhook'],
+      registers: [registry],
+    }),
   };
 }
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;

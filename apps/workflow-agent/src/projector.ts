@@ -27,6 +27,7 @@ import {
 } from '@fleet/domain';
 import { applyDeviceVersions, deviceVersionsOf, type DeviceVersions } from './device-versions.js';
 import type { AgentMetrics } from './metrics.js';
+import { applyRma, collectRma, noRmaReports } from './rma-projection.js';
 
 export interface ProjectorDeps {
   db: Db;
@@ -44,7 +45,16 @@ export interface ReconcileStats {
 }
 
 /** The job kinds whose workflows move the lifecycle and report conditions and hardware (fleet_lifecycle memo). */
-const lifecycleKinds = new Set(['rack.enrol', 'device.enrol', 'device.burn_in']);
+const lifecycleKinds = new Set([
+  'rack.enrol',
+  'device.enrol',
+  'device.burn_in',
+  'device.quarantine',
+  'device.remediate',
+  'device.release',
+  'device.rma_ship',
+  'device.rma_return',
+]);
 
 /**
  * The last lifecycle memo revision applied per job, so a sweep applies each change once; after a restart every open
@@ -182,12 +192,15 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
   const firmware: DeviceVersions[] = [];
   const endedCampaigns: string[] = [];
   const lifecycle: LifecycleJobReport[] = [];
+  const rma = noRmaReports();
   for (const { job, wf } of page) {
     const p = project(job, wf);
     if (!p) continue;
     projections.push(p);
     const report = lifecycleReport(job, wf);
     if (report) lifecycle.push(report);
+    // RMA (docs/day2.md): an exhausted remediation drafts a case; an enrolment revalidates a returned device.
+    collectRma(rma, job, wf, p, report !== undefined);
     const reading = powerReading(job, p);
     if (reading) readings.push(reading);
     const fw = deviceVersionsOf(job, wf, p);
@@ -210,6 +223,8 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
         { jobId: r.jobId, workflowId: r.jobId, deviceId: r.deviceId, err: r.message },
         'lifecycle move refused',
       );
+    // RMA cases after the lifecycle: they read the devices' new states and hardware.
+    await applyRma(tx, rma, deps.log);
     const changed = await applyJobProjections(tx, projections);
     await recordPowerStates(tx, readings);
     // Rack workflows drive their child jobs through the memo; children left open when

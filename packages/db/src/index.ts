@@ -20,3 +20,7 @@ export * from './repos/lifecycle.repo.js';
 export * from './repos/conditions.repo.js';
 export * from './repos/enrolment.repo.js';
 export * from './repos/health.repo.js';
+export * from './repos/remediation.repo.js';
+export * from './repos/sla.repo.js';
+export * from './repos/rma.repo.js';
+export * from './repos/facility.repo.js';

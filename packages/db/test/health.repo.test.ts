@@ -63,10 +63,10 @@ describe('health readings from a site observer (Postgres)', () => {
   const conditionsOf = async (id: string) =>
     Object.fromEntries((await listConditions(handle.db, id)).map((c) => [c.type, `${c.status}/${c.reason}`]));
 
-  it('a first reading sets the health conditions and the power state; a repeat counts and changes nothing', async () => {
+  it('a first reading sets the health conditions and the power state; a repeat only counts', async () => {
     const id = await newDevice();
     const first = await deliver('hl-01', [{ deviceId: id, reading: healthy }]);
-    assert.deepEqual(first, { applied: 1, changed: 1, stale: 0, unknown: [], transitions: 3 });
+    assert.deepEqual(first, { applied: 1, changed: 1, stale: 0, unknown: [], transitions: 3, faulty: [] });
     assert.deepEqual(await conditionsOf(id), {
       BMCReachable: 'True/BmcAnswered',
       CredentialsVerified: 'True/LoggedIn',
@@ -75,15 +75,16 @@ describe('health readings from a site observer (Postgres)', () => {
     const { rows } = await handle.pool.query(`select power_state from devices where id = $1`, [id]);
     assert.equal(rows[0].power_state, 'On');
     const again = await deliver('hl-01', [{ deviceId: id, reading: healthy }]);
-    assert.deepEqual(again, { applied: 1, changed: 0, stale: 0, unknown: [], transitions: 0 });
+    assert.deepEqual(again, { applied: 1, changed: 0, stale: 0, unknown: [], transitions: 0, faulty: [] });
     assert.equal((await getDeviceHealth(handle.db, id))!.observations, 2);
   });
 
-  it('a fault turns Healthy False with its class as the reason, in the history; confirming it only counts', async () => {
+  it('a fault turns Healthy False, its class the reason, in the history; confirming it only counts', async () => {
     const id = await newDevice();
     await deliver('hl-01', [{ deviceId: id, reading: healthy }]);
     const fault = await deliver('hl-01', [{ deviceId: id, reading: gpuOffBus }]);
     assert.equal(fault.transitions, 1);
+    assert.deepEqual(fault.faulty, [id]);
     assert.equal((await conditionsOf(id))['Healthy'], 'False/GpuFault');
     await deliver('hl-01', [{ deviceId: id, reading: gpuOffBus }]);
     const health = (await getDeviceHealth(handle.db, id))!;
@@ -98,7 +99,7 @@ describe('health readings from a site observer (Postgres)', () => {
     assert.ok(history.items.every((h) => h.writer === 'satellite'));
   });
 
-  it('an unreachable BMC makes BMCReachable False and the credentials Unknown; a refusal says CredentialsRefused', async () => {
+  it('an unreachable BMC: BMCReachable False, credentials Unknown; a refusal says CredentialsRefused', async () => {
     const a = await newDevice();
     const b = await newDevice();
     await deliver('hl-01', [

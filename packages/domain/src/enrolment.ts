@@ -34,7 +34,9 @@ export type VerificationStage = (typeof verificationStages)[number];
 export type EnrolmentMode = 'rack' | 'device' | 'burn_in';
 
 /** What an operator may answer a failed stage: run it again, pass it anyway (admin only), or give the devices up. */
-export const decisionActions = ['retry', 'skip', 'reject'] as const;
+export const decisionActions = ['retry', 'skip', 'reject', 'approve'] as const;
+/** What a wait takes when it names no actions of its own (an enrolment stage). */
+export const defaultDecisionActions: readonly DecisionAction[] = ['retry', 'skip', 'reject'];
 export type DecisionAction = (typeof decisionActions)[number];
 
 export interface EnrolmentDecision {
@@ -59,10 +61,13 @@ export const decisionSignalName = 'decision';
 
 /** A stage that failed for some devices and waits for a decision; shown in the job's progress. */
 export interface AwaitedDecision {
-  stage: EnrolmentStage;
+  /** An enrolment stage, or a remediation's wait for approval beyond the blast radius. */
+  stage: EnrolmentStage | 'blast_radius';
   /** Device id → why the stage failed for it. */
   devices: Record<string, string>;
   since: string;
+  /** The actions this wait takes; defaultDecisionActions when absent. */
+  actions?: DecisionAction[];
 }
 
 export interface EnrolmentDevice {

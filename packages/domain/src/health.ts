@@ -166,3 +166,14 @@ export const faultReasons: Record<FaultClass, string> = {
 export const observerSettingsSignalName = 'settings';
 /** The observer's memo key: its settings, which the workflow agent compares with its config. */
 export const observerMemoKey = 'fleet_observer';
+
+/**
+ * Whether a reading shows `faultClass` gone (a playbook step's check), or, without one, no critical fault at all (a
+ * release's health check). A BMC that does not answer or refuses the credentials is never cleared.
+ */
+export function healthCleared(reading: HealthReading, faultClass?: FaultClass): boolean {
+  if (!reading.reachable || reading.credentialsOk === false) return false;
+  return faultClass
+    ? !reading.faults.some((f) => f.class === faultClass)
+    : !reading.faults.some((f) => f.severity === 'Critical');
+}

@@ -32,3 +32,7 @@ export * from './burn-in.js';
 export * from './enrolment.js';
 export * from './health.js';
 export * from './remediation.js';
+export * from './sla.js';
+export * from './holds.js';
+export * from './rma.js';
+export * from './facility.js';

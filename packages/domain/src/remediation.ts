@@ -111,8 +111,11 @@ export function blastRadiusExceeded(
   return undefined;
 }
 
-/** What a remediation job does: hold the device, fix it with a playbook, or let it go. */
-export type RemediationMode = 'quarantine' | 'remediate' | 'release';
+/**
+ * What a remediation job does: hold the device, fix it with a playbook, let it go, or move it for an RMA case (away to
+ * the vendor; back from it, to start again as discovered).
+ */
+export type RemediationMode = 'quarantine' | 'remediate' | 'release' | 'rma_ship' | 'rma_return';
 
 export interface RemediationInput {
   jobId: string;
@@ -129,6 +132,8 @@ export interface RemediationInput {
   playbook?: Playbook;
   /** Set when the blast radius is exceeded: the playbook waits for an operator's approval, for this reason. */
   awaitApproval?: string;
+  /** The RMA case an rma_ship or rma_return job moves the device for. */
+  rmaCaseId?: string;
   /** Where a release or a successful remediation returns the device: where it was when it was quarantined. */
   returnTo: FleetLifecycleState;
   /** The device is quarantined already (an operator's remediation of a held device): no quarantine move. */
@@ -166,12 +171,13 @@ export const stepManager: Partial<Record<PlaybookStep, ManagerKind>> = { bmc_res
 
 export interface RemediationActivities {
   /**
-   * Reads the device's health until `faultClass` (and unreachability) is gone or `timeoutS` passes; answers with the
-   * last reading, never throws for a device that is still faulty.
+   * Reads the device's health until healthCleared says so or `timeoutS` passes; answers with the last reading, never
+   * throws for a device that is still faulty.
    */
   awaitHealthy(input: {
     target: BmcTarget;
-    faultClass: FaultClass;
+    /** Absent: no critical fault of any class (a release's check). */
+    faultClass?: FaultClass;
     timeoutS: number;
     pollS: number;
   }): Promise<HealthReading>;

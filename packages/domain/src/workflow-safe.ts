@@ -53,4 +53,4 @@ export {
   decisionSignalName,
 } from './enrolment.js';
 export { burnInPassed } from './burn-in.js';
-export { observerMemoKey, observerSettingsSignalName } from './health.js';
+export { healthCleared, observerMemoKey, observerSettingsSignalName } from './health.js';

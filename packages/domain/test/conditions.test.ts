@@ -64,6 +64,7 @@ describe('status axes and their writers', () => {
       FirmwareCompliant: 'firmware-refresh',
       BurnInPassed: 'burn-in-workflow',
       Schedulable: 'lifecycle-workflow',
+      Healthy: 'satellite',
     });
   });
 });

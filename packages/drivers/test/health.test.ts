@@ -109,7 +109,7 @@ describe('readHealth against the simulator', () => {
     assert.deepEqual(warm.requests, ['GET /redfish/v1/Systems/System_0', 'GET /redfish/v1/Chassis/BMC_0']);
   });
 
-  it('a healthy switch tray and healthy power shelves: two GETs, and one on a shelf (its chassis has the power)', async () => {
+  it('a healthy switch tray and power shelves: two GETs, one on a shelf (its chassis has the power)', async () => {
     const sw = driver('switch');
     await sw.readHealth();
     const s = await observe(sw, 'switch');
@@ -124,7 +124,7 @@ describe('readHealth against the simulator', () => {
     }
   });
 
-  it('a GPU off the bus is one Critical gpu fault naming it (its chassis is the same part, not a second fault)', async () => {
+  it('a GPU off the bus is one Critical gpu fault naming it (its chassis is the same part, no second)', async () => {
     const tray = driver('ct');
     await tray.readHealth();
     await faults('POST', 'ct', { part: 'gpu', gpu: 1, offBus: true });
@@ -177,7 +177,7 @@ describe('readHealth against the simulator', () => {
     assert.match(found[0]!.message, /ProcessorModule_1_Memory_0 is Critical/);
   });
 
-  it('a leak on a compute tray is a Critical leak fault on that detector, whatever grade the detector gives', async () => {
+  it('a leak on a compute tray is a Critical leak fault on that detector, whatever its grade', async () => {
     const tray = driver('ct');
     await tray.readHealth();
     await faults('POST', 'ct', { part: 'leak', detector: 1, health: 'Warning', reason: 'moisture' });

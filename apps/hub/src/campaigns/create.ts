@@ -1,5 +1,6 @@
 import {
   activeJobsOfDevices,
+  heldDevices,
   insertCampaign,
   insertParentWithChildren,
   isUniqueViolation,
@@ -9,7 +10,9 @@ import {
 } from '@fleet/db';
 import type { CampaignPolicy } from '@fleet/domain';
 import { ApiError } from '../errors.js';
+import type { OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, idempotencyKeyOf, type Caller } from '../services/caller.js';
+import { overrideAudit } from '../services/holds.service.js';
 import { earlierJob } from '../services/jobs.service.js';
 import type { DraftPlan } from './planner.js';
 
@@ -20,6 +23,8 @@ export interface CampaignRequest {
   /** The request as the campaign job records it. */
   params: Record<string, unknown>;
   plan: DraftPlan;
+  /** The operator's override that planned held devices; the audit row records it with the held devices planned. */
+  overrideQuarantine?: OverrideQuarantine | undefined;
 }
 
 const BUSY_NAMED = 20;
@@ -70,6 +75,12 @@ export async function createCampaign(db: Db, caller: Caller, plan: () => Promise
       );
       if (refused.length) throw busyConflict(await activeJobsOfDevices(tx, refused), refused.length);
       const jobOf = new Map(admitted.map((j) => [j.deviceId!, j.id]));
+      const overridden = req.overrideQuarantine
+        ? await heldDevices(
+            tx,
+            req.plan.devices.map((d) => d.deviceId),
+          )
+        : [];
       const devices = req.plan.devices.map((d) => ({ ...d, jobId: jobOf.get(d.deviceId)! }));
       await insertCampaign(tx, {
         id: parent.id,
@@ -83,7 +94,12 @@ export async function createCampaign(db: Db, caller: Caller, plan: () => Promise
         action: 'firmware.campaign',
         target: `site/${req.siteId}`,
         jobId: parent.id,
-        details: { name: req.name, devices: devices.length, excluded: req.plan.excluded.length },
+        details: {
+          name: req.name,
+          devices: devices.length,
+          excluded: req.plan.excluded.length,
+          ...overrideAudit(req.overrideQuarantine, overridden),
+        },
       });
       await notifyIntent(tx, parent.id);
       return parent;

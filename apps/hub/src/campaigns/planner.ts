@@ -1,5 +1,6 @@
 import {
   campaignCandidates,
+  heldDevices,
   installedFirmware,
   manifestsByIdOrDefault,
   type Db,
@@ -8,6 +9,7 @@ import {
 } from '@fleet/db';
 import {
   buildWaves,
+  holdText,
   makespanLowerBound,
   missingForOperation,
   powerDomainOf,
@@ -39,6 +41,8 @@ export interface PlanRequest {
   /** Node type → manifest id; the other types get their default manifest. */
   manifests?: Partial<Record<string, string>> | undefined;
   policy: CampaignPolicy;
+  /** Plan held devices (quarantined, remediating, rma) like the others: an operator overrode their holds. */
+  overrideHolds?: boolean | undefined;
 }
 
 /** Why Fleet cannot operate the device, in words an operator can act on; undefined when it can. */
@@ -88,16 +92,26 @@ function componentsToUpdate(
 
 /**
  * Plans a campaign from Postgres alone: which devices of the selection need which components,
- * which are left out and why, the waves, and how long the waves take under the policy's caps.
+ * which are left out and why (held devices with the state, since when and why, unless their
+ * holds are overridden), the waves, and how long the waves take under the policy's caps.
  */
 export async function planCampaign(db: Db, req: PlanRequest, durations: DeviceDurations): Promise<DraftPlan> {
   const excluded: DraftPlan['excluded'] = [];
-  const operable: Device[] = [];
+  const candidates: Device[] = [];
   for (const d of await campaignCandidates(db, req)) {
     const reason = inoperableReason(d);
     if (reason) excluded.push({ deviceId: d.id, name: d.name, reason });
-    else operable.push(d);
+    else candidates.push(d);
   }
+  const holds = req.overrideHolds
+    ? []
+    : await heldDevices(
+        db,
+        candidates.map((d) => d.id),
+      );
+  for (const h of holds) excluded.push({ deviceId: h.deviceId, name: h.name, reason: holdText(h) });
+  const held = new Set(holds.map((h) => h.deviceId));
+  const operable = candidates.filter((d) => !held.has(d.id));
   const types = [...new Set(operable.map((d) => d.nodeType!))];
   const [manifests, installed] = await Promise.all([
     manifestsForTypes(db, types, req.manifests ?? {}, (t) => `body.manifests.${t}`),

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findActiveTokenByHash, hashToken, type Db } from '@fleet/db';
-import { roleAllows, type Role } from '@fleet/domain';
+import { describeRoleRequirement, roleAllows, type Role, type RoleRequirement } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 
 export interface Actor {
@@ -14,8 +14,8 @@ declare module 'fastify' {
     actor?: Actor;
   }
   interface FastifyContextConfig {
-    /** Least role a route needs; routes without one are public (health, OpenAPI). */
-    role?: Role;
+    /** Least role a route needs (or roles, any of which will do); routes without one are public (health, OpenAPI). */
+    role?: RoleRequirement;
   }
 }
 
@@ -64,7 +64,7 @@ export function registerAuth(app: FastifyInstance, db: Db, cacheTtlMs = TOKEN_CA
     if (!roleAllows(actor.role, needed)) {
       throw new ApiError(
         'PERMISSION_DENIED',
-        `this action needs the ${needed} role; token ${actor.name} has ${actor.role}`,
+        `this action needs the ${describeRoleRequirement(needed)} role; token ${actor.name} has ${actor.role}`,
       );
     }
   });

@@ -25,6 +25,7 @@ import {
 } from '../campaigns/views.js';
 import type { HubConfig } from '../config.js';
 import { ApiError, invalid, notFound } from '../errors.js';
+import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { campaignJob, cancelCampaign, setMaintenanceWindows, signalCampaign } from '../services/campaigns.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
@@ -46,6 +47,8 @@ const CampaignBody = z
     policy: CampaignPolicy.default(CampaignPolicy.parse({})),
     /** Answer the plan and write nothing. */
     dry_run: z.boolean().default(false),
+    /** Plan held devices (quarantined, remediating, rma) too, instead of leaving them out. */
+    override_quarantine: OverrideQuarantine.optional(),
   })
   .strict();
 
@@ -107,8 +110,9 @@ export function campaignRoutes(
       tag: 'firmware',
       summary:
         'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy ' +
-        'caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant or not operable ' +
-        'are left out with the reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
+        'caps. dry_run answers 200 {plan} and writes nothing. Devices already compliant, not operable or held ' +
+        '(quarantined, remediating, rma; unless override_quarantine gives a reason) are left out with the ' +
+        'reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
       role: jobKindTable['firmware.campaign'].role,
       body: CampaignBody,
       success: {
@@ -134,6 +138,7 @@ export function campaignRoutes(
             nodeTypes: body.node_types,
             manifests: body.manifests,
             policy: body.policy,
+            overrideHolds: body.override_quarantine !== undefined,
           },
           settings.deviceDurationS,
         );
@@ -146,7 +151,14 @@ export function campaignRoutes(
             'FAILED_PRECONDITION',
             `no device of the selection needs an update (${p.excluded.length} left out); a dry run lists the reasons`,
           );
-        return { name: body.name, siteId: body.site_id, policy: body.policy, params, plan: p };
+        return {
+          name: body.name,
+          siteId: body.site_id,
+          policy: body.policy,
+          params,
+          plan: p,
+          overrideQuarantine: body.override_quarantine,
+        };
       });
       return reply
         .status(202)

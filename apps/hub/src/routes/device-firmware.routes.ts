@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { getDevice, type Db } from '@fleet/db';
 import { inoperableReason, manifestsForTypes } from '../campaigns/planner.js';
 import { ApiError, notFound } from '../errors.js';
+import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
 import { jobKindTable } from '@fleet/domain';
@@ -16,6 +17,7 @@ const UpdateBody = z
     manifest_id: z.string().uuid('must be a UUID').optional(),
     /** Push even components already at the manifest's version (and allow downgrades). */
     force: z.boolean().default(false),
+    override_quarantine: OverrideQuarantine.optional(),
   })
   .strict();
 
@@ -41,7 +43,8 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
       tag: 'firmware',
       summary:
         "Update one device's firmware to a manifest (intent): the given one or its node type's default " +
-        '(409 when there is none); 409 when the device is busy. Idempotency-Key honoured',
+        '(409 when there is none); 409 when the device is busy, or held (quarantined, remediating, rma) unless ' +
+        'override_quarantine gives a reason. Idempotency-Key honoured',
       role: jobKindTable['device.firmware_update'].role,
       params: IdParam,
       body: UpdateBody,
@@ -72,6 +75,7 @@ export function deviceFirmwareRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, 
         },
         action: 'device.firmware_update',
         target: `device/${device.id}`,
+        overrideQuarantine: body.override_quarantine,
       });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },

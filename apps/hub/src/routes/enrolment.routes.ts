@@ -162,7 +162,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
       if (!rack) throw notFound('rack', params.id);
       const devices = (await rackDevices(db, rack.id)).filter((d) => !d.deletedAt);
       if (devices.length === 0) throw new ApiError('FAILED_PRECONDITION', `rack ${rack.name} has no devices`);
-      checkCanEnrol(devices);
+      await checkCanEnrol(db, devices);
       const { job } = await createParentJob(db, callerOf(request), {
         parent: { kind: 'rack.enrol', siteId: rack.siteId, rackId: rack.id, params: {} },
         devices,
@@ -177,7 +177,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
     },
   );
 
-  const deviceJob = (kind: 'device.enrol' | 'device.burn_in', check: (d: Device) => void, summary: string) =>
+  const deviceJob = (kind: 'device.enrol' | 'device.burn_in', check: (d: Device) => Promise<void>, summary: string) =>
     defineRoute(
       app,
       doc,
@@ -193,7 +193,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
       },
       async ({ request, reply, params }) => {
         const device = await deviceOrThrow(params.id);
-        check(device);
+        await check(device);
         const { job } = await createJob(db, callerOf(request), {
           job: { kind, siteId: device.siteId, deviceId: device.id, rackId: device.rackId, params: {} },
           action: kind,
@@ -204,13 +204,13 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
     );
   deviceJob(
     'device.enrol',
-    (d) => checkCanEnrol([d]),
+    (d) => checkCanEnrol(db, [d]),
     'Enrol one device (intent): the rack enrolment without the topology check; a compute tray ends certified, a ' +
       'switch tray or power shelf enrolled (they are burned in with their rack). 409 unless discovered or failed',
   );
   deviceJob(
     'device.burn_in',
-    checkCanBurnIn,
+    (d) => checkCanBurnIn(db, d),
     "Burn a compute tray in on the site's SLURM (intent): enrolled or certified → burning_in → certified, or a " +
       'decision when a test fails. 409 in any other state; 400 for a device that is not a compute tray',
   );

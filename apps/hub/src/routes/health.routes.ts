@@ -2,10 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { applyHealthReadings, getDevice, getDeviceHealth, getSite, listObservationTargets, type Db } from '@fleet/db';
 import { faultClasses, powerStates } from '@fleet/domain';
+import type { RemediationConfig } from '../config.js';
 import { notFound } from '../errors.js';
 import { cursorPage, decodeCursor, limitSchema } from '../pagination.js';
 import { IdParam, SiteIdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { callerOf } from '../services/caller.js';
+import { applyQuarantineRules } from '../services/remediation.service.js';
 import { timestamp } from '../views.js';
 
 /** A batch the observer posts: a cycle's changes go in batches of at most this many readings. */
@@ -53,6 +56,17 @@ const ObservationsApplied = z
     stale: z.number().int().describe('Readings older than the stored one: ignored'),
     unknown: z.array(z.string()).describe('Ids that are no current device of the site: ignored'),
     transitions: z.number().int().describe('Condition status changes written to device history'),
+    faulty: z.array(z.uuid()).describe('Devices whose stored reading now names a fault'),
+    actions: z
+      .array(
+        z.object({
+          device_id: z.uuid(),
+          rule: z.string(),
+          job_id: z.uuid().nullable().describe('The quarantine or remediation job the rule created'),
+          note: z.string().nullable().describe('Why the remediation waits for an operator, or why no job was made'),
+        }),
+      )
+      .describe('What the quarantine rules did with these readings'),
   })
   .meta({ id: 'ObservationsApplied' });
 
@@ -88,7 +102,7 @@ const HealthView = z
  * Health observation (docs/day2.md): the site's observer (a satellite activity) reads its devices from here and
  * delivers what changed; the console and operators read each device's last reading.
  */
-export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
+export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, remediation: RemediationConfig): void {
   defineRoute(
     app,
     doc,
@@ -138,9 +152,9 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       body: ObservationsBody,
       success: { status: 200, description: 'What was stored', body: ObservationsApplied },
     },
-    async ({ params, body }) => {
+    async ({ request, params, body }) => {
       if (!(await getSite(db, params.id))) throw notFound('site', params.id);
-      return db.transaction((tx) =>
+      const stats = await db.transaction((tx) =>
         applyHealthReadings(
           tx,
           params.id,
@@ -156,6 +170,24 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
           })),
         ),
       );
+      // After the readings are stored: a rule's job is its own intent and audit row (docs/day2.md).
+      const actions = await applyQuarantineRules(
+        db,
+        callerOf(request),
+        remediation,
+        params.id,
+        stats.faulty,
+        request.log,
+      );
+      return {
+        ...stats,
+        actions: actions.map((a) => ({
+          device_id: a.deviceId,
+          rule: a.rule,
+          job_id: a.jobId ?? null,
+          note: a.note ?? null,
+        })),
+      };
     },
   );
 

@@ -11,6 +11,7 @@ import {
   jobKindTable,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
+import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
@@ -36,6 +37,8 @@ const BatchBody = z
       })
       .strict()
       .optional(),
+    /** Include held devices (quarantined, remediating, rma) instead of skipping them. */
+    override_quarantine: OverrideQuarantine.optional(),
   })
   .strict()
   .refine((b) => [b.rack_id, b.site_id, b.filter].filter((x) => x !== undefined).length === 1, {
@@ -58,6 +61,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     devices: Device[],
     kind: 'rack.power' | 'rack.cold_reboot',
     params: Record<string, unknown>,
+    overrideQuarantine: OverrideQuarantine | undefined,
   ) => {
     const { job } = await createParentJob(db, callerOf(request), {
       parent: { kind, siteId: rack.siteId, rackId: rack.id, params },
@@ -67,6 +71,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       childWorkflows: false,
       action: kind,
       target: `rack/${rack.id}`,
+      overrideQuarantine,
     });
     return job;
   };
@@ -80,16 +85,25 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       tag: 'power',
       summary:
         'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, ' +
-        'shelves; cycle = off then on. One sequence per rack (409 otherwise).',
+        'shelves; cycle = off then on. One sequence per rack (409 otherwise). 409 naming the held devices ' +
+        '(quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['rack.power'].role,
       params: IdParam,
-      body: z.object({ op: RackPowerOp }).strict(),
+      body: z.object({ op: RackPowerOp, override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobAccepted('The rack job; a child job per device'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
       const rack = await rackOrThrow(params.id);
-      const job = await startRackSequence(request, rack, await rackDevices(db, rack.id), 'rack.power', { op: body.op });
+      const devices = await rackDevices(db, rack.id);
+      const job = await startRackSequence(
+        request,
+        rack,
+        devices,
+        'rack.power',
+        { op: body.op },
+        body.override_quarantine,
+      );
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
@@ -102,10 +116,13 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       url: '/v1/racks/:id/cold-reboot',
       tag: 'power',
       summary:
-        'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden)',
+        'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden). ' +
+        '409 naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['rack.cold_reboot'].role,
       params: IdParam,
-      body: z.object({ timings: ColdRebootOverrides.optional() }).strict(),
+      body: z
+        .object({ timings: ColdRebootOverrides.optional(), override_quarantine: OverrideQuarantine.optional() })
+        .strict(),
       success: jobAccepted('The cold-reboot job with its stage timeline'),
       errors: [400, 404, 409],
     },
@@ -126,7 +143,14 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
           `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} ` +
             `has no ${missing.join(', ')}`,
         );
-      const job = await startRackSequence(request, rack, devices, 'rack.cold_reboot', { timings: body.timings ?? {} });
+      const job = await startRackSequence(
+        request,
+        rack,
+        devices,
+        'rack.cold_reboot',
+        { timings: body.timings ?? {} },
+        body.override_quarantine,
+      );
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
   );
@@ -140,11 +164,15 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       tag: 'power',
       summary:
         'One power action on many devices (a rack, a site or an inventory filter): a parent job with a ' +
-        'child per device; refused devices listed with their reason; 409 when it would cut power shelves ' +
-        'under trays it also acts on',
+        'child per device; refused devices listed with their reason, held ones (quarantined, remediating, rma) ' +
+        'skipped unless override_quarantine gives a reason; 409 when it would cut power shelves under trays it ' +
+        'also acts on',
       role: jobKindTable['batch.power'].role,
       body: BatchBody,
-      success: jobAccepted('The parent job; result.refused lists refused devices'),
+      success: jobAccepted(
+        'The parent job; result.refused lists refused devices, result.skipped the held ones left out (state, ' +
+          'since, reason)',
+      ),
       errors: [400, 404, 409],
     },
     async ({ request, reply, body }) => {
@@ -195,6 +223,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         childWorkflows: true,
         action: 'batch.power',
         target: body.rack_id ? `rack/${body.rack_id}` : body.site_id ? `site/${body.site_id}` : 'filter',
+        overrideQuarantine: body.override_quarantine,
       });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },

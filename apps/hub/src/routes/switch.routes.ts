@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { getDevice, getFirmwarePackage, getFirmwareManifest, type Db, type Device } from '@fleet/db';
 import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind, jobKindTable } from '@fleet/domain';
 import { ApiError, invalid, notFound } from '../errors.js';
+import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -12,7 +13,8 @@ import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
 /**
  * Switch trays' NVOS: image installs, platform firmware, password rotation, factory reset, certificates (the Redfish
- * side of a switch is in the power and firmware routes).
+ * side of a switch is in the power and firmware routes). Each refuses a held switch (quarantined, remediating, rma)
+ * with 409 unless the body's override_quarantine gives a reason.
  */
 export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
   defineRoute(
@@ -29,7 +31,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'image, or the device is busy. Idempotency-Key honoured',
       role: jobKindTable['switch.nvos_install'].role,
       params: IdParam,
-      body: z.object({ package_id: uuid }).strict(),
+      body: z.object({ package_id: uuid, override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
@@ -42,10 +44,14 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
           'FAILED_PRECONDITION',
           `package ${pkg.fileName} is a ${pkg.format} package, not an NVOS image (upload images with format=nvos)`,
         );
-      return accepted(request, reply, device, 'switch.nvos_install', {
-        package_id: pkg.id,
-        build_id: pkg.metadata.buildId,
-      });
+      return accepted(
+        request,
+        reply,
+        device,
+        'switch.nvos_install',
+        { package_id: pkg.id, build_id: pkg.metadata.buildId },
+        body.override_quarantine,
+      );
     },
   );
 
@@ -62,7 +68,13 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'skipped unless forced. 409 when the device has no NVOS endpoint or is busy',
       role: jobKindTable['switch.firmware_update'].role,
       params: IdParam,
-      body: z.object({ manifest_id: uuid, force: z.boolean().default(false) }).strict(),
+      body: z
+        .object({
+          manifest_id: uuid,
+          force: z.boolean().default(false),
+          override_quarantine: OverrideQuarantine.optional(),
+        })
+        .strict(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
@@ -77,10 +89,14 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
           `steps must be named after switch components (${switchFirmwareComponents.join(', ')}); not ` +
             `${bad.map((s) => s.name).join(', ')}`,
         );
-      return accepted(request, reply, device, 'switch.firmware_update', {
-        manifest_id: manifest.id,
-        force: body.force,
-      });
+      return accepted(
+        request,
+        reply,
+        device,
+        'switch.firmware_update',
+        { manifest_id: manifest.id, force: body.force },
+        body.override_quarantine,
+      );
     },
   );
 
@@ -98,13 +114,15 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         "the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
       role: jobKindTable['switch.password_rotation'].role,
       params: IdParam,
+      // Optional: only a held switch needs a body, to override its hold.
+      body: z.object({ override_quarantine: OverrideQuarantine.optional() }).strict().optional(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
-    async ({ request, reply, params }) => {
+    async ({ request, reply, params, body }) => {
       const device = await nvosDevice(params.id, 'rotate its NVOS password');
       await assertOwnNvosCredential(db, device);
-      return accepted(request, reply, device, 'switch.password_rotation', {});
+      return accepted(request, reply, device, 'switch.password_rotation', {}, body?.override_quarantine);
     },
   );
 
@@ -120,7 +138,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'in `confirm`. The switch comes back with admin/admin',
       role: jobKindTable['switch.factory_reset'].role,
       params: IdParam,
-      body: z.object({ confirm: z.string() }).strict(),
+      body: z.object({ confirm: z.string(), override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
@@ -128,7 +146,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const device = await nvosDevice(params.id, 'be reset');
       if (body.confirm !== device.name)
         throw invalid('body.confirm', `type the device name (${device.name}) to confirm a factory reset`);
-      return accepted(request, reply, device, 'switch.factory_reset', {});
+      return accepted(request, reply, device, 'switch.factory_reset', {}, body.override_quarantine);
     },
   );
 
@@ -145,15 +163,23 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       role: jobKindTable['switch.certificate_install'].role,
       params: IdParam,
       body: z
-        .object({ domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name') })
+        .object({
+          domain: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'must be a certificate domain name'),
+          override_quarantine: OverrideQuarantine.optional(),
+        })
         .strict(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) =>
-      accepted(request, reply, await nvosDevice(params.id, 'take a certificate'), 'switch.certificate_install', {
-        domain: body.domain,
-      }),
+      accepted(
+        request,
+        reply,
+        await nvosDevice(params.id, 'take a certificate'),
+        'switch.certificate_install',
+        { domain: body.domain },
+        body.override_quarantine,
+      ),
   );
 
   /** A live switch the inventory gives an NVOS endpoint, else a 404/409 saying why. */
@@ -177,11 +203,13 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     device: Device,
     kind: JobKind,
     params: Record<string, unknown>,
+    overrideQuarantine: OverrideQuarantine | undefined,
   ) {
     const { job } = await createJob(db, callerOf(request), {
       job: { kind, deviceId: device.id, siteId: device.siteId, params },
       action: kind,
       target: `device/${device.id}`,
+      overrideQuarantine,
     });
     return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
   }

@@ -12,16 +12,23 @@ import {
   type DbOrTx,
   type Job,
   type NewJob,
+  type Tx,
 } from '@fleet/db';
 import { isTerminal, type JobState } from '@fleet/domain';
 import { ApiError, notFound } from '../errors.js';
+import type { OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, idempotencyKeyOf, type Caller } from './caller.js';
+import { checkDeviceHold, overrideAudit } from './holds.service.js';
 import { childCancelRefusal } from './parent-jobs.service.js';
 
 export interface JobRequest {
   job: Omit<NewJob, 'createdBy' | 'idempotencyKey' | 'requestFingerprint'>;
   action: string;
   target: string;
+  /** An operator's override of the device's hold (quarantined, remediating, rma). */
+  overrideQuarantine?: OverrideQuarantine | undefined;
+  /** What else the request writes in the job's transaction (an RMA case's move); not run for a replay. */
+  alsoInTransaction?: ((tx: Tx, job: Job) => Promise<void>) | undefined;
 }
 
 /** The 409 for a key reused with another request; `earlier` names what the key was first used for. */
@@ -47,7 +54,8 @@ export async function earlierJob(
 /**
  * Records a job, its start intent and the audit row in one transaction, and wakes the
  * workflow agent. Repeating a request with the same Idempotency-Key returns the
- * first job; the same key with another request is a conflict.
+ * first job; the same key with another request is a conflict. A job on a held device is
+ * a 409 unless its kind acts on held devices or the caller overrides the hold (audited).
  */
 export async function createJob(db: Db, caller: Caller, req: JobRequest): Promise<{ job: Job; replayed: boolean }> {
   const actor = caller.actor.name;
@@ -56,6 +64,9 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
   const replay = () => earlierJob(db, actor, key, print);
   const earlier = await replay();
   if (earlier) return { job: earlier, replayed: true };
+  const overridden = req.job.deviceId
+    ? await checkDeviceHold(db, req.job.kind, req.job.deviceId, req.overrideQuarantine)
+    : [];
   try {
     const job = await db.transaction(async (tx) => {
       const row = await insertJobWithStartIntent(tx, {
@@ -68,8 +79,9 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
         action: req.action,
         target: req.target,
         jobId: row.id,
-        details: { params: req.job.params },
+        details: { params: req.job.params, ...overrideAudit(req.overrideQuarantine, overridden) },
       });
+      await req.alsoInTransaction?.(tx, row);
       await notifyIntent(tx, row.id);
       return row;
     });

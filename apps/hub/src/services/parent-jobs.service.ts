@@ -13,7 +13,9 @@ import {
 } from '@fleet/db';
 import { missingForOperation } from '@fleet/domain';
 import { ApiError } from '../errors.js';
+import { heldDeviceView, type OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, type Caller } from './caller.js';
+import { heldConflict, holdsFor, overrideAudit } from './holds.service.js';
 
 /**
  * How a parent's children run. A rack sequence's one workflow operates every device itself: its
@@ -63,6 +65,8 @@ export interface ParentRequest {
   target: string;
   /** The children's job kind (default device.power). */
   childKind?: string;
+  /** An operator's override of the holds (quarantined, remediating, rma) on the devices. */
+  overrideQuarantine?: OverrideQuarantine | undefined;
 }
 
 export interface Refusal {
@@ -74,7 +78,9 @@ export interface Refusal {
 /**
  * Creates a parent job and a child per admitted device, the intents and the audit row
  * in one transaction. Devices the inventory cannot operate, or that are busy with
- * another job, are refused with their reason.
+ * another job, are refused with their reason. Held devices (quarantined, remediating,
+ * rma) are skipped by a batch (listed in its result) and refuse a rack sequence (409),
+ * unless the caller overrides the holds; the audit row records the override.
  */
 export async function createParentJob(
   db: Db,
@@ -97,19 +103,33 @@ export async function createParentJob(
         `${refused.map((r) => `${r.name} (${r.reason})`).join('; ')}`,
     );
   }
-  const children: ChildSpec[] = operable.map((d) => ({ deviceId: d.id, siteId: d.siteId, params: req.childParams(d) }));
+  const childKind = req.childKind ?? 'device.power';
+  const holds = await holdsFor(
+    db,
+    childKind,
+    operable.map((d) => d.id),
+  );
+  if (holds.length && !req.overrideQuarantine && req.allOrNothing) throw heldConflict(holds, req.target);
+  const skipped = req.overrideQuarantine ? [] : holds.map(heldDeviceView);
+  const held = new Set(skipped.map((s) => s.device_id));
+  const admissible = operable.filter((d) => !held.has(d.id));
+  const nameOf = new Map(admissible.map((d) => [d.id, d.name]));
+  const children: ChildSpec[] = admissible.map((d) => ({
+    deviceId: d.id,
+    siteId: d.siteId,
+    params: req.childParams(d),
+  }));
   try {
     const out = await db.transaction(async (tx) => {
       const res = await insertParentWithChildren(tx, { ...req.parent, createdBy: caller.actor.name }, children, {
-        childKind: req.childKind ?? 'device.power',
+        childKind,
         childIntents: req.childWorkflows,
         parentIntent: !req.childWorkflows,
       });
       const busy: Refusal[] = [];
       for (const id of res.refused) {
-        const d = operable.find((x) => x.id === id)!;
         const active = await findActiveJobForDevice(tx, id);
-        busy.push({ device_id: id, name: d.name, reason: `busy with job ${active?.id ?? '(just started)'}` });
+        busy.push({ device_id: id, name: nameOf.get(id)!, reason: `busy with job ${active?.id ?? '(just started)'}` });
       }
       if (req.allOrNothing && busy.length) {
         throw new ApiError(
@@ -119,13 +139,20 @@ export async function createParentJob(
         );
       }
       const allRefused = [...refused, ...busy];
-      const result = { admitted: res.admitted.length, refused: allRefused };
+      // `skipped`: the held devices a batch left out, each with why it is held.
+      const result = { admitted: res.admitted.length, refused: allRefused, skipped };
       if (!req.allOrNothing) await setJobResult(tx, res.parent.id, result);
       await auditAccepted(tx, caller, 202, {
         action: req.action,
         target: req.target,
         jobId: res.parent.id,
-        details: { params: req.parent.params, admitted: res.admitted.length, refused: allRefused.length },
+        details: {
+          params: req.parent.params,
+          admitted: res.admitted.length,
+          refused: allRefused.length,
+          skipped: skipped.length,
+          ...overrideAudit(req.overrideQuarantine, holds),
+        },
       });
       await notifyIntent(tx, res.parent.id);
       return {

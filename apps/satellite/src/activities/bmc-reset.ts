@@ -10,6 +10,11 @@ import { toActivityFailure } from './failures.js';
 export interface BmcResetHeartbeat {
   /** The request was about to go out; a later attempt finding only this cannot know whether it arrived. */
   sending?: boolean;
+  /**
+   * Whether the controller answered before the request went out. A later attempt that finds it down takes that as the
+   * reset having arrived only if it was up before: a controller that was hung already says nothing by being down.
+   */
+  upBefore?: boolean;
   resetSent: boolean;
   sentAtMs?: number;
   outageSeen: boolean;
@@ -21,27 +26,30 @@ async function sendReset(
   driver: NodeDriver,
   manager: ManagerKind,
   prior: BmcResetHeartbeat | undefined,
+  beat: (details: BmcResetHeartbeat) => void,
 ): Promise<BmcResetHeartbeat> {
   const downNow = async () => {
     const p = await driver.probeManager(manager);
     return p.reachable ? undefined : p.reason;
   };
-  if (prior?.sending) {
-    const reason = await downNow();
-    if (reason) return { resetSent: true, sentAtMs: Date.now(), outageSeen: true, last: reason };
-  }
-  Context.current().heartbeat({ sending: true, resetSent: false, outageSeen: false } satisfies BmcResetHeartbeat);
+  const down = await downNow();
+  // A heartbeat from before upBefore was recorded counts as up: the reset is never sent twice to a BMC that took it.
+  if (prior?.sending && prior.upBefore !== false && down)
+    return { resetSent: true, sentAtMs: Date.now(), outageSeen: true, last: down };
+  const upBefore = down === undefined;
+  beat({ sending: true, upBefore, resetSent: false, outageSeen: false });
   try {
     await driver.resetManager(manager);
   } catch (err) {
-    // A lost answer (timeout, dropped connection) may hide a reset that happened: a
-    // controller that stopped answering took it, so it is not sent again.
-    if (!(err instanceof RedfishError && err.retryable)) throw err;
+    // A lost answer (timeout, dropped connection) may hide a reset that happened: a controller that answered before
+    // and stopped answering took it, so it is not sent again. One that was hung before proves nothing by that.
+    if (!(err instanceof RedfishError && err.retryable) || !upBefore) throw err;
     const reason = await downNow();
     if (!reason) throw err;
     return { resetSent: true, sentAtMs: Date.now(), outageSeen: true, last: reason };
   }
-  return { resetSent: true, sentAtMs: Date.now(), outageSeen: false };
+  // A hung controller was down before the reset: its outage is not news, only its return is.
+  return { resetSent: true, sentAtMs: Date.now(), outageSeen: !upBefore };
 }
 
 export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceActivities, 'resetBmc'> {
@@ -51,8 +59,18 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
       const prior = ctx.info.heartbeatDetails as BmcResetHeartbeat | undefined;
       const log = attemptLog(deps, { deviceId: target.deviceId, manager });
       const driver = await openDriver(deps, target);
+      // Liveness on a clock while the reset goes out (reaching a hung controller can take several request timeouts),
+      // always with the latest details.
+      let latest = prior;
+      const beatNow = (details: BmcResetHeartbeat) => ctx.heartbeat((latest = details));
+      const ticker = setInterval(
+        () => ctx.heartbeat(latest),
+        Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3),
+      );
       try {
-        let beat = prior?.resetSent ? prior : await sendReset(driver, manager, prior);
+        let beat = prior?.resetSent
+          ? prior
+          : await sendReset(driver, manager, prior, beatNow).finally(() => clearInterval(ticker));
         if (!prior?.resetSent) {
           deps.onManagerReset?.(target.nodeType, manager);
           log.info({ outageSeen: beat.outageSeen }, 'Manager.Reset sent');
@@ -90,6 +108,7 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
       } catch (err) {
         throw toActivityFailure(err, target.deviceId);
       } finally {
+        clearInterval(ticker);
         await driver.close();
       }
     },

@@ -27,6 +27,17 @@ interface Delivered {
 }
 
 /**
+ * Per site, what this process delivered and what the hub has not taken yet: kept across the workflow's runs, so a new
+ * hourly run goes on delivering changes only. A restarted satellite starts empty and delivers every reading once.
+ */
+const sites = new Map<string, { delivered: Map<string, Delivered>; pending: Map<string, HealthChange> }>();
+function siteState(siteId: string) {
+  let state = sites.get(siteId);
+  if (!state) sites.set(siteId, (state = { delivered: new Map(), pending: new Map() }));
+  return state;
+}
+
+/**
  * The site's health observer (docs/day2.md): one long activity that reads every device each interval and delivers to
  * the hub only what changed (a faulty reading also at each of its first `confirmations` cycles, so that rules can
  * count observations). Nothing per sample reaches Temporal: the activity heartbeats its counters and returns after
@@ -64,8 +75,7 @@ async function observe(
 ): Promise<ObserveSiteResult> {
   const ctx = Context.current();
   const signal = ctx.cancellationSignal;
-  const delivered = new Map<string, Delivered>();
-  const pending = new Map<string, HealthChange>();
+  const { delivered, pending } = siteState(input.siteId);
   const endAt = Date.now() + input.runForS * 1000;
   const totals = { cycles: 0, delivered: 0, slowestCycleS: 0 };
   const beat = (extra: Record<string, unknown> = {}) => ctx.heartbeat({ ...totals, ...extra });
@@ -100,7 +110,7 @@ async function observe(
       log.warn({ seconds, devices: targets.length, intervalS: input.intervalS }, 'observation cycle overran');
     beat({ lastCycleS: seconds, devices: targets.length });
     const wait = started + input.intervalS * 1000 - Date.now();
-    if (Date.now() + Math.max(0, wait) >= endAt) break;
+    // The run ends when its next cycle would start, so the next run keeps the pace.
     if (wait > 0) await pause(wait, totals);
   } while (Date.now() < endAt);
   return totals;

@@ -9,8 +9,8 @@ export interface HubObservationsOptions {
   timeoutMs?: number;
 }
 
-/** Readings per POST: the hub takes at most 2,000 (maxReadingsPerBatch). */
-export const deliveryBatch = 1000;
+/** Readings per POST: the most the hub takes (maxReadingsPerBatch). */
+export const deliveryBatch = 2000;
 const targetPage = 1000;
 
 /** A hub call that failed: the URL, the status when there was one, and the hub's answer. */

@@ -5,6 +5,7 @@ import { firmwareCampaignInput } from './campaign.js';
 import { burnInInput, deviceEnrolInput, rackEnrolInput } from './enrolment.js';
 import { firmwareUpdateInput } from './firmware.js';
 import { coldRebootInput, rackPowerInput } from './rack-sequences.js';
+import { remediationInput } from './remediation.js';
 import {
   certificateInstallInput,
   factoryResetInput,
@@ -39,6 +40,11 @@ export const inputLoaders: InputLoaders = {
   'rack.enrol': rackEnrolInput,
   'device.enrol': deviceEnrolInput,
   'device.burn_in': burnInInput,
+  'device.quarantine': remediationInput('device.quarantine'),
+  'device.remediate': remediationInput('device.remediate'),
+  'device.release': remediationInput('device.release'),
+  'device.rma_ship': remediationInput('device.rma_ship'),
+  'device.rma_return': remediationInput('device.rma_return'),
 };
 
 /** The workflow type and input that start a job. A kind that starts no workflow of its own fails for good. */

@@ -8,6 +8,7 @@ import type {
   EnrolmentInput,
   FirmwareCampaignInput,
   RackPowerInput,
+  RemediationInput,
   SwitchCertificateInstallInput,
   SwitchFactoryResetInput,
   SwitchFirmwareUpdateInput,
@@ -41,6 +42,11 @@ export interface WorkflowInputs {
   'rack.enrol': EnrolmentInput;
   'device.enrol': EnrolmentInput;
   'device.burn_in': EnrolmentInput;
+  'device.quarantine': RemediationInput;
+  'device.remediate': RemediationInput;
+  'device.release': RemediationInput;
+  'device.rma_ship': RemediationInput;
+  'device.rma_return': RemediationInput;
 }
 
 /**

@@ -69,7 +69,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent) */
+    /**
+     * Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent). 409 on
+     * a held device (quarantined, remediating, rma) unless override_quarantine gives a reason
+     */
     post: operations['postV1DevicesIdBmcreset'];
     delete?: never;
     options?: never;
@@ -145,7 +148,8 @@ export interface paths {
     put?: never;
     /**
      * Update one device's firmware to a manifest (intent): the given one or its node type's default (409 when there is
-     * none); 409 when the device is busy. Idempotency-Key honoured
+     * none); 409 when the device is busy, or held (quarantined, remediating, rma) unless override_quarantine gives a
+     * reason. Idempotency-Key honoured
      */
     post: operations['postV1DevicesIdFirmwareupdate'];
     delete?: never;
@@ -324,7 +328,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Power action on one device (intent): 202 with the job; Idempotency-Key honoured */
+    /**
+     * Power action on one device (intent): 202 with the job; Idempotency-Key honoured. 409 on a held device
+     * (quarantined, remediating, rma) unless override_quarantine gives a reason
+     */
     post: operations['postV1DevicesIdPower'];
     delete?: never;
     options?: never;
@@ -343,6 +350,67 @@ export interface paths {
     put?: never;
     /** Read the device power state from its BMC now (intent) */
     post: operations['postV1DevicesIdPowerrefresh'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/quarantine': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hold a device (intent): campaigns, batches, rack sequences and enrolment leave it alone until it is released;
+     * with `remediate`, also run its fault's playbook. 409 when it is held already, at the vendor or decommissioned
+     */
+    post: operations['postV1DevicesIdQuarantine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Let a quarantined device go (intent): a health check, then back where it was before the quarantine; held again,
+     * the job failed and naming the faults, if the check does not pass
+     */
+    post: operations['postV1DevicesIdRelease'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/{id}/remediate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Run the playbook of a device's fault (intent): held first if it is not, then each step verified by fresh health
+     * readings; the first step that clears the fault returns the device where it was, and a playbook that runs out
+     * opens an RMA case
+     */
+    post: operations['postV1DevicesIdRemediate'];
     delete?: never;
     options?: never;
     head?: never;
@@ -392,6 +460,83 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/facility-events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Facility events, newest first: by state, kind, severity, rack and source (a facility token: its own) */
+    get: operations['getV1Facilityevents'];
+    put?: never;
+    /**
+     * A building management system's event on racks (facility token; admin for manual entry), graded and acted on: info
+     * is recorded; a warning holds the racks' devices; a leak or smoke warning, or any critical severity, holds them
+     * and powers the racks off in order once an operator approves; an event marked critical powers them off at once and
+     * holds the devices after. A repeat of external_id answers the first event (200)
+     */
+    post: operations['postV1Facilityevents'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/facility-events/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One facility event: its grading, state, jobs and the decision on its power-off */
+    get: operations['getV1FacilityeventsId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/facility-events/{id}/approve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Approve the power-off of an event awaiting it: the ordered power-off of each rack that has none yet, overriding
+     * the holds with the event as the reason. 409 when none can start now (the message says why)
+     */
+    post: operations['postV1FacilityeventsIdApprove'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/facility-events/{id}/reject': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Reject the power-off of an event awaiting it: the racks stay on, the devices held */
+    post: operations['postV1FacilityeventsIdReject'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/firmware-campaigns': {
     parameters: {
       query?: never;
@@ -404,8 +549,9 @@ export interface paths {
     put?: never;
     /**
      * Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy caps. dry_run
-     * answers 200 {plan} and writes nothing. Devices already compliant or not operable are left out with the reason;
-     * any busy device refuses the campaign (409). Idempotency-Key honoured
+     * answers 200 {plan} and writes nothing. Devices already compliant, not operable or held (quarantined, remediating,
+     * rma; unless override_quarantine gives a reason) are left out with the reason; any busy device refuses the
+     * campaign (409). Idempotency-Key honoured
      */
     post: operations['postV1Firmwarecampaigns'];
     delete?: never;
@@ -846,7 +992,8 @@ export interface paths {
     put?: never;
     /**
      * One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device;
-     * refused devices listed with their reason; 409 when it would cut power shelves under trays it also acts on
+     * refused devices listed with their reason, held ones (quarantined, remediating, rma) skipped unless
+     * override_quarantine gives a reason; 409 when it would cut power shelves under trays it also acts on
      */
     post: operations['postV1Powerbatches'];
     delete?: never;
@@ -901,7 +1048,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden) */
+    /**
+     * NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden). 409
+     * naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason
+     */
     post: operations['postV1RacksIdColdreboot'];
     delete?: never;
     options?: never;
@@ -941,13 +1091,58 @@ export interface paths {
     put?: never;
     /**
      * Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, shelves; cycle
-     * = off then on. One sequence per rack (409 otherwise).
+     * = off then on. One sequence per rack (409 otherwise). 409 naming the held devices (quarantined, remediating, rma)
+     * unless override_quarantine gives a reason
      */
     post: operations['postV1RacksIdPower'];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/v1/rma': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** RMA cases, newest first: by state, site, device (a device_id lists its RMA history) */
+    get: operations['getV1Rma'];
+    put?: never;
+    /**
+     * Open an RMA case for a device by hand, with the serials of its last hardware read. 409 while the device's last
+     * case is not closed, or for a deleted or decommissioned device
+     */
+    post: operations['postV1Rma'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/rma/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One RMA case with its history, and once closed the serials read after the return and the swap */
+    get: operations['getV1RmaId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change a case: its vendor case id, or its state (with a reason). shipped (from open, or from revalidating when
+     * the return failed) starts device.rma_ship on a quarantined, failed or remediating device; replaced starts
+     * device.rma_return (rma → discovered), after which enrolling the device revalidates the case and certifying it
+     * closes it. 409 for a move the case or the device cannot make; the state it is in changes nothing
+     */
+    patch: operations['patchV1RmaId'];
     trace?: never;
   };
   '/v1/sites': {
@@ -1062,6 +1257,43 @@ export interface paths {
      * jobs, all taken at one moment
      */
     get: operations['getV1SitesIdSummary'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sla-breaches': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Stuck-state SLA breaches, newest first by breached_at then id: open ones until their object moves on, with their
+     * webhook deliveries; object_id lists a device, job or campaign
+     */
+    get: operations['getV1Slabreaches'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sla-breaches/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One SLA breach, with its webhook deliveries */
+    get: operations['getV1SlabreachesId'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1499,6 +1731,76 @@ export interface components {
         message: string;
       };
     };
+    FacilityDecision: {
+      /** @description Kept in the audit log and with the event */
+      reason: string;
+    };
+    FacilityEvent: {
+      critical: boolean;
+      decision: {
+        /** @enum {string} */
+        action: 'approve' | 'reject';
+        /** Format: date-time */
+        at: string;
+        by: string;
+        reason: string;
+      } | null;
+      external_id: string;
+      grading: {
+        /** @description Who lets a power-off go: none for a critical event */
+        approval: ('operator' | 'none') | null;
+        /** @enum {string} */
+        response: 'record' | 'quarantine' | 'power_off';
+        rule: string;
+        /** @description In the order made */
+        steps: ('quarantine' | 'power_off')[];
+      };
+      /** Format: uuid */
+      id: string;
+      job_ids: string[];
+      /** @enum {string} */
+      kind: 'leak' | 'power_feed' | 'cooling' | 'smoke' | 'other';
+      location: string | null;
+      message: string;
+      occurred_at: string | null;
+      rack_ids: string[];
+      racks: {
+        power_off: {
+          job_id: string | null;
+          /** @description The job's end state */
+          outcome: string | null;
+          /** @description Why it could not start; approve again once it can */
+          refused: string | null;
+        } | null;
+        /** @description Set once the devices were held */
+        quarantine:
+          | {
+              /** Format: uuid */
+              device_id: string;
+              job_id: string | null;
+              name: string;
+              /** @description Why no job: held already, busy with another job */
+              skipped: string | null;
+            }[]
+          | null;
+        /** Format: uuid */
+        rack_id: string;
+      }[];
+      /** Format: date-time */
+      received_at: string;
+      /** @enum {string} */
+      severity: 'info' | 'warning' | 'critical';
+      /** @description The token that posted it */
+      source: string;
+      /** @enum {string} */
+      state: 'recorded' | 'quarantined' | 'awaiting_approval' | 'powering_off' | 'done' | 'failed' | 'rejected';
+      /** Format: date-time */
+      updated_at: string;
+    };
+    FacilityEventPage: {
+      items: components['schemas']['FacilityEvent'][];
+      next_cursor: string | null;
+    };
     FirmwareManifest: {
       /** Format: date-time */
       created_at: string;
@@ -1712,6 +2014,11 @@ export interface components {
         | 'switch.firmware_update'
         | 'switch.certificate_install'
         | 'rack.enrol'
+        | 'device.quarantine'
+        | 'device.remediate'
+        | 'device.release'
+        | 'device.rma_ship'
+        | 'device.rma_return'
         | 'device.enrol'
         | 'device.burn_in';
       links: {
@@ -1724,8 +2031,13 @@ export interface components {
       parent_id: string | null;
       progress:
         | ({
-            /** @description A failed stage waiting for POST /v1/jobs/{id}/decision */
+            /**
+             * @description A failed stage (or a remediation past the blast radius) waiting for POST
+             * /v1/jobs/{id}/decision
+             */
             decision?: {
+              /** @description The actions this wait takes; retry, skip and reject when absent */
+              actions?: ('retry' | 'skip' | 'reject' | 'approve')[];
               /** @description Device id → why the stage failed for it */
               devices: {
                 [key: string]: string;
@@ -1793,10 +2105,15 @@ export interface components {
         | 'switch.firmware_update'
         | 'switch.certificate_install'
         | 'rack.enrol'
+        | 'device.quarantine'
+        | 'device.remediate'
+        | 'device.release'
+        | 'device.rma_ship'
+        | 'device.rma_return'
         | 'device.enrol'
         | 'device.burn_in';
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin';
+      role: 'viewer' | 'operator' | 'admin' | 'facility';
       /** @enum {string} */
       scope: 'device' | 'rack' | 'selection' | 'campaign';
       summary: string;
@@ -1817,6 +2134,29 @@ export interface components {
         weekdays: number[];
       }[];
     };
+    NewFacilityEvent: {
+      /**
+       * @description Act now: the racks are powered off without waiting for an operator's approval
+       * @default false
+       */
+      critical: boolean;
+      /** @description The system's own id of the event: a repeat with the same id answers the first */
+      external_id: string;
+      /** @enum {string} */
+      kind: 'leak' | 'power_feed' | 'cooling' | 'smoke' | 'other';
+      /** @description Where, as the system names it (a row, a room); for people */
+      location?: string;
+      message: string;
+      /**
+       * Format: date-time
+       * @description When the system saw it
+       */
+      occurred_at?: string;
+      /** @description The racks it is about (a row: each) */
+      rack_ids: string[];
+      /** @enum {string} */
+      severity: 'info' | 'warning' | 'critical';
+    };
     ObservationTargetPage: {
       items: {
         bmc_url: string;
@@ -1830,16 +2170,35 @@ export interface components {
       next_cursor: string | null;
     };
     ObservationsApplied: {
+      /** @description What the quarantine rules did with these readings */
+      actions: {
+        /** Format: uuid */
+        device_id: string;
+        /** @description The quarantine or remediation job the rule created */
+        job_id: string | null;
+        /** @description Why the remediation waits for an operator, or why no job was made */
+        note: string | null;
+        rule: string;
+      }[];
       /** @description Readings stored: new, changed or confirming the last one */
       applied: number;
       /** @description Readings that differ from the stored one: conditions judged again */
       changed: number;
+      /** @description Devices whose stored reading now names a fault */
+      faulty: string[];
       /** @description Readings older than the stored one: ignored */
       stale: number;
       /** @description Condition status changes written to device history */
       transitions: number;
       /** @description Ids that are no current device of the site: ignored */
       unknown: string[];
+    };
+    /**
+     * @description Act on held devices (quarantined, remediating, rma) anyway; only remediation acts on them otherwise.
+     * The reason is kept in the audit log with the devices it let through
+     */
+    OverrideQuarantine: {
+      reason: string;
     };
     Provenance:
       | {
@@ -1908,6 +2267,114 @@ export interface components {
       items: components['schemas']['Rack'][];
       next_cursor: string | null;
     };
+    RmaCase: {
+      closed_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      device_id: string;
+      failed_part: string;
+      /** @description The health observation's fault class, for an escalated remediation */
+      fault_class: string | null;
+      history: {
+        /** Format: date-time */
+        at: string;
+        by: string;
+        from: ('open' | 'shipped' | 'replaced' | 'revalidating' | 'closed') | null;
+        job_id: string | null;
+        reason: string;
+        /** @enum {string} */
+        to: 'open' | 'shipped' | 'replaced' | 'revalidating' | 'closed';
+      }[];
+      /** Format: uuid */
+      id: string;
+      /** @description The remediation job whose escalation opened it */
+      job_id: string | null;
+      /** @description From the read that revalidated the device, once closed after a return */
+      new_serials: {
+        [key: string]: string;
+      } | null;
+      /** @description From the last hardware read when the case opened; empty without one */
+      old_serials: {
+        [key: string]: string;
+      };
+      /** @description The operator, or remediation for an escalation */
+      opened_by: string;
+      /** @description The states an operator may move the case to now */
+      operator_moves: ('open' | 'shipped' | 'replaced' | 'revalidating' | 'closed')[];
+      reason: string;
+      site_id: string;
+      /** @enum {string} */
+      state: 'open' | 'shipped' | 'replaced' | 'revalidating' | 'closed';
+      /** @description The parts whose serial changed; empty when none did or nothing was read before the case opened */
+      swap:
+        | {
+            new: string | null;
+            old: string | null;
+            part: string;
+          }[]
+        | null;
+      /** Format: date-time */
+      updated_at: string;
+      vendor_case_id: string | null;
+    };
+    RmaCaseChange: {
+      closed_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: uuid */
+      device_id: string;
+      failed_part: string;
+      /** @description The health observation's fault class, for an escalated remediation */
+      fault_class: string | null;
+      history: {
+        /** Format: date-time */
+        at: string;
+        by: string;
+        from: ('open' | 'shipped' | 'replaced' | 'revalidating' | 'closed') | null;
+        job_id: string | null;
+        reason: string;
+        /** @enum {string} */
+        to: 'open' | 'shipped' | 'replaced' | 'revalidating' | 'closed';
+      }[];
+      /** Format: uuid */
+      id: string;
+      /** @description The job the change started: shipping (device.rma_ship) or return */
+      job: components['schemas']['Job'] | null;
+      /** @description The remediation job whose escalation opened it */
+      job_id: string | null;
+      /** @description From the read that revalidated the device, once closed after a return */
+      new_serials: {
+        [key: string]: string;
+      } | null;
+      /** @description From the last hardware read when the case opened; empty without one */
+      old_serials: {
+        [key: string]: string;
+      };
+      /** @description The operator, or remediation for an escalation */
+      opened_by: string;
+      /** @description The states an operator may move the case to now */
+      operator_moves: ('open' | 'shipped' | 'replaced' | 'revalidating' | 'closed')[];
+      reason: string;
+      site_id: string;
+      /** @enum {string} */
+      state: 'open' | 'shipped' | 'replaced' | 'revalidating' | 'closed';
+      /** @description The parts whose serial changed; empty when none did or nothing was read before the case opened */
+      swap:
+        | {
+            new: string | null;
+            old: string | null;
+            part: string;
+          }[]
+        | null;
+      /** Format: date-time */
+      updated_at: string;
+      vendor_case_id: string | null;
+    };
+    RmaCasePage: {
+      items: components['schemas']['RmaCase'][];
+      next_cursor: string | null;
+    };
     Site: {
       /** Format: date-time */
       created_at: string;
@@ -1948,6 +2415,57 @@ export interface components {
       running_jobs: number;
       site_id: string;
     };
+    SlaBreach: {
+      /**
+       * Format: date-time
+       * @description When the watch found it past its limit
+       */
+      breached_at: string;
+      /** @description Its webhook escalations */
+      deliveries: components['schemas']['WebhookDelivery'][];
+      /**
+       * Format: date-time
+       * @description since + limit_s
+       */
+      due_at: string;
+      /** Format: uuid */
+      id: string;
+      job_kind: string | null;
+      limit_s: number;
+      /** Format: uuid */
+      object_id: string;
+      /** @description The device's name; a job's device, rack or campaign name */
+      object_name: string | null;
+      /**
+       * @description A campaign is a job (GET /v1/firmware-campaigns/{object_id})
+       * @enum {string}
+       */
+      object_type: 'device' | 'job' | 'campaign';
+      /** @description Seconds past the limit: now while open, at its resolution once resolved */
+      overdue_s: number;
+      /**
+       * @description cleared: no longer past that limit in that state (moved on, ended, deleted); unwatched: limit
+       * removed
+       */
+      resolution: ('cleared' | 'unwatched') | null;
+      resolved_at: string | null;
+      /**
+       * Format: date-time
+       * @description When the object entered the state
+       */
+      since: string;
+      site_id: string | null;
+      /** @description lifecycle:<state>, job_running:<kind>, job_queued or job_stage:<kind>:<stage> */
+      sla_key: string;
+      /** @description The lifecycle state, the job state, or the stage the job showed */
+      state: string;
+      /** @enum {string} */
+      watch: 'lifecycle' | 'job_running' | 'job_queued' | 'job_stage';
+    };
+    SlaBreachPage: {
+      items: components['schemas']['SlaBreach'][];
+      next_cursor: string | null;
+    };
     SyncState: {
       last_attempt_at: string | null;
       last_error: string | null;
@@ -1958,10 +2476,30 @@ export interface components {
       stale: boolean;
       url: string | null;
     };
+    WebhookDelivery: {
+      attempts: number;
+      delivered_at: string | null;
+      /** @enum {string} */
+      event: 'sla.breached' | 'sla.resolved';
+      /**
+       * Format: uuid
+       * @description Sent as X-Fleet-Delivery: the receiver drops a repeat by it
+       */
+      id: string;
+      last_error: string | null;
+      /** @description The receiver's last HTTP status */
+      last_status: number | null;
+      /** @description When a pending delivery is tried again */
+      next_attempt_at: string | null;
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed';
+      /** @description The agent config's name for the webhook */
+      webhook: string;
+    };
     Whoami: {
       name: string;
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin';
+      role: 'viewer' | 'operator' | 'admin' | 'facility';
     };
   };
   responses: never;
@@ -2291,6 +2829,7 @@ export interface operations {
            * @enum {string}
            */
           manager?: 'bmc' | 'hmc';
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -2648,6 +3187,7 @@ export interface operations {
           force?: boolean;
           /** Format: uuid */
           manifest_id?: string;
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -2977,6 +3517,7 @@ export interface operations {
       content: {
         'application/json': {
           domain: string;
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -3070,6 +3611,7 @@ export interface operations {
       content: {
         'application/json': {
           confirm: string;
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -3162,6 +3704,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
           /** Format: uuid */
           package_id: string;
         };
@@ -3253,7 +3796,13 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': {
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
+        };
+      };
+    };
     responses: {
       /** @description The job (Location: /v1/jobs/{id}) */
       202: {
@@ -3353,6 +3902,7 @@ export interface operations {
             | 'graceful-shutdown'
             | 'graceful-restart'
             | 'force-restart';
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -3520,6 +4070,303 @@ export interface operations {
       };
     };
   };
+  postV1DevicesIdQuarantine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description The fault to remediate; the device's last observed fault when absent
+           * @enum {string}
+           */
+          fault_class?: 'unreachable' | 'credentials' | 'gpu' | 'psu' | 'leak' | 'thermal' | 'chassis';
+          /** @description Kept in the audit log and device history */
+          reason: string;
+          /**
+           * @description Also run the fault's playbook once held
+           * @default false
+           */
+          remediate?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The quarantine (or remediation) job */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1DevicesIdRelease: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Kept in the audit log and device history */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The release job */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1DevicesIdRemediate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description The fault to remediate; the device's last observed fault when absent
+           * @enum {string}
+           */
+          fault_class?: 'unreachable' | 'credentials' | 'gpu' | 'psu' | 'leak' | 'thermal' | 'chassis';
+          /** @description Kept in the audit log and device history */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The remediation job, its steps in the timeline */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   postV1DevicesIdSwitchfirmwareupdate: {
     parameters: {
       query?: never;
@@ -3536,6 +4383,7 @@ export interface operations {
           force?: boolean;
           /** Format: uuid */
           manifest_id: string;
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -3677,6 +4525,384 @@ export interface operations {
       };
     };
   };
+  getV1Facilityevents: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        state?: ('recorded' | 'quarantined' | 'awaiting_approval' | 'powering_off' | 'done' | 'failed' | 'rejected')[];
+        kind?: ('leak' | 'power_feed' | 'cooling' | 'smoke' | 'other')[];
+        severity?: ('info' | 'warning' | 'critical')[];
+        rack_id?: string[];
+        source?: string[];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Events, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEventPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1Facilityevents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['NewFacilityEvent'];
+      };
+    };
+    responses: {
+      /** @description A repeat: the first event with that external_id */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEvent'];
+        };
+      };
+      /** @description The event as graded, with what it did */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEvent'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1FacilityeventsId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEvent'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1FacilityeventsIdApprove: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['FacilityDecision'];
+      };
+    };
+    responses: {
+      /** @description The event */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEvent'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1FacilityeventsIdReject: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['FacilityDecision'];
+      };
+    };
+    responses: {
+      /** @description The event */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['FacilityEvent'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
   getV1Firmwarecampaigns: {
     parameters: {
       query?: {
@@ -3759,6 +4985,7 @@ export interface operations {
             | 'powershelf_gb300_liteon'
             | 'powershelf_gb300_delta'
           )[];
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
           /**
            * @default {
            *       "autoApprove": false,
@@ -5659,6 +6886,11 @@ export interface operations {
           | 'switch.firmware_update'
           | 'switch.certificate_install'
           | 'rack.enrol'
+          | 'device.quarantine'
+          | 'device.remediate'
+          | 'device.release'
+          | 'device.rma_ship'
+          | 'device.rma_return'
           | 'device.enrol'
           | 'device.burn_in'
         )[];
@@ -5871,7 +7103,7 @@ export interface operations {
            * @description retry the stage, skip it (admin only), or reject the devices
            * @enum {string}
            */
-          action: 'retry' | 'skip' | 'reject';
+          action: 'retry' | 'skip' | 'reject' | 'approve';
           /** @description The waiting devices it applies to; all of them when absent */
           device_ids?: string[];
           /** @description Kept in the timeline and device history */
@@ -6003,6 +7235,7 @@ export interface operations {
             role?: string[];
             site_id?: string[];
           };
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
           /** Format: uuid */
           rack_id?: string;
           site_id?: string;
@@ -6010,7 +7243,10 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The parent job; result.refused lists refused devices */
+      /**
+       * @description The parent job; result.refused lists refused devices, result.skipped the held ones left out
+       * (state, since, reason)
+       */
       202: {
         headers: {
           /** @description Where the created resource, or the job that carries out the request, is */
@@ -6205,6 +7441,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
           timings?: {
             bmcUpFloorS?: number;
             bmcUpPollMaxS?: number;
@@ -6398,6 +7635,7 @@ export interface operations {
         'application/json': {
           /** @enum {string} */
           op: 'on' | 'off' | 'cycle';
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
         };
       };
     };
@@ -6411,6 +7649,313 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1Rma: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        state?: ('open' | 'shipped' | 'replaced' | 'revalidating' | 'closed')[];
+        site_id?: string[];
+        device_id?: string[];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Cases, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RmaCasePage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1Rma: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: uuid */
+          device_id: string;
+          /** @description The part to send back (GPU_2, PSU_3, tray) */
+          failed_part: string;
+          reason: string;
+          vendor_case_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The case, open */
+      201: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RmaCase'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1RmaId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The case */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RmaCase'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  patchV1RmaId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description Required with a state change; kept in the history and the job */
+          reason?: string;
+          /**
+           * @description shipped starts device.rma_ship; replaced starts device.rma_return; closed from open: nothing
+           * shipped
+           * @enum {string}
+           */
+          state?: 'open' | 'shipped' | 'replaced' | 'revalidating' | 'closed';
+          /** @description null clears it */
+          vendor_case_id?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The case; no job started */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RmaCaseChange'];
+        };
+      };
+      /** @description The case and the job it started */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RmaCaseChange'];
         };
       };
       /** @description Invalid argument (details name the fields) */
@@ -6999,6 +8544,119 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['SiteSummary'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1Slabreaches: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        status?: 'open' | 'resolved';
+        object_type?: ('device' | 'job' | 'campaign')[];
+        object_id?: string[];
+        site_id?: string[];
+        sla_key?: string[];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Breaches, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SlaBreachPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1SlabreachesId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The breach */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SlaBreach'];
         };
       };
       /** @description Invalid argument (details name the fields) */

@@ -28,6 +28,8 @@ export interface HealthApplyStats {
   unknown: string[];
   /** Condition status changes written to the devices' history. */
   transitions: number;
+  /** Devices whose stored reading now names a fault (new, changed or confirmed): what quarantine rules look at. */
+  faulty: string[];
 }
 
 const readingOf = (row: DeviceHealthRow): HealthReading => ({
@@ -49,7 +51,7 @@ export async function applyHealthReadings(
   siteId: string,
   deliveries: HealthDelivery[],
 ): Promise<HealthApplyStats> {
-  const stats: HealthApplyStats = { applied: 0, changed: 0, stale: 0, unknown: [], transitions: 0 };
+  const stats: HealthApplyStats = { applied: 0, changed: 0, stale: 0, unknown: [], transitions: 0, faulty: [] };
   if (deliveries.length === 0) return stats;
   // The newest delivery per device, should a batch hold two.
   const latest = new Map<string, HealthDelivery>();
@@ -105,6 +107,7 @@ export async function applyHealthReadings(
   }
   stats.applied = rows.length;
   stats.changed = changed.length;
+  stats.faulty = rows.filter((r) => r.faults && r.faults.length > 0).map((r) => r.deviceId);
   if (rows.length === 0) return stats;
   await tx
     .insert(deviceHealth)
@@ -248,4 +251,28 @@ export async function listObservationTargets(
     .orderBy(devices.id)
     .limit(limit);
   return rows as ObservationTarget[];
+}
+
+/** The stored readings of `deviceIds` with their device's lifecycle, rack and node type: what the rules judge. */
+export async function healthForRules(db: DbOrTx, deviceIds: string[]) {
+  if (deviceIds.length === 0) return [];
+  return db
+    .select({
+      deviceId: deviceHealth.deviceId,
+      reachable: deviceHealth.reachable,
+      credentialsOk: deviceHealth.credentialsOk,
+      powerState: deviceHealth.powerState,
+      faults: deviceHealth.faults,
+      observedAt: deviceHealth.observedAt,
+      changedAt: deviceHealth.changedAt,
+      observations: deviceHealth.observations,
+      name: devices.name,
+      siteId: devices.siteId,
+      rackId: devices.rackId,
+      nodeType: devices.nodeType,
+      lifecycle: devices.fleetLifecycle,
+    })
+    .from(deviceHealth)
+    .innerJoin(devices, eq(devices.id, deviceHealth.deviceId))
+    .where(inArray(deviceHealth.deviceId, deviceIds));
 }

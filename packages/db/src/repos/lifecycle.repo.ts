@@ -1,10 +1,13 @@
-import { and, desc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import {
   assertAxisWriter,
+  heldLifecycleStates,
   LifecycleTransitionRefused,
   transition,
   type AxisWriter,
+  type DeviceHold,
   type FleetLifecycleState,
+  type HeldLifecycleState,
 } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { devices, deviceTransitions, type DeviceTransitionRow } from '../schema/index.js';
@@ -86,4 +89,66 @@ async function lastMoveWasBy(tx: DbOrTx, deviceId: string, to: string, jobId: st
     .orderBy(desc(deviceTransitions.id))
     .limit(1);
   return last?.toState === to && last.jobId === jobId;
+}
+
+/**
+ * Of `deviceIds`, the held ones (quarantined, remediating, rma) by name, each with the lifecycle move that put it in
+ * its state (since, reason, message, job): one statement, one probe of device_transitions_lifecycle_device_id_id_idx
+ * per held device. A device whose last move is not into its state (written around the repository) has no reason.
+ */
+export async function heldDevices(db: DbOrTx, deviceIds: readonly string[]): Promise<DeviceHold[]> {
+  if (deviceIds.length === 0) return [];
+  const last = db
+    .select({
+      toState: deviceTransitions.toState,
+      at: deviceTransitions.at,
+      reason: deviceTransitions.reason,
+      message: deviceTransitions.message,
+      jobId: deviceTransitions.jobId,
+    })
+    .from(deviceTransitions)
+    .where(
+      and(
+        eq(deviceTransitions.deviceId, devices.id),
+        eq(deviceTransitions.axis, 'lifecycle'),
+        isNull(deviceTransitions.conditionType),
+      ),
+    )
+    .orderBy(desc(deviceTransitions.id))
+    .limit(1)
+    .as('last_move');
+  const rows = await db
+    .select({
+      deviceId: devices.id,
+      name: devices.name,
+      state: devices.fleetLifecycle,
+      createdAt: devices.createdAt,
+      toState: last.toState,
+      at: last.at,
+      reason: last.reason,
+      message: last.message,
+      jobId: last.jobId,
+    })
+    .from(devices)
+    .leftJoinLateral(last, sql`true`)
+    .where(
+      and(
+        // One array parameter however many ids (a batch takes 10,000).
+        sql`${devices.id} = any(${sql.param([...deviceIds])}::uuid[])`,
+        inArray(devices.fleetLifecycle, [...heldLifecycleStates]),
+      ),
+    )
+    .orderBy(asc(devices.name), asc(devices.id));
+  return rows.map((r) => {
+    const moved = r.toState === r.state;
+    return {
+      deviceId: r.deviceId,
+      name: r.name,
+      state: r.state as HeldLifecycleState,
+      since: (moved ? r.at : null) ?? r.createdAt,
+      reason: moved ? r.reason : null,
+      message: moved ? r.message : null,
+      jobId: moved ? r.jobId : null,
+    };
+  });
 }

@@ -5,3 +5,6 @@ export * from './firmware.js';
 export * from './events.js';
 export * from './lifecycle.js';
 export * from './health.js';
+export * from './sla.js';
+export * from './rma.js';
+export * from './facility.js';
