@@ -22,8 +22,9 @@ const PASSWORD = 'bench-Secret-1';
  *
  * Args: image MiB (default 256); rounds (default 3, each a raw copy then an upload, the best of
  * each counting); optionally the upload's chunk KiB and writes in flight (packages/ssh defaults
- * otherwise). SFTP_BENCH_CPU_PROF=<dir> writes a CPU profile of the switch process; run the bench
- * as `tsx --cpu-prof bench/run.ts sftp` for the client's.
+ * otherwise: one SSH packet per write, the SSH window in flight; the simulated switch states no
+ * write limit, so 32 KiB is the most). SFTP_BENCH_CPU_PROF=<dir> writes a CPU profile of the
+ * switch process; run the bench as `tsx --cpu-prof bench/run.ts sftp` for the client's.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const imageMib = Number(args[0] ?? 256);

@@ -44,11 +44,13 @@ step 5 "NetBox (tools/netbox/install.sh)"
 bash tools/netbox/install.sh
 
 # Browser tests drive Debian's chromium through playwright-core; no test tool downloads a browser of its own.
-step 6 "Chromium for the browser tests (apt)"
-if ! command -v chromium >/dev/null; then
+# OpenSSH's sftp-server: packages/ssh's SFTP client is tested against the real server as well as the simulator.
+step 6 "Chromium for the browser tests, OpenSSH's sftp-server (apt)"
+if ! command -v chromium >/dev/null || [ ! -x /usr/lib/openssh/sftp-server ]; then
   sudo_cmd=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends chromium \
+    openssh-sftp-server >/dev/null
 fi
 
 # Burn-in runs on a real single-node SLURM (tools/slurm/start.sh configures and starts it per test file).

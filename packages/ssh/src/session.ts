@@ -1,6 +1,5 @@
-import { stat as statLocal } from 'node:fs/promises';
 import { connect as netConnect } from 'node:net';
-import ssh2, { type Client, type SFTPWrapper } from 'ssh2';
+import ssh2, { type Client, type ClientChannel, type SFTPWrapper } from 'ssh2';
 import { coalesceWrites } from './coalesce.js';
 import { runExec, type ExecOptions, type ExecResult } from './exec.js';
 import { HostKeyMismatchError, SshError, type SshTarget } from './errors.js';
@@ -11,7 +10,6 @@ import {
   remoteSize,
   uploadFile,
   type RemoteEntry,
-  type SftpHandle,
   type UploadOptions,
   type UploadResult,
 } from './sftp.js';
@@ -135,8 +133,8 @@ function connectError(target: SshTarget, err: Error & { level?: string; code?: s
 }
 
 /**
- * One SSH connection to a switch: exec channels on demand and one SFTP channel, opened on
- * first use and reopened after a transfer abandons it.
+ * One SSH connection to a switch: exec channels on demand, one SFTP channel for metadata
+ * (opened on first use, reopened if it closes) and a channel of its own for each upload.
  */
 export class SshSession {
   private sftpChannel: Promise<SFTPWrapper> | undefined;
@@ -177,7 +175,8 @@ export class SshSession {
 
   /** Uploads a file (see uploadFile) and verifies its size on the switch. */
   async upload(localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
-    return uploadFile(await this.handle(), this.target, localPath, remotePath, opts);
+    this.assertOpen('upload');
+    return uploadFile(() => this.subsystemChannel(), this.target, localPath, remotePath, opts);
   }
 
   /**
@@ -186,10 +185,7 @@ export class SshSession {
    * gigabytes again.
    */
   async uploadIfDifferent(localPath: string, remotePath: string, opts: UploadOptions = {}): Promise<UploadResult> {
-    const local = await statLocal(localPath).catch(() => undefined);
-    if (local && (await this.stat(remotePath)) === local.size)
-      return { remotePath, bytes: local.size, uploaded: false };
-    return this.upload(localPath, remotePath, opts);
+    return this.upload(localPath, remotePath, { ...opts, skipSameSize: true });
   }
 
   close(): void {
@@ -229,15 +225,25 @@ export class SshSession {
     return current;
   }
 
-  private async handle(): Promise<SftpHandle> {
-    const channel = this.sftp();
-    const sftp = await channel;
-    return {
-      sftp,
-      abandon: () => {
-        if (this.sftpChannel === channel) this.sftpChannel = undefined;
-        sftp.end();
-      },
-    };
+  /** A new SFTP subsystem channel, spoken to by the caller (see SftpWriter). */
+  private subsystemChannel(): Promise<ClientChannel> {
+    return new Promise((resolve, reject) => {
+      const fail = (err: Error) =>
+        reject(
+          new SshError(
+            'Sftp',
+            this.target.device,
+            this.target.host,
+            'upload',
+            `cannot open SFTP: ${this.target.scrub(err.message)}`,
+            { cause: err },
+          ),
+        );
+      try {
+        this.conn.subsys('sftp', (err, channel) => (err ? fail(err) : resolve(channel)));
+      } catch (err) {
+        fail(err as Error);
+      }
+    });
   }
 }

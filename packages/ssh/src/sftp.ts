@@ -1,8 +1,10 @@
 import { stat as statLocal } from 'node:fs/promises';
 import { posix } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { SFTPWrapper, Stats } from 'ssh2';
 import { SftpStallError, SshError, type SshTarget } from './errors.js';
 import { pipelinedPut } from './put.js';
+import { SftpWriter } from './sftp-wire.js';
 
 export interface UploadOptions {
   /**
@@ -12,18 +14,28 @@ export interface UploadOptions {
   stepTimeoutMs?: number;
   /** The whole transfer. Default 3,600 s. */
   overallTimeoutMs?: number;
+  /**
+   * Leave the switch's file alone when it already has the local file's size (RMS's rule for re-staging an
+   * NVOS image, docs/reference/rms-behaviours.md#nvos-image-install), so a retried job does not send gigabytes
+   * again.
+   */
+  skipSameSize?: boolean;
   signal?: AbortSignal;
   onProgress?: (bytes: number, total: number) => void;
-  /** Writes in flight. Default 64. */
+  /** Writes in flight. Default: as many as fill the SSH channel window (2 MiB), plus one. */
   concurrency?: number;
-  /** Bytes per write. Default 128 KiB (OpenSSH servers take up to 256 KiB; others are split). */
+  /**
+   * Bytes per write. Default: what fills one SSH packet (32 KiB with the request), as OpenSSH's sftp
+   * sends. Lowered to what the server takes: what it states through OpenSSH's limits extension
+   * (255 KiB for OpenSSH), else 32 KiB.
+   */
   chunkSize?: number;
 }
 
 export interface UploadResult {
   remotePath: string;
   bytes: number;
-  /** False when uploadIfDifferent found the same size already there. */
+  /** False when `skipSameSize` found the same size already there. */
   uploaded: boolean;
 }
 
@@ -35,20 +47,15 @@ export interface RemoteEntry {
 
 const NO_SUCH_FILE = 2;
 
-/** An SFTP channel and how to abandon it (a stalled transfer cannot be cancelled any other way). */
-export interface SftpHandle {
-  sftp: SFTPWrapper;
-  abandon(): void;
-}
-
 /**
- * Streams a local file with pipelined writes (pipelinedPut: `concurrency` writes of `chunkSize`
- * in flight, read from disk in large blocks as they go, never the whole file in memory), then
- * checks that the remote size matches. Progress is every acknowledged write; a stall, the
- * overall timeout or cancellation abandons the SFTP channel.
+ * Streams a local file into a remote one over an SFTP channel of its own (`openChannel`), where
+ * it also checks the remote size before (with `skipSameSize`) and after: pipelinedPut with the
+ * SSH window's worth of writes in flight, read from disk as they go, never the whole file in
+ * memory. Progress is every acknowledged write; a stall, the overall timeout or cancellation
+ * abandons the channel (a stalled transfer cannot be cancelled any other way).
  */
 export async function uploadFile(
-  h: SftpHandle,
+  openChannel: () => Promise<Duplex & { close(): void }>,
   target: SshTarget,
   localPath: string,
   remotePath: string,
@@ -59,18 +66,22 @@ export async function uploadFile(
   const stepMs = opts.stepTimeoutMs ?? 30_000;
   const overallMs = opts.overallTimeoutMs ?? 3_600_000;
   let acked = 0;
-  await new Promise<void>((resolve, reject) => {
+  return new Promise<UploadResult>((resolve, reject) => {
     let settled = false;
+    let channel: (Duplex & { close(): void }) | undefined;
     const stop = new AbortController();
-    const settle = (err?: unknown) => {
+    const settle = (err: unknown, result?: UploadResult) => {
       if (settled) return;
       settled = true;
       stop.abort();
       clearTimeout(stall);
       clearTimeout(overall);
       opts.signal?.removeEventListener('abort', onAbort);
-      if (err === undefined) return resolve();
-      h.abandon();
+      if (result) {
+        channel?.end();
+        return resolve(result);
+      }
+      channel?.close();
       reject(err);
     };
     const stall = setTimeout(
@@ -92,32 +103,41 @@ export async function uploadFile(
     );
     const onAbort = () => settle(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
-    pipelinedPut(h.sftp, localPath, remotePath, {
-      concurrency: opts.concurrency ?? 64,
-      chunkSize: opts.chunkSize ?? 128 * 1024,
-      size: total,
-      signal: stop.signal,
-      onAck: (transferred) => {
-        if (settled) return;
-        acked = transferred;
-        stall.refresh();
-        opts.onProgress?.(transferred, total);
-      },
-    }).then(
-      () => settle(),
-      (err: Error) => settle(sftpError(target, 'upload', remotePath, err)),
+    const transfer = async (): Promise<UploadResult> => {
+      channel = await openChannel();
+      // Given up on while the channel opened: settle found none to close.
+      if (settled) channel.close();
+      const sftp = await SftpWriter.start(channel);
+      if (opts.skipSameSize && (await sftp.size(remotePath)) === total)
+        return { remotePath, bytes: total, uploaded: false };
+      await pipelinedPut(sftp, localPath, remotePath, {
+        ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+        ...(opts.chunkSize !== undefined ? { chunkSize: opts.chunkSize } : {}),
+        size: total,
+        signal: stop.signal,
+        onAck: (transferred) => {
+          if (settled) return;
+          acked = transferred;
+          stall.refresh();
+          opts.onProgress?.(transferred, total);
+        },
+      });
+      const size = await sftp.size(remotePath);
+      if (size !== total)
+        throw new SshError(
+          'Sftp',
+          target.device,
+          target.host,
+          'verify',
+          `${remotePath} is ${size ?? 'missing'} bytes after the upload, expected ${total}`,
+        );
+      return { remotePath, bytes: total, uploaded: true };
+    };
+    transfer().then(
+      (result) => settle(undefined, result),
+      (err: Error) => settle(err instanceof SshError ? err : sftpError(target, 'upload', remotePath, err)),
     );
   });
-  const size = await remoteSize(h.sftp, target, remotePath);
-  if (size !== total)
-    throw new SshError(
-      'Sftp',
-      target.device,
-      target.host,
-      'verify',
-      `${remotePath} is ${size ?? 'missing'} bytes after the upload, expected ${total}`,
-    );
-  return { remotePath, bytes: total, uploaded: true };
 }
 
 /** Size of a remote file, or undefined when there is none. */

@@ -48,18 +48,24 @@ describe('SFTP uploads to the NVOS simulator', () => {
     assert.deepEqual(await s.list('/host/nos-images'), [{ name: IMAGE, size: image.length, isDirectory: false }]);
   });
 
-  it('slices large disk reads into writes of any size, few or many in flight, and uploads empty files', async () => {
+  it('writes any size up to the server limit, few or many in flight, and uploads empty files', async () => {
     const digest = createHash('sha256').update(image).digest('hex');
-    for (const [chunkSize, concurrency] of [
-      [100_000, 1],
-      [300_001, 3],
-      [4096, 200],
+    // The simulator states no write limit, so 32 KiB is the most; by default a write fills one SSH packet.
+    const onePacket = 32 * 1024 - 29;
+    for (const [chunkSize, concurrency, writeSize] of [
+      [100_000, 1, 32 * 1024],
+      [30_001, 3, 30_001],
+      [4096, 200, 4096],
+      [undefined, undefined, onePacket],
     ] as const) {
       const path = `/host/nos-images/chunks-${chunkSize}.bin`;
       const seen: number[] = [];
-      await s.upload(join(dir, IMAGE), path, { chunkSize, concurrency, onProgress: (b) => seen.push(b) });
+      await s.upload(join(dir, IMAGE), path, {
+        ...(chunkSize ? { chunkSize, concurrency } : {}),
+        onProgress: (b) => seen.push(b),
+      });
       assert.equal(remote(path)?.sha256, digest, `${chunkSize} × ${concurrency}`);
-      assert.equal(seen.length, Math.ceil(image.length / chunkSize), 'one progress report per acknowledged write');
+      assert.equal(seen.length, Math.ceil(image.length / writeSize), 'one progress report per acknowledged write');
     }
     writeFileSync(join(dir, 'empty.bin'), '');
     assert.equal((await s.upload(join(dir, 'empty.bin'), '/host/nos-images/empty.bin')).bytes, 0);

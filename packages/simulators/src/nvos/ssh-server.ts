@@ -24,7 +24,35 @@ export function sshServer(sw: SimulatedSwitch): { accept(socket: Socket): void }
       };
     return current.server;
   };
-  return { accept: (socket) => serverFor(sw.hostKey.privateKey).injectSocket(socket) };
+  return {
+    accept: (socket) => {
+      coalesceWrites(socket);
+      serverFor(sw.hostKey.privateKey).injectSocket(socket);
+    },
+  };
+}
+
+/**
+ * ssh2 writes each SSH packet to the socket on its own, so the write replies to one chunk of
+ * input would cost a syscall each. Corked until that chunk is handled (the next tick), they leave
+ * together, and no later: a window adjust held for the rest of the event-loop turn would leave
+ * the client waiting for it.
+ */
+function coalesceWrites(socket: Socket): void {
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = ((...args: unknown[]) => {
+    if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return write(...args);
+  }) as typeof socket.write;
 }
 
 function serveClient(sw: SimulatedSwitch, client: Connection): void {
