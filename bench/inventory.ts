@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import pg from 'pg';
-import { connectDb, createApiToken, deviceListQuery, getOrCreateSyncState } from '@fleet/db';
+import { connectDb, createApiToken, deviceJsonListQuery, deviceListQuery, getOrCreateSyncState } from '@fleet/db';
 import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
 import { createFleetClient, unwrap } from '@fleet/client';
@@ -11,6 +11,7 @@ import { createSyncMetrics, NetboxClient, NetboxSync } from '@fleet/netbox-agent
 import { planFleet } from '../tools/fleetgen/layout.js';
 import { bulkLoadFleet, NetboxWriter, writeFleet } from '../tools/fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
+import { compareSides, load, percentiles } from './lib/page-load.js';
 import { startNetbox, type NetboxServer } from '../test/harness/netbox.js';
 
 /**
@@ -109,56 +110,37 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     cleanups.unshift(() => hub.stop());
     const hubToken = (await createApiToken(big.handle.db, 'bench', 'viewer')).token;
 
-    /** `page` answers one list request with its item count, throwing when it fails. */
-    const load = async (what: string, page: () => Promise<number>, total: number, clients = 20) => {
-      const times: number[] = [];
-      let next = 0;
-      let errors = 0;
-      const worker = async () => {
-        while (next < total) {
-          next++;
-          const t = performance.now();
-          try {
-            const count = await page();
-            if (count !== 100) throw new Error(`${what}: ${count} items`);
-            times.push(performance.now() - t);
-          } catch {
-            // A dropped or failed answer is not a latency sample; it is counted.
-            errors++;
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: clients }, worker));
-      times.sort((a, b) => a - b);
-      const pct = (p: number) => Number(times[Math.min(times.length - 1, Math.floor(p * times.length))]!.toFixed(1));
-      return { p50: pct(0.5), p99: pct(0.99), n: times.length, errors };
-    };
     // The same question to both: compute trays of one site, a page of 100.
     const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
     const hubApi = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token: hubToken });
     const hubPage = async () => (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
     // The statement the hub's page rests on (the repository builds it; limit + 1 tells whether a next page exists),
-    // raw over pg with a pool of the hub's size: what the hub adds on top of Postgres.
-    const statement = deviceListQuery(big.handle.db, {
-      limit: query.limit + 1,
-      sort: 'name',
-      filters: { siteId: query.site_id, role: query.role },
-    }).toSQL();
+    // raw over pg with a pool of the hub's size: what the hub adds on top of Postgres. And the hub's whole statement
+    // (each device's JSON written and the page joined by Postgres), sent by name as the hub sends it.
+    const filters = { siteId: query.site_id, role: query.role };
+    const statement = deviceListQuery(big.handle.db, { limit: query.limit + 1, sort: 'name', filters }).toSQL();
+    const json = deviceJsonListQuery(big.handle.db, { limit: query.limit, sort: 'name', filters }, 'netbox');
     const rawPool = new pg.Pool({ connectionString: big.db.url, max: 20 });
     cleanups.unshift(() => rawPool.end());
     const rawPage = async () =>
       Math.min(query.limit, (await rawPool.query(statement.sql, statement.params)).rows.length);
+    const jsonPage = async () => (await rawPool.query<{ count: number }>(json)).rows[0]!.count;
     const netboxPage = async () => {
       const url = `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`;
       const res = await fetch(url, { headers: { authorization: `Bearer ${netbox.token}` } });
       if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
       return ((await res.json()) as { results: unknown[] }).results.length;
     };
-    await load('hub warm-up', hubPage, 40);
-    const hubStats = await load('hub', hubPage, 2000);
-    await load('raw SQL warm-up', rawPage, 40);
-    const rawStats = await load('raw SQL', rawPage, 2000);
-    const nbStats = await load('NetBox', netboxPage, 200);
+    const [hubStats, rawStats, jsonStats] = await compareSides(
+      [
+        { what: 'hub', page: hubPage, server: { name: 'hub', pid: hub.pid! } },
+        { what: 'raw SQL', page: rawPage },
+        { what: 'raw JSON SQL', page: jsonPage },
+      ],
+      { requests: 2000, rounds: 2, clients: 20, expected: query.limit, admin: rawPool, database: big.db.name },
+    );
+    const nb = await load('NetBox', netboxPage, 200, 20, query.limit);
+    const nbStats = { ...percentiles(nb.times), n: nb.times.length, errors: nb.errors };
 
     return {
       devices,
@@ -172,12 +154,19 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       incremental_sync_netbox_requests_35_devices: baseline.inc.requests,
       hub_list_p50_ms: hubStats.p50,
       hub_list_p99_ms: hubStats.p99,
-      hub_list_requests: hubStats.n,
+      hub_list_requests: hubStats.requests,
       hub_list_errors: hubStats.errors,
       raw_sql_list_p50_ms: rawStats.p50,
       raw_sql_list_p99_ms: rawStats.p99,
       raw_sql_list_errors: rawStats.errors,
       hub_over_raw_sql_p99: Number((hubStats.p99 / rawStats.p99).toFixed(2)),
+      raw_json_sql_list_p50_ms: jsonStats.p50,
+      raw_json_sql_list_p99_ms: jsonStats.p99,
+      hub_over_raw_json_sql_p99: Number((hubStats.p99 / jsonStats.p99).toFixed(2)),
+      hub_list_cpu_ms: hubStats.cpuMs,
+      raw_sql_list_cpu_ms: rawStats.cpuMs,
+      raw_json_sql_list_cpu_ms: jsonStats.cpuMs,
+      hub_over_raw_sql_cpu: Number((hubStats.cpuMs.total / rawStats.cpuMs.total).toFixed(2)),
       netbox_list_p50_ms: nbStats.p50,
       netbox_list_p99_ms: nbStats.p99,
       netbox_list_requests: nbStats.n,

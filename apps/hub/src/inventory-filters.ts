@@ -14,18 +14,18 @@ export const roleFilter = repeated(z.string().min(1)).describe(
 
 /**
  * A role filter names NetBox role slugs, which NetBox defines rather than Fleet: the allowed values are the
- * roles the mirror holds, and a role none of its devices has is a 400 listing them (not an empty page). Roles that
- * `seen` (current devices, e.g. the page the filter selected) hold are known without asking; the rest are looked up
+ * roles the mirror holds, and a role none of its devices has is a 400 listing them (not an empty page). The `seen`
+ * roles (of current devices, e.g. the page the filter selected) are known without asking; the rest are looked up
  * by the role index, and the full list of roles is read only to word the error.
  */
 export async function checkRoleFilter(
   db: Db,
   roles: string[] | undefined,
   field: string,
-  seen: readonly { role: string | null }[] = [],
+  seen: readonly (string | null)[] = [],
 ): Promise<void> {
   if (!roles?.length) return;
-  const held = new Set(seen.map((d) => d.role));
+  const held = new Set(seen);
   const unseen = roles.filter((r) => !held.has(r));
   if (!unseen.length || !(await unheldDeviceRoles(db, unseen)).length) return;
   const known = await listDeviceRoles(db);

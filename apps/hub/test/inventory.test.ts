@@ -12,6 +12,7 @@ import {
   getOrCreateSyncState,
   getSyncState,
   insertDevice,
+  listDevicesJson,
   refreshInventoryIssues,
   setBmcUrls,
   setCondition,
@@ -191,6 +192,23 @@ describe('hub inventory API over a synced mirror', () => {
     const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
     return { status: res.statusCode, body: res.json() };
   };
+
+  it('prepares a list statement once per shape on a connection, whatever values it is sent with', async () => {
+    // First of the list's tests: a process names only the first 16 shapes it meets. One connection: the statements
+    // it prepared are the ones pg_prepared_statements shows.
+    const single = connectDb(database.url, 1);
+    try {
+      const page = async (siteId: string[]) =>
+        (await listDevicesJson(single.db, { limit: 100, sort: 'name', filters: { siteId } }, 'netbox')).count;
+      assert.deepEqual([await page(['ams1']), await page(['osl1']), await page(['ams1', 'osl1'])], [15, 1, 16]);
+      const prepared = await single.pool.query<{ n: number }>(
+        "select count(*)::int as n from pg_prepared_statements where name like 'fleet_device_list_%'",
+      );
+      assert.equal(prepared.rows[0]!.n, 2);
+    } finally {
+      await single.close();
+    }
+  });
 
   it('filters devices by site, role, node type and lifecycle state (repeat a parameter for OR)', async () => {
     assert.equal((await get('/v1/devices?site_id=ams1&limit=1000')).body.items.length, 15);

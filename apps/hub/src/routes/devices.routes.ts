@@ -24,9 +24,10 @@ import {
   jobKindTable,
 } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
+import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { createDevice } from '../services/inventory.service.js';
-import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
+import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
@@ -86,7 +87,7 @@ const NewDevice = z
     }
   });
 
-const PowerBody = z.object({ action: PowerAction }).strict();
+const PowerBody = z.object({ action: PowerAction, override_quarantine: OverrideQuarantine.optional() }).strict();
 
 const sorts = ['name', '-name', 'created_at', '-created_at'] as const;
 
@@ -128,12 +129,12 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
       if (after && after[2] !== q.sort)
         throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
-      // Postgres writes each device's JSON (deviceView's, provenance included) in the page's own statement: the
-      // hub passes the text through rather than mapping, viewing and stringifying 100 rows per request.
-      const rows = await listDevicesJson(
+      // Postgres writes each device's JSON (deviceView's, provenance included) and joins the page in the page's own
+      // statement: the hub passes that text through rather than mapping, viewing and stringifying 100 rows a request.
+      const page = await listDevicesJson(
         db,
         {
-          limit: q.limit + 1,
+          limit: q.limit,
           sort: byName ? 'name' : 'created_at',
           descending: q.sort.startsWith('-'),
           filters: {
@@ -154,14 +155,12 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'netbox',
       );
       // A role a listed (current) device holds is known: only the others are looked up.
-      await checkRoleFilter(db, q.role, 'query.role', rows);
-      const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [
-        byName ? last.name : last.createdAt,
-        last.id,
-        q.sort,
-      ]);
-      // The DevicePage JSON, byte for byte what returning {items, next_cursor} would send.
-      const body = `{"items":[${page.map((d) => d.json).join(',')}],"next_cursor":${JSON.stringify(nextCursor)}}`;
+      await checkRoleFilter(db, q.role, 'query.role', page.roles);
+      const { last } = page;
+      const nextCursor = last ? encodeCursor([byName ? last.name : last.createdAt, last.id, q.sort]) : null;
+      // The DevicePage JSON, as returning {items, next_cursor} would send it. As bytes: Node writes them after the
+      // headers as they are, where a string is first joined to the headers and encoded.
+      const body = Buffer.from(`{"items":[${page.items}],"next_cursor":${JSON.stringify(nextCursor)}}`);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );
@@ -247,10 +246,13 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       url: '/v1/devices/:id/bmc-reset',
       tag: 'power',
       summary:
-        'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent)',
+        'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent). ' +
+        '409 on a held device (quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['device.bmc_reset'].role,
       params: IdParam,
-      body: z.object({ manager: z.enum(['bmc', 'hmc']).default('bmc') }).strict(),
+      body: z
+        .object({ manager: z.enum(['bmc', 'hmc']).default('bmc'), override_quarantine: OverrideQuarantine.optional() })
+        .strict(),
       success: jobAccepted('The job'),
       errors: [400, 404, 409],
     },
@@ -267,6 +269,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         },
         action: 'device.bmc_reset',
         target: `device/${device.id}`,
+        overrideQuarantine: body.override_quarantine,
       });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },
@@ -303,7 +306,9 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       method: 'POST',
       url: '/v1/devices/:id/power',
       tag: 'power',
-      summary: 'Power action on one device (intent): 202 with the job; Idempotency-Key honoured',
+      summary:
+        'Power action on one device (intent): 202 with the job; Idempotency-Key honoured. 409 on a held device ' +
+        '(quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['device.power'].role,
       params: IdParam,
       body: PowerBody,
@@ -316,6 +321,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         job: { kind: 'device.power', deviceId: device.id, siteId: device.siteId, params: { action: body.action } },
         action: 'device.power',
         target: `device/${device.id}`,
+        overrideQuarantine: body.override_quarantine,
       });
       return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
     },

@@ -1,5 +1,20 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import {
+  and,
+  asc,
+  desc,
+  eq,
+  fillPlaceholders,
+  gt,
+  inArray,
+  isNull,
+  or,
+  sql,
+  type Placeholder,
+  type SQL,
+} from 'drizzle-orm';
 import { PgDialect, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
 import {
   conditionTypes,
   fleetLifecycleStates,
@@ -8,7 +23,7 @@ import {
   type DeviceCondition,
   type FleetLifecycleState,
 } from '@fleet/domain';
-import type { DbOrTx } from '../client.js';
+import type { Db, DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
 import {
   deviceConditions,
@@ -93,32 +108,53 @@ export async function listDevices(db: DbOrTx, q: DevicePageQuery): Promise<Devic
 
 /** The statement listDevices runs (`.toSQL()` shows it: the hub-list bench runs it raw over pg as its baseline). */
 export function deviceListQuery(db: DbOrTx, q: DevicePageQuery) {
-  const page = devicePage(q);
+  return pageSelect(db, devicePage(q)).limit(q.limit);
+}
+
+function pageSelect(db: DbOrTx, page: ReturnType<typeof devicePage>) {
   return db
     .select()
     .from(devices)
     .where(page.where)
-    .orderBy(...page.orderBy)
-    .limit(q.limit);
+    .orderBy(...page.orderBy);
 }
 
-function devicePage(q: DevicePageQuery): { where: SQL | undefined; orderBy: SQL[] } {
+/** How a page's values enter its statement: as parameters, or as named placeholders (see deviceJsonListQuery). */
+type Bind = <T>(name: string, value: T) => T | Placeholder;
+const asValue: Bind = (_name, value) => value;
+
+function devicePage(q: DevicePageQuery, bind: Bind = asValue): { where: SQL | undefined; orderBy: SQL[] } {
   const c: SQL[] = [isNull(devices.deletedAt)];
   for (const [key, values] of Object.entries(q.filters ?? {}) as [keyof DeviceFilters, string[] | undefined][]) {
-    if (values?.length) c.push(inArray(deviceFilterColumns[key], values));
+    if (values?.length)
+      c.push(
+        inArray(
+          deviceFilterColumns[key],
+          values.map((v, i) => bind(`${key}.${i}`, v)),
+        ),
+      );
   }
   if (q.conditions?.length) {
     const anyOf = or(
-      ...q.conditions.map((f) => and(eq(deviceConditions.type, f.type), eq(deviceConditions.status, f.status))),
+      ...q.conditions.map((f, i) =>
+        and(
+          eq(deviceConditions.type, bind(`condition.${i}.type`, f.type)),
+          eq(deviceConditions.status, bind(`condition.${i}.status`, f.status)),
+        ),
+      ),
     );
     // A semi-join: by device_conditions_type_status_device_id_idx when few devices match, else a primary-key probe.
     c.push(sql`exists (select 1 from ${deviceConditions}
       where ${deviceConditions.deviceId} = ${devices.id} and ${anyOf})`);
   }
   const col = deviceSortColumns[q.sort ?? 'name'];
-  const cmp = q.descending ? lt : gt;
   if (q.after) {
-    c.push(or(cmp(col, q.after.value), and(eq(col, q.after.value), cmp(devices.id, q.after.id)))!);
+    // A row comparison: the sort's index starts reading at the cursor, where `col > v or (col = v and id > i)` is a
+    // filter over every row before it, so each page read all the pages before it again.
+    const cmp = sql.raw(q.descending ? '<' : '>');
+    c.push(
+      sql`(${col}, ${devices.id}) ${cmp} (${bind('after.value', q.after.value)}, ${bind('after.id', q.after.id)})`,
+    );
   }
   const dir = q.descending ? desc : asc;
   return { where: and(...c), orderBy: [dir(col), dir(devices.id)] };
@@ -131,15 +167,16 @@ export const pgDialect = new PgDialect();
 const isoText = (column: SQL | AnyPgColumn) =>
   sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** A page row of listDevicesJson: the device as API JSON, and what a keyset cursor after it is made of. */
-export interface DeviceJsonRow {
-  id: string;
-  name: string;
-  role: string | null;
-  /** created_at as an ISO 8601 string. */
-  createdAt: string;
-  /** The device in the API's `Device` shape, as JSON text. */
-  json: string;
+/** A page of listDevicesJson: its devices as JSON text, and what a keyset cursor after it is made of. */
+export interface DeviceJsonPage {
+  /** The page's devices, each the JSON text of the API's `Device`, joined by commas: a JSON array's inside. */
+  items: string;
+  /** How many devices `items` holds. */
+  count: number;
+  /** The page's last device when more devices follow it (where the next page starts); created_at as ISO 8601. */
+  last?: { id: string; name: string; createdAt: string };
+  /** The roles the page's devices hold. */
+  roles: (string | null)[];
 }
 
 /** A move of the lifecycle axis itself, not a change of its condition (Schedulable): the partial index's predicate. */
@@ -211,27 +248,89 @@ const deviceJson = (() => {
 })();
 
 /**
- * The page listDevices returns, each device already as the JSON text of the API's `Device` (the hub's deviceView,
- * field for field and in its order, provenance from the `syncScope` sync state): Postgres writes it in the same
- * statement, so a list is passed through instead of mapped row by row, viewed and stringified again. Numeric
- * columns go through float8 (`10.50` is `10.5`, as Number() makes it) and timestamps through isoText. The page is
- * cut first (the inner select, the very statement listDevices runs) so only its rows are turned into JSON.
+ * The page listDevices returns (`q.limit` devices), each device already as the JSON text of the API's `Device` (the
+ * hub's deviceView, field for field and in its order, provenance from the `syncScope` sync state): Postgres writes it
+ * and joins the page into one text in the same statement, so a list is passed through instead of mapped row by row,
+ * viewed and stringified again. Numeric columns go through float8 (`10.50` is `10.5`, as Number() makes it) and
+ * timestamps through isoText. The page is cut first (the inner select, the very statement listDevices runs, reading
+ * one device more to know whether more follow) so only its rows are turned into JSON.
  */
-export async function listDevicesJson(db: DbOrTx, q: DevicePageQuery, syncScope: string): Promise<DeviceJsonRow[]> {
-  const result = await db.execute<{ id: string; name: string; role: string | null; created_at: string; json: string }>(
-    deviceJsonListStatement(db, q, syncScope),
-  );
-  return result.rows.map((r) => ({ id: r.id, name: r.name, role: r.role, createdAt: r.created_at, json: r.json }));
+export async function listDevicesJson(db: Db, q: DevicePageQuery, syncScope: string): Promise<DeviceJsonPage> {
+  const result = await db.$client.query<{
+    items: string | null;
+    count: number;
+    more: boolean;
+    last_id: string | null;
+    last_name: string | null;
+    last_created_at: string | null;
+    roles: (string | null)[] | null;
+  }>(deviceJsonListQuery(db, q, syncScope));
+  const row = result.rows[0]!;
+  return {
+    items: row.items ?? '',
+    count: row.count,
+    ...(row.more ? { last: { id: row.last_id!, name: row.last_name!, createdAt: row.last_created_at! } } : {}),
+    roles: row.roles ?? [],
+  };
 }
 
-/** The statement listDevicesJson runs; `dialect.sqlToQuery()` of it is the text and parameters (benches run it). */
-export function deviceJsonListStatement(db: DbOrTx, q: DevicePageQuery, syncScope: string): SQL {
-  const { orderBy } = devicePage(q);
-  return sql`select ${devices.id} as id, ${devices.name} as name, ${devices.role} as role,
-      ${isoText(devices.createdAt)} as created_at, ${deviceJson} as json
-    from (${deviceListQuery(db, q)}) as ${devices}
-    left join ${syncState} on ${syncState.scope} = ${syncScope}
-    order by ${sql.join(orderBy, sql`, `)}`;
+/**
+ * Statements prepared by name: at most this many shapes of the list (page size, which filters and how many values
+ * each, sort, cursor), as each stays prepared on every pooled connection at about 0.35 MB of Postgres memory (its
+ * parse tree and generic plan); the list's other shapes are sent unnamed.
+ */
+const MAX_NAMED_LIST_SHAPES = 16;
+const jsonListStatements = new Map<string, { name: string; text: string; params: unknown[] }>();
+
+/**
+ * The statement listDevicesJson runs, as pg's query config (benches run it). Its text depends only on the page's
+ * shape, so it is built once per shape and sent by name: each connection parses it once, and after five runs
+ * Postgres keeps a generic plan where it is estimated no dearer than planning for each run's values (first pages;
+ * pages after a cursor are still planned), planning having cost a third of running it. The page size is part of the
+ * text, not a parameter: with a parameter a generic plan reckons on a tenth of the table, and is never chosen.
+ */
+export function deviceJsonListQuery(db: DbOrTx, q: DevicePageQuery, syncScope: string): pg.QueryConfig {
+  if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`page size ${q.limit}`);
+  const values: Record<string, unknown> = {};
+  // Placeholders carry no column encoder: a Date is sent as drizzle's timestamp columns send it.
+  const bind = (name: string, value: unknown): Placeholder => {
+    values[name] = value instanceof Date ? value.toISOString() : value;
+    return sql.placeholder(name);
+  };
+  const page = devicePage(q, bind);
+  const scope = bind('syncScope', syncScope);
+  const shape = `${q.limit} ${q.sort ?? 'name'} ${q.descending ? 'desc' : 'asc'} ${Object.keys(values).join(' ')}`;
+  let prepared = jsonListStatements.get(shape);
+  if (!prepared) {
+    const { sql: text, params } = pgDialect.sqlToQuery(deviceJsonListStatement(db, page, q.limit, scope));
+    if (jsonListStatements.size >= MAX_NAMED_LIST_SHAPES) return { text, values: fillPlaceholders(params, values) };
+    const name = `fleet_device_list_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+    prepared = { name, text, params };
+    jsonListStatements.set(shape, prepared);
+  }
+  return { name: prepared.name, text: prepared.text, values: fillPlaceholders(prepared.params, values) };
+}
+
+/** The text of deviceJsonListQuery: a page of `size` devices (and the one after it) over the page's conditions. */
+function deviceJsonListStatement(
+  db: DbOrTx,
+  page: ReturnType<typeof devicePage>,
+  size: number,
+  scope: Placeholder,
+): SQL {
+  const rows = sql`select row_number() over (order by ${sql.join(page.orderBy, sql`, `)}) as n,
+      ${devices.id} as id, ${devices.name} as name, ${devices.role} as role, ${devices.createdAt} as created_at,
+      ${deviceJson} as json
+    from (${pageSelect(db, page)} limit ${sql.raw(String(size + 1))}) as ${devices}
+    left join ${syncState} on ${syncState.scope} = ${scope}`;
+  // The page's last row is where the next page starts when the row after it was read.
+  const n = sql.raw(String(size));
+  return sql`select string_agg(json, ',' order by n) filter (where n <= ${n}) as items,
+      count(*) filter (where n <= ${n})::int as count, count(*) > ${n} as more,
+      max(id::text) filter (where n = ${n}) as last_id, max(name) filter (where n = ${n}) as last_name,
+      ${isoText(sql`max(created_at) filter (where n = ${n})`)} as last_created_at,
+      array_agg(distinct role) filter (where n <= ${n}) as roles
+    from (${rows}) as r`;
 }
 
 export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack & { deviceCount: number })[]> {
