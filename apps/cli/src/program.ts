@@ -3,13 +3,17 @@ import { registerCampaign } from './commands/campaign.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
 import { registerDescribe } from './commands/describe.js';
+import { registerDevice } from './commands/device.js';
 import { registerEnrol } from './commands/enrol.js';
+import { registerFacility } from './commands/facility.js';
 import { registerFirmware } from './commands/firmware.js';
 import { registerGet } from './commands/get.js';
 import { registerJob } from './commands/job.js';
 import { registerNvos } from './commands/nvos.js';
 import { examples } from './commands/options.js';
 import { registerPower } from './commands/power.js';
+import { registerRma } from './commands/rma.js';
+import { registerSla } from './commands/sla.js';
 import { Runtime } from './runtime.js';
 
 /** The whole command tree, bound to one runtime (stdio, environment). */
@@ -19,7 +23,10 @@ export function buildProgram(
   stderr: NodeJS.WriteStream = process.stderr,
 ): Command {
   const program = new Command('fleetctl')
-    .description("Fleet's command line: inventory, enrolment, power, firmware, campaigns and jobs on the hub's API")
+    .description(
+      "Fleet's command line: inventory, enrolment, power, firmware, campaigns, jobs and day-2 operations (health, " +
+        "quarantine, RMA, SLA breaches, facility events) on the hub's API",
+    )
     .option('--context <name>', 'the config context to use (default: $FLEET_CONTEXT, else the current one)')
     // Settings subcommands inherit: errors throw instead of exiting, so main maps them to exit codes.
     .exitOverride()
@@ -47,6 +54,10 @@ export function buildProgram(
   registerCampaign(program, rt);
   registerNvos(program, rt);
   registerJob(program, rt);
+  registerDevice(program, rt);
+  registerRma(program, rt);
+  registerSla(program, rt);
+  registerFacility(program, rt);
   registerCompletion(program, rt);
   return program;
 }

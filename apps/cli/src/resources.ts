@@ -1,5 +1,6 @@
 import type {
   Campaign,
+  components,
   Device,
   FirmwareManifest,
   FirmwarePackage,
@@ -245,7 +246,112 @@ const issues: Resource<InventoryIssue> = {
   example: 'fleetctl get issues --code missing_bmc_address -o json',
 };
 
-export const resources = [sites, racks, devices, jobs, campaigns, packages, manifests, issues] as Resource[];
+type Schemas = components['schemas'];
+export type RmaCase = Schemas['RmaCase'];
+export type SlaBreach = Schemas['SlaBreach'];
+export type FacilityEvent = Schemas['FacilityEvent'];
+
+export const rmaCases: Resource<RmaCase> = {
+  names: ['rma'],
+  list: '/v1/rma',
+  item: '/v1/rma/{id}',
+  filters: [
+    { flag: 'state', param: 'state', description: 'open, shipped, replaced, revalidating, closed' },
+    { flag: 'site', param: 'site_id', description: 'site ID' },
+    { flag: 'device', param: 'device_id', description: "a device's cases (its RMA history)" },
+  ],
+  columns: [
+    { header: 'ID', value: (c) => c.id },
+    { header: 'DEVICE', value: (c) => c.device_id },
+    { header: 'STATE', value: (c) => c.state },
+    { header: 'PART', value: (c) => c.failed_part },
+    { header: 'VENDOR CASE', value: (c) => c.vendor_case_id },
+    { header: 'AGE', value: (c) => age(c.created_at) },
+    { header: 'SITE', value: (c) => c.site_id, wide: true },
+    { header: 'FAULT', value: (c) => c.fault_class, wide: true },
+    { header: 'OPENED BY', value: (c) => c.opened_by, wide: true },
+    { header: 'MOVES', value: (c) => c.operator_moves, wide: true },
+    { header: 'REASON', value: (c) => c.reason, wide: true },
+  ],
+  example: 'fleetctl rma list --state open --site dev-01',
+};
+
+export const slaBreaches: Resource<SlaBreach> = {
+  names: ['sla-breaches', 'sla-breach'],
+  list: '/v1/sla-breaches',
+  item: '/v1/sla-breaches/{id}',
+  filters: [
+    { flag: 'status', param: 'status', description: 'open or resolved (both when absent)', single: true },
+    { flag: 'object-type', param: 'object_type', description: 'device, job or campaign' },
+    { flag: 'object', param: 'object_id', description: "a device's, job's or campaign's breaches (its ID)" },
+    { flag: 'site', param: 'site_id', description: 'site ID' },
+    { flag: 'key', param: 'sla_key', description: 'SLA key (lifecycle:quarantined, job_running:device.power ...)' },
+  ],
+  columns: [
+    { header: 'ID', value: (b) => b.id },
+    { header: 'OBJECT', value: (b) => `${b.object_type}/${b.object_name ?? b.object_id}` },
+    { header: 'KEY', value: (b) => b.sla_key },
+    { header: 'LIMIT', value: (b) => `${b.limit_s}s` },
+    { header: 'OVERDUE', value: (b) => `${b.overdue_s}s` },
+    { header: 'STATUS', value: (b) => (b.resolved_at ? `resolved (${b.resolution})` : 'open') },
+    { header: 'AGE', value: (b) => age(b.breached_at) },
+    { header: 'OBJECT ID', value: (b) => b.object_id, wide: true },
+    { header: 'SITE', value: (b) => b.site_id, wide: true },
+    { header: 'SINCE', value: (b) => b.since, wide: true },
+    {
+      header: 'DELIVERIES',
+      value: (b) => b.deliveries.map((d) => `${d.webhook}:${d.event}:${d.status}`),
+      wide: true,
+    },
+  ],
+  example: 'fleetctl sla breaches --status open --site dev-01',
+};
+
+export const facilityEvents: Resource<FacilityEvent> = {
+  names: ['facility-events', 'facility-event'],
+  list: '/v1/facility-events',
+  item: '/v1/facility-events/{id}',
+  filters: [
+    {
+      flag: 'state',
+      param: 'state',
+      description: 'recorded, quarantined, awaiting_approval, powering_off, done, failed, rejected',
+    },
+    { flag: 'kind', param: 'kind', description: 'leak, power_feed, cooling, smoke, other' },
+    { flag: 'severity', param: 'severity', description: 'info, warning, critical' },
+    { flag: 'rack', param: 'rack_id', description: 'events naming this rack (its ID)' },
+    { flag: 'source', param: 'source', description: 'the token that posted them (bms-hall-1 ...)' },
+  ],
+  columns: [
+    { header: 'ID', value: (e) => e.id },
+    { header: 'KIND', value: (e) => e.kind },
+    { header: 'SEVERITY', value: (e) => `${e.severity}${e.critical ? ' (critical)' : ''}` },
+    { header: 'STATE', value: (e) => e.state },
+    { header: 'RESPONSE', value: (e) => e.grading.response },
+    { header: 'RACKS', value: (e) => e.rack_ids.length },
+    { header: 'SOURCE', value: (e) => e.source },
+    { header: 'AGE', value: (e) => age(e.received_at) },
+    { header: 'EXTERNAL ID', value: (e) => e.external_id, wide: true },
+    { header: 'LOCATION', value: (e) => e.location, wide: true },
+    { header: 'MESSAGE', value: (e) => e.message, wide: true },
+    { header: 'JOBS', value: (e) => e.job_ids.length, wide: true },
+  ],
+  example: 'fleetctl facility events --state awaiting_approval',
+};
+
+export const resources = [
+  sites,
+  racks,
+  devices,
+  jobs,
+  campaigns,
+  packages,
+  manifests,
+  issues,
+  rmaCases,
+  slaBreaches,
+  facilityEvents,
+] as Resource[];
 
 /** 1.5 GiB, 20 MiB, 512 B. */
 export function bytes(n: number): string {

@@ -261,6 +261,76 @@ describe('fleetctl against the full stack', () => {
     },
   );
 
+  it(
+    'day-2: quarantines and releases a device, ships it on an RMA case and takes it back; lists breaches and events',
+    { timeout: 180_000 },
+    async () => {
+      const tray = device('bmc-0003');
+      const lifecycle = async () =>
+        (await json<{ lifecycle: { state: string } }>('get', 'device', tray)).lifecycle.state;
+      const never = await fleetctl('device', 'health', tray);
+      assert.equal(never.code, 3, 'the observer is off in this stack: no reading yet');
+      assert.match(never.stderr, /NOT_FOUND \(HTTP 404\)/);
+
+      const held = await json<JobJson>('device', 'quarantine', tray, '--reason', 'cli e2e: hold', '--wait');
+      assert.deepEqual([held.kind, held.state], ['device.quarantine', 'succeeded']);
+      assert.equal(await lifecycle(), 'quarantined');
+      const again = await fleetctl('device', 'quarantine', tray, '--reason', 'twice');
+      assert.equal(again.code, 3);
+      assert.match(again.stderr, /CONFLICT \(HTTP 409\): .*already quarantined/);
+      const released = await json<JobJson>('device', 'release', tray, '--reason', 'cli e2e: healthy', '--wait');
+      assert.deepEqual([released.kind, released.state], ['device.release', 'succeeded']);
+      assert.equal(await lifecycle(), 'discovered');
+
+      await ok('device', 'quarantine', tray, '--reason', 'cli e2e: GPU_2 dead', '--wait');
+      const opened = await json<{ id: string; state: string }>(
+        'rma',
+        'create',
+        tray,
+        '--part',
+        'GPU_2',
+        '--reason',
+        'Xid 79',
+      );
+      assert.equal(opened.state, 'open');
+      const listed = await json<{ items: { id: string }[] }>('rma', 'list', '--device', tray, '--state', 'open');
+      assert.deepEqual(
+        listed.items.map((c) => c.id),
+        [opened.id],
+      );
+      const ship = await json<JobJson>(
+        'rma',
+        'update',
+        opened.id,
+        '--state',
+        'shipped',
+        '--reason',
+        'picked up',
+        '--vendor-case',
+        'NV-1',
+        '--wait',
+      );
+      assert.deepEqual([ship.kind, ship.state], ['device.rma_ship', 'succeeded']);
+      assert.equal(await lifecycle(), 'rma');
+      const shown = await ok('rma', 'show', opened.id);
+      assert.match(shown.stdout, /^State:\s+shipped$/m);
+      assert.match(shown.stdout, /^Vendor case:\s+NV-1$/m);
+      assert.match(shown.stdout, /open -> shipped\s+test-operator\s+[0-9a-f-]{36}\s+picked up$/m);
+      await ok('rma', 'update', opened.id, '--state', 'replaced', '--reason', 'new GPU fitted', '--wait');
+      assert.equal(await lifecycle(), 'discovered');
+      const bad = await fleetctl('rma', 'update', opened.id, '--state', 'revalidating', '--reason', 'x');
+      assert.equal(bad.code, 3, 'the workflow agent moves a case to revalidating, not an operator');
+
+      const breaches = await json<{ items: unknown[] }>('sla', 'breaches', '--object', tray);
+      assert.deepEqual(breaches.items, [], 'nothing stayed past its limit');
+      assert.match((await ok('sla', 'breaches')).stdout, /^No items\.$/m);
+      assert.deepEqual((await json<{ items: unknown[] }>('facility', 'events')).items, []);
+      const badFilter = await fleetctl('facility', 'events', '--kind', 'flood');
+      assert.equal(badFilter.code, 3);
+      assert.match(badFilter.stderr, /^\s+query\.kind[.\d]*: /m);
+    },
+  );
+
   it('prints shell completion that bash accepts', { timeout: 30_000 }, async () => {
     const script = (await ok('completion', 'bash')).stdout;
     assert.match(script, /complete -F _fleetctl fleetctl/);

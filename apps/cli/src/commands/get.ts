@@ -12,7 +12,7 @@ import { resources, type Resource } from '../resources.js';
 import type { Runtime } from '../runtime.js';
 import { collect, examples, outputOption, positiveInt } from './options.js';
 
-interface GetOptions {
+export interface GetOptions {
   output: OutputFormat;
   watch?: boolean;
   limit?: number;
@@ -29,12 +29,30 @@ export function registerGet(program: Command, rt: Runtime): void {
   for (const resource of resources) registerResource(get, rt, resource);
 }
 
-function registerResource(get: Command, rt: Runtime, resource: Resource): void {
-  const [name, ...aliases] = resource.names;
-  const cmd = get
+/**
+ * `<name> [id]` under `parent`: the resource's list with its filters, or one item. `name` (with `aliases`) names the
+ * command where it is not the resource's own (`sla breaches` for `get sla-breaches`).
+ */
+export function registerResource(
+  parent: Command,
+  rt: Runtime,
+  resource: Resource,
+  [name, ...aliases]: string[] = resource.names,
+): Command {
+  const cmd = parent
     .command(`${name} [id]`)
     .aliases(aliases)
     .description(`list ${name} (with the API's filters), or show one${resource.item ? '' : ' (list only)'}`);
+  listOptions(cmd, resource, `${parent.name()} ${name}`);
+  cmd.action(async (id: string | undefined, opts: GetOptions) => {
+    if (id) return showOne(rt, resource, id, opts);
+    return listResource(rt, resource, opts);
+  });
+  return cmd;
+}
+
+/** The list options every list command takes: filters, output, --watch, --limit and (paged lists) --page-size. */
+export function listOptions(cmd: Command, resource: Resource, path: string): Command {
   for (const f of resource.filters) {
     if (f.boolean) cmd.option(`--${f.flag}`, f.description);
     else if (f.single) cmd.option(`--${f.flag} <value>`, f.description);
@@ -45,18 +63,19 @@ function registerResource(get: Command, rt: Runtime, resource: Resource): void {
     .option('--limit <n>', 'print at most n items', positiveInt);
   if (resource.paged !== false)
     cmd.option('--page-size <n>', 'items per request to the hub (1-1000)', positiveInt, 500);
-  examples(cmd, resource.example, `fleetctl get ${name} -o json | jq '.items[].id'`);
-  cmd.action(async (id: string | undefined, opts: GetOptions) => {
-    if (opts.pageSize !== undefined && (opts.pageSize < 1 || opts.pageSize > 1000))
-      throw new UsageError('--page-size must be between 1 and 1000');
-    if (id) return showOne(rt, resource, id, opts);
-    const query = filterQuery(resource, opts);
-    if (opts.watch) return watchList(rt, resource, query, opts);
-    const printer = listPrinter(opts.output, resource.columns, rt.out);
-    for await (const page of items(pages(rt.hub(), resource.list, query, opts.pageSize), opts.limit))
-      await printer.page(page);
-    await printer.end();
-  });
+  return examples(cmd, resource.example, `fleetctl ${path} -o json | jq '.items[].id'`);
+}
+
+/** Prints the list (page by page) with the filters given, or with --watch its changes. */
+export async function listResource(rt: Runtime, resource: Resource, opts: GetOptions): Promise<void> {
+  if (opts.pageSize !== undefined && (opts.pageSize < 1 || opts.pageSize > 1000))
+    throw new UsageError('--page-size must be between 1 and 1000');
+  const query = filterQuery(resource, opts);
+  if (opts.watch) return watchList(rt, resource, query, opts);
+  const printer = listPrinter(opts.output, resource.columns, rt.out);
+  for await (const page of items(pages(rt.hub(), resource.list, query, opts.pageSize), opts.limit))
+    await printer.page(page);
+  await printer.end();
 }
 
 export function filterQuery(resource: Resource, opts: Record<string, unknown>): Query {
