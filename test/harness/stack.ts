@@ -443,7 +443,8 @@ export class Stack {
     if (this.opts.bulkRegister) return this.insertBmcs();
     for (const bmc of this.bmcs) {
       const body: NewDevice = {
-        name: `${this.siteId}-${bmc.id}`,
+        // The simulator's id: what the simulated site's burn-in scripts ask it for by tray name.
+        name: bmc.id,
         site_id: this.siteId,
         node_type: 'compute_gb200_nvidia',
         bmc_url: bmc.url,
@@ -461,7 +462,7 @@ export class Stack {
         .insert(devices)
         .values(
           chunk.map((bmc) => ({
-            name: `${this.siteId}-${bmc.id}`,
+            name: bmc.id,
             siteId: this.siteId,
             nodeType: 'compute_gb200_nvidia',
             bmcUrl: bmc.url,
@@ -470,7 +471,7 @@ export class Stack {
         )
         .returning({ id: devices.id, name: devices.name });
       const ids = new Map(rows.map((r) => [r.name, r.id]));
-      for (const bmc of chunk) this.deviceIds.set(bmc.id, ids.get(`${this.siteId}-${bmc.id}`)!);
+      for (const bmc of chunk) this.deviceIds.set(bmc.id, ids.get(bmc.id)!);
     }
   }
 
