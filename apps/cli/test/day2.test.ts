@@ -285,7 +285,7 @@ describe('device quarantine, remediate, release', () => {
     assert.match(r.stderr, new RegExp(`error: job ${JOB} failed: HEALTH_CHECK_FAILED: gpu on GPU_2`));
   });
 
-  it('a missing or blank reason, a bad fault class or device ID is a usage error (exit 2) that reaches no hub', async () => {
+  it('a missing or blank reason, a bad fault class or device ID is a usage error (exit 2), not sent', async () => {
     for (const [args, message] of [
       [['quarantine', TRAY], /required option '--reason <text>' not specified/],
       [['remediate', TRAY], /required option '--reason <text>' not specified/],

@@ -17,6 +17,9 @@ const nav = [
   ['/jobs', 'Jobs'],
   ['/firmware', 'Firmware'],
   ['/campaigns', 'Campaigns'],
+  ['/rma', 'RMA'],
+  ['/sla', 'SLA'],
+  ['/facility', 'Facility'],
   ['/audit', 'Audit log'],
 ] as const;
 

@@ -25,6 +25,22 @@ export interface AuditSearch {
   since?: string;
   until?: string;
 }
+export interface RmaSearch {
+  state?: string;
+  site?: string;
+  device?: string;
+}
+export interface SlaSearch {
+  status?: string;
+  type?: string;
+  site?: string;
+  object?: string;
+}
+export interface FacilitySearch {
+  state?: string;
+  kind?: string;
+  severity?: string;
+}
 export type Axis = 'power' | 'jobs' | 'issues' | 'compliance';
 export const axes: readonly Axis[] = ['power', 'jobs', 'issues', 'compliance'];
 
@@ -134,6 +150,46 @@ const auditRoute = createRoute({
   component: lazyRouteComponent(() => import('./views/Audit'), 'Audit'),
 });
 
+const rmaRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/rma',
+  validateSearch: (s: Record<string, unknown>): RmaSearch => ({
+    state: str(s.state),
+    site: text(s.site),
+    device: str(s.device),
+  }),
+  component: lazyRouteComponent(() => import('./views/Rma'), 'Rma'),
+});
+
+const rmaCaseRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/rma/$caseId',
+  component: lazyRouteComponent(() => import('./views/RmaDetail'), 'RmaDetail'),
+});
+
+const slaRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sla',
+  validateSearch: (s: Record<string, unknown>): SlaSearch => ({
+    status: str(s.status),
+    type: str(s.type),
+    site: text(s.site),
+    object: str(s.object),
+  }),
+  component: lazyRouteComponent(() => import('./views/SlaBreaches'), 'SlaBreaches'),
+});
+
+const facilityRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/facility',
+  validateSearch: (s: Record<string, unknown>): FacilitySearch => ({
+    state: str(s.state),
+    kind: str(s.kind),
+    severity: str(s.severity),
+  }),
+  component: lazyRouteComponent(() => import('./views/FacilityEvents'), 'FacilityEvents'),
+});
+
 const routeTree = rootRoute.addChildren([
   overviewRoute,
   sitesRoute,
@@ -146,6 +202,10 @@ const routeTree = rootRoute.addChildren([
   packageRoute,
   campaignsRoute,
   campaignRoute,
+  rmaRoute,
+  rmaCaseRoute,
+  slaRoute,
+  facilityRoute,
   auditRoute,
 ]);
 

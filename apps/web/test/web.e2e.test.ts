@@ -3,64 +3,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import { unwrap } from '@fleet/client';
 import { buildFwpkg } from '@fleet/fwpkg';
 import { profilePackageSpec, profileParts } from '@fleet/simulators';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { repoRoot } from '../../../tools/lib/processes.js';
+import type { Browser } from 'playwright-core';
 import { manifestFor } from '../../../test/harness/firmware.js';
 import { Stack } from '../../../test/harness/stack.js';
+import { assertAccessible, launch, rowTexts, screenshots, signIn, snapshot, until } from './browser.js';
 import { consoleUrl, ensureBuilt } from './console.js';
-
-const screenshots = join(repoRoot, 'docs', 'screenshots');
-
-/** Debian's chromium, headless, quiet (no network of its own), in the fresh profile Playwright makes per launch. */
-function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env['FLEET_CHROMIUM'] ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
-
-/** No serious or critical WCAG 2.1 A/AA violation on the page as it is now. */
-async function assertAccessible(page: Page, view: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`),
-    [],
-    `${view}: accessibility violations`,
-  );
-}
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-async function snapshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: true });
-}
-
-/** The rows of a table's body, each as its cells' text. */
-function rowTexts(table: Locator): Promise<string[][]> {
-  return table
-    .locator('tbody tr')
-    .evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll('td'), (td) => td.textContent?.trim() ?? '')));
-}
 
 // One simulated GB200 NVL72 rack (8 shelves, 9 switch trays, 18 compute trays), delays scaled down 200×; the compute
 // trays' default manifest (25.10.0) gives a campaign work to do.
@@ -113,16 +63,7 @@ describe('web console in Chromium against the full stack', () => {
     (await unwrap(stack.client('viewer').GET('/v1/firmware/packages', { params: { query: { limit: 1000 } } }))).items
       .length;
 
-  /** A new browser context (own session storage) signed in with `token`. */
-  async function signedIn(token: string): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await context.newPage();
-    await page.goto(web.url);
-    await page.getByLabel('API token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
-    return page;
-  }
+  const signedIn = (token: string) => signIn(browser, web.url, token);
 
   it('signs in with a token kept in session storage only, refuses an unknown one with the hub message', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -13,7 +13,6 @@ const argumentWords: Record<string, string[]> = {
   '/job/decide': ['retry', 'skip', 'reject'],
   '/firmware/update': ['device'],
   '/completion': ['bash', 'zsh'],
-  '/rma/update': ['--state'],
 };
 
 /** Every command path (`/get/devices`) with the words that may follow it: subcommands, options, argument words. */

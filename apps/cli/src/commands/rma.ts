@@ -90,9 +90,9 @@ export function registerRma(program: Command, rt: Runtime): void {
   const update = rma
     .command('update <id>')
     .description(
-      'move a case (with a reason) or set its vendor case id. shipped starts the device.rma_ship job (the device goes ' +
-        'to rma), replaced the device.rma_return job (back to discovered, to be enrolled again); closed from open: ' +
-        'nothing was shipped',
+      'move a case (with a reason) or set its vendor case id. shipped starts the device.rma_ship job (the device ' +
+        'goes to rma), replaced the device.rma_return job (back to discovered, to be enrolled again); closed from ' +
+        'open: nothing was shipped',
     )
     .addOption(new Option('--state <state>', 'the state to move the case to').choices(rmaStates))
     .option('--reason <text>', 'why (required with --state): kept in the history and the job')

@@ -216,3 +216,63 @@ export const useCampaignDevices = (id: string, campaignState: Job['state']) =>
     refetchInterval: useLivePoll(() => isTerminal(campaignState)),
     placeholderData: keepPreviousData,
   });
+
+/**
+ * The device's last health reading from its site's observer; null until it has been observed (the hub's 404). Under
+ * the device's key: the device events its readings' condition changes send refetch it.
+ */
+export const useDeviceHealth = (id: string) =>
+  useQuery({
+    queryKey: ['device', id, 'health'],
+    queryFn: async () => {
+      const answer = await api().GET('/v1/devices/{id}/health', { params: { path: { id } } });
+      if (answer.response.status === 404) return null;
+      return unwrap(Promise.resolve(answer));
+    },
+    refetchInterval: usePollInterval(10_000, 30_000),
+  });
+
+export type RmaFilter = Omit<Query<'/v1/rma'>, 'limit' | 'cursor'>;
+export type SlaBreachFilter = Omit<Query<'/v1/sla-breaches'>, 'limit' | 'cursor'>;
+export type FacilityEventFilter = Omit<Query<'/v1/facility-events'>, 'limit' | 'cursor'>;
+
+// RMA cases, breaches and facility events send no events of their own: they poll, stream or not.
+export const useRmaCases = (filter: RmaFilter) =>
+  useInfiniteQuery({
+    queryKey: ['rma', 'pages', filter],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      unwrap(api().GET('/v1/rma', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
+    getNextPageParam: (page) => page.next_cursor ?? undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });
+
+export const useRmaCase = (id: string) =>
+  useQuery({
+    queryKey: ['rma', id],
+    queryFn: () => unwrap(api().GET('/v1/rma/{id}', { params: { path: { id } } })),
+    refetchInterval: 5000,
+  });
+
+export const useSlaBreaches = (filter: SlaBreachFilter) =>
+  useInfiniteQuery({
+    queryKey: ['sla-breaches', filter],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      unwrap(api().GET('/v1/sla-breaches', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
+    getNextPageParam: (page) => page.next_cursor ?? undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });
+
+export const useFacilityEvents = (filter: FacilityEventFilter) =>
+  useInfiniteQuery({
+    queryKey: ['facility-events', filter],
+    initialPageParam: undefined as string | undefined,
+    queryFn: ({ pageParam }) =>
+      unwrap(api().GET('/v1/facility-events', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
+    getNextPageParam: (page) => page.next_cursor ?? undefined,
+    placeholderData: keepPreviousData,
+    refetchInterval: 10_000,
+  });

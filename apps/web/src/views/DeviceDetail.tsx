@@ -11,6 +11,7 @@ import { IssueTable } from '../components/IssueTable';
 import { JobTable } from '../components/JobTable';
 import { Badge, ErrorView, Loading } from '../components/Status';
 import { Time } from '../components/Time';
+import { HealthAndHolds } from './DeviceHealth';
 import { Lifecycle } from './DeviceLifecycle';
 
 const route = getRouteApi('/devices/$deviceId');
@@ -33,6 +34,7 @@ export function DeviceDetail() {
         <Network device={d} />
       </div>
       <Lifecycle device={d} />
+      <HealthAndHolds device={d} />
       <Firmware device={d} />
       <section aria-labelledby="jobs" className="card">
         <h2 id="jobs">Jobs on this device</h2>
