@@ -102,7 +102,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         log: { level: 'info' },
         metrics: { port: 0 },
         database: { url: big.db.url, poolSize: 20 },
-        http: { port: hubPort },
+        http: { port: hubPort, allowPlainHttp: true },
       }),
     );
     const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);

@@ -87,7 +87,7 @@ describe('process shutdown', () => {
   const hubConfig = async (databaseUrl: string, graceS: number) => ({
     metrics: { port: 0 },
     database: { url: databaseUrl, poolSize: 2 },
-    http: { port: await freePort(), shutdownGraceS: graceS },
+    http: { port: await freePort(), shutdownGraceS: graceS, allowPlainHttp: true },
     firmware: { blobDir: join(dir, 'blobs') },
   });
   const simulatorConfig = async () => ({

@@ -265,7 +265,7 @@ procs.push(
       writeConfig('hub', {
         metrics: { port: ports.hubMetrics },
         database: { url: databaseUrl },
-        http: { port: ports.hub },
+        http: { port: ports.hub, allowPlainHttp: true },
         temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
         firmware: { blobDir: join(dir, 'blobs') },
       }),

@@ -69,7 +69,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
         log: { level: 'info' },
         metrics: { port: 0 },
         database: { url: database.url, ...(options.poolSize ? { poolSize: options.poolSize } : {}) },
-        http: { port },
+        http: { port, allowPlainHttp: true },
         ...options.hubConfig?.(dir),
       }),
     );

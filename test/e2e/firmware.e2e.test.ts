@@ -17,6 +17,8 @@ describe('firmware updates against simulated trays, faults included', () => {
   // 600 s simulated flash → 3 s; BMC reboot 120 s → 0.6 s; power-on 30 s → 0.15 s.
   const stack = new Stack({
     bmcs: 8,
+    // The hub on HTTPS: the satellite fetches packages and stores inventory documents over TLS with the site's CA.
+    tls: true,
     timeScale: 0.005,
     power: { heartbeatTimeoutS: 3 },
     firmware: { taskPollS: 0.2, pushDelayS: 0.5, acStabilizeS: 0.5, powerStateTimeoutS: 30, bmcRecoveryS: 60 },

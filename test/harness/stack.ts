@@ -24,6 +24,8 @@ import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
+import { createCa, issueCertificate, type CertificateAuthority } from '../../tools/lib/pki.js';
+import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
 import { NetboxWriter, writeFleet } from '../../tools/fleetgen/netbox-writer.js';
@@ -43,6 +45,11 @@ export interface StackOptions {
   bulkRegister?: boolean;
   /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
   redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
+  /**
+   * The hub on HTTPS with a certificate from the stack's own CA (tools/lib/pki.ts), trusted by the satellite and by
+   * this test process; plain HTTP (the dev flag) otherwise.
+   */
+  tls?: boolean;
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
@@ -248,20 +255,33 @@ export class Stack {
     this.switches = ((await (await fetch(`${this.simAdminUrl}/switches`)).json()) as { items: SimSwitch[] }).items;
   }
 
+  /** With `tls`: the stack's CA, and the hub's certificate from it. */
+  ca: CertificateAuthority | undefined;
+  private hubTls: { certFile: string; keyFile: string } | undefined;
+
   private async startHub(): Promise<void> {
     const port = await freePort();
+    if (this.opts.tls && !this.ca) {
+      const pki = join(this.dir, 'pki');
+      mkdirSync(pki, { recursive: true });
+      this.ca = createCa(pki, 'stack-ca');
+      const { certFile, keyFile } = issueCertificate(this.ca, pki, 'hub', { dns: ['localhost'], ip: ['127.0.0.1'] });
+      this.hubTls = { certFile, keyFile };
+      // This process's fetch (the API helpers, the typed client) trusts the stack's CA, as an operator's would.
+      setGlobalDispatcher(new Agent({ connect: { ca: this.ca.certPem } }));
+    }
     const file = this.writeConfig('hub', {
       log: { level: 'info' },
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
-      http: { port, shutdownGraceS: 5 },
+      http: { port, shutdownGraceS: 5, ...(this.hubTls ? { tls: this.hubTls } : { allowPlainHttp: true }) },
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');
-    this.hubUrl = `http://127.0.0.1:${port}`;
+    this.hubUrl = `${this.hubTls ? 'https' : 'http'}://127.0.0.1:${port}`;
   }
 
   async startAgent(): Promise<void> {
@@ -303,7 +323,7 @@ export class Stack {
       metrics: { port: 0 },
       temporal: { address: this.temporal.address },
       secrets: { provider: 'file', path: secrets },
-      hub: { url: this.hubUrl, tokenRef: 'hub/token' },
+      hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
       artifacts: { dir: join(this.dir, 'artifacts') },
       dataDir: join(this.dir, 'satellite-data'),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),

@@ -52,6 +52,8 @@ export interface HubDeps {
   web?: WebOptions;
   /** Heartbeat and pruning of the live-update feed; defaults when absent (tests shorten them). */
   events?: Partial<FeedTimings>;
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
+  https?: { cert: string; key: string };
 }
 
 declare module 'fastify' {
@@ -76,7 +78,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
     },
     bodyLimit: 1 << 20,
-  });
+    ...(deps.https ? { https: { ...deps.https, minVersion: 'TLSv1.2' as const } } : {}),
+  }) as unknown as FastifyInstance;
   const duration = new Histogram({
     name: 'fleet_hub_http_request_duration_seconds',
     help: 'Hub API request duration',

@@ -54,8 +54,32 @@ export const HubConfig = z
         port: z.number().int().min(0).max(65535),
         /** Seconds in-flight requests get to finish on SIGTERM. */
         shutdownGraceS: z.number().min(0).max(600).default(10),
+        /**
+         * HTTPS (TLS 1.2 or later). The files are checked every `reloadCheckS` and re-read when they change, so a
+         * renewed certificate (a mounted Kubernetes secret, certbot) needs no restart.
+         */
+        tls: z
+          .object({
+            certFile: z.string().min(1),
+            keyFile: z.string().min(1),
+            reloadCheckS: z.number().min(0.1).max(3600).default(30),
+          })
+          .strict()
+          .optional(),
+        /** Plain HTTP, for a dev stack on loopback only: the hub logs a warning at start. */
+        allowPlainHttp: z.boolean().default(false),
       })
-      .strict(),
+      .strict()
+      .superRefine((http, ctx) => {
+        if (!http.tls && !http.allowPlainHttp)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tls'],
+            message: 'required: the hub serves HTTPS (certFile, keyFile); allowPlainHttp: true is for a dev stack',
+          });
+        if (http.tls && http.allowPlainHttp)
+          ctx.addIssue({ code: 'custom', path: ['allowPlainHttp'], message: 'cannot be set together with tls' });
+      }),
     /** Base URL of the Temporal UI, for the workflow link on each job. */
     temporalUiUrl: z.string().url().optional(),
     temporalNamespace: z.string().default('default'),

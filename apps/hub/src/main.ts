@@ -1,3 +1,5 @@
+import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import {
   configPathFromArgs,
   createLogger,
@@ -15,6 +17,9 @@ import { FileBlobStore } from './firmware/blob-store.js';
 exitOnHelp(serviceUsage('hub', 'The Fleet REST API over Postgres.', 'deploy/config/hub.example.json'));
 const config = loadConfig(HubConfig, configPathFromArgs());
 const log = createLogger('hub', config.log.level);
+const tlsFiles = config.http.tls;
+const readTls = () =>
+  tlsFiles && { cert: readFileSync(tlsFiles.certFile, 'utf8'), key: readFileSync(tlsFiles.keyFile, 'utf8') };
 const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_hub' });
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
@@ -31,14 +36,32 @@ const app = buildHub({
   campaigns: config.campaigns,
   remediation: config.remediation,
   web: config.web,
+  ...(tlsFiles ? { https: readTls()! } : {}),
 });
 await app.listen({ host: config.http.host, port: config.http.port });
+if (!tlsFiles) log.warn({ host: config.http.host }, 'serving plain HTTP (http.allowPlainHttp): for a dev stack only');
+// A renewed certificate, without a restart: new connections get it, open ones keep theirs. A certificate and key
+// written one after the other may mismatch for a moment: that reload fails, and the next change picks up the pair.
+const reloadTls = () => {
+  try {
+    (app.server as HttpsServer).setSecureContext({ ...readTls()!, minVersion: 'TLSv1.2' });
+    log.info({ certFile: tlsFiles!.certFile }, 'TLS certificate reloaded');
+  } catch (err) {
+    log.error({ err, certFile: tlsFiles!.certFile }, 'TLS certificate reload failed; serving the previous one');
+  }
+};
+const tlsWatched = tlsFiles ? [tlsFiles.certFile, tlsFiles.keyFile] : [];
+for (const file of tlsWatched)
+  watchFile(file, { interval: tlsFiles!.reloadCheckS * 1000 }, (now, before) => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) reloadTls();
+  });
 
 handleShutdown({
   name: 'hub',
   log,
   graceS: config.http.shutdownGraceS,
   drain: async () => {
+    for (const file of tlsWatched) unwatchFile(file);
     await app.close(); // stops accepting, waits for in-flight requests
     await closeDb();
     await metrics.close();

@@ -93,6 +93,8 @@ export const SatelliteConfig = z
          * documents; a viewer token fetches packages but cannot): its password is the token. Never the token itself.
          */
         tokenRef: z.string().min(1),
+        /** CA bundle (PEM) the hub's HTTPS certificate chains to, when not a publicly trusted one. */
+        caFile: z.string().min(1).optional(),
       })
       .strict()
       .optional(),

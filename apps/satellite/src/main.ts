@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter, Histogram } from 'prom-client';
+import { Agent } from 'undici';
 import {
   configPathFromArgs,
   createLogger,
@@ -64,11 +66,19 @@ const managerResets = new Counter({
 const secrets = createSecretStore(config.secrets, process.env);
 const { hub } = config;
 // The hub's token is resolved on each call, so a rotated one is picked up.
-const hubAccess = hub && { url: hub.url, token: async () => (await secrets.resolve(hub.tokenRef)).password };
+const hubCa = hub?.caFile ? readFileSync(hub.caFile, 'utf8') : undefined;
+const hubAccess = hub && {
+  url: hub.url,
+  token: async () => (await secrets.resolve(hub.tokenRef)).password,
+  ca: hubCa,
+};
 const artifacts = new ArtifactCache({ ...config.artifacts, hub: hubAccess, log });
+// Hardware inventory documents and health observations share one connection pool to the hub.
+const hubDispatcher = hubCa ? new Agent({ connect: { ca: hubCa } }) : undefined;
+const hubCalls = hubAccess && { ...hubAccess, ...(hubDispatcher ? { dispatcher: hubDispatcher } : {}) };
 // Hardware inventory documents go to the hub by digest, as packages come from it.
-const documents = hubAccess && new HubDocumentStore(hubAccess);
-const observations = hubAccess && new HubObservations(hubAccess);
+const documents = hubCalls && new HubDocumentStore(hubCalls);
+const observations = hubCalls && new HubObservations(hubCalls);
 const observationCycle = new Histogram({
   name: 'fleet_satellite_observation_cycle_seconds',
   help: 'Time to observe every device of the site once',
@@ -160,6 +170,7 @@ const shutdown = handleShutdown({
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
     await artifacts.close();
+    await hubDispatcher?.close();
     await connection.close();
     await metrics.close();
   },

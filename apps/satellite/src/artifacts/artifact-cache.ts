@@ -13,6 +13,8 @@ export interface HubSource {
   url: string;
   /** The satellite's hub token, resolved when a download starts (so a rotation needs no restart). */
   token: () => Promise<string>;
+  /** CA bundle (PEM) for the hub's certificate, when it is not publicly trusted. */
+  ca?: string | undefined;
 }
 
 export interface ArtifactCacheOptions {
@@ -58,16 +60,19 @@ export class ArtifactCache {
   private readonly pins = new Map<string, number>();
   private readonly downloads = new Map<string, SharedDownload>();
   /** One keep-alive connection pool to the hub; a body idle for a minute counts as a broken transfer. */
-  private readonly dispatcher = new Agent({
-    connect: { timeout: 10_000 },
-    headersTimeout: 30_000,
-    bodyTimeout: 60_000,
-  });
+  private readonly dispatcher: Agent;
   private totalBytes = 0;
   private useClock = 0;
   private loaded: Promise<void> | undefined;
 
-  constructor(private readonly options: ArtifactCacheOptions) {}
+  constructor(private readonly options: ArtifactCacheOptions) {
+    const ca = options.hub?.ca;
+    this.dispatcher = new Agent({
+      connect: { timeout: 10_000, ...(ca ? { ca } : {}) },
+      headersTimeout: 30_000,
+      bodyTimeout: 60_000,
+    });
+  }
 
   /** The local path of an artifact, downloading it first unless it is cached. */
   async ensure(digest: string, size: number, opts: EnsureOptions = {}): Promise<string> {
