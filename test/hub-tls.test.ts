@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
@@ -13,7 +14,7 @@ import { testEnv } from './harness/env.js';
 function getHttps(port: number, path: string, ca: string): Promise<{ status: number; fingerprint: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest({ host: '127.0.0.1', port, path, ca, agent: false }, (res) => {
-      const fingerprint = (res.socket as import('node:tls').TLSSocket).getPeerCertificate().fingerprint256;
+      const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
       res.resume();
       res.on('end', () => resolve({ status: res.statusCode!, fingerprint }));
     });

@@ -70,6 +70,8 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
         metrics: { port: 0 },
         database: { url: database.url, ...(options.poolSize ? { poolSize: options.poolSize } : {}) },
         http: { port, allowPlainHttp: true },
+        // The bench measures the hub's own latency: many clients share one token.
+        rateLimit: { enabled: false },
         ...options.hubConfig?.(dir),
       }),
     );

@@ -59,7 +59,11 @@ describe('NetBox agent against a real NetBox', () => {
       hub = new ManagedProcess(
         'hub',
         'apps/hub/src/main.ts',
-        write('hub', { metrics: { port: 0 }, database: { url: database.url }, http: { port: hubPort, allowPlainHttp: true } }),
+        write('hub', {
+          metrics: { port: 0 },
+          database: { url: database.url },
+          http: { port: hubPort, allowPlainHttp: true },
+        }),
         dir,
       );
       const agentConfig = (tokenPath: string) => ({

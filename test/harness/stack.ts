@@ -50,6 +50,8 @@ export interface StackOptions {
    * this test process; plain HTTP (the dev flag) otherwise.
    */
   tls?: boolean;
+  /** The hub's per-token rate limit (config `rateLimit`); benches that poll hard turn it off. */
+  rateLimit?: { enabled: boolean; perSecond?: number; burst?: number };
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
@@ -278,6 +280,7 @@ export class Stack {
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
+      ...(this.opts.rateLimit ? { rateLimit: this.opts.rateLimit } : {}),
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');

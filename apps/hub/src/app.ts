@@ -6,6 +6,8 @@ import type { Db } from '@fleet/db';
 import { EventFeed, type FeedTimings } from './events/feed.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
+import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit.js';
+import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerDocs } from './plugins/docs.js';
 import { registerWeb, type WebOptions } from './plugins/web.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
@@ -52,6 +54,8 @@ export interface HubDeps {
   web?: WebOptions;
   /** Heartbeat and pruning of the live-update feed; defaults when absent (tests shorten them). */
   events?: Partial<FeedTimings>;
+  /** Requests per token (else per address); no limit when absent. */
+  rateLimit?: RateLimitOptions;
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
   https?: { cert: string; key: string };
 }
@@ -99,6 +103,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   registerErrorHandling(app);
   // Bodies are JSON (the firmware upload adds its raw bytes); any other type is a 415 naming the one to send.
   app.removeContentTypeParser('text/plain');
+  registerSecurityHeaders(app, Boolean(deps.https));
+  if (deps.rateLimit) registerRateLimit(app, deps.rateLimit);
   registerAuth(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));

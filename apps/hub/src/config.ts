@@ -121,6 +121,15 @@ export const HubConfig = z
       .strict()
       .default({ root: defaultWebRoot }),
     remediation: RemediationConfig,
+    /** Per bearer token (else per address), in each hub process; `enabled: false` for benches (docs/security.md). */
+    rateLimit: z
+      .object({
+        enabled: z.boolean().default(true),
+        perSecond: z.number().min(0.1).max(100_000).default(100),
+        burst: z.number().int().min(1).max(1_000_000).default(400),
+      })
+      .strict()
+      .default({ enabled: true, perSecond: 100, burst: 400 }),
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

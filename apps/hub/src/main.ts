@@ -36,6 +36,7 @@ const app = buildHub({
   campaigns: config.campaigns,
   remediation: config.remediation,
   web: config.web,
+  ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
   ...(tlsFiles ? { https: readTls()! } : {}),
 });
 await app.listen({ host: config.http.host, port: config.http.port });

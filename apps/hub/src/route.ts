@@ -42,13 +42,19 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   body?: B;
   /** Request headers the handler reads itself (a 400 names them as header.<Name>), for the document. */
   requestHeaders?: Record<string, { description: string; schema: z.ZodType }>;
+  /**
+   * Largest JSON body taken, in bytes: `smallBodyLimit` unless the route takes lists (`bulkBodyLimit`). A larger one
+   * is a 413 before it is read whole. Streamed uploads (`rawBody`) set their own.
+   */
+  bodyLimit?: number;
   /** The media type of a body the handler reads itself as a stream, instead of a JSON `body`. */
   rawBody?: string;
   success: Reply;
   /** Other successes: 200 for a dry run, 206 for a range, 304 when not modified. */
   alsoSucceeds?: Reply[];
   /**
-   * Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413 and 415 are added where they can occur.
+   * Failures particular to the route (409, 412, ...); 400, 401, 403, 404, 413, 415 and 429 are added where they can
+   * occur.
    */
   errors?: number[];
 }
@@ -90,6 +96,7 @@ const statusText: Record<number, string> = {
   413: 'Request body too large',
   415: 'Content-Type not accepted (the message names the one to send)',
   416: 'Range outside the resource',
+  429: 'Rate limit reached: retry after the seconds in Retry-After',
   503: 'Unavailable for now: retry later',
 };
 
@@ -101,7 +108,7 @@ function errorStatuses(def: RouteDef<Schema, Schema, Schema>): number[] {
   const takesBody = bodyMethods.has(def.method);
   return [
     ...(def.params || def.query || def.requestHeaders || takesBody ? [400] : []),
-    ...(def.role ? [401, 403] : []),
+    ...(def.role ? [401, 403, 429] : []),
     ...(def.params ? [404] : []),
     ...(takesBody ? [413, 415] : []),
     ...(def.errors ?? []),
@@ -247,6 +254,10 @@ export class ApiDoc {
   }
 }
 
+/** What a JSON body may weigh: a mutation's parameters, or a list of thousands of ids (campaigns, observations). */
+export const smallBodyLimit = 64 * 1024;
+export const bulkBodyLimit = 1024 * 1024;
+
 /** Registers a route whose params, query and body are parsed (400 naming each bad field) and documented. */
 export function defineRoute<Q extends Schema = undefined, B extends Schema = undefined, P extends Schema = undefined>(
   app: FastifyInstance,
@@ -259,6 +270,9 @@ export function defineRoute<Q extends Schema = undefined, B extends Schema = und
     method: def.method,
     url: def.url,
     config: { ...(def.role ? { role: def.role } : {}), bodyType: def.rawBody ?? 'application/json' },
+    ...(def.bodyLimit !== undefined || (def.body && !def.rawBody)
+      ? { bodyLimit: def.bodyLimit ?? smallBodyLimit }
+      : {}),
     handler: async (request, reply) =>
       handler({
         request,

@@ -28,7 +28,11 @@ describe('the hub serves the web console at / without shadowing the API', () => 
   const html = { accept: 'text/html,application/xhtml+xml' };
 
   it('the config finds the repository build by default', () => {
-    const config = HubConfig.parse({ database: { url: 'postgres://x/y' }, http: { port: 1, allowPlainHttp: true }, metrics: { port: 0 } });
+    const config = HubConfig.parse({
+      database: { url: 'postgres://x/y' },
+      http: { port: 1, allowPlainHttp: true },
+      metrics: { port: 0 },
+    });
     assert.match(config.web.root, /apps\/web\/dist$/);
   });
 

@@ -11,6 +11,7 @@ export const errorCodes = [
   'FAILED_PRECONDITION',
   'UNAVAILABLE',
   'DEADLINE_EXCEEDED',
+  'RESOURCE_EXHAUSTED',
   'INTERNAL',
 ] as const;
 export const ErrorCode = z.enum(errorCodes);
@@ -26,6 +27,7 @@ export const httpStatusFor: Record<ErrorCode, number> = {
   FAILED_PRECONDITION: 409,
   UNAVAILABLE: 503,
   DEADLINE_EXCEEDED: 504,
+  RESOURCE_EXHAUSTED: 429,
   INTERNAL: 500,
 };
 

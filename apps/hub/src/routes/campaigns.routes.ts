@@ -30,7 +30,7 @@ import { callerOf } from '../services/caller.js';
 import { campaignJob, cancelCampaign, setMaintenanceWindows, signalCampaign } from '../services/campaigns.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, SiteIdParam, uuid } from '../params.js';
-import { defineRoute, type ApiDoc } from '../route.js';
+import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
@@ -107,6 +107,7 @@ export function campaignRoutes(
     {
       method: 'POST',
       url: '/v1/firmware-campaigns',
+      bodyLimit: bulkBodyLimit,
       tag: 'firmware',
       summary:
         'Plan and start a firmware campaign over a site (intent): a canary, then waves under the policy ' +

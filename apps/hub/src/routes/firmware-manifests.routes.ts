@@ -7,7 +7,7 @@ import { etag, isNotModified } from '../firmware/preconditions.js';
 import { ManifestPage, ManifestView, manifestView } from '../firmware/views.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
-import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
+import { bulkBodyLimit, defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { callerOf } from '../services/caller.js';
 import {
   createManifest,
@@ -88,6 +88,7 @@ export function firmwareManifestRoutes(app: FastifyInstance, doc: ApiDoc, db: Db
     {
       method: 'POST',
       url: '/v1/firmware/manifests',
+      bodyLimit: bulkBodyLimit,
       tag: 'firmware',
       summary:
         'Create a firmware manifest: for one hardware type, the packages to push in order and the ' +

@@ -6,7 +6,7 @@ import type { RemediationConfig } from '../config.js';
 import { notFound } from '../errors.js';
 import { cursorPage, decodeCursor, limitSchema } from '../pagination.js';
 import { IdParam, SiteIdParam } from '../params.js';
-import { defineRoute, type ApiDoc } from '../route.js';
+import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { callerOf } from '../services/caller.js';
 import { applyQuarantineRules } from '../services/remediation.service.js';
 import { timestamp } from '../views.js';
@@ -142,6 +142,7 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, remediat
     {
       method: 'POST',
       url: '/v1/sites/:id/observations',
+      bodyLimit: bulkBodyLimit,
       tag: 'health',
       summary:
         "Deliver health readings from the site's observer (satellites): each device's whole reading, when it changed " +

@@ -15,7 +15,7 @@ import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
-import { defineRoute, type ApiDoc } from '../route.js';
+import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
@@ -161,6 +161,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
     {
       method: 'POST',
       url: '/v1/power-batches',
+      bodyLimit: bulkBodyLimit,
       tag: 'power',
       summary:
         'One power action on many devices (a rack, a site or an inventory filter): a parent job with a ' +

@@ -29,7 +29,13 @@ export interface TestHub {
  * blobs live in a temp folder.
  */
 export async function startTestHub(
-  opts: { maxPackageBytes?: number; campaigns?: HubDeps['campaigns']; log?: Logger; web?: HubDeps['web'] } = {},
+  opts: {
+    maxPackageBytes?: number;
+    campaigns?: HubDeps['campaigns'];
+    log?: Logger;
+    web?: HubDeps['web'];
+    rateLimit?: HubDeps['rateLimit'];
+  } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
   const handle = connectDb(database.url, 4);
@@ -43,6 +49,7 @@ export async function startTestHub(
     ...(blobs ? { firmware: { blobs, maxPackageBytes: opts.maxPackageBytes! } } : {}),
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
     ...(opts.web ? { web: opts.web } : {}),
+    ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
   });
   const tokens = { admin: '', operator: '', viewer: '' };
   for (const role of ['admin', 'operator', 'viewer'] as const)

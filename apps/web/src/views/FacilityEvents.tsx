@@ -178,7 +178,7 @@ function Response({ event: e, operator }: { event: FacilityEvent; operator: bool
         <div className="actions" role="group" aria-label={`Power-off of the ${e.kind} event`}>
           <ReasonAction
             label="Approve power-off"
-            title={`Power off ${e.rack_ids.length === 1 ? 'the rack' : `${e.rack_ids.length} racks`} of the ${e.kind} event?`}
+            title={`Power off ${racksOf(e.rack_ids.length)} of the ${e.kind} event?`}
             danger
             keptIn="the audit log and with the event"
             run={(reason) => decide('approve', reason)}
@@ -198,3 +198,5 @@ function Response({ event: e, operator }: { event: FacilityEvent; operator: bool
     </>
   );
 }
+
+const racksOf = (n: number) => (n === 1 ? 'the rack' : `${n} racks`);

@@ -24,7 +24,9 @@ const moves: Partial<Record<RmaCase['state'], { label: string; what: string }>> 
   },
   replaced: {
     label: 'Mark replaced',
-    what: 'The device.rma_return job moves the device back to discovered: enrol it again, and certifying it closes the case.',
+    what:
+      'The device.rma_return job moves the device back to discovered: enrol it again, and certifying it closes ' +
+      'the case.',
   },
   closed: { label: 'Close case', what: 'Nothing was shipped: misdiagnosed, or fixed on site (the reason says which).' },
 };

@@ -1723,6 +1723,7 @@ export interface components {
           | 'FAILED_PRECONDITION'
           | 'UNAVAILABLE'
           | 'DEADLINE_EXCEEDED'
+          | 'RESOURCE_EXHAUSTED'
           | 'INTERNAL';
         details?: {
           field?: string;
@@ -2563,6 +2564,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Devices: {
@@ -2642,6 +2652,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2752,6 +2771,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1DevicesId: {
@@ -2803,6 +2831,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -2908,6 +2945,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdBurnin: {
@@ -2988,6 +3034,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3082,6 +3137,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdFirmwarerefresh: {
@@ -3162,6 +3226,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3266,6 +3339,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1DevicesIdHardware: {
@@ -3317,6 +3399,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3382,6 +3473,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1DevicesIdHealth: {
@@ -3433,6 +3533,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3495,6 +3604,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3596,6 +3714,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdNvosfactoryreset: {
@@ -3683,6 +3810,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3785,6 +3921,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdNvospasswordrotation: {
@@ -3871,6 +4016,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -3981,6 +4135,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdPowerrefresh: {
@@ -4061,6 +4224,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -4172,6 +4344,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdRelease: {
@@ -4259,6 +4440,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -4365,6 +4555,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1DevicesIdSwitchfirmwareupdate: {
@@ -4462,6 +4661,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Events: {
@@ -4507,6 +4715,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -4571,6 +4788,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -4665,6 +4891,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FacilityeventsId: {
@@ -4716,6 +4951,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -4812,6 +5056,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1FacilityeventsIdReject: {
@@ -4901,6 +5154,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Firmwarecampaigns: {
@@ -4946,6 +5208,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5098,6 +5369,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwarecampaignsId: {
@@ -5149,6 +5429,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5243,6 +5532,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1FirmwarecampaignsIdCancel: {
@@ -5330,6 +5628,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwarecampaignsIdDevices: {
@@ -5385,6 +5692,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5479,6 +5795,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1FirmwarecampaignsIdResume: {
@@ -5559,6 +5884,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5656,6 +5990,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwareCompliance: {
@@ -5715,6 +6058,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5790,6 +6142,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwareManifests: {
@@ -5847,6 +6208,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5964,6 +6334,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwareManifestsId: {
@@ -6026,6 +6405,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6159,6 +6547,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   deleteV1FirmwareManifestsId: {
@@ -6235,6 +6632,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6329,6 +6735,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwarePackages: {
@@ -6375,6 +6790,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6471,6 +6895,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1FirmwarePackagesId: {
@@ -6533,6 +6966,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6632,6 +7074,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Hardware: {
@@ -6663,6 +7114,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6759,6 +7219,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Inventoryissues: {
@@ -6824,6 +7293,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Jobkinds: {
@@ -6855,6 +7333,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6940,6 +7427,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1JobsId: {
@@ -6991,6 +7487,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7078,6 +7583,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7179,6 +7693,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7320,6 +7843,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Racks: {
@@ -7362,6 +7894,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7420,6 +7961,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7532,6 +8082,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   postV1RacksIdEnrol: {
@@ -7612,6 +8171,15 @@ export interface operations {
       };
       /** @description Content-Type not accepted (the message names the one to send) */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7714,6 +8282,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Rma: {
@@ -7760,6 +8337,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -7854,6 +8440,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1RmaId: {
@@ -7905,6 +8500,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8021,6 +8625,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Sites: {
@@ -8052,6 +8665,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8142,6 +8764,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1SitesId: {
@@ -8193,6 +8824,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8253,6 +8893,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8357,6 +9006,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1SitesIdObservationtargets: {
@@ -8411,6 +9069,15 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8524,6 +9191,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1SitesIdSummary: {
@@ -8582,6 +9258,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Slabreaches: {
@@ -8630,6 +9315,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -8695,6 +9389,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   getV1Whoami: {
@@ -8726,6 +9429,15 @@ export interface operations {
       };
       /** @description Role too low for this action */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
