@@ -6,6 +6,7 @@ import { freePort } from '@fleet/temporal';
 import pg from 'pg';
 import { planFleet } from '../../tools/fleetgen/layout.js';
 import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
+import { createCa, issueCertificate } from '../../tools/lib/pki.js';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 
 export interface SeededHub {
@@ -18,6 +19,8 @@ export interface SeededHub {
   db: Db;
   /** Scratch folder (hub config and log); removed by close(). */
   dir: string;
+  /** With `tls`: the CA certificate (PEM) the hub's certificate chains to. */
+  ca?: string;
   /** Stops the hub, drops the cloned and template databases and removes `dir`. */
   close(): Promise<void>;
 }
@@ -29,6 +32,8 @@ export interface SeededHubOptions {
   role?: Parameters<typeof createApiToken>[2];
   /** The hub's database pool; the hub's own default when absent. */
   poolSize?: number;
+  /** HTTPS with a certificate from a CA of its own (`ca` in the answer); plain HTTP otherwise. */
+  tls?: boolean;
   /** More hub config (e.g. its firmware blob folder), given the scratch folder. */
   hubConfig?: (dir: string) => Record<string, unknown>;
 }
@@ -62,6 +67,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
     const token = (await createApiToken(handle.db, `bench-${options.name}`, options.role ?? 'viewer')).token;
 
     const port = await freePort();
+    const pki = options.tls ? hubCertificate(dir) : undefined;
     const hubConfig = join(dir, 'hub.json');
     writeFileSync(
       hubConfig,
@@ -69,7 +75,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
         log: { level: 'info' },
         metrics: { port: 0 },
         database: { url: database.url, ...(options.poolSize ? { poolSize: options.poolSize } : {}) },
-        http: { port, allowPlainHttp: true },
+        http: { port, ...(pki ? { tls: pki.tls } : { allowPlainHttp: true }) },
         // The bench measures the hub's own latency: many clients share one token.
         rateLimit: { enabled: false },
         ...options.hubConfig?.(dir),
@@ -78,11 +84,19 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
     const hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', hubConfig, dir);
     cleanups.unshift(() => hub.stop());
     await hub.start('hub listening');
-    return { url: `http://127.0.0.1:${port}`, token, hub, db: handle.db, dir, close };
+    const url = `${pki ? 'https' : 'http'}://127.0.0.1:${port}`;
+    return { url, token, hub, db: handle.db, dir, close, ...(pki ? { ca: pki.ca } : {}) };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** A CA and a certificate for 127.0.0.1 from it, in `dir`. */
+function hubCertificate(dir: string): { ca: string; tls: { certFile: string; keyFile: string } } {
+  const ca = createCa(dir, 'bench-ca');
+  const { certFile, keyFile } = issueCertificate(ca, dir, 'hub', { ip: ['127.0.0.1'], dns: ['localhost'] });
+  return { ca: ca.certPem, tls: { certFile, keyFile } };
 }
 
 /** NVL72 racks straight into the mirror, the way the NetBox agent writes them; `count` devices in all. */

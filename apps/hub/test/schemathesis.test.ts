@@ -1,92 +1,15 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { insertDevice, insertSite, racks } from '@fleet/db';
+import { checks, schemathesis } from './helpers/schemathesis.js';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // Schemathesis (PyPI, pinned in tools/requirements.txt) fuzzes a test hub from its own /openapi.json: any 5xx,
 // any status the document does not list, an error body off its schema or an undeclared method answered other than
 // 405 with Allow fails the build. A fixed seed and a few examples per operation keep each run bounded.
-
-const st = fileURLToPath(new URL('../../../.tools/venv/bin/st', import.meta.url));
-const checks = [
-  'not_a_server_error',
-  'status_code_conformance',
-  'content_type_conformance',
-  'response_headers_conformance',
-  'response_schema_conformance',
-  'unsupported_method',
-];
-
-interface RunResult {
-  code: number | null;
-  output: string;
-  requests: number;
-}
-
-/** One bounded `st run` with a token; the request count comes from its NDJSON event stream. */
-async function schemathesis(
-  openapiUrl: string,
-  token: string,
-  reportDir: string,
-  name: string,
-  filters: string[] = [],
-): Promise<RunResult> {
-  const events = join(reportDir, `${name}.ndjson`);
-  const args = [
-    'run',
-    openapiUrl,
-    // The event stream never ends on its own: each case would wait out the request timeout. events.test.ts covers it.
-    '--exclude-path',
-    '/v1/events',
-    ...filters,
-    '--header',
-    `Authorization: Bearer ${token}`,
-    '--checks',
-    checks.join(','),
-    '--phases',
-    'examples,coverage,fuzzing',
-    '--max-examples',
-    '8',
-    '--seed',
-    '11',
-    '--generation-database',
-    'none',
-    // One worker: Hypothesis describing strategies from several threads trips a CPython 3.11 ast.parse race.
-    '--workers',
-    '1',
-    '--request-timeout',
-    '10',
-    '--no-color',
-    '--report',
-    'ndjson',
-    '--report-ndjson-path',
-    events,
-  ];
-  const child = spawn(st, args, { cwd: reportDir, env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('exit', resolve);
-    child.once('error', (err) =>
-      reject(new Error(`cannot run ${st} (bash tools/install.sh installs it): ${err.message}`)),
-    );
-  });
-  let requests = 0;
-  for (const line of (await readFile(events, 'utf8').catch(() => '')).split('\n')) {
-    // Each ScenarioFinished event records the request and response of every case it ran.
-    const finished = line.startsWith('{"ScenarioFinished"')
-      ? (JSON.parse(line) as { ScenarioFinished: { recorder: { interactions?: object } } }).ScenarioFinished
-      : undefined;
-    requests += Object.keys(finished?.recorder.interactions ?? {}).length;
-  }
-  return { code, output, requests };
-}
 
 describe('schemathesis against the hub /openapi.json', () => {
   let hub: TestHub;
