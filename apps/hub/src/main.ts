@@ -30,6 +30,8 @@ const app = buildHub({
   firmware: { blobs, maxPackageBytes: config.firmware.maxPackageBytes },
   campaigns: config.campaigns,
   remediation: config.remediation,
+  twoPerson: config.twoPerson,
+  retention: config.retention,
   web: config.web,
 });
 await app.listen({ host: config.http.host, port: config.http.port });
