@@ -27,21 +27,28 @@ async function tryReaperLock(tx: Tx): Promise<boolean> {
 export async function reapFinishedJobs(db: Db, days: number, batch: number): Promise<number | null> {
   return db.transaction(async (tx) => {
     if (!(await tryReaperLock(tx))) return null;
+    // The limit applies to jobs that can go: a job whose family still runs never holds back older ones.
     const picked = await tx.execute<{ id: string }>(sql`
       with recursive top as (
         select j.id from jobs j
         where j.parent_id is null and j.state in ${terminal}
           and coalesce(j.finished_at, j.updated_at) < now() - make_interval(days => ${days})
           and not exists (select 1 from facility_events f where f.state = 'powering_off' and j.id = any(f.job_ids))
+          and not exists (
+            with recursive d(id, state) as (
+              select c.id, c.state from jobs c where c.parent_id = j.id
+              union all
+              select c.id, c.state from jobs c join d on c.parent_id = d.id
+            )
+            select 1 from d where d.state not in ${terminal})
         order by coalesce(j.finished_at, j.updated_at)
         limit ${batch}
-      ), family(root, id, state) as (
-        select t.id, t.id, 'succeeded'::text from top t
+      ), family(id) as (
+        select id from top
         union all
-        select f.root, c.id, c.state from jobs c join family f on c.parent_id = f.id
+        select c.id from jobs c join family f on c.parent_id = f.id
       )
-      select id from family
-      where root not in (select root from family where state not in ${terminal})`);
+      select id from family`);
     const ids = picked.rows.map((r) => r.id);
     if (ids.length === 0) return 0;
     const list = sql.join(
