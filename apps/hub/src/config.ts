@@ -43,7 +43,7 @@ const RemediationConfig = z
   .default({ rules: defaultQuarantineRules, blastRadius: defaultBlastRadius, playbooks: {} });
 export type RemediationConfig = z.infer<typeof RemediationConfig>;
 
-/** The retention reaper (docs/security.md, "Retention"): what it deletes past which age, how much at a time, how often. */
+/** The retention reaper (docs/security.md, "Retention"): what it deletes past which age, how much and how often. */
 const RetentionConfig = z
   .object({
     /** Finished top-level jobs (with their children, intents and campaign rows), by when they finished. */

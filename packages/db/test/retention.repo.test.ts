@@ -65,7 +65,7 @@ describe('retention reaper (Postgres)', () => {
         .where(sql`${jobs.id} = ${id}`)
     ).length === 1;
 
-  it('deletes old finished jobs with their children, intents, campaign rows and stage rows; keeps the rest', async () => {
+  it('deletes old finished jobs with their children, intents, campaign and stage rows; keeps the rest', async () => {
     // Oldest first: a job whose family still runs must not hold back the batch.
     const busyParent = await job('finished parent, running child', { kind: 'batch.power', finished: daysAgo(200) });
     const busyChild = await job('running child', { parentId: busyParent, state: 'running', finished: null });
