@@ -27,6 +27,7 @@ describe('--help on every command', () => {
   const entries = [
     'apps/hub/src/main.ts',
     'apps/hub/src/admin-cli.ts',
+    'apps/hub/src/audit-cli.ts',
     'apps/netbox-agent/src/main.ts',
     'apps/workflow-agent/src/main.ts',
     'apps/satellite/src/main.ts',

@@ -281,6 +281,16 @@ export class Stack {
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
       ...(this.opts.rateLimit ? { rateLimit: this.opts.rateLimit } : {}),
+      // The end-to-end tests act as one person; two-person rules have their own tests (apps/hub/test).
+      twoPerson: {
+        rules: {
+          'campaign.approve': false,
+          'switch.factory_reset': false,
+          'rack.power_off': false,
+          'rack.cold_reboot': false,
+          'device.release': false,
+        },
+      },
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');

@@ -11,6 +11,7 @@ import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerDocs } from './plugins/docs.js';
 import { registerWeb, type WebOptions } from './plugins/web.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
+import { approvalRoutes } from './routes/approvals.routes.js';
 import { auditRoutes } from './routes/audit.routes.js';
 import { campaignRoutes } from './routes/campaigns.routes.js';
 import { catalogRoutes } from './routes/catalog.routes.js';
@@ -36,6 +37,7 @@ import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
 import { HubConfig } from './config.js';
 import { FacilityFollower } from './services/facility-follower.js';
+import { RetentionReaper } from './services/retention-reaper.js';
 import { ApiDoc } from './route.js';
 import type { ViewContext } from './views.js';
 
@@ -58,6 +60,10 @@ export interface HubDeps {
   rateLimit?: RateLimitOptions;
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
   https?: { cert: string; key: string };
+  /** Two-person rules; the config's defaults (all on) when absent. */
+  twoPerson?: HubConfig['twoPerson'];
+  /** The retention reaper's ages and pace; the config's defaults when absent. */
+  retention?: HubConfig['retention'];
 }
 
 declare module 'fastify' {
@@ -116,7 +122,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   enrolmentRoutes(app, doc, deps.db, deps.views);
   const remediation = deps.remediation ?? HubConfig.shape.remediation.parse(undefined);
   healthRoutes(app, doc, deps.db, remediation);
-  remediationRoutes(app, doc, deps.db, deps.views, remediation);
+  const twoPerson = deps.twoPerson ?? HubConfig.shape.twoPerson.parse(undefined);
+  remediationRoutes(app, doc, deps.db, deps.views, remediation, twoPerson);
   rmaRoutes(app, doc, deps.db, deps.views);
   facilityRoutes(app, doc, deps.db, remediation);
   // Moves facility events on once their power-off jobs end (docs/day2.md).
@@ -125,19 +132,31 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   app.addHook('preClose', () => facility.close());
   issueRoutes(app, doc, deps.db);
   jobRoutes(app, doc, deps.db, deps.views);
-  powerRoutes(app, doc, deps.db, deps.views);
+  powerRoutes(app, doc, deps.db, deps.views, twoPerson);
   if (deps.firmware) {
     firmwarePackageRoutes(app, doc, deps.db, deps.firmware);
     hardwareDocumentRoutes(app, doc, deps.db, deps.firmware.blobs);
     firmwareManifestRoutes(app, doc, deps.db);
     firmwareComplianceRoutes(app, doc, deps.db);
   }
-  campaignRoutes(app, doc, deps.db, deps.views, deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined));
+  campaignRoutes(
+    app,
+    doc,
+    deps.db,
+    deps.views,
+    deps.campaigns ?? HubConfig.shape.campaigns.parse(undefined),
+    twoPerson,
+  );
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
-  switchRoutes(app, doc, deps.db, deps.views);
+  switchRoutes(app, doc, deps.db, deps.views, twoPerson);
+  approvalRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   auditRoutes(app, doc, deps.db);
   slaRoutes(app, doc, deps.db);
+  // Old finished jobs and idempotency keys go; one hub process at a time (docs/security.md, "Retention").
+  const reaper = new RetentionReaper(deps.db, deps.retention ?? HubConfig.shape.retention.parse(undefined), app.log);
+  app.addHook('onReady', async () => reaper.start());
+  app.addHook('preClose', () => reaper.close());
   const feed = new EventFeed(deps.db, app.log, deps.events);
   eventRoutes(app, doc, deps.db, feed);
   // Before the server stops waiting for open connections: an event stream never ends on its own.

@@ -43,6 +43,56 @@ const RemediationConfig = z
   .default({ rules: defaultQuarantineRules, blastRadius: defaultBlastRadius, playbooks: {} });
 export type RemediationConfig = z.infer<typeof RemediationConfig>;
 
+/** The retention reaper (docs/security.md, "Retention"): what it deletes past which age, how much and how often. */
+const RetentionConfig = z
+  .object({
+    /** Finished top-level jobs (with their children, intents and campaign rows), by when they finished. */
+    jobsDays: z.number().int().min(1).max(36_500).default(90),
+    /** Stored answers of Idempotency-Key creates: at least a day, the time a key is honoured (replayed). */
+    idempotencyKeysDays: z.number().int().min(1).max(365).default(2),
+    everyS: z.number().int().min(10).max(86_400).default(3600),
+    /** Jobs (top-level, with their children) or keys deleted per transaction. */
+    batch: z.number().int().min(1).max(10_000).default(100),
+  })
+  .strict()
+  .default({ jobsDays: 90, idempotencyKeysDays: 2, everyS: 3600, batch: 100 });
+export type RetentionConfig = z.infer<typeof RetentionConfig>;
+
+/** The actions two-person rules cover (docs/security.md, "Two-person rules"). */
+export const twoPersonRules = [
+  'campaign.approve',
+  'switch.factory_reset',
+  'rack.power_off',
+  'rack.cold_reboot',
+  'device.release',
+] as const;
+export type TwoPersonRule = (typeof twoPersonRules)[number];
+
+const twoPersonDefaults = Object.fromEntries(twoPersonRules.map((r) => [r, true])) as Record<TwoPersonRule, boolean>;
+
+/** Which actions need a second person, and how long a held request waits for one. */
+const TwoPersonConfig = z
+  .object({
+    rules: z
+      .object(
+        Object.fromEntries(twoPersonRules.map((r) => [r, z.boolean().default(true)])) as Record<
+          TwoPersonRule,
+          z.ZodDefault<z.ZodBoolean>
+        >,
+      )
+      .strict()
+      .default(twoPersonDefaults),
+    approvalTtlS: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(86_400),
+  })
+  .strict()
+  .default({ rules: twoPersonDefaults, approvalTtlS: 86_400 });
+export type TwoPersonConfig = z.infer<typeof TwoPersonConfig>;
+
 export const HubConfig = z
   .object({
     log: LogConfig,
@@ -130,6 +180,8 @@ export const HubConfig = z
       })
       .strict()
       .default({ enabled: true, perSecond: 100, burst: 400 }),
+    retention: RetentionConfig,
+    twoPerson: TwoPersonConfig,
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

@@ -35,6 +35,8 @@ const app = buildHub({
   firmware: { blobs, maxPackageBytes: config.firmware.maxPackageBytes },
   campaigns: config.campaigns,
   remediation: config.remediation,
+  twoPerson: config.twoPerson,
+  retention: config.retention,
   web: config.web,
   ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
   ...(tlsFiles ? { https: readTls()! } : {}),

@@ -26,7 +26,7 @@ export type Reply =
   | {
       status: 200 | 201 | 202 | 206;
       description: string;
-      body: z.ZodType | 'bytes' | 'event-stream';
+      body: z.ZodType | 'bytes' | 'event-stream' | 'ndjson';
       headers?: ResponseHeader[];
     };
 
@@ -152,7 +152,9 @@ export class ApiDoc {
           ? { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } }
           : reply.body === 'event-stream'
             ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' } } }
-            : { 'application/json': { schema: this.jsonSchema(reply.body, 'output') } }
+            : reply.body === 'ndjson'
+              ? { 'application/x-ndjson': { schema: { type: 'string', description: 'One JSON object per line' } } }
+              : { 'application/json': { schema: this.jsonSchema(reply.body, 'output') } }
         : undefined;
     return {
       description: reply.description,

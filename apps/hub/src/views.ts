@@ -260,6 +260,9 @@ export const AuditEntryView = z
     status_code: z.number().int(),
     job_id: uuid.nullable(),
     details: z.record(z.string(), z.unknown()).nullable(),
+    /** The hash chain (docs/security.md, "Audit log"): the row before's hash, and this row's. */
+    prev_hash: z.string(),
+    hash: z.string(),
   })
   .meta({ id: 'AuditEntry' });
 export const AuditPage = pageOf(AuditEntryView, 'AuditPage');
@@ -277,6 +280,8 @@ export function auditView(a: AuditRow): z.infer<typeof AuditEntryView> {
     status_code: a.statusCode,
     job_id: a.jobId,
     details: a.details,
+    prev_hash: a.prevHash,
+    hash: a.hash,
   };
 }
 

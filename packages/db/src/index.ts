@@ -24,3 +24,5 @@ export * from './repos/remediation.repo.js';
 export * from './repos/sla.repo.js';
 export * from './repos/rma.repo.js';
 export * from './repos/facility.repo.js';
+export * from './repos/retention.repo.js';
+export * from './repos/approvals.repo.js';

@@ -1,4 +1,4 @@
-import type { Job } from '@fleet/client';
+import { heldText, isApproval, type Approval, type Job } from '@fleet/client';
 import type { Command } from 'commander';
 import { idempotencyHeaders } from '../api/idempotency.js';
 import { JobFailedError } from '../exit-codes.js';
@@ -29,8 +29,15 @@ export const headersOf = (opts: MutationOptions) => ({ headers: idempotencyHeade
 
 const jobColumns = resources.find((r) => r.names[0] === 'jobs')!.columns as never;
 
-/** Prints the job a command started, or with --wait follows it to the end. */
-export async function reportJob(rt: Runtime, job: Job, opts: MutationOptions): Promise<void> {
+/**
+ * Prints the job a command started, or with --wait follows it to the end. A request a two-person rule held
+ * (docs/security.md) has no job yet: its approval is printed, and what the second person does.
+ */
+export async function reportJob(rt: Runtime, job: Job | Approval, opts: MutationOptions): Promise<void> {
+  if (isApproval(job)) {
+    await printObject(job, opts.output, rt.out, (a) => `approval ${a.id}  ${a.rule}  ${a.target}  ${a.state}\n`);
+    return rt.note(heldText(job));
+  }
   if (opts.wait) return void (await waitForJob(rt, job.id, opts.output));
   await printObject(job, opts.output, rt.out, jobColumns);
   if (opts.output === 'table' || opts.output === 'wide') rt.note(`follow it with: fleetctl job wait ${job.id}`);

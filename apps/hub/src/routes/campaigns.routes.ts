@@ -78,7 +78,9 @@ const WindowsBody = z.object({ windows: z.array(Window).max(100) }).strict();
 const signals: Record<CampaignSignal, string> = {
   pause: 'Pause the campaign: device updates already running finish, no new one starts',
   resume: 'Resume a paused campaign; its failure budget counts again from zero',
-  approve: 'Approve the rollout after the canary wave',
+  approve:
+    "Approve the rollout after the canary wave; under the two-person rule campaign.approve, not by the campaign's " +
+    'creator (403 naming the rule)',
 };
 
 /** Device failures shown in a campaign's detail; the devices endpoint pages through all of them. */
@@ -90,6 +92,7 @@ export function campaignRoutes(
   db: Db,
   views: ViewContext,
   settings: HubConfig['campaigns'],
+  twoPerson: HubConfig['twoPerson'],
 ): void {
   const detail = async (id: string) => {
     const c = await getCampaignSummary(db, id);
@@ -265,7 +268,7 @@ export function campaignRoutes(
         errors: [400, 404, 409],
       },
       async ({ request, reply, params }) => {
-        const job = await signalCampaign(db, callerOf(request), params.id, signal);
+        const job = await signalCampaign(db, callerOf(request), params.id, signal, twoPerson);
         return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
       },
     );

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getRack, listDevices, rackDevices, type Db, type Device, type Rack } from '@fleet/db';
+import { getRack, listDevices, type Db } from '@fleet/db';
 import {
   ColdRebootOverrides,
   domainsPoweredOffUnderfoot,
@@ -10,6 +10,8 @@ import {
   RackPowerOp,
   jobKindTable,
 } from '@fleet/domain';
+import { jobOrApprovalAccepted, sendOutcome } from '../approvals/views.js';
+import type { TwoPersonConfig } from '../config.js';
 import { ApiError, invalid } from '../errors.js';
 import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
@@ -17,7 +19,9 @@ import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
 import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
+import { requestGate } from '../services/approvals.service.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
+import { rackSequence } from '../services/rack-power.service.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
 import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 
@@ -47,33 +51,17 @@ const BatchBody = z
 
 const MAX_BATCH = 10_000;
 
-export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
+export function powerRoutes(
+  app: FastifyInstance,
+  doc: ApiDoc,
+  db: Db,
+  views: ViewContext,
+  twoPerson: TwoPersonConfig,
+): void {
   const rackOrThrow = async (id: string) => {
     const rack = await getRack(db, id);
     if (!rack) throw new ApiError('NOT_FOUND', `rack ${id} does not exist`);
     return rack;
-  };
-
-  /** A rack sequence takes every device of the rack or none, and one workflow drives them all. */
-  const startRackSequence = async (
-    request: FastifyRequest,
-    rack: Rack,
-    devices: Device[],
-    kind: 'rack.power' | 'rack.cold_reboot',
-    params: Record<string, unknown>,
-    overrideQuarantine: OverrideQuarantine | undefined,
-  ) => {
-    const { job } = await createParentJob(db, callerOf(request), {
-      parent: { kind, siteId: rack.siteId, rackId: rack.id, params },
-      devices,
-      childParams: () => ({ sequence: kind }),
-      allOrNothing: true,
-      childWorkflows: false,
-      action: kind,
-      target: `rack/${rack.id}`,
-      overrideQuarantine,
-    });
-    return job;
   };
 
   defineRoute(
@@ -86,25 +74,22 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       summary:
         'Ordered rack power (intent): on = shelves, switches, compute; off = compute (graceful), switches, ' +
         'shelves; cycle = off then on. One sequence per rack (409 otherwise). 409 naming the held devices ' +
-        '(quarantined, remediating, rma) unless override_quarantine gives a reason',
+        '(quarantined, remediating, rma) unless override_quarantine gives a reason. off and cycle fall under the ' +
+        'two-person rule rack.power_off',
       role: jobKindTable['rack.power'].role,
       params: IdParam,
       body: z.object({ op: RackPowerOp, override_quarantine: OverrideQuarantine.optional() }).strict(),
-      success: jobAccepted('The rack job; a child job per device'),
+      success: jobOrApprovalAccepted('The rack job; a child job per device'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const rack = await rackOrThrow(params.id);
-      const devices = await rackDevices(db, rack.id);
-      const job = await startRackSequence(
-        request,
-        rack,
-        devices,
-        'rack.power',
-        { op: body.op },
-        body.override_quarantine,
-      );
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+      const out = await rackSequence(db, callerOf(request), requestGate(twoPerson), {
+        kind: 'rack.power',
+        rack_id: params.id,
+        op: body.op,
+        override_quarantine: body.override_quarantine,
+      });
+      return sendOutcome(reply, out, views);
     },
   );
 
@@ -117,41 +102,24 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       tag: 'power',
       summary:
         'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden). ' +
-        '409 naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason',
+        '409 naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason. ' +
+        'Two-person rule rack.cold_reboot',
       role: jobKindTable['rack.cold_reboot'].role,
       params: IdParam,
       body: z
         .object({ timings: ColdRebootOverrides.optional(), override_quarantine: OverrideQuarantine.optional() })
         .strict(),
-      success: jobAccepted('The cold-reboot job with its stage timeline'),
+      success: jobOrApprovalAccepted('The cold-reboot job with its stage timeline'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const rack = await rackOrThrow(params.id);
-      const devices = await rackDevices(db, rack.id);
-      const has = (prefix: string) => devices.some((d) => d.nodeType?.startsWith(prefix));
-      const missing = [
-        ['powershelf_', 'power shelf'],
-        ['compute_', 'compute tray'],
-        ['switch_', 'switch tray'],
-      ]
-        .filter(([p]) => !has(p!))
-        .map(([, n]) => n);
-      if (missing.length)
-        throw new ApiError(
-          'FAILED_PRECONDITION',
-          `a cold reboot needs at least one power shelf, compute tray and switch tray; rack ${rack.name} ` +
-            `has no ${missing.join(', ')}`,
-        );
-      const job = await startRackSequence(
-        request,
-        rack,
-        devices,
-        'rack.cold_reboot',
-        { timings: body.timings ?? {} },
-        body.override_quarantine,
-      );
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+      const out = await rackSequence(db, callerOf(request), requestGate(twoPerson), {
+        kind: 'rack.cold_reboot',
+        rack_id: params.id,
+        timings: body.timings ?? {},
+        override_quarantine: body.override_quarantine,
+      });
+      return sendOutcome(reply, out, views);
     },
   );
 

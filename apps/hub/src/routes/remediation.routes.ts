@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { getDevice, type Db, type Device } from '@fleet/db';
 import { faultClasses, jobKindTable } from '@fleet/domain';
-import type { RemediationConfig } from '../config.js';
+import { jobOrApprovalAccepted, sendOutcome } from '../approvals/views.js';
+import type { RemediationConfig, TwoPersonConfig } from '../config.js';
 import { ApiError, notFound } from '../errors.js';
 import { IdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { callerOf } from '../services/caller.js';
+import { requestGate } from '../services/approvals.service.js';
 import { quarantineDevice, releaseDevice } from '../services/remediation.service.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
@@ -32,6 +34,7 @@ export function remediationRoutes(
   db: Db,
   views: ViewContext,
   config: RemediationConfig,
+  twoPerson: TwoPersonConfig,
 ): void {
   const deviceOrThrow = async (id: string): Promise<Device> => {
     const device = await getDevice(db, id);
@@ -104,16 +107,19 @@ export function remediationRoutes(
       tag: 'health',
       summary:
         'Let a quarantined device go (intent): a health check, then back where it was before the quarantine; held ' +
-        'again, the job failed and naming the faults, if the check does not pass',
+        'again, the job failed and naming the faults, if the check does not pass. Two-person rule device.release',
       role: jobKindTable['device.release'].role,
       params: IdParam,
       body: ReleaseBody,
-      success: jobAccepted('The release job'),
+      success: jobOrApprovalAccepted('The release job'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const job = await releaseDevice(db, callerOf(request), await deviceOrThrow(params.id), body.reason);
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+      const out = await releaseDevice(db, callerOf(request), requestGate(twoPerson), {
+        device_id: params.id,
+        reason: body.reason,
+      });
+      return sendOutcome(reply, out, views);
     },
   );
 }

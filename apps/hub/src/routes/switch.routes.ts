@@ -1,13 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getDevice, getFirmwarePackage, getFirmwareManifest, type Db, type Device } from '@fleet/db';
-import { isNvosImage, missingForNvos, switchFirmwareComponents, type JobKind, jobKindTable } from '@fleet/domain';
-import { ApiError, invalid, notFound } from '../errors.js';
+import { getFirmwarePackage, getFirmwareManifest, type Db, type Device } from '@fleet/db';
+import { isNvosImage, switchFirmwareComponents, type JobKind, jobKindTable } from '@fleet/domain';
+import { jobOrApprovalAccepted, sendOutcome } from '../approvals/views.js';
+import type { TwoPersonConfig } from '../config.js';
+import { ApiError, invalid } from '../errors.js';
 import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam, uuid } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
+import { requestGate } from '../services/approvals.service.js';
 import { createJob } from '../services/jobs.service.js';
+import { factoryResetSwitch, nvosDevice } from '../services/switch.service.js';
 import { assertOwnNvosCredential } from '../services/switch-credentials.service.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
 
@@ -16,7 +20,13 @@ import { jobAccepted, jobView, type ViewContext } from '../views.js';
  * side of a switch is in the power and firmware routes). Each refuses a held switch (quarantined, remediating, rma)
  * with 409 unless the body's override_quarantine gives a reason.
  */
-export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: ViewContext): void {
+export function switchRoutes(
+  app: FastifyInstance,
+  doc: ApiDoc,
+  db: Db,
+  views: ViewContext,
+  twoPerson: TwoPersonConfig,
+): void {
   defineRoute(
     app,
     doc,
@@ -36,7 +46,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await nvosDevice(params.id, 'run an NVOS install');
+      const device = await nvosDevice(db, params.id, 'run an NVOS install');
       const pkg = await getFirmwarePackage(db, body.package_id);
       if (!pkg) throw invalid('body.package_id', `package ${body.package_id} does not exist`);
       if (!isNvosImage(pkg.metadata))
@@ -79,7 +89,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await nvosDevice(params.id, 'update its switch firmware');
+      const device = await nvosDevice(db, params.id, 'update its switch firmware');
       const manifest = await getFirmwareManifest(db, body.manifest_id);
       if (!manifest) throw invalid('body.manifest_id', `manifest ${body.manifest_id} does not exist`);
       const bad = manifest.steps.filter((s) => !(switchFirmwareComponents as readonly string[]).includes(s.name));
@@ -120,7 +130,7 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await nvosDevice(params.id, 'rotate its NVOS password');
+      const device = await nvosDevice(db, params.id, 'rotate its NVOS password');
       await assertOwnNvosCredential(db, device);
       return accepted(request, reply, device, 'switch.password_rotation', {}, body?.override_quarantine);
     },
@@ -135,18 +145,20 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       tag: 'switch',
       summary:
         'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name ' +
-        'in `confirm`. The switch comes back with admin/admin',
+        'in `confirm`. The switch comes back with admin/admin. Two-person rule switch.factory_reset',
       role: jobKindTable['switch.factory_reset'].role,
       params: IdParam,
       body: z.object({ confirm: z.string(), override_quarantine: OverrideQuarantine.optional() }).strict(),
-      success: jobAccepted('The job (Location: /v1/jobs/{id})'),
+      success: jobOrApprovalAccepted('The job (Location: /v1/jobs/{id})'),
       errors: [400, 404, 409],
     },
     async ({ request, reply, params, body }) => {
-      const device = await nvosDevice(params.id, 'be reset');
-      if (body.confirm !== device.name)
-        throw invalid('body.confirm', `type the device name (${device.name}) to confirm a factory reset`);
-      return accepted(request, reply, device, 'switch.factory_reset', {}, body.override_quarantine);
+      const out = await factoryResetSwitch(db, callerOf(request), requestGate(twoPerson), {
+        device_id: params.id,
+        confirm: body.confirm,
+        override_quarantine: body.override_quarantine,
+      });
+      return sendOutcome(reply, out, views);
     },
   );
 
@@ -175,27 +187,12 @@ export function switchRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       accepted(
         request,
         reply,
-        await nvosDevice(params.id, 'take a certificate'),
+        await nvosDevice(db, params.id, 'take a certificate'),
         'switch.certificate_install',
         { domain: body.domain },
         body.override_quarantine,
       ),
   );
-
-  /** A live switch the inventory gives an NVOS endpoint, else a 404/409 saying why. */
-  async function nvosDevice(id: string, what: string): Promise<Device> {
-    const device = await getDevice(db, id);
-    if (!device) throw notFound('device', id);
-    if (device.deletedAt)
-      throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
-    const missing = missingForNvos(device);
-    if (missing.length)
-      throw new ApiError(
-        'FAILED_PRECONDITION',
-        `device ${device.name} cannot ${what}: the inventory gives no ${missing.join(', ')}`,
-      );
-    return device;
-  }
 
   async function accepted(
     request: FastifyRequest,

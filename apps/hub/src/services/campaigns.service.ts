@@ -13,6 +13,8 @@ import { isTerminal, type CampaignSignal, type JobState, type MaintenanceWindowS
 import { windowsView } from '../campaigns/views.js';
 import { ApiError, notFound } from '../errors.js';
 import { checkIfMatch } from '../firmware/preconditions.js';
+import type { TwoPersonConfig } from '../config.js';
+import { checkCampaignApprover } from './approvals.service.js';
 import { auditAccepted, type Caller } from './caller.js';
 
 /** The job of a firmware campaign; 404 for any other id. */
@@ -32,10 +34,12 @@ async function actOnCampaign(
   id: string,
   action: CampaignSignal | 'cancel',
   write: (tx: DbOrTx) => Promise<unknown>,
+  check?: (job: Job) => void,
 ): Promise<Job> {
   const job = await campaignJob(db, id);
   if (isTerminal(job.state as JobState))
     throw new ApiError('FAILED_PRECONDITION', `firmware campaign ${id} already ${job.state}; nothing to ${action}`);
+  check?.(job);
   return db.transaction(async (tx) => {
     await write(tx);
     await auditAccepted(tx, caller, 202, { action: `firmware.campaign.${action}`, target: `job/${id}`, jobId: id });
@@ -43,12 +47,28 @@ async function actOnCampaign(
   });
 }
 
-/** Sends a signal to the campaign's workflow through an intent the workflow agent delivers. */
-export function signalCampaign(db: Db, caller: Caller, id: string, signal: CampaignSignal): Promise<Job> {
-  return actOnCampaign(db, caller, id, signal, async (tx) => {
-    await insertIntent(tx, id, 'signal', { signal });
-    await notifyIntent(tx, id);
-  });
+/**
+ * Sends a signal to the campaign's workflow through an intent the workflow agent delivers. An approval comes from
+ * another person than the campaign's creator while the two-person rule campaign.approve is on.
+ */
+export function signalCampaign(
+  db: Db,
+  caller: Caller,
+  id: string,
+  signal: CampaignSignal,
+  twoPerson: TwoPersonConfig,
+): Promise<Job> {
+  return actOnCampaign(
+    db,
+    caller,
+    id,
+    signal,
+    async (tx) => {
+      await insertIntent(tx, id, 'signal', { signal });
+      await notifyIntent(tx, id);
+    },
+    (job) => (signal === 'approve' ? checkCampaignApprover(twoPerson, caller, job) : undefined),
+  );
 }
 
 /** Cancels the campaign as any job is cancelled: running device updates stop, the rest never start. */

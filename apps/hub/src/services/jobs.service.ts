@@ -29,6 +29,10 @@ export interface JobRequest {
   overrideQuarantine?: OverrideQuarantine | undefined;
   /** What else the request writes in the job's transaction (an RMA case's move); not run for a replay. */
   alsoInTransaction?: ((tx: Tx, job: Job) => Promise<void>) | undefined;
+  /** Who the job is by when not the caller: the requester of an approved two-person request. */
+  createdBy?: string | undefined;
+  /** More for the audit row's details (the approval a job was made under). */
+  auditDetails?: Record<string, unknown> | undefined;
 }
 
 /** The 409 for a key reused with another request; `earlier` names what the key was first used for. */
@@ -71,7 +75,7 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
     const job = await db.transaction(async (tx) => {
       const row = await insertJobWithStartIntent(tx, {
         ...req.job,
-        createdBy: actor,
+        createdBy: req.createdBy ?? actor,
         idempotencyKey: key ?? null,
         requestFingerprint: print,
       });
@@ -79,7 +83,7 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
         action: req.action,
         target: req.target,
         jobId: row.id,
-        details: { params: req.job.params, ...overrideAudit(req.overrideQuarantine, overridden) },
+        details: { params: req.job.params, ...overrideAudit(req.overrideQuarantine, overridden), ...req.auditDetails },
       });
       await req.alsoInTransaction?.(tx, row);
       await notifyIntent(tx, row.id);

@@ -9,6 +9,7 @@ import {
   type Device,
   type Job,
   type NewJob,
+  type Tx,
   uniqueIndexes,
 } from '@fleet/db';
 import { missingForOperation } from '@fleet/domain';
@@ -67,6 +68,12 @@ export interface ParentRequest {
   childKind?: string;
   /** An operator's override of the holds (quarantined, remediating, rma) on the devices. */
   overrideQuarantine?: OverrideQuarantine | undefined;
+  /** What else the request writes in the jobs' transaction (an approval's decision). */
+  alsoInTransaction?: ((tx: Tx, job: Job) => Promise<void>) | undefined;
+  /** Who the parent is by when not the caller: the requester of an approved two-person request. */
+  createdBy?: string | undefined;
+  /** More for the audit row's details (the approval the jobs were made under). */
+  auditDetails?: Record<string, unknown> | undefined;
 }
 
 export interface Refusal {
@@ -121,11 +128,16 @@ export async function createParentJob(
   }));
   try {
     const out = await db.transaction(async (tx) => {
-      const res = await insertParentWithChildren(tx, { ...req.parent, createdBy: caller.actor.name }, children, {
-        childKind,
-        childIntents: req.childWorkflows,
-        parentIntent: !req.childWorkflows,
-      });
+      const res = await insertParentWithChildren(
+        tx,
+        { ...req.parent, createdBy: req.createdBy ?? caller.actor.name },
+        children,
+        {
+          childKind,
+          childIntents: req.childWorkflows,
+          parentIntent: !req.childWorkflows,
+        },
+      );
       const busy: Refusal[] = [];
       for (const id of res.refused) {
         const active = await findActiveJobForDevice(tx, id);
@@ -152,8 +164,10 @@ export async function createParentJob(
           refused: allRefused.length,
           skipped: skipped.length,
           ...overrideAudit(req.overrideQuarantine, holds),
+          ...req.auditDetails,
         },
       });
+      await req.alsoInTransaction?.(tx, res.parent);
       await notifyIntent(tx, res.parent.id);
       return {
         job: req.allOrNothing ? res.parent : { ...res.parent, result },

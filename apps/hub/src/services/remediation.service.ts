@@ -1,4 +1,5 @@
 import {
+  getDevice,
   getDeviceHealth,
   healthForRules,
   recentAutomaticRemediations,
@@ -19,7 +20,8 @@ import {
   type Playbook,
 } from '@fleet/domain';
 import type { RemediationConfig } from '../config.js';
-import { ApiError } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
+import type { Gate, Outcome } from './approvals.service.js';
 import type { Caller } from './caller.js';
 import { createJob } from './jobs.service.js';
 
@@ -91,25 +93,43 @@ export async function quarantineDevice(
   return job;
 }
 
-/** An operator lets a held device go: a health check, then back where it was. */
-export async function releaseDevice(db: Db, caller: Caller, device: Device, reason: string): Promise<Job> {
+export interface ReleaseInput {
+  device_id: string;
+  reason: string;
+}
+
+/** An operator lets a held device go: a health check, then back where it was; two-person rule device.release. */
+export async function releaseDevice(db: Db, caller: Caller, gate: Gate, input: ReleaseInput): Promise<Outcome> {
+  const device = await getDevice(db, input.device_id);
+  if (!device) throw notFound('device', input.device_id);
+  if (device.deletedAt)
+    throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
   if (device.fleetLifecycle !== 'quarantined')
     throw new ApiError(
       'CONFLICT',
       `device ${device.name} is ${device.fleetLifecycle}, not quarantined: nothing to release`,
     );
+  const target = `device/${device.id}`;
+  const passed = await gate.pass(db, caller, {
+    rule: 'device.release',
+    jobKind: 'device.release',
+    target,
+    input: { ...input },
+  });
+  if ('approval' in passed) return passed;
   const { job } = await createJob(db, caller, {
     job: {
       kind: 'device.release',
       siteId: device.siteId,
       deviceId: device.id,
       rackId: device.rackId,
-      params: { reason, return_to: await returnTo(db, device), already_quarantined: true },
+      params: { reason: input.reason, return_to: await returnTo(db, device), already_quarantined: true },
     },
     action: 'device.release',
-    target: `device/${device.id}`,
+    target,
+    ...passed.options,
   });
-  return job;
+  return { job };
 }
 
 export interface RuleOutcome {

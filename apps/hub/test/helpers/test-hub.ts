@@ -7,10 +7,16 @@ import { Registry } from 'prom-client';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase } from '@fleet/db/testing';
 import { buildHub, type HubDeps } from '../../src/app.js';
+import { twoPersonRules, type TwoPersonRule } from '../../src/config.js';
 import { FileBlobStore } from '../../src/firmware/blob-store.js';
 
 const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
+
+export const noTwoPersonRules: NonNullable<HubDeps['twoPerson']> = {
+  rules: Object.fromEntries(twoPersonRules.map((r) => [r, false])) as Record<TwoPersonRule, boolean>,
+  approvalTtlS: 86_400,
+};
 
 export interface TestHub {
   handle: DbHandle;
@@ -35,6 +41,8 @@ export async function startTestHub(
     log?: Logger;
     web?: HubDeps['web'];
     rateLimit?: HubDeps['rateLimit'];
+    /** Two-person rules; all off unless given (the tests of other features act as one person). */
+    twoPerson?: HubDeps['twoPerson'];
   } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
@@ -50,6 +58,7 @@ export async function startTestHub(
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
     ...(opts.web ? { web: opts.web } : {}),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
+    twoPerson: opts.twoPerson ?? noTwoPersonRules,
   });
   const tokens = { admin: '', operator: '', viewer: '' };
   for (const role of ['admin', 'operator', 'viewer'] as const)

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { unwrap, type DeviceDetail as Device, type Job } from '@fleet/client';
+import { heldText, isApproval, unwrap, type Approval, type DeviceDetail as Device, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { useDevice, useJobs, usePackages, useRackCompliance } from '../api/queries';
 import { useCan } from '../api/role';
@@ -222,6 +222,8 @@ function DeviceActions({ device: d }: { device: Device }) {
   const navigate = useNavigate();
   if (!operator) return null;
   const toJob = (job: Job) => void navigate({ to: '/jobs/$jobId', params: { jobId: job.id } });
+  // A two-person rule may hold the request: the sender is told, and another person approves it.
+  const toJobOrHeld = (answer: Job | Approval) => (isApproval(answer) ? window.alert(heldText(answer)) : toJob(answer));
   const path = { params: { path: { id: d.id } }, headers: { 'Idempotency-Key': idempotencyKey() } };
   const switchTray = !!d.nvos_url;
   return (
@@ -271,7 +273,7 @@ function DeviceActions({ device: d }: { device: Device }) {
           typed={d.name}
           danger
           run={() => unwrap(api().POST('/v1/devices/{id}/nvos-factory-reset', { ...path, body: { confirm: d.name } }))}
-          onDone={toJob}
+          onDone={toJobOrHeld}
         >
           <p>
             NVOS on <strong>{d.name}</strong> goes back to factory defaults: its configuration is erased and it comes

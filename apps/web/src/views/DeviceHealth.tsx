@@ -1,7 +1,15 @@
 import { useId, useState } from 'react';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { unwrap, type components, type DeviceDetail as Device, type Job } from '@fleet/client';
+import {
+  heldText,
+  isApproval,
+  unwrap,
+  type Approval,
+  type components,
+  type DeviceDetail as Device,
+  type Job,
+} from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { useDeviceHealth } from '../api/queries';
 import { useCan } from '../api/role';
@@ -204,7 +212,8 @@ function HoldActions({ device: d }: { device: Device }) {
           title={`Release ${d.name}?`}
           keptIn={keptIn}
           run={(reason) => unwrap(api().POST('/v1/devices/{id}/release', { ...request(), body: { reason } }))}
-          onDone={toJob}
+          // A release may need a second person (docs/security.md): then the answer is the approval, not a job.
+          onDone={(answer: Job | Approval) => (isApproval(answer) ? window.alert(heldText(answer)) : toJob(answer))}
         >
           <p>
             <strong>{d.name}</strong> is read once more: healthy, it goes back where it was before the quarantine; with

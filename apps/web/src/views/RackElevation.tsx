@@ -1,6 +1,6 @@
 import { useId } from 'react';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
-import { unwrap, type Job, type RackDetail } from '@fleet/client';
+import { heldText, isApproval, unwrap, type Approval, type Job, type RackDetail } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { useActiveJobs, useIssues, useRack, useRackCompliance } from '../api/queries';
 import { useCan } from '../api/role';
@@ -167,6 +167,8 @@ function RackActions({ rack }: { rack: RackDetail }) {
   const navigate = useNavigate();
   if (!can) return null;
   const toJob = (job: Job) => void navigate({ to: '/jobs/$jobId', params: { jobId: job.id } });
+  // A two-person rule may hold the request: the sender is told, and another person approves it.
+  const toJobOrHeld = (answer: Job | Approval) => (isApproval(answer) ? window.alert(heldText(answer)) : toJob(answer));
   const id = rack.id;
   const headers = () => ({ 'Idempotency-Key': idempotencyKey() });
   return (
@@ -180,7 +182,7 @@ function RackActions({ rack }: { rack: RackDetail }) {
           run={() =>
             unwrap(api().POST('/v1/racks/{id}/power', { params: { path: { id } }, body: { op }, headers: headers() }))
           }
-          onDone={toJob}
+          onDone={toJobOrHeld}
         >
           <p>
             All {rack.elevation.length} devices of rack <strong>{rack.name}</strong> ({rack.site_id}): {order}.
@@ -208,7 +210,7 @@ function RackActions({ rack }: { rack: RackDetail }) {
         run={() =>
           unwrap(api().POST('/v1/racks/{id}/cold-reboot', { params: { path: { id } }, body: {}, headers: headers() }))
         }
-        onDone={toJob}
+        onDone={toJobOrHeld}
       >
         <p>
           The NVL72 cold-reboot runbook over rack <strong>{rack.name}</strong>: every tray and shelf loses power.

@@ -8,3 +8,4 @@ export * from './health.js';
 export * from './sla.js';
 export * from './rma.js';
 export * from './facility.js';
+export * from './approvals.js';

@@ -26,6 +26,12 @@ export const auditLog = pgTable(
     statusCode: integer('status_code').notNull(),
     jobId: uuid('job_id'),
     details: jsonb('details').$type<Record<string, unknown>>(),
+    /**
+     * The hash chain (docs/security.md, "Audit log"): set by the insert trigger of migration 0021_audit_chain, which
+     * also gives the row its id (its place in the chain); whatever an insert sends here is replaced.
+     */
+    prevHash: text('prev_hash').notNull().default(''),
+    hash: text('hash').notNull().default(''),
   },
   // GET /v1/audit pages newest first by id under an actor or target filter.
   (t) => [
