@@ -56,7 +56,8 @@ export function registerRateLimit(app: FastifyInstance, opts: RateLimitOptions):
     void reply.header('retry-after', String(retryS));
     throw new ApiError(
       'RESOURCE_EXHAUSTED',
-      `rate limit: at most ${opts.perSecond} requests a second (bursts of ${opts.burst}) per token; retry in ${retryS} s`,
+      `rate limit: at most ${opts.perSecond} requests a second (bursts of ${opts.burst}) per token; ` +
+        `retry in ${retryS} s`,
     );
   });
 }
