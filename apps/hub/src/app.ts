@@ -7,6 +7,7 @@ import { EventFeed, type FeedTimings } from './events/feed.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerSiteScope } from './plugins/site-scope.js';
 import { registerWeb, type WebOptions } from './plugins/web.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
 import { auditRoutes } from './routes/audit.routes.js';
@@ -32,6 +33,7 @@ import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
+import { tokenRoutes } from './routes/tokens.routes.js';
 import { HubConfig } from './config.js';
 import { FacilityFollower } from './services/facility-follower.js';
 import { ApiDoc } from './route.js';
@@ -96,7 +98,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   registerErrorHandling(app);
   // Bodies are JSON (the firmware upload adds its raw bytes); any other type is a 415 naming the one to send.
   app.removeContentTypeParser('text/plain');
-  registerAuth(app, deps.db);
+  const tokenAuth = registerAuth(app, deps.db);
+  registerSiteScope(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));
   const doc = new ApiDoc();
@@ -128,6 +131,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   switchRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   auditRoutes(app, doc, deps.db);
+  tokenRoutes(app, doc, deps.db, tokenAuth);
   slaRoutes(app, doc, deps.db);
   const feed = new EventFeed(deps.db, app.log, deps.events);
   eventRoutes(app, doc, deps.db, feed);

@@ -15,6 +15,7 @@ import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
+import { checkSites, scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createParentJob } from '../services/parent-jobs.service.js';
@@ -88,6 +89,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         'shelves; cycle = off then on. One sequence per rack (409 otherwise). 409 naming the held devices ' +
         '(quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['rack.power'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z.object({ op: RackPowerOp, override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobAccepted('The rack job; a child job per device'),
@@ -119,6 +121,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         'NVL72 cold-reboot runbook (RMS ExecuteColdReboot stages, gates and timings; any timing can be overridden). ' +
         '409 naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['rack.cold_reboot'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z
         .object({ timings: ColdRebootOverrides.optional(), override_quarantine: OverrideQuarantine.optional() })
@@ -168,6 +171,7 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
         'skipped unless override_quarantine gives a reason; 409 when it would cut power shelves under trays it ' +
         'also acts on',
       role: jobKindTable['batch.power'].role,
+      sites: 'scoped',
       body: BatchBody,
       success: jobAccepted(
         'The parent job; result.refused lists refused devices, result.skipped the held ones left out (state, ' +
@@ -176,11 +180,14 @@ export function powerRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: Vi
       errors: [400, 404, 409],
     },
     async ({ request, reply, body }) => {
-      if (body.rack_id) await rackOrThrow(body.rack_id);
+      // A site-scoped token's selection keeps to its sites: named ones are checked, a filter without sites gets its.
+      const actor = request.actor!;
+      if (body.rack_id) checkSites(actor, [(await rackOrThrow(body.rack_id)).siteId], 'body.rack_id', 'body.rack_id');
+      if (body.site_id) checkSites(actor, [body.site_id], `site/${body.site_id}`, 'body.site_id');
       await checkRoleFilter(db, body.filter?.role, 'body.filter.role');
       const filters = body.filter
         ? {
-            siteId: body.filter.site_id,
+            siteId: scopedSiteFilter(actor, body.filter.site_id, 'body.filter.site_id'),
             rackId: body.filter.rack_id,
             role: body.filter.role,
             nodeType: body.filter.node_type,

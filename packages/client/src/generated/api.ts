@@ -1302,6 +1302,65 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List API tokens, newest first (never their secrets or hashes), revoked and expired ones included */
+    get: operations['getV1Tokens'];
+    put?: never;
+    /**
+     * Make an API token: a role, optionally limited to sites (a satellite token to exactly one) and an expiry. The
+     * secret is in this answer only. Idempotency-Key is not honoured (a kept answer would keep the secret); a name is
+     * taken once (409), so a retry cannot make two
+     */
+    post: operations['postV1Tokens'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tokens/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One API token (never its secret or hash) */
+    get: operations['getV1TokensId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tokens/{id}/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke a token: refused from its next request on this hub process, on others within 5 s (their token cache). 409
+     * when it is revoked already
+     */
+    post: operations['postV1TokensIdRevoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/whoami': {
     parameters: {
       query?: never;
@@ -1490,6 +1549,28 @@ export interface components {
       | 'BurnInPassed'
       | 'Schedulable'
       | 'Healthy';
+    CreatedToken: {
+      /** Format: date-time */
+      created_at: string;
+      created_by: string | null;
+      expires_at: string | null;
+      /** Format: uuid */
+      id: string;
+      /** @description To within a minute */
+      last_used_at: string | null;
+      name: string;
+      revoke_reason: string | null;
+      revoked_at: string | null;
+      revoked_by: string | null;
+      /** @enum {string} */
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
+      /** @enum {string} */
+      state: 'active' | 'expired' | 'revoked';
+      /** @description The secret: shown this once, only its hash is kept */
+      token: string;
+    };
     Device: {
       bmc_url: string | null;
       conditions: components['schemas']['Condition'][];
@@ -2113,7 +2194,7 @@ export interface components {
         | 'device.enrol'
         | 'device.burn_in';
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin' | 'facility';
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
       /** @enum {string} */
       scope: 'device' | 'rack' | 'selection' | 'campaign';
       summary: string;
@@ -2476,6 +2557,30 @@ export interface components {
       stale: boolean;
       url: string | null;
     };
+    Token: {
+      /** Format: date-time */
+      created_at: string;
+      created_by: string | null;
+      expires_at: string | null;
+      /** Format: uuid */
+      id: string;
+      /** @description To within a minute */
+      last_used_at: string | null;
+      name: string;
+      revoke_reason: string | null;
+      revoked_at: string | null;
+      revoked_by: string | null;
+      /** @enum {string} */
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
+      /** @enum {string} */
+      state: 'active' | 'expired' | 'revoked';
+    };
+    TokenPage: {
+      items: components['schemas']['Token'][];
+      next_cursor: string | null;
+    };
     WebhookDelivery: {
       attempts: number;
       delivered_at: string | null;
@@ -2499,7 +2604,9 @@ export interface components {
     Whoami: {
       name: string;
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin' | 'facility';
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
     };
   };
   responses: never;
@@ -2554,7 +2661,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2640,7 +2747,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2716,7 +2823,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2792,7 +2899,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2863,7 +2970,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2950,7 +3057,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3037,7 +3144,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3124,7 +3231,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3221,7 +3328,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3306,7 +3413,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3364,7 +3471,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3422,7 +3529,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3484,7 +3591,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3551,7 +3658,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3645,7 +3752,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3740,7 +3847,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3833,7 +3940,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3936,7 +4043,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4023,7 +4130,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4127,7 +4234,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4221,7 +4328,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4320,7 +4427,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4417,7 +4524,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4505,7 +4612,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4569,7 +4676,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4629,7 +4736,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4705,7 +4812,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4767,7 +4874,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4856,7 +4963,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4944,7 +5051,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5062,7 +5169,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5138,7 +5245,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5198,7 +5305,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5285,7 +5392,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5374,7 +5481,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5434,7 +5541,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5521,7 +5628,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5629,7 +5736,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5713,7 +5820,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5781,7 +5888,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5845,7 +5952,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5928,7 +6035,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6015,7 +6122,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6105,7 +6212,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6197,7 +6304,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6284,7 +6391,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6373,7 +6480,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6444,7 +6551,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6522,7 +6629,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6578,7 +6685,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6661,7 +6768,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6723,7 +6830,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6815,7 +6922,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6853,7 +6960,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6931,7 +7038,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6980,7 +7087,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7040,7 +7147,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7141,7 +7248,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7275,7 +7382,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7360,7 +7467,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7409,7 +7516,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7487,7 +7594,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7574,7 +7681,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7669,7 +7776,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7758,7 +7865,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7818,7 +7925,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7894,7 +8001,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7976,7 +8083,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8050,7 +8157,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8106,7 +8213,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8182,7 +8289,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8242,7 +8349,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8312,7 +8419,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8400,7 +8507,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8488,7 +8595,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8564,7 +8671,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8628,7 +8735,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8677,7 +8784,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8688,6 +8795,299 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1Tokens: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        role?: ('viewer' | 'operator' | 'admin' | 'facility' | 'satellite')[];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Tokens, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1Tokens: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description When the token stops working (RFC 3339)
+           */
+          expires_at?: string;
+          name: string;
+          /** @enum {string} */
+          role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+          /** @description Site ids the token is limited to; absent: every site */
+          sites?: string[];
+          /** @description Or: seconds from now until it stops */
+          ttl_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The token and its secret */
+      201: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedToken'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1TokensId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The token */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Token'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1TokensIdRevoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The token, revoked */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Token'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -8724,7 +9124,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
