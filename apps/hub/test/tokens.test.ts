@@ -312,6 +312,20 @@ describe('API tokens and per-site roles', () => {
       // Its site's observation targets, not another site's.
       assert.equal((await call('GET', '/v1/sites/dc-a/observation-targets', satA)).statusCode, 200);
       denied(await call('GET', '/v1/sites/dc-b/observation-targets', satA), 'dc-b');
+      // An enrolment pushes its devices' baseline: the default manifest of their node type.
+      const baseline = await storeBlob('baseline');
+      await handle.db.insert(firmwareManifests).values({
+        name: 'baseline',
+        hardwareType: 'compute_gb200_nvidia',
+        isDefault: true,
+        steps: [{ name: 'main', packageId: baseline.id, targets: [], components: [{ id: 'BMC', version: '3' }] }],
+        createdBy: 'test',
+      });
+      denied(await fetch(baseline.digest), 'dc-a');
+      await handle.db
+        .insert(jobs)
+        .values({ kind: 'rack.enrol', siteId: 'dc-a', rackId: rack.a, params: {}, state: 'running', createdBy: 't' });
+      assert.equal((await fetch(baseline.digest)).body, 'baseline');
       // A finished job no longer opens its blob.
       await handle.pool.query(`update jobs set state = 'succeeded' where site_id = 'dc-b'`);
       const viewer = await call('GET', `/v1/firmware/blobs/${blob.b}`, tokens.viewer);

@@ -161,10 +161,14 @@ export async function storeIdempotentAnswer(
     });
 }
 
+/** Jobs that bring their devices to the default manifest of their node type (the firmware baseline). */
+const baselineKinds = sql.raw(`('rack.enrol', 'device.enrol', 'device.burn_in')`);
+
 /**
  * Whether an open job (queued, running or cancelling) of `siteId` pushes the package stored under `digest`: by its
- * package_id (an NVOS install) or through a manifest_id whose steps name the package (a firmware update, a campaign's
- * device updates). What a satellite token may fetch (docs/security.md "Per-site roles").
+ * package_id (an NVOS install), through a manifest_id whose steps name the package (a firmware update, a campaign's
+ * device updates), or an enrolment's baseline: the default manifest of a node type among its devices (its device's,
+ * else its rack's). What a satellite token may fetch (docs/security.md "The satellite role").
  */
 export async function siteJobUsesBlob(db: DbOrTx, siteId: string, digest: string): Promise<boolean> {
   const res = await db.execute<{ used: boolean }>(sql`
@@ -178,6 +182,14 @@ export async function siteJobUsesBlob(db: DbOrTx, siteId: string, digest: string
           or exists (
             select 1 from firmware_manifests m, jsonb_array_elements(m.steps) s
             where m.id::text = j.params->>'manifest_id' and s->>'packageId' = p.id::text
+          )
+          or (
+            j.kind in ${baselineKinds}
+            and exists (
+              select 1 from firmware_manifests m, jsonb_array_elements(m.steps) s, devices d
+              where m.is_default and s->>'packageId' = p.id::text and d.node_type = m.hardware_type
+                and (d.id = j.device_id or (j.device_id is null and d.rack_id = j.rack_id))
+            )
           )
         )
     ) as used`);
