@@ -160,6 +160,13 @@ for (const role of ['admin', 'operator', 'viewer'] as const) {
     tokens[role] = (await createApiToken(db, `dev-${role}-${Date.now()}`, role)).token;
   }
 }
+// The satellite's own: it reads only what its site's jobs need (docs/security.md "Per-site roles").
+if (!tokens['satellite'] || !(await findActiveToken(db, tokens['satellite']))) {
+  const name = `dev-satellite-${siteId}-${Date.now()}`;
+  tokens['satellite'] = (
+    await createApiToken(db, name, 'satellite', { sites: [siteId], createdBy: 'dev-stack' })
+  ).token;
+}
 writePrivateFile(join(dir, 'tokens.json'), JSON.stringify(tokens, null, 2));
 await close();
 
@@ -200,13 +207,13 @@ if (present.count === 0) {
 }
 
 const secretsFile = join(dir, 'secrets.json');
-// The satellite fetches firmware from the hub and stores inventory documents there with an operator token, resolved
-// by reference like BMC credentials.
+// The satellite fetches firmware from the hub, stores inventory documents and delivers health readings there with its
+// satellite token, resolved by reference like BMC credentials.
 writePrivateFile(
   secretsFile,
   JSON.stringify({
     'bmc/default': { username: 'admin', password: bmcPassword },
-    'hub/token': { username: 'satellite', password: tokens['operator'] },
+    'hub/token': { username: 'satellite', password: tokens['satellite'] },
   }),
 );
 // Burn-in runs on a single-node SLURM of the stack's own (docs/burn-in-slurm.md); its job scripts ask the simulator.

@@ -128,6 +128,8 @@ export class Stack {
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
+  /** The satellite's own token: role satellite, limited to the stack's site. */
+  satelliteToken!: string;
   hub!: ManagedProcess;
   agent!: ManagedProcess;
   satellite!: ManagedProcess;
@@ -161,6 +163,8 @@ export class Stack {
       operator: (await createApiToken(this.dbHandle.db, 'test-operator', 'operator')).token,
       viewer: (await createApiToken(this.dbHandle.db, 'test-viewer', 'viewer')).token,
     };
+    const satellite = await createApiToken(this.dbHandle.db, 'test-satellite', 'satellite', { sites: [this.siteId] });
+    this.satelliteToken = satellite.token;
     await Promise.all([
       this.startSimulator(),
       this.startHub(),
@@ -326,7 +330,7 @@ export class Stack {
     const secretEntries = {
       'bmc/default': { username: 'admin', password: this.bmcPassword },
       'nvos/default': { username: 'admin', password: this.switchPassword },
-      'hub/token': { username: 'satellite', password: this.tokens.operator },
+      'hub/token': { username: 'satellite', password: this.satelliteToken },
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;

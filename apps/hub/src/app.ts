@@ -9,6 +9,7 @@ import { registerAuth } from './plugins/auth.js';
 import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit.js';
 import { registerSecurityHeaders } from './plugins/security-headers.js';
 import { registerDocs } from './plugins/docs.js';
+import { registerSiteScope } from './plugins/site-scope.js';
 import { registerWeb, type WebOptions } from './plugins/web.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandling, serializeError } from './plugins/errors.js';
 import { approvalRoutes } from './routes/approvals.routes.js';
@@ -35,6 +36,7 @@ import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
+import { tokenRoutes } from './routes/tokens.routes.js';
 import { HubConfig } from './config.js';
 import { FacilityFollower } from './services/facility-follower.js';
 import { RetentionReaper } from './services/retention-reaper.js';
@@ -111,7 +113,8 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   registerSecurityHeaders(app, Boolean(deps.https));
   if (deps.rateLimit) registerRateLimit(app, deps.rateLimit);
-  registerAuth(app, deps.db);
+  const tokenAuth = registerAuth(app, deps.db);
+  registerSiteScope(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));
   const doc = new ApiDoc();
@@ -152,6 +155,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   approvalRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   auditRoutes(app, doc, deps.db);
+  tokenRoutes(app, doc, deps.db, tokenAuth);
   slaRoutes(app, doc, deps.db);
   // Old finished jobs and idempotency keys go; one hub process at a time (docs/security.md, "Retention").
   const reaper = new RetentionReaper(deps.db, deps.retention ?? HubConfig.shape.retention.parse(undefined), app.log);

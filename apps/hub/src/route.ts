@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ErrorCode, type RoleRequirement } from '@fleet/domain';
+import type { SiteScope } from './plugins/auth.js';
 import type { CreateAnswer } from './services/idempotent-create.js';
 import { parse } from './validation.js';
 
@@ -37,6 +38,8 @@ export interface RouteDef<Q extends Schema, B extends Schema, P extends Schema> 
   tag: string;
   /** Least role needed (or roles, any of which will do); absent means public. */
   role?: RoleRequirement;
+  /** Whether tokens limited to some sites may call it, and how it keeps to theirs (plugins/auth.ts SiteScope). */
+  sites?: SiteScope;
   params?: P;
   query?: Q;
   body?: B;
@@ -89,7 +92,7 @@ export const ErrorBody = z
 const statusText: Record<number, string> = {
   400: 'Invalid argument (details name the fields)',
   401: 'Missing or unknown bearer token',
-  403: 'Role too low for this action',
+  403: "Role too low for this action, or the target is outside the token's sites",
   404: 'Not found',
   409: 'Conflict or failed precondition',
   412: 'If-Match does not match the current version',
@@ -214,6 +217,7 @@ export class ApiDoc {
         .replace(/\/(\w)/g, (_, c: string) => c.toUpperCase())
         .replace(/[^A-Za-z0-9]/g, '')}`,
       ...(def.role ? { security: [{ bearer: [] }], 'x-fleet-role': def.role } : {}),
+      ...(def.sites ? { 'x-fleet-sites': def.sites } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(def.body
         ? {
@@ -271,7 +275,11 @@ export function defineRoute<Q extends Schema = undefined, B extends Schema = und
   app.route({
     method: def.method,
     url: def.url,
-    config: { ...(def.role ? { role: def.role } : {}), bodyType: def.rawBody ?? 'application/json' },
+    config: {
+      ...(def.role ? { role: def.role } : {}),
+      ...(def.sites ? { sites: def.sites } : {}),
+      bodyType: def.rawBody ?? 'application/json',
+    },
     ...(def.bodyLimit !== undefined || (def.body && !def.rawBody)
       ? { bodyLimit: def.bodyLimit ?? smallBodyLimit }
       : {}),

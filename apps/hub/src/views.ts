@@ -286,7 +286,13 @@ export function auditView(a: AuditRow): z.infer<typeof AuditEntryView> {
 }
 
 /** The caller of GET /v1/whoami: its token's name and role. */
-export const WhoamiView = z.object({ name: z.string(), role: Role }).meta({ id: 'Whoami' });
+export const WhoamiView = z
+  .object({
+    name: z.string(),
+    role: Role,
+    sites: z.array(z.string()).nullable().describe('The sites the token is limited to; null: every site'),
+  })
+  .meta({ id: 'Whoami' });
 
 export const jobAccepted = (description: string): Reply => ({
   status: 202,

@@ -78,7 +78,7 @@ describe('the hardware table and job-kind registry in the API', () => {
     for (const role of ['viewer', 'operator', 'admin'] as const) {
       const me = await call('GET', '/v1/whoami', hub.tokens[role]);
       assert.equal(me.statusCode, 200, me.body);
-      assert.deepEqual(me.json(), { name: `t-${role}`, role });
+      assert.deepEqual(me.json(), { name: `t-${role}`, role, sites: null });
     }
     const anonymous = await hub.app.inject({ method: 'GET', url: '/v1/whoami' });
     assert.equal(anonymous.statusCode, 401);

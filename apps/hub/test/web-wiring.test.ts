@@ -55,7 +55,7 @@ describe('the hub serves the web console at / without shadowing the API', () => 
     assert.equal(unknown.statusCode, 404);
     assert.ok(unknown.json().error);
     const whoami = await get('/v1/whoami', { authorization: `Bearer ${hub.tokens.viewer}` });
-    assert.deepEqual(whoami.json(), { name: 't-viewer', role: 'viewer' });
+    assert.deepEqual(whoami.json(), { name: 't-viewer', role: 'viewer', sites: null });
     const openapi = await get('/openapi.json', html);
     assert.equal(openapi.json().openapi, '3.1.0');
     const docs = await get('/docs', html);

@@ -89,8 +89,9 @@ export const SatelliteConfig = z
       .object({
         url: z.string().url(),
         /**
-         * Reference, in this site's secret store, to the hub API token (an operator token: it stores inventory
-         * documents; a viewer token fetches packages but cannot): its password is the token. Never the token itself.
+         * Reference, in this site's secret store, to the hub API token (a satellite token of this site: it fetches
+         * the packages its site's jobs push, stores inventory documents and delivers health readings;
+         * docs/security.md): its password is the token. Never the token itself.
          */
         tokenRef: z.string().min(1),
         /** CA bundle (PEM) the hub's HTTPS certificate chains to, when not a publicly trusted one. */

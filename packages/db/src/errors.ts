@@ -58,6 +58,7 @@ export const uniqueIndexes = {
   /** A device registered by hand takes a name its site has not given a live device yet. */
   deviceName: 'devices_registered_site_id_name_unique',
   manifestName: 'firmware_manifests_name_unique',
+  tokenName: 'api_tokens_name_unique',
   /** One queued, running or cancelling job per device. */
   activeJobPerDevice: 'jobs_one_active_per_device',
   /** The rack guard: one rack power sequence at a time. */

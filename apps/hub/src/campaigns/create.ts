@@ -15,6 +15,7 @@ import { auditAccepted, idempotencyKeyOf, type Caller } from '../services/caller
 import { overrideAudit } from '../services/holds.service.js';
 import { earlierJob } from '../services/jobs.service.js';
 import type { DraftPlan } from './planner.js';
+import { checkSites } from '../services/site-scope.js';
 
 export interface CampaignRequest {
   name: string;
@@ -54,6 +55,7 @@ export async function createCampaign(db: Db, caller: Caller, plan: () => Promise
   const earlier = await earlierJob(db, actor, key, print);
   if (earlier) return earlier;
   const req = await plan();
+  checkSites(caller.actor, [req.siteId], `site/${req.siteId}`, 'body.site_id');
   try {
     return await db.transaction(async (tx) => {
       const { parent, admitted, refused } = await insertParentWithChildren(

@@ -30,6 +30,7 @@ import { callerOf } from '../services/caller.js';
 import { campaignJob, cancelCampaign, setMaintenanceWindows, signalCampaign } from '../services/campaigns.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, SiteIdParam, uuid } from '../params.js';
+import { checkSites, scopedSiteFilter } from '../services/site-scope.js';
 import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { jobAccepted, jobView, type ViewContext } from '../views.js';
@@ -118,6 +119,7 @@ export function campaignRoutes(
         '(quarantined, remediating, rma; unless override_quarantine gives a reason) are left out with the ' +
         'reason; any busy device refuses the campaign (409). Idempotency-Key honoured',
       role: jobKindTable['firmware.campaign'].role,
+      sites: 'scoped',
       body: CampaignBody,
       success: {
         status: 202,
@@ -131,6 +133,8 @@ export function campaignRoutes(
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
+      // Before the plan: a dry run reads the site's devices too.
+      checkSites(request.actor!, [body.site_id], `site/${body.site_id}`, 'body.site_id');
       if (!(await getSite(db, body.site_id))) throw invalid('body.site_id', `site ${body.site_id} does not exist`);
       const plan = () =>
         planCampaign(
@@ -180,16 +184,17 @@ export function campaignRoutes(
       tag: 'firmware',
       summary: 'List firmware campaigns, newest first, with plan summary, job state and device counts by state',
       role: 'viewer',
+      sites: 'scoped',
       query: CampaignQuery,
       success: { status: 200, description: 'Campaigns', body: CampaignPage },
       errors: [400],
     },
-    async ({ query: q }) => {
+    async ({ request, query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
       const rows = await listCampaigns(db, {
         limit: q.limit + 1,
         after: after && { createdAt: new Date(after[0]), id: after[1] },
-        siteId: q.site_id,
+        siteId: scopedSiteFilter(request.actor!, q.site_id, 'query.site_id'),
         state: q.state,
       });
       const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [last.createdAt.toISOString(), last.id]);
@@ -215,6 +220,7 @@ export function campaignRoutes(
         'One firmware campaign: plan summary, devices left out, job (phase, device counts by state) and ' +
         'the first failures',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The campaign', body: CampaignView },
       errors: [400, 404],
@@ -231,6 +237,7 @@ export function campaignRoutes(
       tag: 'firmware',
       summary: "A campaign's devices by name: job state and per-component results (the plan until the device has run)",
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       query: DeviceQuery,
       success: { status: 200, description: "The campaign's devices", body: CampaignDevicePage },
@@ -263,6 +270,7 @@ export function campaignRoutes(
         tag: 'firmware',
         summary: `${summary} (intent)`,
         role: 'operator',
+        sites: 'scoped',
         params: IdParam,
         success: jobAccepted("The campaign's job"),
         errors: [400, 404, 409],
@@ -285,6 +293,7 @@ export function campaignRoutes(
         'Cancel the campaign as POST /v1/jobs/{id}/cancel does: running device updates are cancelled, the ' +
         'rest never start (intent)',
       role: 'operator',
+      sites: 'scoped',
       params: IdParam,
       success: jobAccepted("The campaign's job, now cancelling"),
       errors: [400, 404, 409],
@@ -306,6 +315,7 @@ export function campaignRoutes(
         "The site's weekly maintenance windows (UTC), with an ETag; campaigns start device updates only " +
         'inside one, and anytime when there are none',
       role: 'viewer',
+      sites: 'scoped',
       params: SiteIdParam,
       success: { status: 200, description: 'The windows', body: WindowsView, headers: ['ETag'] },
       errors: [404],
@@ -328,6 +338,7 @@ export function campaignRoutes(
         "Replace the site's weekly maintenance windows (UTC); an empty list means always open. If-Match " +
         'honoured (412 when they changed since read)',
       role: 'admin',
+      sites: 'scoped',
       params: SiteIdParam,
       body: WindowsBody,
       success: { status: 200, description: 'The windows', body: WindowsView, headers: ['ETag'] },

@@ -19,6 +19,7 @@ export function catalogRoutes(app: FastifyInstance, doc: ApiDoc): void {
         'The hardware table: every node type with its kind, vendor, family, rack type, managers, management and ' +
         'firmware profiles, reset semantics and support status',
       role: 'viewer',
+      sites: 'fleet',
       success: { status: 200, description: 'Node types', body: HardwareList },
     },
     async () => hardware,
@@ -35,6 +36,7 @@ export function catalogRoutes(app: FastifyInstance, doc: ApiDoc): void {
         'The job-kind registry: per kind its workflow type, least role, scope, guard, whether it is destructive ' +
         'and what it does',
       role: 'viewer',
+      sites: 'fleet',
       success: { status: 200, description: 'Job kinds', body: JobKindList },
     },
     async () => kinds,
@@ -49,8 +51,12 @@ export function catalogRoutes(app: FastifyInstance, doc: ApiDoc): void {
       tag: 'reference',
       summary: "The caller's token name and role (any valid token), so a UI shows only the controls the role may use",
       role: 'viewer',
+      sites: 'fleet',
       success: { status: 200, description: 'The caller', body: WhoamiView },
     },
-    async ({ request }) => ({ name: request.actor!.name, role: request.actor!.role }),
+    async ({ request }) => {
+      const { name, role, sites } = request.actor!;
+      return { name, role, sites: sites && [...sites] };
+    },
   );
 }

@@ -29,6 +29,7 @@ export function deviceHistoryRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): 
         "A device's transitions, newest first: each move of Fleet's lifecycle and each change of a condition's " +
         'status, with its writer, job and reason; filter by axis, keyset pagination',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       query: HistoryQuery,
       success: { status: 200, description: 'Transitions', body: TransitionPage },

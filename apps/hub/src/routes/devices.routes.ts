@@ -29,6 +29,7 @@ import { callerOf } from '../services/caller.js';
 import { createDevice } from '../services/inventory.service.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
+import { scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { createJob } from '../services/jobs.service.js';
@@ -120,11 +121,13 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       tag: 'inventory',
       summary: 'List devices: filters (repeat a parameter for OR), keyset pagination, sort on indexed fields',
       role: 'viewer',
+      sites: 'scoped',
       query: DeviceQuery,
       success: { status: 200, description: 'Devices', body: DevicePage },
       errors: [400],
     },
-    async ({ query: q, reply }) => {
+    async ({ request, query: q, reply }) => {
+      const siteIds = scopedSiteFilter(request.actor!, q.site_id, 'query.site_id');
       const byName = q.sort.endsWith('name');
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
       if (after && after[2] !== q.sort)
@@ -138,7 +141,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
           sort: byName ? 'name' : 'created_at',
           descending: q.sort.startsWith('-'),
           filters: {
-            siteId: q.site_id,
+            siteId: siteIds,
             rackId: q.rack_id,
             role: q.role,
             vendor: q.vendor,
@@ -176,6 +179,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         "A device with Fleet's lifecycle and its conditions, interfaces, addresses, sync provenance, inventory " +
         "issues and the firmware versions its jobs verified (a switch tray's NVOS build is also its firmware_version)",
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The device', body: DeviceDetailView },
       errors: [400, 404],
@@ -203,6 +207,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       tag: 'inventory',
       summary: 'Register a device by hand (NetBox-synced devices appear on their own). Idempotency-Key honoured',
       role: 'admin',
+      sites: 'scoped',
       body: NewDevice,
       success: { status: 201, description: 'The device', body: DeviceView, headers: ['Location'] },
       errors: [400, 409],
@@ -249,6 +254,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'Reboot the device BMC (or a compute tray HMC) with Manager.Reset and wait until it answers again (intent). ' +
         '409 on a held device (quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['device.bmc_reset'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z
         .object({ manager: z.enum(['bmc', 'hmc']).default('bmc'), override_quarantine: OverrideQuarantine.optional() })
@@ -284,6 +290,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       tag: 'power',
       summary: 'Read the device power state from its BMC now (intent)',
       role: jobKindTable['device.power_refresh'].role,
+      sites: 'scoped',
       params: IdParam,
       success: jobAccepted('The job'),
       errors: [400, 404, 409],
@@ -310,6 +317,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
         'Power action on one device (intent): 202 with the job; Idempotency-Key honoured. 409 on a held device ' +
         '(quarantined, remediating, rma) unless override_quarantine gives a reason',
       role: jobKindTable['device.power'].role,
+      sites: 'scoped',
       params: IdParam,
       body: PowerBody,
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),

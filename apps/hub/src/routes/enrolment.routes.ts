@@ -153,6 +153,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
         'firmware baseline, burn-in, certified. Every device must be discovered or failed (409 naming those that ' +
         'are not); one rack sequence or enrolment per rack',
       role: jobKindTable['rack.enrol'].role,
+      sites: 'scoped',
       params: IdParam,
       success: jobAccepted('The enrolment job: a child per device, the stage timeline, decisions it waits for'),
       errors: [400, 404, 409],
@@ -187,6 +188,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
         tag: 'lifecycle',
         summary,
         role: jobKindTable[kind].role,
+        sites: 'scoped',
         params: IdParam,
         success: jobAccepted('The job, with its stage timeline'),
         errors: [400, 404, 409],
@@ -226,6 +228,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
         'Answer a failed stage an enrolment or burn-in waits at: retry it, skip it with a reason (admin only), or ' +
         'reject the devices (they move to failed, the rest go on). 409 when the job waits for no decision',
       role: 'operator',
+      sites: 'scoped',
       params: IdParam,
       body: DecisionBody,
       success: jobAccepted('The job as it is; the decision reaches its workflow through the workflow agent'),
@@ -252,6 +255,7 @@ export function enrolmentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views
         "The device's hardware as its BMC last reported it over Redfish (read by an enrolment), and whether its " +
         "serial matches NetBox's; 404 before any read",
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The hardware record', body: HardwareView },
       errors: [404],

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getFirmwarePackage, listFirmwarePackages, type Db } from '@fleet/db';
+import { getFirmwarePackage, listFirmwarePackages, siteJobUsesBlob, type Db } from '@fleet/db';
 import { nvosBuildIdOf, packageFormats } from '@fleet/domain';
-import { invalid, notFound } from '../errors.js';
+import { ApiError, invalid, notFound } from '../errors.js';
 import { blobDigestPattern, type BlobStore } from '../firmware/blob-store.js';
 import { parseByteRange } from '../firmware/byte-range.js';
 import { HttpStatusError } from '../firmware/http-status-error.js';
@@ -113,6 +113,7 @@ export function firmwarePackageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db,
       tag: 'firmware',
       summary: 'List firmware packages, newest first',
       role: 'viewer',
+      sites: 'fleet',
       query: PackageQuery,
       success: { status: 200, description: 'Packages', body: PackagePage },
       errors: [400],
@@ -143,6 +144,7 @@ export function firmwarePackageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db,
       tag: 'firmware',
       summary: 'One firmware package with its parsed header (ETag: its digest)',
       role: 'viewer',
+      sites: 'fleet',
       params: IdParam,
       success: { status: 200, description: 'The package', body: PackageView, headers: ['ETag'] },
       alsoSucceeds: [{ status: 304, description: 'Not modified (If-None-Match)', headers: ['ETag'] }],
@@ -195,7 +197,8 @@ export function firmwarePackageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db,
       summary:
         "A package's bytes by sha256, for satellites: ETag is the digest; Range (bytes=N-, N-M, -N) " +
         'answers 206, a range past the end 416',
-      role: 'viewer',
+      role: ['viewer', 'satellite'],
+      sites: 'scoped',
       params: z.object({ digest }).strict(),
       success: { status: 200, description: 'The bytes', body: 'bytes', headers: blobHeaders },
       alsoSucceeds: [
@@ -209,6 +212,15 @@ export function firmwarePackageRoutes(app: FastifyInstance, doc: ApiDoc, db: Db,
       errors: [400, 404, 416],
     },
     async ({ request, reply, params }) => {
+      const actor = request.actor!;
+      // A satellite fetches only what its own site's open jobs push (docs/security.md "Per-site roles").
+      if (actor.role === 'satellite' && !(await siteJobUsesBlob(db, actor.sites![0]!, params.digest)))
+        throw new ApiError(
+          'PERMISSION_DENIED',
+          `satellite token ${actor.name} of site ${actor.sites![0]} may fetch only the packages its site's open ` +
+            `jobs push; none pushes blob ${params.digest}`,
+          [{ field: 'path.digest', issue: "not used by an open job of the token's site" }],
+        );
       const info = await deps.blobs.stat(params.digest);
       if (!info) throw notFound('blob', params.digest);
       const range = parseByteRange(request.headers.range, info.size);

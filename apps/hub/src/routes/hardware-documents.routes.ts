@@ -39,7 +39,8 @@ export function hardwareDocumentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db
           "Store the canonical Redfish document of a device's hardware inventory read under its sha256 (satellites; " +
           'raw body, at most 16 MiB). 201 stored; 200 when the same document is stored already; 400 when the body ' +
           'does not hash to the digest',
-        role: 'operator',
+        role: ['operator', 'satellite'],
+        sites: 'fleet',
         params: DocumentParam,
         rawBody: 'application/octet-stream',
         success: { status: 201, description: 'Stored', body: StoredView },
@@ -81,6 +82,7 @@ export function hardwareDocumentRoutes(app: FastifyInstance, doc: ApiDoc, db: Db
         "The Redfish document the device's last hardware record was parsed from: every resource the read used, by " +
         'URI, as canonical JSON; 404 before a read, or when the satellite could not store it',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The document (application/json)', body: 'bytes' },
       errors: [404],

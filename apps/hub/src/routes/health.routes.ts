@@ -113,7 +113,8 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, remediat
       summary:
         "The site's devices its observer reads (satellites): those with a node type, a BMC address and a credential " +
         'reference, by id',
-      role: 'operator',
+      role: ['operator', 'satellite'],
+      sites: 'scoped',
       params: SiteIdParam,
       query: z.object({ limit: limitSchema, cursor: z.string().optional() }).strict(),
       success: { status: 200, description: 'A page of targets', body: TargetPage },
@@ -148,7 +149,8 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, remediat
         "Deliver health readings from the site's observer (satellites): each device's whole reading, when it changed " +
         '(or to confirm a fault). Stored as state: an older reading than the stored one is ignored, ids that are no ' +
         'device of the site are named and ignored',
-      role: 'operator',
+      role: ['operator', 'satellite'],
+      sites: 'scoped',
       params: SiteIdParam,
       body: ObservationsBody,
       success: { status: 200, description: 'What was stored', body: ObservationsApplied },
@@ -201,6 +203,7 @@ export function healthRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, remediat
       tag: 'health',
       summary: "The device's last health reading from its site's observer; 404 until it has been observed",
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The last reading', body: HealthView },
     },

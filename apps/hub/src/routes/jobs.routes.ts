@@ -7,6 +7,7 @@ import { callerOf } from '../services/caller.js';
 import { cancelJob, parentKindOf } from '../services/jobs.service.js';
 import { decodeCursor, cursorPage, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
+import { scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, type ApiDoc } from '../route.js';
 import { jobAccepted, JobPage, JobView, jobView, type ViewContext } from '../views.js';
 
@@ -46,19 +47,21 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         "Postgres; never touches Temporal); parent_id lists a parent's children, device_id every job on a " +
         'device',
       role: 'viewer',
+      sites: 'scoped',
       query: JobQuery,
       success: { status: 200, description: 'Jobs, newest first', body: JobPage },
       errors: [400],
     },
-    async ({ query: q }) => {
+    async ({ request, query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.string().datetime(), uuid]));
+      const siteIds = scopedSiteFilter(request.actor!, q.site_id, 'query.site_id');
       const rows = await listJobs(db, {
         limit: q.limit + 1,
         ...(after ? { after: { createdAt: new Date(after[0]), id: after[1] } } : {}),
         ...(q.state ? { state: q.state } : {}),
         ...(q.kind ? { kind: q.kind } : {}),
         ...(q.device_id ? { deviceId: q.device_id } : {}),
-        ...(q.site_id ? { siteId: q.site_id } : {}),
+        ...(siteIds ? { siteId: siteIds } : {}),
         ...(q.parent_id ? { parentId: q.parent_id } : {}),
         topLevel: !q.parent_id && !q.device_id,
       });
@@ -89,6 +92,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         "links.temporal_ui): a rack sequence's child runs in its parent's workflow, a batch parent has " +
         'none (null)',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The job', body: JobView },
       errors: [400, 404],
@@ -113,6 +117,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         'children; a child of a rack sequence or campaign is 409 naming the parent to cancel instead (its ' +
         "parent's workflow drives it)",
       role: 'operator',
+      sites: 'scoped',
       params: IdParam,
       success: jobAccepted('The job'),
       errors: [400, 404, 409],

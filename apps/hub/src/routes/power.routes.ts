@@ -17,6 +17,7 @@ import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
 import { callerOf } from '../services/caller.js';
 import { IdParam } from '../params.js';
+import { checkSites, scopedSiteFilter } from '../services/site-scope.js';
 import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { requestGate } from '../services/approvals.service.js';
@@ -77,6 +78,7 @@ export function powerRoutes(
         '(quarantined, remediating, rma) unless override_quarantine gives a reason. off and cycle fall under the ' +
         'two-person rule rack.power_off',
       role: jobKindTable['rack.power'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z.object({ op: RackPowerOp, override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobOrApprovalAccepted('The rack job; a child job per device'),
@@ -105,6 +107,7 @@ export function powerRoutes(
         '409 naming the held devices (quarantined, remediating, rma) unless override_quarantine gives a reason. ' +
         'Two-person rule rack.cold_reboot',
       role: jobKindTable['rack.cold_reboot'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z
         .object({ timings: ColdRebootOverrides.optional(), override_quarantine: OverrideQuarantine.optional() })
@@ -137,6 +140,7 @@ export function powerRoutes(
         'skipped unless override_quarantine gives a reason; 409 when it would cut power shelves under trays it ' +
         'also acts on',
       role: jobKindTable['batch.power'].role,
+      sites: 'scoped',
       body: BatchBody,
       success: jobAccepted(
         'The parent job; result.refused lists refused devices, result.skipped the held ones left out (state, ' +
@@ -145,11 +149,14 @@ export function powerRoutes(
       errors: [400, 404, 409],
     },
     async ({ request, reply, body }) => {
-      if (body.rack_id) await rackOrThrow(body.rack_id);
+      // A site-scoped token's selection keeps to its sites: named ones are checked, a filter without sites gets its.
+      const actor = request.actor!;
+      if (body.rack_id) checkSites(actor, [(await rackOrThrow(body.rack_id)).siteId], 'body.rack_id', 'body.rack_id');
+      if (body.site_id) checkSites(actor, [body.site_id], `site/${body.site_id}`, 'body.site_id');
       await checkRoleFilter(db, body.filter?.role, 'body.filter.role');
       const filters = body.filter
         ? {
-            siteId: body.filter.site_id,
+            siteId: scopedSiteFilter(actor, body.filter.site_id, 'body.filter.site_id'),
             rackId: body.filter.rack_id,
             role: body.filter.role,
             nodeType: body.filter.node_type,

@@ -17,6 +17,7 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
         'A rack with its elevation (position, face and height of each device, top first) and its devices by ' +
         'Fleet lifecycle state and by the conditions they hold that are not True',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The rack', body: RackDetailView },
       errors: [400, 404],

@@ -56,6 +56,7 @@ export function remediationRoutes(
         "released; with `remediate`, also run its fault's playbook. 409 when it is held already, at the vendor or " +
         'decommissioned',
       role: jobKindTable['device.quarantine'].role,
+      sites: 'scoped',
       params: IdParam,
       body: QuarantineBody,
       success: jobAccepted('The quarantine (or remediation) job'),
@@ -83,6 +84,7 @@ export function remediationRoutes(
         'health readings; the first step that clears the fault returns the device where it was, and a playbook that ' +
         'runs out opens an RMA case',
       role: jobKindTable['device.remediate'].role,
+      sites: 'scoped',
       params: IdParam,
       body: RemediateBody,
       success: jobAccepted('The remediation job, its steps in the timeline'),
@@ -109,6 +111,7 @@ export function remediationRoutes(
         'Let a quarantined device go (intent): a health check, then back where it was before the quarantine; held ' +
         'again, the job failed and naming the faults, if the check does not pass. Two-person rule device.release',
       role: jobKindTable['device.release'].role,
+      sites: 'scoped',
       params: IdParam,
       body: ReleaseBody,
       success: jobOrApprovalAccepted('The release job'),

@@ -5,6 +5,7 @@ import { nextRmaStates, rmaStates } from '@fleet/domain';
 import { notFound } from '../errors.js';
 import { cursorPage, decodeCursor, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
+import { scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { callerOf } from '../services/caller.js';
 import { openCase, patchCase } from '../services/rma.service.js';
@@ -131,17 +132,18 @@ export function rmaRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       tag: 'rma',
       summary: 'RMA cases, newest first: by state, site, device (a device_id lists its RMA history)',
       role: 'viewer',
+      sites: 'scoped',
       query: RmaQuery,
       success: { status: 200, description: 'Cases, newest first', body: RmaPage },
       errors: [400],
     },
-    async ({ query: q }) => {
+    async ({ request, query: q }) => {
       const after = decodeCursor(q.cursor, z.tuple([z.iso.datetime(), uuid]));
       const rows = await listRmaCases(db, {
         limit: q.limit + 1,
         ...(after ? { after: { createdAt: new Date(after[0]), id: after[1] } } : {}),
         state: q.state,
-        siteId: q.site_id,
+        siteId: scopedSiteFilter(request.actor!, q.site_id, 'query.site_id'),
         deviceId: q.device_id,
       });
       const { page, nextCursor } = cursorPage(rows, q.limit, (last) => [last.createdAt.toISOString(), last.id]);
@@ -158,6 +160,7 @@ export function rmaRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
       tag: 'rma',
       summary: 'One RMA case with its history, and once closed the serials read after the return and the swap',
       role: 'viewer',
+      sites: 'scoped',
       params: IdParam,
       success: { status: 200, description: 'The case', body: RmaView },
     },
@@ -179,6 +182,7 @@ export function rmaRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         "Open an RMA case for a device by hand, with the serials of its last hardware read. 409 while the device's " +
         'last case is not closed, or for a deleted or decommissioned device',
       role: 'operator',
+      sites: 'scoped',
       body: NewRma,
       success: { status: 201, description: 'The case, open', body: RmaView, headers: ['Location'] },
       errors: [409],
@@ -213,6 +217,7 @@ export function rmaRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         'certifying it closes it. 409 for a move the case or the device cannot make; the state it is in changes ' +
         'nothing',
       role: 'operator',
+      sites: 'scoped',
       params: IdParam,
       body: RmaPatch,
       success: { status: 200, description: 'The case; no job started', body: RmaChangeView },

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { getSite, getSyncState, listRacks, listSites, rackDeviceSummaries, type Db, type SiteSummary } from '@fleet/db';
+import { siteAllowed } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { callerOf } from '../services/caller.js';
 import { createSite } from '../services/inventory.service.js';
 import { siteSummary } from '../services/site-summary.service.js';
 import { repeated } from '../pagination.js';
 import { SiteIdParam } from '../params.js';
+import { scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
 import { newSiteId, siteId } from '../validation.js';
 import { RackPage, rackView, SitePage, SiteView, siteView, syncView, timestamp } from '../views.js';
@@ -62,11 +64,13 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       tag: 'inventory',
       summary: 'List sites, with the freshness of the NetBox mirror',
       role: 'viewer',
+      sites: 'scoped',
       success: { status: 200, description: 'Sites', body: SitePage },
     },
-    async () => {
+    async ({ request }) => {
       const sync = await getSyncState(db, 'netbox');
-      return { items: (await listSites(db)).map((s) => siteView(s, sync)), next_cursor: null, sync: syncView(sync) };
+      const sites = (await listSites(db)).filter((s) => siteAllowed(request.actor!.sites, s.id));
+      return { items: sites.map((s) => siteView(s, sync)), next_cursor: null, sync: syncView(sync) };
     },
   );
 
@@ -79,6 +83,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       tag: 'inventory',
       summary: 'One site',
       role: 'viewer',
+      sites: 'scoped',
       params: SiteIdParam,
       success: { status: 200, description: 'The site', body: SiteView },
       errors: [404],
@@ -101,6 +106,7 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
         "A site's device counts by role, power state and lifecycle, with its racks, open inventory issues and " +
         'unfinished jobs, all taken at one moment',
       role: 'viewer',
+      sites: 'scoped',
       params: SiteIdParam,
       success: { status: 200, description: 'The counts', body: SiteSummaryView },
       errors: [404],
@@ -137,12 +143,14 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       summary:
         'List racks, each with its device count and its devices by Fleet lifecycle state and by conditions not True',
       role: 'viewer',
+      sites: 'scoped',
       query: z.object({ site_id: repeated(siteId) }).strict(),
       success: { status: 200, description: 'Racks', body: RackPage },
       errors: [400],
     },
-    async ({ query }) => {
-      const [sync, racks] = await Promise.all([getSyncState(db, 'netbox'), listRacks(db, query.site_id)]);
+    async ({ request, query }) => {
+      const siteIds = scopedSiteFilter(request.actor!, query.site_id, 'query.site_id');
+      const [sync, racks] = await Promise.all([getSyncState(db, 'netbox'), listRacks(db, siteIds)]);
       const rackIds = racks.map((r) => r.id);
       // One grouped statement for the whole list, not one per rack.
       const summaries = await rackDeviceSummaries(db, rackIds);

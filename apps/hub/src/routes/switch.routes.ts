@@ -40,6 +40,7 @@ export function switchRoutes(
         'install, reboot and build check. 409 when the device has no NVOS endpoint, the package is no NVOS ' +
         'image, or the device is busy. Idempotency-Key honoured',
       role: jobKindTable['switch.nvos_install'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z.object({ package_id: uuid, override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobAccepted('The job (Location: /v1/jobs/{id})'),
@@ -77,6 +78,7 @@ export function switchRoutes(
         '(bmc, erot, fpga, cpld1, bios) and run in that order; components already at the target are ' +
         'skipped unless forced. 409 when the device has no NVOS endpoint or is busy',
       role: jobKindTable['switch.firmware_update'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z
         .object({
@@ -123,6 +125,7 @@ export function switchRoutes(
         'reference; it never reaches the hub, Postgres, Temporal or logs. 409 when that reference is not ' +
         "the switch's own (absent, so the BMC's is used, or also a BMC's or another switch's reference)",
       role: jobKindTable['switch.password_rotation'].role,
+      sites: 'scoped',
       params: IdParam,
       // Optional: only a held switch needs a body, to override its hold.
       body: z.object({ override_quarantine: OverrideQuarantine.optional() }).strict().optional(),
@@ -147,6 +150,7 @@ export function switchRoutes(
         'Reset NVOS to factory defaults (destructive intent, admin): the body must repeat the device name ' +
         'in `confirm`. The switch comes back with admin/admin. Two-person rule switch.factory_reset',
       role: jobKindTable['switch.factory_reset'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z.object({ confirm: z.string(), override_quarantine: OverrideQuarantine.optional() }).strict(),
       success: jobOrApprovalAccepted('The job (Location: /v1/jobs/{id})'),
@@ -173,6 +177,7 @@ export function switchRoutes(
         "Install the site's switch mTLS material for `domain` and bind the NVUE API to it (intent, admin); " +
         'the material stays on the satellite',
       role: jobKindTable['switch.certificate_install'].role,
+      sites: 'scoped',
       params: IdParam,
       body: z
         .object({

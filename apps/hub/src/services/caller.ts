@@ -9,7 +9,8 @@ import { invalid } from '../errors.js';
  * what its Idempotency-Key covers. Routes make it from the Fastify request (`callerOf`); services never see that.
  */
 export interface Caller {
-  actor: { name: string; role: Role | null };
+  /** `sites`: the sites the token is limited to (null: every site); services check targets with checkSites. */
+  actor: { name: string; role: Role | null; sites: readonly string[] | null };
   requestId: string;
   /** The route, e.g. `POST /v1/sites`: what an idempotent create records its answer under. */
   action: string;
@@ -32,7 +33,11 @@ export function callerOf(request: FastifyRequest): Caller {
   // A raw body (a firmware upload) is a stream, not part of the fingerprint; no such route honours a key.
   const body = request.routeOptions.config.bodyType === 'application/json' ? (request.body ?? null) : null;
   request.caller ??= {
-    actor: { name: request.actor?.name ?? 'anonymous', role: request.actor?.role ?? null },
+    actor: {
+      name: request.actor?.name ?? 'anonymous',
+      role: request.actor?.role ?? null,
+      sites: request.actor?.sites ?? null,
+    },
     requestId: String(request.id),
     action: `${request.method} ${request.routeOptions.url}`,
     idempotencyKey: request.headers['idempotency-key'],

@@ -351,7 +351,7 @@ export async function followPowerOff(
   if ([...states.values()].some((s) => !isTerminal(s as JobState))) return undefined;
   // What follows from the event is written as its source's doing, as its first steps were.
   const caller: Caller = {
-    actor: { name: e0.source, role: 'facility' },
+    actor: { name: e0.source, role: 'facility', sites: null },
     requestId: `facility-event-${id}`,
     action: 'facility power-off ended',
     idempotencyKey: undefined,

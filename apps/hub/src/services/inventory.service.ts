@@ -11,6 +11,7 @@ import { ApiError, invalid } from '../errors.js';
 import { deviceView, siteView } from '../views.js';
 import { auditAccepted, type Caller } from './caller.js';
 import { idempotentCreate, type CreateAnswer } from './idempotent-create.js';
+import { checkSites } from './site-scope.js';
 
 type Created = Promise<{ answer: CreateAnswer; replayed: boolean }>;
 
@@ -40,6 +41,7 @@ export type DeviceInput = Pick<
 
 /** Registers a device by hand in an existing site, its Idempotency-Key honoured; a name taken in the site is a 409. */
 export async function createDevice(db: Db, caller: Caller, input: DeviceInput): Created {
+  checkSites(caller.actor, [input.siteId], `site/${input.siteId}`, 'body.site_id');
   if (!(await getSite(db, input.siteId))) throw invalid('body.site_id', `site ${input.siteId} does not exist`);
   return idempotentCreate(db, caller, async (tx) => {
     const row = await insertDevice(tx, input);

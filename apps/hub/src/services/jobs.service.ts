@@ -19,6 +19,7 @@ import { ApiError, notFound } from '../errors.js';
 import type { OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, idempotencyKeyOf, type Caller } from './caller.js';
 import { checkDeviceHold, overrideAudit } from './holds.service.js';
+import { checkSites } from './site-scope.js';
 import { childCancelRefusal } from './parent-jobs.service.js';
 
 export interface JobRequest {
@@ -62,6 +63,7 @@ export async function earlierJob(
  * a 409 unless its kind acts on held devices or the caller overrides the hold (audited).
  */
 export async function createJob(db: Db, caller: Caller, req: JobRequest): Promise<{ job: Job; replayed: boolean }> {
+  checkSites(caller.actor, [req.job.siteId ?? null], req.target);
   const actor = caller.actor.name;
   const key = idempotencyKeyOf(caller);
   const print = caller.fingerprint;

@@ -16,6 +16,7 @@ import { missingForOperation } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { heldDeviceView, type OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, type Caller } from './caller.js';
+import { checkSites } from './site-scope.js';
 import { heldConflict, holdsFor, overrideAudit } from './holds.service.js';
 
 /**
@@ -94,6 +95,9 @@ export async function createParentJob(
   caller: Caller,
   req: ParentRequest,
 ): Promise<{ job: Job; admitted: number; refused: Refusal[] }> {
+  // A selection over several sites needs every one of them.
+  const siteIds = req.devices.map((d) => d.siteId);
+  checkSites(caller.actor, req.parent.siteId ? [req.parent.siteId, ...siteIds] : siteIds, req.target);
   const refused: Refusal[] = [];
   const operable: Device[] = [];
   for (const d of req.devices) {

@@ -12,6 +12,7 @@ import { rmaRefusal, rmaReturnFrom, rmaRule, rmaShipFrom, RmaTransitionRefused, 
 import { ApiError, invalid, notFound } from '../errors.js';
 import { auditAccepted, type Caller } from './caller.js';
 import { idempotentCreate, type CreateAnswer } from './idempotent-create.js';
+import { checkSites } from './site-scope.js';
 import { createJob } from './jobs.service.js';
 
 export interface RmaOpenRequest {
@@ -33,6 +34,7 @@ export async function openCase(
 ): Promise<{ answer: CreateAnswer; replayed: boolean }> {
   const device = await getDevice(db, req.deviceId);
   if (!device) throw invalid('body.device_id', `device ${req.deviceId} does not exist`);
+  checkSites(caller.actor, [device.siteId], `device/${device.id}`, 'body.device_id');
   if (device.deletedAt || device.fleetLifecycle === 'decommissioned')
     throw new ApiError(
       'FAILED_PRECONDITION',

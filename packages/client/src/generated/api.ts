@@ -1399,6 +1399,65 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List API tokens, newest first (never their secrets or hashes), revoked and expired ones included */
+    get: operations['getV1Tokens'];
+    put?: never;
+    /**
+     * Make an API token: a role, optionally limited to sites (a satellite token to exactly one) and an expiry. The
+     * secret is in this answer only. Idempotency-Key is not honoured (a kept answer would keep the secret); a name is
+     * taken once (409), so a retry cannot make two
+     */
+    post: operations['postV1Tokens'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tokens/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One API token (never its secret or hash) */
+    get: operations['getV1TokensId'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tokens/{id}/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Revoke a token: refused from its next request on this hub process, on others within 5 s (their token cache). 409
+     * when it is revoked already
+     */
+    post: operations['postV1TokensIdRevoke'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/whoami': {
     parameters: {
       query?: never;
@@ -1638,6 +1697,28 @@ export interface components {
       | 'BurnInPassed'
       | 'Schedulable'
       | 'Healthy';
+    CreatedToken: {
+      /** Format: date-time */
+      created_at: string;
+      created_by: string | null;
+      expires_at: string | null;
+      /** Format: uuid */
+      id: string;
+      /** @description To within a minute */
+      last_used_at: string | null;
+      name: string;
+      revoke_reason: string | null;
+      revoked_at: string | null;
+      revoked_by: string | null;
+      /** @enum {string} */
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
+      /** @enum {string} */
+      state: 'active' | 'expired' | 'revoked';
+      /** @description The secret: shown this once, only its hash is kept */
+      token: string;
+    };
     Device: {
       bmc_url: string | null;
       conditions: components['schemas']['Condition'][];
@@ -2262,7 +2343,7 @@ export interface components {
         | 'device.enrol'
         | 'device.burn_in';
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin' | 'facility';
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
       /** @enum {string} */
       scope: 'device' | 'rack' | 'selection' | 'campaign';
       summary: string;
@@ -2625,6 +2706,30 @@ export interface components {
       stale: boolean;
       url: string | null;
     };
+    Token: {
+      /** Format: date-time */
+      created_at: string;
+      created_by: string | null;
+      expires_at: string | null;
+      /** Format: uuid */
+      id: string;
+      /** @description To within a minute */
+      last_used_at: string | null;
+      name: string;
+      revoke_reason: string | null;
+      revoked_at: string | null;
+      revoked_by: string | null;
+      /** @enum {string} */
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
+      /** @enum {string} */
+      state: 'active' | 'expired' | 'revoked';
+    };
+    TokenPage: {
+      items: components['schemas']['Token'][];
+      next_cursor: string | null;
+    };
     WebhookDelivery: {
       attempts: number;
       delivered_at: string | null;
@@ -2648,7 +2753,9 @@ export interface components {
     Whoami: {
       name: string;
       /** @enum {string} */
-      role: 'viewer' | 'operator' | 'admin' | 'facility';
+      role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+      /** @description The sites the token is limited to; null: every site */
+      sites: string[] | null;
     };
   };
   responses: never;
@@ -2698,7 +2805,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2756,7 +2863,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2832,7 +2939,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2933,7 +3040,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3033,7 +3140,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3092,7 +3199,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3187,7 +3294,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3272,7 +3379,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3357,7 +3464,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3437,7 +3544,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3533,7 +3640,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3629,7 +3736,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3725,7 +3832,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3831,7 +3938,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3925,7 +4032,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3992,7 +4099,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4059,7 +4166,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4130,7 +4237,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4206,7 +4313,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4312,7 +4419,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4416,7 +4523,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4518,7 +4625,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4630,7 +4737,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4726,7 +4833,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4839,7 +4946,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4945,7 +5052,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5053,7 +5160,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5159,7 +5266,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5256,7 +5363,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5329,7 +5436,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5398,7 +5505,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5483,7 +5590,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5554,7 +5661,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5652,7 +5759,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5749,7 +5856,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5876,7 +5983,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5961,7 +6068,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6030,7 +6137,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6126,7 +6233,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6224,7 +6331,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6293,7 +6400,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6389,7 +6496,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6506,7 +6613,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6599,7 +6706,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6676,7 +6783,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6749,7 +6856,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6841,7 +6948,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6937,7 +7044,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7036,7 +7143,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7137,7 +7244,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7233,7 +7340,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7331,7 +7438,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7411,7 +7518,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7498,7 +7605,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7563,7 +7670,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7655,7 +7762,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7726,7 +7833,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7827,7 +7934,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7874,7 +7981,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7961,7 +8068,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8019,7 +8126,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8088,7 +8195,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8198,7 +8305,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8341,7 +8448,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8435,7 +8542,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8493,7 +8600,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8584,7 +8691,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8680,7 +8787,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8787,7 +8894,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8885,7 +8992,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8954,7 +9061,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9039,7 +9146,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9130,7 +9237,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9213,7 +9320,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9278,7 +9385,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9363,7 +9470,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9432,7 +9539,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9511,7 +9618,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9608,7 +9715,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9705,7 +9812,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9790,7 +9897,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9863,7 +9970,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9921,7 +10028,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9932,6 +10039,335 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1Tokens: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        role?: ('viewer' | 'operator' | 'admin' | 'facility' | 'satellite')[];
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Tokens, newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenPage'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1Tokens: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description When the token stops working (RFC 3339)
+           */
+          expires_at?: string;
+          name: string;
+          /** @enum {string} */
+          role: 'viewer' | 'operator' | 'admin' | 'facility' | 'satellite';
+          /** @description Site ids the token is limited to; absent: every site */
+          sites?: string[];
+          /** @description Or: seconds from now until it stops */
+          ttl_s?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The token and its secret */
+      201: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CreatedToken'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1TokensId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The token */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Token'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1TokensIdRevoke: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The token, revoked */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Token'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -9977,7 +10413,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Role too low for this action */
+      /** @description Role too low for this action, or the target is outside the token's sites */
       403: {
         headers: {
           [name: string]: unknown;

@@ -1,15 +1,30 @@
 import { bigserial, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, tsz } from './_columns.js';
 
-export const apiTokens = pgTable('api_tokens', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  name: text('name').notNull().unique(),
-  role: text('role').notNull(),
-  /** sha256 of the token; the token itself is shown once and never stored. */
-  tokenHash: text('token_hash').notNull().unique(),
-  createdAt: createdAt(),
-  revokedAt: tsz('revoked_at'),
-});
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    name: text('name').notNull().unique(),
+    role: text('role').notNull(),
+    /** sha256 of the token; the token itself is shown once and never stored. */
+    tokenHash: text('token_hash').notNull().unique(),
+    /** The site ids the token may act on and read; null: every site (docs/security.md "Per-site roles"). */
+    sites: text('sites').array(),
+    createdAt: createdAt(),
+    /** Who made it: a token's name, or `admin-cli`; null for tokens older than the column. */
+    createdBy: text('created_by'),
+    /** Refused from this moment on; null: never expires. */
+    expiresAt: tsz('expires_at'),
+    /** When the token was last used, to within a minute (each hub process writes it at most once a minute). */
+    lastUsedAt: tsz('last_used_at'),
+    revokedAt: tsz('revoked_at'),
+    revokedBy: text('revoked_by'),
+    revokeReason: text('revoke_reason'),
+  },
+  // GET /v1/tokens pages newest first.
+  (t) => [index('api_tokens_created_at_id_idx').on(t.createdAt, t.id)],
+);
 
 export const auditLog = pgTable(
   'audit_log',
