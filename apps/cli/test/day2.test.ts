@@ -1,55 +1,20 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { components, Job } from '@fleet/client';
-import { describeFailure } from '../src/exit-codes.js';
-import { buildProgram } from '../src/program.js';
+import { JOB, jobFixture, startFakeHub, type Answer, type FakeHub, type RecordedRequest } from './helpers/fake-hub.js';
 
 // Day-2 commands against a fake hub: the requests they send (paths, bodies, filters, idempotency keys), how they
 // print what the hub answers, and the usage errors that never reach it.
 
 type Schemas = components['schemas'];
-const JOB = '0b6f0000-0000-4000-8000-000000000001';
 const TRAY = '5f0c2f1e-0000-4000-8000-000000000001';
 const CASE = 'c0000000-0000-4000-8000-000000000001';
 const BREACH = 'b0000000-0000-4000-8000-000000000001';
 const EVENT = 'e0000000-0000-4000-8000-000000000001';
 const RACK = '7a000000-0000-4000-8000-000000000001';
 
-interface Request {
-  method: string;
-  url: string;
-  body: unknown;
-  idempotencyKey: string | undefined;
-}
-
-function job(overrides: Partial<Job> = {}): Job {
-  return {
-    id: JOB,
-    kind: 'device.quarantine',
-    state: 'queued',
-    target: { device_id: TRAY, rack_id: null, site_id: 'dev-01' },
-    created_by: 'test-operator',
-    created_at: '2030-01-01T00:00:00Z',
-    started_at: null,
-    finished_at: null,
-    parent_id: null,
-    params: {},
-    progress: null,
-    timeline: null,
-    result: null,
-    error: null,
-    workflow_id: JOB,
-    links: { self: `/v1/jobs/${JOB}`, temporal_ui: null },
-    ...overrides,
-  };
-}
+const job = (overrides: Partial<Job> = {}) =>
+  jobFixture({ target: { device_id: TRAY, rack_id: null, site_id: 'dev-01' }, ...overrides });
 
 const health: Schemas['DeviceHealth'] = {
   device_id: TRAY,
@@ -138,46 +103,20 @@ const facilityEvent: Schemas['FacilityEvent'] = {
   updated_at: '2030-01-01T00:00:00.000Z',
 };
 
-/** A hub that records every request and answers from `routes` (first matching prefix of `METHOD path`). */
-const requests: Request[] = [];
+/** A hub that records every request and answers from `answers` (by `METHOD path`), jobs from `jobReads`. */
+const requests: RecordedRequest[] = [];
 let jobReads: Job[] = [];
-let answers: Record<string, { status: number; body: unknown }> = {};
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  let text = '';
-  req.on('data', (d: Buffer) => (text += d.toString()));
-  req.on('end', () => {
-    const url = req.url ?? '';
-    const answer = (status: number, body: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (url === '/v1/events') return answer(404, { error: { code: 'NOT_FOUND', message: 'no stream' } });
-    requests.push({
-      method: req.method!,
-      url,
-      body: text ? JSON.parse(text) : undefined,
-      idempotencyKey: req.headers['idempotency-key'] as string | undefined,
-    });
-    if (req.method === 'GET' && url === `/v1/jobs/${JOB}`) return answer(200, jobReads.shift() ?? job());
-    const key = `${req.method} ${url.split('?')[0]}`;
-    const found = answers[key];
-    if (found) return answer(found.status, found.body);
-    answer(404, { error: { code: 'NOT_FOUND', message: key } });
-  });
-});
-
-const dir = mkdtempSync(join(tmpdir(), 'fleetctl-day2-'));
-const env: NodeJS.ProcessEnv = { FLEET_CONFIG: join(dir, 'config.yaml') };
+let answers: Record<string, Answer> = {};
+let hub: FakeHub;
+const fleetctl = (...args: string[]) => hub.fleetctl(...args);
 
 before(async () => {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  writeFileSync(env['FLEET_CONFIG']!, `currentContext: fake\ncontexts:\n  fake:\n    hub: ${url}\n`);
+  hub = await startFakeHub((q) => {
+    if (q.method === 'GET' && q.url === `/v1/jobs/${JOB}`) return { status: 200, body: jobReads.shift() ?? job() };
+    return answers[`${q.method} ${q.url.split('?')[0]}`];
+  }, requests);
 });
-after(() => {
-  server.closeAllConnections();
-  server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => hub.close());
 beforeEach(() => {
   requests.length = 0;
   jobReads = [];
@@ -197,33 +136,6 @@ beforeEach(() => {
     'GET /v1/facility-events': { status: 200, body: { items: [facilityEvent], next_cursor: null } },
   };
 });
-
-function capture(): { stream: NodeJS.WriteStream; text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream: stream as NodeJS.WriteStream, text: () => text };
-}
-
-/** fleetctl in process, as main.ts runs it: the exit code describeFailure gives, stdout and stderr. */
-async function fleetctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = capture();
-  const stderr = capture();
-  let code = 0;
-  let errors = '';
-  try {
-    await buildProgram(env, stdout.stream, stderr.stream).parseAsync(args, { from: 'user' });
-  } catch (err) {
-    const failure = describeFailure(err);
-    code = failure.code;
-    errors = failure.lines.map((l) => `${l}\n`).join('');
-  }
-  return { code, stdout: stdout.text(), stderr: stderr.text() + errors };
-}
 
 const sent = () => requests.map((q) => ({ method: q.method, url: q.url, body: q.body }));
 

@@ -1,52 +1,17 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { Job } from '@fleet/client';
-import { describeFailure } from '../src/exit-codes.js';
-import { buildProgram } from '../src/program.js';
+import { JOB, jobFixture, startFakeHub, type Answer, type FakeHub, type RecordedRequest } from './helpers/fake-hub.js';
 
 // enrol, burn-in and job decide against a fake hub: the requests they send, the decision a job waits for as
 // describe and --wait show it, and the usage errors that never reach the hub.
 
-const JOB = '0b6f0000-0000-4000-8000-000000000001';
 const RACK = '7a000000-0000-4000-8000-000000000001';
 const TRAY_1 = '5f0c2f1e-0000-4000-8000-000000000001';
 const TRAY_2 = '5f0c2f1e-0000-4000-8000-000000000002';
 
-interface Request {
-  method: string;
-  url: string;
-  body: unknown;
-  idempotencyKey: string | undefined;
-}
-
-function job(overrides: Partial<Job> = {}): Job {
-  return {
-    id: JOB,
-    kind: 'rack.enrol',
-    state: 'queued',
-    target: { device_id: null, rack_id: RACK, site_id: 'dev-01' },
-    created_by: 'test-operator',
-    created_at: '2030-01-01T00:00:00Z',
-    started_at: null,
-    finished_at: null,
-    parent_id: null,
-    params: {},
-    progress: null,
-    timeline: null,
-    result: null,
-    error: null,
-    workflow_id: JOB,
-    links: { self: `/v1/jobs/${JOB}`, temporal_ui: null },
-    ...overrides,
-  };
-}
+const job = (overrides: Partial<Job> = {}) =>
+  jobFixture({ kind: 'rack.enrol', target: { device_id: null, rack_id: RACK, site_id: 'dev-01' }, ...overrides });
 
 const waiting = (devices: Record<string, string>) =>
   job({
@@ -63,86 +28,35 @@ const waiting = (devices: Record<string, string>) =>
 const bothWaiting = waiting({ [TRAY_1]: 'gpu stress: GPU 3 Xid 79', [TRAY_2]: 'memory test timed out' });
 
 /** A hub that records every request; GET /v1/jobs/{id} answers from `jobReads`, the decision with `decisionAnswer`. */
-const requests: Request[] = [];
+const requests: RecordedRequest[] = [];
 let jobReads: Job[] = [];
-let decisionAnswer: { status: number; body: unknown } = { status: 202, body: bothWaiting };
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  let text = '';
-  req.on('data', (d: Buffer) => (text += d.toString()));
-  req.on('end', () => {
-    const url = req.url ?? '';
-    const answer = (status: number, body: unknown) =>
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (url === '/v1/events') return answer(404, { error: { code: 'NOT_FOUND', message: 'no stream' } });
-    requests.push({
-      method: req.method!,
-      url,
-      body: text ? JSON.parse(text) : undefined,
-      idempotencyKey: req.headers['idempotency-key'] as string | undefined,
-    });
-    if (req.method === 'GET' && url.startsWith('/v1/racks?'))
-      return answer(200, { items: [{ id: RACK, name: 'rack-01', site_id: 'dev-01' }] });
-    if (req.method === 'GET' && url === `/v1/jobs/${JOB}`) return answer(200, jobReads.shift() ?? job());
-    if (req.method === 'POST' && url === `/v1/jobs/${JOB}/decision`)
-      return answer(decisionAnswer.status, decisionAnswer.body);
-    if (req.method === 'POST' && /^\/v1\/(racks|devices)\/[^/]+\/(enrol|burn-in)$/.test(url)) {
+let decisionAnswer: Answer = { status: 202, body: bothWaiting };
+let hub: FakeHub;
+const fleetctl = (...args: string[]) => hub.fleetctl(...args);
+
+before(async () => {
+  hub = await startFakeHub(({ method, url }) => {
+    if (method === 'GET' && url.startsWith('/v1/racks?'))
+      return { status: 200, body: { items: [{ id: RACK, name: 'rack-01', site_id: 'dev-01' }] } };
+    if (method === 'GET' && url === `/v1/jobs/${JOB}`) return { status: 200, body: jobReads.shift() ?? job() };
+    if (method === 'POST' && url === `/v1/jobs/${JOB}/decision`) return decisionAnswer;
+    if (method === 'POST' && /^\/v1\/(racks|devices)\/[^/]+\/(enrol|burn-in)$/.test(url)) {
       const kind = url.endsWith('burn-in')
         ? 'device.burn_in'
         : url.startsWith('/v1/racks')
           ? 'rack.enrol'
           : 'device.enrol';
-      return answer(202, job({ kind }));
+      return { status: 202, body: job({ kind }) };
     }
-    answer(404, { error: { code: 'NOT_FOUND', message: `${req.method} ${url}` } });
-  });
+    return undefined;
+  }, requests);
 });
-
-const dir = mkdtempSync(join(tmpdir(), 'fleetctl-enrol-'));
-const env: NodeJS.ProcessEnv = { FLEET_CONFIG: join(dir, 'config.yaml') };
-
-before(async () => {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  writeFileSync(env['FLEET_CONFIG']!, `currentContext: fake\ncontexts:\n  fake:\n    hub: ${url}\n`);
-});
-after(() => {
-  server.closeAllConnections();
-  server.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => hub.close());
 beforeEach(() => {
   requests.length = 0;
   jobReads = [];
   decisionAnswer = { status: 202, body: bothWaiting };
 });
-
-function capture(): { stream: NodeJS.WriteStream; text: () => string } {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream: stream as NodeJS.WriteStream, text: () => text };
-}
-
-/** fleetctl in process, as main.ts runs it: the exit code describeFailure gives, stdout and stderr. */
-async function fleetctl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = capture();
-  const stderr = capture();
-  let code = 0;
-  let errors = '';
-  try {
-    await buildProgram(env, stdout.stream, stderr.stream).parseAsync(args, { from: 'user' });
-  } catch (err) {
-    const failure = describeFailure(err);
-    code = failure.code;
-    errors = failure.lines.map((l) => `${l}\n`).join('');
-  }
-  return { code, stdout: stdout.text(), stderr: stderr.text() + errors };
-}
 
 describe('enrol and burn-in', () => {
   it('enrol rack finds the rack by name in its site and starts the job with an idempotency key', async () => {
