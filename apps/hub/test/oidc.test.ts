@@ -152,7 +152,7 @@ describe('OIDC sign-in', () => {
     refused(await call('POST', '/v1/sites', jwt, { id: 'dc-x', name: 'X' }), 403, /admin role; user alice has viewer/);
   });
 
-  it('keeps a person of a site-scoped group to that site (the highest role, over its groups of that role)', async () => {
+  it('keeps a person of a site-scoped group to its site (the highest role, over the groups of that role)', async () => {
     const jwt = await accessToken('bob');
     const me = await call('GET', '/v1/whoami', jwt);
     assert.deepEqual(me.json(), { name: 'bob', role: 'operator', sites: ['dc-a'] });
@@ -182,7 +182,7 @@ describe('OIDC sign-in', () => {
     refused(await call('GET', '/v1/sites', await accessToken('dave')), 403, /dave is in no group .*marketing/);
   });
 
-  it('refuses an expired token, one for another audience, and one signed by a key the issuer does not hold', async () => {
+  it('refuses an expired token, one of another audience or issuer, one signed by a key the issuer lacks', async () => {
     const expired = await forge(key1, {}, Math.floor(Date.now() / 1000) - 60);
     refused(await call('GET', '/v1/sites', expired), 401, /has expired/);
     // Within the clock tolerance (5 s) an expired token still passes: the test of the test.

@@ -22,9 +22,9 @@ const signingAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
 const rank: Record<string, number> = { viewer: 0, operator: 1, admin: 2 };
 
 /**
- * The role and sites a person's groups give (docs/security.md "OIDC sign-in"): the highest role any mapped group grants,
- * over the sites of the groups granting that role (every site if one of them is unscoped). Groups granting a lower role
- * add no sites, so an unscoped viewer group beside a dc-a operator group is an operator of dc-a only, not of every site.
+ * The role and sites a person's groups give (docs/security.md "OIDC sign-in"): the highest role any mapped group
+ * grants, over the sites of the groups granting that role (every site if one of them is unscoped). Groups granting a
+ * lower role add no sites: an unscoped viewer group beside a dc-a operator group is an operator of dc-a only.
  */
 export function roleOfGroups(
   mapping: OidcConfig['roleMapping'],
@@ -39,8 +39,8 @@ export function roleOfGroups(
 }
 
 /**
- * Verifies OIDC access tokens (JWTs) against the issuer's keys. The issuer is discovered at the first JWT, not at start,
- * so the hub starts while the issuer is down; until it answers, JWTs get 503 (API tokens still work).
+ * Verifies OIDC access tokens (JWTs) against the issuer's keys. The issuer is discovered at the first JWT, not at
+ * start, so the hub starts while the issuer is down; until it answers, JWTs get 503 (API tokens still work).
  */
 export function createOidcVerifier(config: OidcConfig, log: FastifyBaseLogger) {
   let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
