@@ -66,6 +66,8 @@ export interface HubDeps {
   twoPerson?: HubConfig['twoPerson'];
   /** The retention reaper's ages and pace; the config's defaults when absent. */
   retention?: HubConfig['retention'];
+  /** OIDC sign-in beside API tokens; API tokens only when absent. */
+  oidc?: HubConfig['oidc'];
 }
 
 declare module 'fastify' {
@@ -113,7 +115,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   registerSecurityHeaders(app, Boolean(deps.https));
   if (deps.rateLimit) registerRateLimit(app, deps.rateLimit);
-  const tokenAuth = registerAuth(app, deps.db);
+  const tokenAuth = registerAuth(app, deps.db, undefined, deps.oidc);
   registerSiteScope(app, deps.db);
   registerAudit(app, deps.db);
   app.get('/healthz', async () => ({ status: 'ok' }));

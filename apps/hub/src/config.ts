@@ -93,6 +93,37 @@ const TwoPersonConfig = z
   .default({ rules: twoPersonDefaults, approvalTtlS: 86_400 });
 export type TwoPersonConfig = z.infer<typeof TwoPersonConfig>;
 
+/** People's roles an OIDC group may grant; the machines' roles come only with API tokens. */
+const oidcRoles = ['viewer', 'operator', 'admin'] as const;
+
+/** OIDC sign-in beside API tokens (docs/security.md, "OIDC sign-in"): whose JWTs the hub accepts, and as what role. */
+export const OidcConfig = z
+  .object({
+    /** The issuer exactly as its tokens' `iss` and its discovery document name it. */
+    issuer: z.string().url(),
+    /** The `aud` the hub's tokens carry (the API's resource identifier at the issuer). */
+    audience: z.string().min(1),
+    /** The claim listing the person's groups (an array of strings). */
+    groupsClaim: z.string().min(1).default('groups'),
+    /** The claim naming the person in the audit log (`sub` when the token lacks it); unique and not user-editable. */
+    nameClaim: z.string().min(1).default('preferred_username'),
+    /** Group → role, and sites (absent: every site). The highest role wins; see the docs for sites. */
+    roleMapping: z
+      .record(
+        z.string().min(1),
+        z.object({ role: z.enum(oidcRoles), sites: z.array(z.string().min(1)).min(1).optional() }).strict(),
+      )
+      .refine((m) => Object.keys(m).length > 0, 'map at least one group to a role'),
+    /** Leeway for `exp` and `nbf` against clock skew. */
+    clockToleranceS: z.number().int().min(0).max(300).default(30),
+    /** The key set's URL; absent: the discovery document's `jwks_uri`. */
+    jwksUri: z.string().url().optional(),
+    /** Least time between two fetches of the key set for a key id it lacks (a rotated signing key). */
+    jwksCooldownS: z.number().min(0).max(3600).default(30),
+  })
+  .strict();
+export type OidcConfig = z.infer<typeof OidcConfig>;
+
 export const HubConfig = z
   .object({
     log: LogConfig,
@@ -182,6 +213,7 @@ export const HubConfig = z
       .default({ enabled: true, perSecond: 100, burst: 400 }),
     retention: RetentionConfig,
     twoPerson: TwoPersonConfig,
+    oidc: OidcConfig.optional(),
   })
   .strict();
 export type HubConfig = z.infer<typeof HubConfig>;

@@ -37,6 +37,7 @@ const app = buildHub({
   remediation: config.remediation,
   twoPerson: config.twoPerson,
   retention: config.retention,
+  ...(config.oidc ? { oidc: config.oidc } : {}),
   web: config.web,
   ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
   ...(tlsFiles ? { https: readTls()! } : {}),

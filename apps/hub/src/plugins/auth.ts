@@ -1,10 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findActiveTokenByHash, hashToken, recordTokensUsed, type Db } from '@fleet/db';
 import { describeRoleRequirement, roleAllows, type Role, type RoleRequirement } from '@fleet/domain';
+import type { OidcConfig } from '../config.js';
 import { ApiError } from '../errors.js';
+import { createOidcVerifier, looksLikeJwt } from './oidc.js';
 
 export interface Actor {
-  tokenId: string;
+  /** The API token's id; null for a person signed in with OIDC (plugins/oidc.ts). */
+  tokenId: string | null;
   name: string;
   role: Role;
   /** The sites the token is limited to; null: every site. */
@@ -55,10 +58,17 @@ export interface TokenAuth {
 }
 
 /**
- * Bearer tokens, looked up by their sha256 (only hashes are stored). 401 for a missing, unknown, revoked or expired
- * token, 403 when the token's role is below the route's or the route serves no site-scoped token.
+ * Bearer tokens, looked up by their sha256 (only hashes are stored), or, with `oidc` configured, a JWT of the OIDC
+ * issuer (plugins/oidc.ts). 401 for a missing, unknown, revoked or expired token, 403 when the token's role is below
+ * the route's or the route serves no site-scoped token.
  */
-export function registerAuth(app: FastifyInstance, db: Db, cacheTtlMs = TOKEN_CACHE_TTL_MS): TokenAuth {
+export function registerAuth(
+  app: FastifyInstance,
+  db: Db,
+  cacheTtlMs = TOKEN_CACHE_TTL_MS,
+  oidc?: OidcConfig,
+): TokenAuth {
+  const actorOfJwt = oidc && createOidcVerifier(oidc, app.log);
   // Every API call is authenticated: one indexed query each made the token lookup as dear as a small read itself.
   const cache = new Map<string, { actor: Actor; until: number }>();
   const actorOf = async (secret: string): Promise<Actor | undefined> => {
@@ -117,20 +127,22 @@ export function registerAuth(app: FastifyInstance, db: Db, cacheTtlMs = TOKEN_CA
     if (!match) {
       throw new ApiError('UNAUTHENTICATED', 'missing bearer token: send "Authorization: Bearer <token>"');
     }
-    const actor = await actorOf(match[1]!);
+    const bearer = match[1]!;
+    const actor = actorOfJwt && looksLikeJwt(bearer) ? await actorOfJwt(bearer) : await actorOf(bearer);
     if (!actor) throw new ApiError('UNAUTHENTICATED', 'the bearer token is unknown or revoked, or has expired');
     request.actor = actor;
-    markUsed(actor.tokenId);
+    if (actor.tokenId) markUsed(actor.tokenId);
+    const who = `${actor.tokenId ? 'token' : 'user'} ${actor.name}`;
     if (!roleAllows(actor.role, needed)) {
       throw new ApiError(
         'PERMISSION_DENIED',
-        `this action needs the ${describeRoleRequirement(needed)} role; token ${actor.name} has ${actor.role}`,
+        `this action needs the ${describeRoleRequirement(needed)} role; ${who} has ${actor.role}`,
       );
     }
     if (actor.sites && !scope) {
       throw new ApiError(
         'PERMISSION_DENIED',
-        `token ${actor.name} is limited to site ${actor.sites.join(', ')}; ${request.method} ` +
+        `${who} is limited to site ${actor.sites.join(', ')}; ${request.method} ` +
           `${request.routeOptions.url} reads or changes data of every site and needs a token of every site`,
       );
     }

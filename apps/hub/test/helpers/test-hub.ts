@@ -43,6 +43,8 @@ export async function startTestHub(
     rateLimit?: HubDeps['rateLimit'];
     /** Two-person rules; all off unless given (the tests of other features act as one person). */
     twoPerson?: HubDeps['twoPerson'];
+    /** OIDC sign-in beside the API tokens. */
+    oidc?: HubDeps['oidc'];
   } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
@@ -59,6 +61,7 @@ export async function startTestHub(
     ...(opts.web ? { web: opts.web } : {}),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     twoPerson: opts.twoPerson ?? noTwoPersonRules,
+    ...(opts.oidc ? { oidc: opts.oidc } : {}),
   });
   const tokens = { admin: '', operator: '', viewer: '' };
   for (const role of ['admin', 'operator', 'viewer'] as const)
