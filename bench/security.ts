@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { createApiToken } from '@fleet/db';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { clientCredentialsToken, openIdProvider, signingKey } from '../apps/hub/test/helpers/oidc-provider.js';
 import { schemathesis } from '../apps/hub/test/helpers/schemathesis.js';
 import { load } from './lib/page-load.js';
 import { startSeededHub, type SeededHub } from './lib/seeded-hub.js';
@@ -12,10 +15,13 @@ const path = '/v1/devices?site_id=site-01&role=compute-tray&limit=100';
 const clients = 20;
 
 /** One side: a hub and a keep-alive pool of `clients` connections to it (trusting its CA over HTTPS). */
-function side(what: string, hub: SeededHub) {
+function side(what: string, hub: SeededHub & { bearer?: string }) {
   const dispatcher = new Agent({ connections: clients, ...(hub.ca ? { connect: { ca: hub.ca } } : {}) });
   const page = async () => {
-    const res = await request(`${hub.url}${path}`, { headers: { authorization: `Bearer ${hub.token}` }, dispatcher });
+    const res = await request(`${hub.url}${path}`, {
+      headers: { authorization: `Bearer ${hub.bearer ?? hub.token}` },
+      dispatcher,
+    });
     const body = (await res.body.json()) as { items?: unknown[] };
     if (res.statusCode !== 200) throw new Error(`${what}: ${res.statusCode} ${JSON.stringify(body)}`);
     return body.items!.length;
@@ -24,11 +30,12 @@ function side(what: string, hub: SeededHub) {
 }
 
 /**
- * What security costs: the same authenticated device page from 20 concurrent clients over plain HTTP and over HTTPS
- * (TLS 1.3, P-256 certificate, kept-alive connections), each hub a process of its own over its own copy of the same
- * seeded database, in alternating rounds so that both sides see the same machine load; and schemathesis fuzzing every
- * route of the plain hub with an admin token, counting its requests and 5xx answers. JWT sign-in and the Temporal
- * payload codec are not built yet: `requests_per_s_jwt` and `codec_overhead_ratio` are null until they are.
+ * What security costs: the same authenticated device page from 20 concurrent clients over plain HTTP with an API
+ * token, over HTTPS (TLS 1.3, P-256 certificate, kept-alive connections) with the same kind of token, and over plain
+ * HTTP with an OIDC access token (RS256 JWT from oidc-provider in this process, verified on every request), each hub
+ * a process of its own over its own copy of the same seeded database, in alternating rounds so that every side sees
+ * the same machine load; and schemathesis fuzzing every route of the plain hub with an admin token, counting its
+ * requests and 5xx answers. The Temporal payload codec is measured separately (`codec_overhead_ratio` null here).
  * Arguments: devices, requests per side, rounds, fuzz examples per operation.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
@@ -43,8 +50,21 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       throw err;
     },
   );
+  // The OIDC side: a provider in this process, a hub that trusts it, a person whose group reads.
+  const audience = 'https://hub.bench';
+  const idp = createServer((req, res) => provider.callback()(req, res));
+  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  const provider = openIdProvider(issuer, [await signingKey('bench')], { reader: ['fleet-viewers'] }, audience);
+  const jwtHub = await startSeededHub({
+    name: 'security-jwt',
+    devices,
+    role: 'viewer',
+    hubConfig: () => ({ oidc: { issuer, audience, roleMapping: { 'fleet-viewers': { role: 'viewer' } } } }),
+  });
+  const bearer = await clientCredentialsToken(issuer, 'reader', audience);
   const reportDir = await mkdtemp(join(tmpdir(), 'fleet-bench-security-'));
-  const sides = [side('plain', plainHub), side('tls', tlsHub)];
+  const sides = [side('plain', plainHub), side('tls', tlsHub), side('jwt', { ...jwtHub, bearer })];
   try {
     const expected = await sides[0]!.page();
     for (let i = 0; i < rounds; i++)
@@ -56,7 +76,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         s.seconds += (performance.now() - t0) / 1000;
         s.requests += r.times.length;
       }
-    const [plain, tls] = sides.map((s) => Math.round(s.requests / s.seconds));
+    const [plain, tls, jwt] = sides.map((s) => Math.round(s.requests / s.seconds));
 
     const admin = (await createApiToken(plainHub.db, 'bench-security-fuzz', 'admin')).token;
     const started = performance.now();
@@ -67,7 +87,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       requests_per_s_plain: plain,
       requests_per_s_tls: tls,
       tls_over_plain: Number((tls! / plain!).toFixed(2)),
-      requests_per_s_jwt: null,
+      requests_per_s_jwt: jwt,
+      jwt_over_plain: Number((jwt! / plain!).toFixed(2)),
       codec_overhead_ratio: null,
       fuzz_requests: fuzz.requests,
       fuzz_5xx: fuzz.serverErrors,
@@ -78,7 +99,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     };
   } finally {
     for (const s of sides) await s.dispatcher.close();
-    await Promise.all([plainHub.close(), tlsHub.close()]);
+    await Promise.all([plainHub.close(), tlsHub.close(), jwtHub.close()]);
+    idp.close();
     await rm(reportDir, { recursive: true, force: true });
   }
 }

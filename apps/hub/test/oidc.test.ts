@@ -3,13 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import Provider from 'oidc-provider';
+import { SignJWT } from 'jose';
+import type Provider from 'oidc-provider';
 import { pino } from 'pino';
 import { insertSite } from '@fleet/db';
 import { ApiError } from '../src/errors.js';
 import { createOidcVerifier, roleOfGroups } from '../src/plugins/oidc.js';
 import { OidcConfig } from '../src/config.js';
+import { clientCredentialsToken, openIdProvider, signingKey, type SigningKey } from './helpers/oidc-provider.js';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
 // OIDC sign-in beside API tokens (docs/security.md "OIDC sign-in"), against a real OpenID provider in this process:
@@ -27,51 +28,6 @@ const roleMapping: OidcConfig['roleMapping'] = {
   'dc-a-ops': { role: 'operator', sites: ['dc-a'] },
 };
 
-interface SigningKey {
-  kid: string;
-  privateKey: CryptoKey;
-  jwk: JWK;
-}
-async function signingKey(kid: string): Promise<SigningKey> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  return { kid, privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' } };
-}
-
-/** An oidc-provider issuing JWT access tokens for `audience`; it signs with the first of `keys`. */
-function openIdProvider(issuer: string, keys: SigningKey[]): Provider {
-  return new Provider(issuer, {
-    clients: Object.keys(people).map((id) => ({
-      client_id: id,
-      client_secret: `${id}-secret`,
-      grant_types: ['client_credentials'],
-      redirect_uris: [],
-      response_types: [],
-      token_endpoint_auth_method: 'client_secret_post',
-    })),
-    jwks: { keys: keys.map((k) => k.jwk) },
-    ttl: { ClientCredentials: 600 },
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => audience,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => ({
-          audience: resource,
-          scope: 'api',
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'RS256' } },
-        }),
-      },
-    },
-    extraTokenClaims: (_ctx, token) => {
-      const id = (token as { clientId?: string }).clientId ?? '';
-      return { groups: people[id] ?? [], preferred_username: id };
-    },
-  });
-}
-
 describe('OIDC sign-in', () => {
   let hub: TestHub;
   let app: FastifyInstance;
@@ -86,21 +42,7 @@ describe('OIDC sign-in', () => {
     assert.equal(res.statusCode, status, res.body);
     assert.match(JSON.parse(res.body).error.message, message);
   };
-  const accessToken = async (person: string, resource = audience): Promise<string> => {
-    const res = await fetch(`${issuer}/token`, {
-      method: 'POST',
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: person,
-        client_secret: `${person}-secret`,
-        scope: 'api',
-        resource,
-      }),
-    });
-    const body = (await res.json()) as { access_token?: string };
-    assert.equal(res.status, 200, JSON.stringify(body));
-    return body.access_token!;
-  };
+  const accessToken = (person: string, resource = audience) => clientCredentialsToken(issuer, person, resource);
   const header = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString());
   /** A token as the provider would make it, signed by `key`, with the claims changed. */
   const forge = (key: SigningKey, claims: Record<string, unknown>, exp: number) =>
@@ -116,7 +58,7 @@ describe('OIDC sign-in', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     key1 = await signingKey('key-1');
-    provider = openIdProvider(issuer, [key1]);
+    provider = openIdProvider(issuer, [key1], people, audience);
     hub = await startTestHub({
       oidc: {
         issuer,
@@ -210,7 +152,7 @@ describe('OIDC sign-in', () => {
     assert.equal((await call('GET', '/v1/whoami', before)).statusCode, 200);
     // The provider restarts with a new signing key, the old one kept for the tokens it signed.
     const key2 = await signingKey('key-2');
-    provider = openIdProvider(issuer, [key2, key1]);
+    provider = openIdProvider(issuer, [key2, key1], people, audience);
     const rotated = await accessToken('alice');
     assert.equal(header(rotated).kid, 'key-2');
     const me = await call('GET', '/v1/whoami', rotated);
