@@ -43,6 +43,7 @@ export async function startTestHub(
     rateLimit?: HubDeps['rateLimit'];
     /** Two-person rules; all off unless given (the tests of other features act as one person). */
     twoPerson?: HubDeps['twoPerson'];
+    temporalCodec?: HubDeps['temporalCodec'];
   } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
@@ -58,6 +59,7 @@ export async function startTestHub(
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
     ...(opts.web ? { web: opts.web } : {}),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
+    ...(opts.temporalCodec ? { temporalCodec: opts.temporalCodec } : {}),
     twoPerson: opts.twoPerson ?? noTwoPersonRules,
   });
   const tokens = { admin: '', operator: '', viewer: '' };
