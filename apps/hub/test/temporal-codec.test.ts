@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { createApiToken } from '@fleet/db';
 import { EncryptionCodec, encryptedEncoding } from '@fleet/temporal/codec';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
@@ -64,7 +65,7 @@ describe('POST /v1/temporal-codec/{decode,encode}', () => {
     assert.deepEqual(JSON.parse(Buffer.from(back[0]!.data!).toString()), input);
   });
 
-  it('refuses viewers and operators (403) and callers without a token (401)', async () => {
+  it('refuses viewers, operators and site-limited admins (403) and callers without a token (401)', async () => {
     const [encrypted] = await codec.encode([jsonPayload(input)]);
     const body = { payloads: [toWire(encrypted!)] };
     for (const token of [hub.tokens.viewer, hub.tokens.operator]) {
@@ -72,6 +73,8 @@ describe('POST /v1/temporal-codec/{decode,encode}', () => {
       assert.equal(res.status, 403);
       assert.ok(!JSON.stringify(res.body).includes('dev-1'));
     }
+    const siteAdmin = await createApiToken(hub.handle.db, 't-site-admin', 'admin', { sites: ['s-1'] });
+    assert.equal((await post('decode', body, siteAdmin.token)).status, 403);
     const anonymous = await hub.app.inject({ method: 'POST', url: '/v1/temporal-codec/decode', payload: body });
     assert.equal(anonymous.statusCode, 401);
   });

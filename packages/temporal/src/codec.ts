@@ -64,10 +64,10 @@ export function parseKeyRing(document: string, source: string): KeyRing {
     throw new Error(`key ring ${source} is not JSON`);
   }
   const parsed = KeyRingDocument.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `key ring ${source} is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    );
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new Error(`key ring ${source} is malformed: ${issues.join('; ')}`);
+  }
   const keys = new Map(Object.entries(parsed.data.keys).map(([id, k]) => [id, Buffer.from(k, 'base64')]));
   return { activeKeyId: parsed.data.activeKeyId, keys };
 }

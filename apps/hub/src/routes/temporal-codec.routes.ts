@@ -45,8 +45,8 @@ export function temporalCodecRoutes(app: FastifyInstance, doc: ApiDoc, codec: En
         url: `/v1/temporal-codec/${op}`,
         tag: 'temporal',
         summary,
+        // No `sites`: a token limited to some sites is refused, as payloads of any site may be sent.
         role: 'admin',
-        sites: 'fleet',
         body: Payloads,
         bodyLimit: bulkBodyLimit,
         success: { status: 200, description: `The payloads, ${op}d, in the same order`, body: PayloadsOut },
