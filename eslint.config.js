@@ -91,11 +91,14 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          paths: [{ name: '@fleet/temporal', message: 'the hub talks to Postgres through @fleet/db only' }],
           patterns: [
             {
               group: [
                 '@temporalio/*',
-                '@fleet/temporal',
+                '@fleet/temporal/*',
+                // Pure AES-GCM over payloads for the codec endpoint: no Temporal connection (docs/security.md).
+                '!@fleet/temporal/codec',
                 '@fleet/workflows',
                 '@fleet/drivers',
                 '@fleet/redfish',

@@ -23,6 +23,7 @@ import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/la
 import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
+import { randomKeyRingDocument } from '@fleet/temporal/codec';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { createCa, issueCertificate, type CertificateAuthority } from '../../tools/lib/pki.js';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -89,6 +90,11 @@ export interface StackOptions {
    * site, instead of straight into the mirror.
    */
   netbox?: boolean;
+  /**
+   * Temporal payload encryption (docs/security.md): one random key ring for the stack, in a key file for the workflow
+   * agent and the hub, and in the satellite's secret store. Its histories are not recorded (FLEET_RECORD_HISTORIES).
+   */
+  payloadEncryption?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -142,6 +148,8 @@ export class Stack {
   netbox: NetboxServer | undefined;
   netboxAgent: ManagedProcess | undefined;
   private temporalPorts!: { port: number; uiPort: number };
+  /** With `payloadEncryption`, the key ring document and its file. */
+  keyRing: { document: string; file: string } | undefined;
 
   constructor(readonly opts: StackOptions = {}) {
     this.dir = join(repoRoot, '.run', 'tests', `${Date.now()}-${this.siteId}`);
@@ -153,6 +161,10 @@ export class Stack {
 
   async start(): Promise<this> {
     mkdirSync(this.dir, { recursive: true });
+    if (this.opts.payloadEncryption) {
+      this.keyRing = { document: randomKeyRingDocument(), file: join(this.dir, 'temporal-payload-keys.json') };
+      writeFileSync(this.keyRing.file, this.keyRing.document, { mode: 0o600 });
+    }
     const env = testEnv();
     this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
     await this.startTemporal();
@@ -282,6 +294,7 @@ export class Stack {
       database: { url: this.database.url, poolSize: 5 },
       http: { port, shutdownGraceS: 5, ...(this.hubTls ? { tls: this.hubTls } : { allowPlainHttp: true }) },
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
+      ...(this.keyRing ? { temporalPayloadEncryption: { keyRingFile: this.keyRing.file } } : {}),
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
       ...(this.opts.rateLimit ? { rateLimit: this.opts.rateLimit } : {}),
@@ -306,7 +319,10 @@ export class Stack {
       log: { level: 'info' },
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
-      temporal: { address: this.temporal.address },
+      temporal: {
+        address: this.temporal.address,
+        ...(this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {}),
+      },
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
       projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
       power: {
@@ -331,6 +347,7 @@ export class Stack {
       'bmc/default': { username: 'admin', password: this.bmcPassword },
       'nvos/default': { username: 'admin', password: this.switchPassword },
       'hub/token': { username: 'satellite', password: this.satelliteToken },
+      ...(this.keyRing ? { 'temporal/payload-keys': { username: 'temporal', password: this.keyRing.document } } : {}),
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;
@@ -338,7 +355,10 @@ export class Stack {
       siteId: this.siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
-      temporal: { address: this.temporal.address },
+      temporal: {
+        address: this.temporal.address,
+        ...(this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {}),
+      },
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
       artifacts: { dir: join(this.dir, 'artifacts') },
@@ -571,7 +591,8 @@ export class Stack {
       this.netboxAgent?.stop(),
     ]);
     await this.netbox?.stop(true);
-    if (this.temporal) await recordHistories(this.temporal.address);
+    // Encrypted histories would replay only with this stack's ring.
+    if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
     await this.dbHandle?.close();

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
+import type { EncryptionCodec } from '@fleet/temporal/codec';
 import { EventFeed, type FeedTimings } from './events/feed.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
@@ -37,6 +38,7 @@ import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
 import { tokenRoutes } from './routes/tokens.routes.js';
+import { temporalCodecRoutes } from './routes/temporal-codec.routes.js';
 import { HubConfig } from './config.js';
 import { FacilityFollower } from './services/facility-follower.js';
 import { RetentionReaper } from './services/retention-reaper.js';
@@ -68,6 +70,8 @@ export interface HubDeps {
   retention?: HubConfig['retention'];
   /** OIDC sign-in beside API tokens; API tokens only when absent. */
   oidc?: HubConfig['oidc'];
+  /** The Temporal payload key ring, for the codec endpoint; without it that endpoint refuses. */
+  temporalCodec?: EncryptionCodec;
 }
 
 declare module 'fastify' {
@@ -159,6 +163,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   auditRoutes(app, doc, deps.db);
   tokenRoutes(app, doc, deps.db, tokenAuth);
   slaRoutes(app, doc, deps.db);
+  temporalCodecRoutes(app, doc, deps.temporalCodec);
   // Old finished jobs and idempotency keys go; one hub process at a time (docs/security.md, "Retention").
   const reaper = new RetentionReaper(deps.db, deps.retention ?? HubConfig.shape.retention.parse(undefined), app.log);
   app.addHook('onReady', async () => reaper.start());

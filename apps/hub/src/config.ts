@@ -164,6 +164,14 @@ export const HubConfig = z
     /** Base URL of the Temporal UI, for the workflow link on each job. */
     temporalUiUrl: z.string().url().optional(),
     temporalNamespace: z.string().default('default'),
+    /**
+     * The Temporal payload key ring file (mode 0600), the one the workflow agent and satellites hold, for the codec
+     * endpoint the Temporal UI decodes payloads with (docs/security.md); without it that endpoint refuses.
+     */
+    temporalPayloadEncryption: z
+      .object({ keyRingFile: z.string().min(1) })
+      .strict()
+      .optional(),
     firmware: z
       .object({
         /** Where package blobs live (content-addressed); made on the first upload. */

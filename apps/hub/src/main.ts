@@ -10,6 +10,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
+import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
 import { FileBlobStore } from './firmware/blob-store.js';
@@ -40,6 +41,9 @@ const app = buildHub({
   ...(config.oidc ? { oidc: config.oidc } : {}),
   web: config.web,
   ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
+  ...(config.temporalPayloadEncryption
+    ? { temporalCodec: new EncryptionCodec(await readKeyRingFile(config.temporalPayloadEncryption.keyRingFile)) }
+    : {}),
   ...(tlsFiles ? { https: readTls()! } : {}),
 });
 await app.listen({ host: config.http.host, port: config.http.port });

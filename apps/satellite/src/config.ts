@@ -79,7 +79,16 @@ export const SatelliteConfig = z
     siteId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug'),
     log: LogConfig,
     metrics: MetricsConfig,
-    temporal: TemporalConfig,
+    temporal: TemporalConfig.extend({
+      /**
+       * Temporal payload encryption (docs/security.md): `keyRingRef` is a reference in this site's secret store whose
+       * password is the key ring document. Absent: payloads go to Temporal in clear.
+       */
+      payloadEncryption: z
+        .object({ keyRingRef: z.string().min(1) })
+        .strict()
+        .optional(),
+    }),
     secrets: SecretsConfig,
     /**
      * The hub that serves firmware packages (GET /v1/firmware/blobs/{digest}) and keeps the Redfish documents of

@@ -15,6 +15,7 @@ import {
 } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
+import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
 import { SiteLimiter } from '@fleet/redfish';
 import {
   createBurnInActivities,
@@ -116,9 +117,17 @@ const deviceDeps: DeviceActivityDeps = {
 
 const knownHosts = new KnownHosts(join(config.dataDir, 'nvos-known-hosts.json'));
 
+// Payloads are decrypted and encrypted outside the workflow sandbox, with the ring the workflow agent holds too.
+const { payloadEncryption } = config.temporal;
+const codec =
+  payloadEncryption &&
+  new EncryptionCodec(
+    parseKeyRing((await secrets.resolve(payloadEncryption.keyRingRef)).password, payloadEncryption.keyRingRef),
+  );
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const worker = await Worker.create({
   connection,
+  ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
   namespace: config.temporal.namespace,
   taskQueue,
   ...(config.worker.workflowBundlePath

@@ -52,7 +52,16 @@ export const AgentConfig = z
     log: LogConfig,
     metrics: MetricsConfig,
     database: DatabaseConfig,
-    temporal: TemporalConfig,
+    temporal: TemporalConfig.extend({
+      /**
+       * Temporal payload encryption (docs/security.md): the key ring file (mode 0600) the site's satellites hold by
+       * reference too. Absent: payloads go to Temporal in clear.
+       */
+      payloadEncryption: z
+        .object({ keyRingFile: z.string().min(1) })
+        .strict()
+        .optional(),
+    }),
     dispatch: z
       .object({
         batchSize: z.number().int().min(1).max(1000).default(100),

@@ -12,6 +12,7 @@ import {
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
+import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
 import { AgentConfig } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
@@ -39,7 +40,15 @@ const { db, close: closeDb } = connectDb(config.database.url, config.database.po
 
 // Lazy: the agent starts, and keeps its intents, while Temporal is down.
 const connection = Connection.lazy({ address: config.temporal.address });
-const client = new Client({ connection, namespace: config.temporal.namespace });
+const { payloadEncryption } = config.temporal;
+const client = new Client({
+  connection,
+  namespace: config.temporal.namespace,
+  // Inputs, signals and memos are encrypted before they leave this process (docs/security.md).
+  ...(payloadEncryption
+    ? { dataConverter: { payloadCodecs: [new EncryptionCodec(await readKeyRingFile(payloadEncryption.keyRingFile))] } }
+    : {}),
+});
 
 let stopping = false;
 /** Sleepers a new intent (the dispatch loop) or the shutdown (every loop) ends early. */

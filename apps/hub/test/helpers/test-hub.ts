@@ -45,6 +45,7 @@ export async function startTestHub(
     twoPerson?: HubDeps['twoPerson'];
     /** OIDC sign-in beside the API tokens. */
     oidc?: HubDeps['oidc'];
+    temporalCodec?: HubDeps['temporalCodec'];
   } = {},
 ): Promise<TestHub> {
   const database = await cloneTestDatabase(baseUrl, template);
@@ -60,6 +61,7 @@ export async function startTestHub(
     ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
     ...(opts.web ? { web: opts.web } : {}),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
+    ...(opts.temporalCodec ? { temporalCodec: opts.temporalCodec } : {}),
     twoPerson: opts.twoPerson ?? noTwoPersonRules,
     ...(opts.oidc ? { oidc: opts.oidc } : {}),
   });

@@ -1,0 +1,75 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { PayloadDecryptionError, type EncryptionCodec } from '@fleet/temporal/codec';
+import { ApiError, invalid } from '../errors.js';
+import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
+
+const base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64');
+
+/** Temporal's codec-server shape: metadata values and data are base64. */
+const Payloads = z.object({
+  payloads: z
+    .array(z.object({ metadata: z.record(z.string(), base64).optional(), data: base64.optional() }))
+    .max(10_000),
+});
+const PayloadsOut = z
+  .object({ payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()), data: z.string() })) })
+  .meta({ id: 'TemporalPayloads' });
+
+type Wire = z.infer<typeof PayloadsOut>['payloads'][number];
+type Payload = Parameters<EncryptionCodec['encode']>[0][number];
+
+const fromWire = (p: z.infer<typeof Payloads>['payloads'][number]): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+const toWire = (p: Payload): Wire => ({
+  metadata: Object.fromEntries(
+    Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? []).toString('base64')]),
+  ),
+  data: Buffer.from(p.data ?? []).toString('base64'),
+});
+
+/**
+ * The codec server the Temporal UI (or `temporal --codec-endpoint`) calls to show encrypted payloads
+ * (docs/security.md, "Temporal payload encryption"): admins only, since a decoded payload is a job's whole input.
+ * Without a key ring in the hub's config it refuses (FAILED_PRECONDITION). Pure crypto: no Temporal call.
+ */
+export function temporalCodecRoutes(app: FastifyInstance, doc: ApiDoc, codec: EncryptionCodec | undefined): void {
+  const route = (op: 'decode' | 'encode', summary: string) =>
+    defineRoute(
+      app,
+      doc,
+      {
+        method: 'POST',
+        url: `/v1/temporal-codec/${op}`,
+        tag: 'temporal',
+        summary,
+        // No `sites`: a token limited to some sites is refused, as payloads of any site may be sent.
+        role: 'admin',
+        body: Payloads,
+        bodyLimit: bulkBodyLimit,
+        success: { status: 200, description: `The payloads, ${op}d, in the same order`, body: PayloadsOut },
+        errors: [409],
+      },
+      async ({ body }) => {
+        if (!codec)
+          throw new ApiError('FAILED_PRECONDITION', 'this hub has no Temporal key ring (temporalPayloadEncryption)');
+        const payloads = body.payloads.map(fromWire);
+        if (op === 'encode') return { payloads: (await codec.encode(payloads)).map(toWire) };
+        // One at a time, so a refusal names the payload.
+        const decoded: Wire[] = [];
+        for (const [i, payload] of payloads.entries()) {
+          try {
+            decoded.push(toWire((await codec.decode([payload]))[0]!));
+          } catch (err) {
+            if (err instanceof PayloadDecryptionError) throw invalid(`body.payloads.${i}`, err.message);
+            throw err;
+          }
+        }
+        return { payloads: decoded };
+      },
+    );
+  route('decode', "Decrypts Temporal payloads for the Temporal UI's codec server setting (admin)");
+  route('encode', 'Encrypts Temporal payloads with the active key, as the workflow agent does (admin)');
+}
