@@ -21,12 +21,18 @@ describe('token roles', () => {
 
   it('takes a list of roles as any one of them', () => {
     const readers = ['viewer', 'facility'] as const;
-    for (const held of roles) assert.equal(roleAllows(held, readers), true, held);
+    for (const held of roles) assert.equal(roleAllows(held, readers), held !== 'satellite', held);
     assert.equal(roleAllows('facility', ['operator']), false);
     assert.equal(roleAllows('viewer', ['operator', 'facility']), false);
     assert.equal(roleAllows('operator', ['operator', 'facility']), true);
     assert.equal(describeRoleRequirement(readers), 'viewer or facility');
     assert.equal(describeRoleRequirement('operator'), 'operator');
+  });
+
+  it('lets a satellite token only where a route names it, as a facility one', () => {
+    for (const needed of ['viewer', 'operator', 'admin', 'facility'] as const)
+      assert.equal(roleAllows('satellite', needed), false, `satellite on a ${needed} route`);
+    assert.equal(roleAllows('satellite', ['viewer', 'satellite']), true);
   });
 
   it('accepts facility as a token role and nothing unknown', () => {
