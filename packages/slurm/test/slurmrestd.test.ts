@@ -117,9 +117,11 @@ describe('slurmrestd client', () => {
     const job = await follow(id);
     assert.equal(job.state, 'CANCELLED');
     assert.equal(job.finished, true);
-    // SLURM records the signal, or the exit status 128 + 15 when the batch wrapper saw it first.
+    // SLURM records the signal, or the exit status 128 + 15 when the batch wrapper saw it first. On a loaded machine
+    // the job can be RUNNING before its shell has exec'd sleep: the shell holds the SIGTERM until SLURM's KillWait
+    // and SLURM ends it with SIGKILL (CI saw signal 9). Either way the job is cancelled, which is what is asserted.
     assert.ok(
-      (job.exitCode === null && job.signal === 15) || job.exitCode === 143,
+      (job.exitCode === null && (job.signal === 15 || job.signal === 9)) || job.exitCode === 143,
       `exit code ${job.exitCode}, signal ${job.signal}`,
     );
   });
