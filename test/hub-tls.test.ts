@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
-import { createCa, issueCertificate, type CertificateAuthority } from '../tools/lib/pki.js';
+import { createCa, issueCertificate, loopback, type CertificateAuthority } from '../tools/lib/pki.js';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
 import { testEnv } from './harness/env.js';
 
@@ -80,7 +80,7 @@ describe('hub TLS', () => {
 
   it('serves HTTPS with its certificate, refuses plain HTTP on that port, and reloads a renewed one', async () => {
     const port = await freePort();
-    const first = issueCertificate(ca, dir, 'hub-1', { dns: ['localhost'], ip: ['127.0.0.1'] });
+    const first = issueCertificate(ca, dir, 'hub-1', loopback);
     const certFile = join(dir, 'hub.pem');
     const keyFile = join(dir, 'hub.key');
     copyFileSync(first.certFile, certFile);
@@ -93,7 +93,7 @@ describe('hub TLS', () => {
     await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`));
 
     let from = hub.output.length;
-    const renewed = issueCertificate(ca, dir, 'hub-2', { dns: ['localhost'], ip: ['127.0.0.1'] });
+    const renewed = issueCertificate(ca, dir, 'hub-2', loopback);
     copyFileSync(renewed.certFile, certFile);
     copyFileSync(renewed.keyFile, keyFile);
     await waitForOutput(hub, 'TLS certificate reloaded', from);

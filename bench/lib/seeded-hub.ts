@@ -6,7 +6,7 @@ import { freePort } from '@fleet/temporal';
 import pg from 'pg';
 import { planFleet } from '../../tools/fleetgen/layout.js';
 import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
-import { createCa, issueCertificate } from '../../tools/lib/pki.js';
+import { loopbackServer } from '../../tools/lib/pki.js';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 
 export interface SeededHub {
@@ -67,7 +67,7 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
     const token = (await createApiToken(handle.db, `bench-${options.name}`, options.role ?? 'viewer')).token;
 
     const port = await freePort();
-    const pki = options.tls ? hubCertificate(dir) : undefined;
+    const pki = options.tls ? loopbackServer(dir, 'bench-ca') : undefined;
     const hubConfig = join(dir, 'hub.json');
     writeFileSync(
       hubConfig,
@@ -85,18 +85,11 @@ export async function startSeededHub(options: SeededHubOptions): Promise<SeededH
     cleanups.unshift(() => hub.stop());
     await hub.start('hub listening');
     const url = `${pki ? 'https' : 'http'}://127.0.0.1:${port}`;
-    return { url, token, hub, db: handle.db, dir, close, ...(pki ? { ca: pki.ca } : {}) };
+    return { url, token, hub, db: handle.db, dir, close, ...(pki ? { ca: pki.ca.certPem } : {}) };
   } catch (err) {
     await close();
     throw err;
   }
-}
-
-/** A CA and a certificate for 127.0.0.1 from it, in `dir`. */
-function hubCertificate(dir: string): { ca: string; tls: { certFile: string; keyFile: string } } {
-  const ca = createCa(dir, 'bench-ca');
-  const { certFile, keyFile } = issueCertificate(ca, dir, 'hub', { ip: ['127.0.0.1'], dns: ['localhost'] });
-  return { ca: ca.certPem, tls: { certFile, keyFile } };
 }
 
 /** NVL72 racks straight into the mirror, the way the NetBox agent writes them; `count` devices in all. */

@@ -24,8 +24,9 @@ import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { randomKeyRingDocument } from '@fleet/temporal/codec';
+import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
-import { createCa, issueCertificate, type CertificateAuthority } from '../../tools/lib/pki.js';
+import { loopbackServer, type CertificateAuthority } from '../../tools/lib/pki.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
@@ -282,9 +283,7 @@ export class Stack {
     if (this.opts.tls && !this.ca) {
       const pki = join(this.dir, 'pki');
       mkdirSync(pki, { recursive: true });
-      this.ca = createCa(pki, 'stack-ca');
-      const { certFile, keyFile } = issueCertificate(this.ca, pki, 'hub', { dns: ['localhost'], ip: ['127.0.0.1'] });
-      this.hubTls = { certFile, keyFile };
+      ({ ca: this.ca, tls: this.hubTls } = loopbackServer(pki, 'stack-ca'));
       // This process's fetch (the API helpers, the typed client) trusts the stack's CA, as an operator's would.
       setGlobalDispatcher(new Agent({ connect: { ca: this.ca.certPem } }));
     }
@@ -299,15 +298,7 @@ export class Stack {
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
       ...(this.opts.rateLimit ? { rateLimit: this.opts.rateLimit } : {}),
       // The end-to-end tests act as one person; two-person rules have their own tests (apps/hub/test).
-      twoPerson: {
-        rules: {
-          'campaign.approve': false,
-          'switch.factory_reset': false,
-          'rack.power_off': false,
-          'rack.cold_reboot': false,
-          'device.release': false,
-        },
-      },
+      twoPerson: { rules: Object.fromEntries(twoPersonRules.map((rule) => [rule, false])) },
     });
     this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
     await this.hub.start('hub listening');

@@ -20,6 +20,9 @@ export interface IssuedCertificate {
   fingerprint: string;
 }
 
+/** The names a server on this machine is reached by. */
+export const loopback = { dns: ['localhost'], ip: ['127.0.0.1'] };
+
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
 function newKey(keyFile: string): void {
@@ -101,3 +104,13 @@ export function issueCertificate(
 }
 
 const readPem = (file: string) => readFileSync(file, 'utf8');
+
+/** A CA of its own in `dir` and a loopback server certificate from it: a hub on HTTPS for a dev stack or a bench. */
+export function loopbackServer(
+  dir: string,
+  caName: string,
+): { ca: CertificateAuthority; tls: { certFile: string; keyFile: string } } {
+  const ca = createCa(dir, caName);
+  const { certFile, keyFile } = issueCertificate(ca, dir, 'hub', loopback);
+  return { ca, tls: { certFile, keyFile } };
+}

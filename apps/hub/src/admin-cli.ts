@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { ConfigError, configPathFromArgs, loadConfig } from '@fleet/config';
+import { configPathFromArgs } from '@fleet/config';
 import { connectDb } from '@fleet/db';
 import { Role } from '@fleet/domain';
-import { HubConfig } from './config.js';
+import { loadHubConfigOrExit, parseCliArgs } from './cli-args.js';
 import { ApiError } from './errors.js';
 import { issueToken, TokenName } from './services/tokens.service.js';
 
@@ -22,29 +21,16 @@ docs/security.md). The config is the hub's (its database.url is used). Example:
   node --import tsx apps/hub/src/admin-cli.ts create-token --name ops-dc-a --role operator --sites dc-a ` +
   `--expires-in 90d --config deploy/config/hub.example.json`;
 
-function parse() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        role: { type: 'string' },
-        sites: { type: 'string' },
-        'expires-in': { type: 'string' },
-        config: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-}
-const { values, positionals } = parse();
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
+const { values, positionals } = parseCliArgs(
+  {
+    name: { type: 'string' },
+    role: { type: 'string' },
+    sites: { type: 'string' },
+    'expires-in': { type: 'string' },
+    config: { type: 'string' },
+  },
+  usage,
+);
 if (positionals[0] !== 'create-token' || !values.name) {
   console.error(usage);
   process.exit(2);
@@ -61,15 +47,7 @@ const units: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
 const expiresIn = values['expires-in']?.match(/^(\d+)([smhd])$/);
 if (values['expires-in'] !== undefined && !expiresIn) fail('--expires-in must be a number and a unit, e.g. 90d or 12h');
 const sites = values.sites?.split(',').map((s) => s.trim());
-const config = (() => {
-  try {
-    return loadConfig(HubConfig, configPathFromArgs());
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(`${err.message}\n\n${usage}`);
-    process.exit(2);
-  }
-})();
+const config = loadHubConfigOrExit(configPathFromArgs(), usage);
 const handle = connectDb(config.database.url, 1);
 try {
   const { token, row } = await issueToken(

@@ -1,7 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '@fleet/config';
 import {
   AuditChainVerifier,
   connectDb,
@@ -9,7 +7,7 @@ import {
   type AuditChainRecord,
   type AuditVerification,
 } from '@fleet/db';
-import { HubConfig } from './config.js';
+import { loadHubConfigOrExit, parseCliArgs } from './cli-args.js';
 
 // Verifies the audit log's hash chain (docs/security.md, "Audit log"); a sibling of admin-cli.
 const usage = `usage: audit-cli verify-audit --config <hub.json> [--page-size <n>]
@@ -20,24 +18,6 @@ head), or in a file GET /v1/audit/export wrote (its first row chains to --anchor
 earlier verified export ended with), and prints the result as JSON. The exit code is 1 when a row is broken (the
 output names the first: brokenAt, problem), 2 for bad arguments. Example:
   node --import tsx apps/hub/src/audit-cli.ts verify-audit --config deploy/config/hub.example.json`;
-
-function parse() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        config: { type: 'string' },
-        file: { type: 'string' },
-        anchor: { type: 'string' },
-        'page-size': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-}
 
 /** Checks the lines of an export in order; stops at the first broken one. */
 async function verifyFile(file: string, anchor: string | undefined): Promise<AuditVerification> {
@@ -72,14 +52,7 @@ async function verifyDatabase(configPath: string, pageSizeArg: string | undefine
     console.error('--page-size must be a positive integer');
     process.exit(2);
   }
-  let config: HubConfig;
-  try {
-    config = loadConfig(HubConfig, configPath);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(`${err.message}\n\n${usage}`);
-    process.exit(2);
-  }
+  const config = loadHubConfigOrExit(configPath, usage);
   const handle = connectDb(config.database.url, 1);
   try {
     return await verifyAuditChain(handle.db, pageSize);
@@ -88,11 +61,10 @@ async function verifyDatabase(configPath: string, pageSizeArg: string | undefine
   }
 }
 
-const { values, positionals } = parse();
-if (values.help) {
-  console.log(usage);
-  process.exit(0);
-}
+const { values, positionals } = parseCliArgs(
+  { config: { type: 'string' }, file: { type: 'string' }, anchor: { type: 'string' }, 'page-size': { type: 'string' } },
+  usage,
+);
 if (positionals[0] !== 'verify-audit' || (!values.file && !values.config)) {
   console.error(usage);
   process.exit(2);

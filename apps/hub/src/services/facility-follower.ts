@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { facilityEventsPoweringOff, type Db } from '@fleet/db';
 import type { RemediationConfig } from '../config.js';
 import { followPowerOff } from './facility.service.js';
+import { PeriodicTask } from './periodic.js';
 
 /** How often the hub looks for facility events whose power-off ended: one indexed query when none runs. */
 export const FACILITY_FOLLOW_EVERY_MS = 2_000;
@@ -13,24 +14,19 @@ const BATCH = 100;
  * critical event's holds, the final state. Every hub process runs one; the event's row lock makes each move once.
  */
 export class FacilityFollower {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly db: Db,
     private readonly config: RemediationConfig,
     private readonly log: FastifyBaseLogger,
-    private readonly everyMs = FACILITY_FOLLOW_EVERY_MS,
-  ) {}
+    everyMs = FACILITY_FOLLOW_EVERY_MS,
+  ) {
+    this.task = new PeriodicTask('facility follower', everyMs, () => this.tick(), log);
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      // A look that outlasts the interval is not doubled.
-      this.running ??= this.tick()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.error({ err }, 'facility follower: look failed'))
-        .finally(() => (this.running = undefined));
-    }, this.everyMs).unref();
+    this.task.start();
   }
 
   /** One look: each event whose power-off jobs all ended moves on. Answers how many moved. */
@@ -46,9 +42,7 @@ export class FacilityFollower {
   }
 
   /** Stops looking and waits for a look under way. */
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  close(): Promise<void> {
+    return this.task.close();
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { reapFinishedJobs, reapIdempotencyKeys, type Db } from '@fleet/db';
 import type { RetentionConfig } from '../config.js';
+import { PeriodicTask } from './periodic.js';
 
 /** Batches per kind in one run: a backlog is worked off over several runs rather than in one long burst. */
 const MAX_BATCHES_PER_RUN = 100;
@@ -11,22 +12,18 @@ const MAX_BATCHES_PER_RUN = 100;
  * The audit log is never reaped.
  */
 export class RetentionReaper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly task: PeriodicTask;
 
   constructor(
     private readonly db: Db,
     private readonly config: RetentionConfig,
     private readonly log: FastifyBaseLogger,
-  ) {}
+  ) {
+    this.task = new PeriodicTask('retention reaper', config.everyS * 1000, () => this.run(), log);
+  }
 
   start(): void {
-    this.timer ??= setInterval(() => {
-      this.running ??= this.run()
-        .then(() => undefined)
-        .catch((err: unknown) => this.log.error({ err }, 'retention reaper: run failed'))
-        .finally(() => (this.running = undefined));
-    }, this.config.everyS * 1000).unref();
+    this.task.start();
   }
 
   /** One run: batches until nothing old is left, the cap is hit, or another process holds the lock. */
@@ -47,9 +44,7 @@ export class RetentionReaper {
     return { jobs, idempotencyKeys };
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  close(): Promise<void> {
+    return this.task.close();
   }
 }

@@ -37,33 +37,24 @@ export interface TestHub {
 export async function startTestHub(
   opts: {
     maxPackageBytes?: number;
-    campaigns?: HubDeps['campaigns'];
     log?: Logger;
-    web?: HubDeps['web'];
-    rateLimit?: HubDeps['rateLimit'];
     /** Two-person rules; all off unless given (the tests of other features act as one person). */
     twoPerson?: HubDeps['twoPerson'];
-    /** OIDC sign-in beside the API tokens. */
-    oidc?: HubDeps['oidc'];
-    temporalCodec?: HubDeps['temporalCodec'];
-  } = {},
+  } & Partial<Pick<HubDeps, 'campaigns' | 'web' | 'rateLimit' | 'oidc' | 'temporalCodec'>> = {},
 ): Promise<TestHub> {
+  const { maxPackageBytes, log, twoPerson, ...deps } = opts;
   const database = await cloneTestDatabase(baseUrl, template);
   const handle = connectDb(database.url, 4);
-  const blobDir = opts.maxPackageBytes === undefined ? undefined : await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
+  const blobDir = maxPackageBytes === undefined ? undefined : await mkdtemp(join(tmpdir(), 'fleet-blobs-'));
   const blobs = blobDir ? new FileBlobStore(blobDir) : undefined;
   const app = buildHub({
     db: handle.db,
-    log: opts.log ?? pino({ level: 'silent' }),
+    log: log ?? pino({ level: 'silent' }),
     registry: new Registry(),
     views: { temporalNamespace: 'default' },
-    ...(blobs ? { firmware: { blobs, maxPackageBytes: opts.maxPackageBytes! } } : {}),
-    ...(opts.campaigns ? { campaigns: opts.campaigns } : {}),
-    ...(opts.web ? { web: opts.web } : {}),
-    ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
-    ...(opts.temporalCodec ? { temporalCodec: opts.temporalCodec } : {}),
-    twoPerson: opts.twoPerson ?? noTwoPersonRules,
-    ...(opts.oidc ? { oidc: opts.oidc } : {}),
+    ...deps,
+    ...(blobs ? { firmware: { blobs, maxPackageBytes: maxPackageBytes! } } : {}),
+    twoPerson: twoPerson ?? noTwoPersonRules,
   });
   const tokens = { admin: '', operator: '', viewer: '' };
   for (const role of ['admin', 'operator', 'viewer'] as const)

@@ -1,10 +1,10 @@
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { Link } from '@tanstack/react-router';
 import { unwrap, type Job } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
 import { isTerminal } from '../api/queries';
 import { useCan } from '../api/role';
-import { ConfirmAction } from '../components/ConfirmAction';
+import { ReasonAction } from '../components/ReasonAction';
 import { Time } from '../components/Time';
 
 type Decision = NonNullable<NonNullable<Job['progress']>['decision']>;
@@ -131,45 +131,31 @@ interface ActionProps {
 }
 
 function DecisionAction({ action, label, danger, what, job, stage, devices, narrowed, names, onSent }: ActionProps) {
-  const [reason, setReason] = useState('');
-  const reasonId = useId();
   const whom =
     devices.length === 1 ? listed(devices, names) : `${devices.length} ${narrowed ? 'selected' : 'waiting'} devices`;
   return (
-    <ConfirmAction
+    <ReasonAction
       label={label}
       title={`${label} stage ${stage} for ${whom}?`}
       danger={danger}
-      ready={reason.trim() !== ''}
-      run={() =>
+      keptIn="the job and the devices' history"
+      run={(reason) =>
         unwrap(
           api().POST('/v1/jobs/{id}/decision', {
             params: { path: { id: job.id } },
             headers: { 'Idempotency-Key': idempotencyKey() },
-            body: { action, reason: reason.trim(), ...(narrowed ? { device_ids: devices } : {}) },
+            body: { action, reason, ...(narrowed ? { device_ids: devices } : {}) },
           }),
         )
       }
-      onDone={() => {
-        onSent(`${label} sent for ${plural(devices.length)}: the workflow agent delivers it to the workflow.`);
-        setReason('');
-      }}
+      onDone={() =>
+        onSent(`${label} sent for ${plural(devices.length)}: the workflow agent delivers it to the workflow.`)
+      }
     >
       <p>
         {what} {listed(devices, names)}.
       </p>
-      <p>
-        <label htmlFor={reasonId}>Reason (required; kept in the job and the devices&apos; history)</label>
-        <textarea
-          id={reasonId}
-          required
-          maxLength={2000}
-          rows={3}
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
-        />
-      </p>
-    </ConfirmAction>
+    </ReasonAction>
   );
 }
 
