@@ -47,7 +47,7 @@ const units: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
 const expiresIn = values['expires-in']?.match(/^(\d+)([smhd])$/);
 if (values['expires-in'] !== undefined && !expiresIn) fail('--expires-in must be a number and a unit, e.g. 90d or 12h');
 const sites = values.sites?.split(',').map((s) => s.trim());
-const config = loadHubConfigOrExit(configPathFromArgs(), usage);
+const config = loadHubConfigOrExit(() => configPathFromArgs(), usage);
 const handle = connectDb(config.database.url, 1);
 try {
   const { token, row } = await issueToken(

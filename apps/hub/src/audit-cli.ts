@@ -52,7 +52,7 @@ async function verifyDatabase(configPath: string, pageSizeArg: string | undefine
     console.error('--page-size must be a positive integer');
     process.exit(2);
   }
-  const config = loadHubConfigOrExit(configPath, usage);
+  const config = loadHubConfigOrExit(() => configPath, usage);
   const handle = connectDb(config.database.url, 1);
   try {
     return await verifyAuditChain(handle.db, pageSize);

@@ -20,9 +20,10 @@ export function parseCliArgs<O extends NonNullable<ParseArgsConfig['options']>>(
   return parsed;
 }
 
-export function loadHubConfigOrExit(path: string, usage: string): HubConfig {
+/** The hub's config from the file `pathOf` names (which may itself refuse: no --config and no FLEET_CONFIG). */
+export function loadHubConfigOrExit(pathOf: () => string, usage: string): HubConfig {
   try {
-    return loadConfig(HubConfig, path);
+    return loadConfig(HubConfig, pathOf());
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`${err.message}\n\n${usage}`);
