@@ -30,6 +30,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     taskTimeoutS: 1200,
   };
   const stack = new Stack({
+    // Measured as the trivial-workflow baseline runs: no codec; no leak scan of thousands of histories at the end.
+    payloadEncryption: false,
+    leakScan: false,
     // Many concurrent pollers share one token: the bench measures the stack, not the rate limit.
     rateLimit: { enabled: false },
     racks,

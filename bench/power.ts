@@ -16,6 +16,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
   const timeScale = 0.01;
   const stack = new Stack({
+    // Measured as the trivial-workflow baseline runs: no codec; no leak scan of thousands of histories at the end.
+    payloadEncryption: false,
+    leakScan: false,
     // Many concurrent pollers share one token: the bench measures the stack, not the rate limit.
     rateLimit: { enabled: false },
     racks,

@@ -33,6 +33,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   // 300 s install → 3 s, 5 s handoff → 0.05 s, 120 s reboot → 1.2 s.
   const timeScale = 0.01;
   const stack = new Stack({
+    // Measured as the trivial-workflow baseline runs: no codec; no leak scan of thousands of histories at the end.
+    payloadEncryption: false,
+    leakScan: false,
     // Many concurrent pollers share one token: the bench measures the stack, not the rate limit.
     rateLimit: { enabled: false },
     bmcs: 0,

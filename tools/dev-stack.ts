@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { connectDb, createApiToken, findActiveToken, migrateDatabase } from '@fleet/db';
 import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
+import { randomKeyRingDocument } from '@fleet/temporal/codec';
 import { planFleet, simulatedSwitches, simulatorProfile } from './fleetgen/layout.js';
 import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
@@ -206,6 +207,10 @@ if (present.count === 0) {
   });
 }
 
+// Temporal payloads are encrypted (docs/security.md): one key ring, kept with the stack's state so that the histories
+// in temporal.sqlite stay readable across restarts.
+const keyRingFile = join(dir, 'temporal-payload-keys.json');
+if (!existsSync(keyRingFile)) writePrivateFile(keyRingFile, randomKeyRingDocument());
 const secretsFile = join(dir, 'secrets.json');
 // The satellite fetches firmware from the hub, stores inventory documents and delivers health readings there with its
 // satellite token, resolved by reference like BMC credentials.
@@ -214,6 +219,7 @@ writePrivateFile(
   JSON.stringify({
     'bmc/default': { username: 'admin', password: bmcPassword },
     'hub/token': { username: 'satellite', password: tokens['satellite'] },
+    'temporal/payload-keys': { username: 'temporal', password: readFileSync(keyRingFile, 'utf8') },
   }),
 );
 // Burn-in runs on a single-node SLURM of the stack's own (docs/burn-in-slurm.md); its job scripts ask the simulator.
@@ -274,6 +280,7 @@ procs.push(
         database: { url: databaseUrl },
         http: { port: ports.hub, allowPlainHttp: true },
         temporalUiUrl: `http://127.0.0.1:${ports.temporalUi}`,
+        temporalPayloadEncryption: { keyRingFile, uiOrigins: [`http://127.0.0.1:${ports.temporalUi}`] },
         firmware: { blobDir: join(dir, 'blobs') },
       }),
       dir,
@@ -301,7 +308,7 @@ procs.push(
       writeConfig('agent', {
         metrics: { port: ports.agentMetrics },
         database: { url: databaseUrl },
-        temporal: { address: temporal.address },
+        temporal: { address: temporal.address, payloadEncryption: { keyRingFile } },
         projection: { intervalMs: 500 },
       }),
       dir,
@@ -315,7 +322,7 @@ procs.push(
       writeConfig('satellite', {
         siteId,
         metrics: { port: ports.satelliteMetrics },
-        temporal: { address: temporal.address },
+        temporal: { address: temporal.address, payloadEncryption: { keyRingRef: 'temporal/payload-keys' } },
         secrets: { provider: 'file', path: secretsFile },
         hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
         artifacts: { dir: join(dir, 'artifacts') },
@@ -370,7 +377,9 @@ Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} dev
 switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played by the simulator.
   Web console     ${hub}/   (sign in with a token below)
   Hub API         ${hub}   (GET /healthz, /openapi.json, /docs, /v1/devices, /v1/racks, /v1/jobs)
-  Temporal UI     http://127.0.0.1:${ports.temporalUi}
+  Temporal UI     http://127.0.0.1:${ports.temporalUi}   (payloads are encrypted; decoded for an admin by the hub:
+                  temporal workflow show -w <job id> --codec-endpoint ${hub}/v1/temporal-codec \\
+                    --codec-auth "Bearer ${tokens['admin']}")
   NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in ` +
     `.tools/netbox-state/admin_password)
   Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs and /switches

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareTemplate } from '@fleet/db/testing';
@@ -12,6 +12,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const templateDb = `fleet_tpl_${process.pid}`;
 const workflowBundle = join(root, '.run', `workflow-bundle-${process.pid}.js`);
+const leakScanReport = join(root, '.run', `leak-scan-${process.pid}.jsonl`);
 
 function findTests(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -47,6 +48,7 @@ const code = await new Promise<number>((resolve) => {
         FLEET_TEST_DATABASE_URL: databaseUrl,
         FLEET_TEST_TEMPLATE_DB: templateDb,
         FLEET_TEST_WORKFLOW_BUNDLE: workflowBundle,
+        FLEET_LEAK_SCAN_REPORT: leakScanReport,
       },
     },
   );
@@ -57,4 +59,27 @@ await admin.connect();
 await admin.query(`drop database if exists "${templateDb}" with (force)`);
 await admin.end();
 rmSync(workflowBundle, { force: true });
-process.exit(code);
+const leaks = summariseLeakScans(leakScanReport);
+rmSync(leakScanReport, { force: true });
+process.exit(code || (leaks > 0 ? 1 : 0));
+
+/**
+ * Every stack's leak scan at its stop (test/harness/leak-scan.ts), summed up: what was searched and what was found.
+ * A finding has failed its test already; it fails the run too, so that it cannot hide in a skipped file's output.
+ */
+function summariseLeakScans(file: string): number {
+  if (!existsSync(file)) return 0;
+  const scans = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, number> & { findings: string[] });
+  const sum = (k: string) => scans.reduce((n, r) => n + r[k]!, 0);
+  const mib = (k: string) => (sum(k) / 2 ** 20).toFixed(1);
+  const findings = scans.flatMap((r) => r.findings);
+  console.log(
+    `leak scan: ${scans.length} stacks; ${sum('histories')} Temporal histories (${sum('events')} events, ` +
+      `${sum('payloads')} payloads, decoded), ${mib('pgDumpBytes')} MiB of pg_dump, ${mib('logBytes')} MiB of logs; ` +
+      `${findings.length} findings${findings.length ? `:\n  ${findings.join('\n  ')}` : ''}`,
+  );
+  return findings.length;
+}

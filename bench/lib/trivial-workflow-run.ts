@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type DataConverter } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { TrivialActivities } from './trivial-workflow.js';
 
@@ -15,6 +15,8 @@ export interface BaselineOptions {
   activities: number;
   /** Each activity's wait. */
   holdMs: number;
+  /** The worker's and the client's, e.g. with the payload codec (bench security). */
+  dataConverter?: DataConverter;
 }
 
 export interface BaselineFigures {
@@ -35,7 +37,7 @@ export async function runTrivialBaseline(o: BaselineOptions): Promise<BaselineFi
   const taskQueue = `bench-trivial-${randomUUID()}`;
   const workerConnection = await NativeConnection.connect({ address: o.address });
   const connection = await Connection.connect({ address: o.address });
-  const client = new Client({ connection });
+  const client = new Client({ connection, ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}) });
   const activities: TrivialActivities = { noop: (ms) => new Promise((r) => setTimeout(r, ms)) };
   const worker = await Worker.create({
     connection: workerConnection,
@@ -52,6 +54,7 @@ export async function runTrivialBaseline(o: BaselineOptions): Promise<BaselineFi
       }),
     },
     activities,
+    ...(o.dataConverter ? { dataConverter: o.dataConverter } : {}),
     maxConcurrentActivityTaskExecutions: Math.max(100, o.concurrency),
   });
   const ids: string[] = [];

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
 import { duplicates, flashes, installed, manifestFor, setFaults, waitFor } from '../harness/firmware.js';
 import { Stack, expectStatus } from '../harness/stack.js';
 
@@ -116,10 +115,10 @@ describe('firmware campaign: canary, waves, failure budget', () => {
       const failed = devices.items.filter((d) => d.state === 'failed');
       assert.ok(failed.length >= 1 && failed.length <= 2, JSON.stringify(devices.items));
       // A small history budget: the campaign continued as new (mid-wave) and still finished.
-      const connection = await Connection.connect({ address: stack.temporal.address });
       let runs = 0;
-      for await (const _run of new Client({ connection }).workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
-      await connection.close();
+      await stack.withTemporal(async (c) => {
+        for await (const _run of c.workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
+      });
       assert.ok(runs > 1, `expected continue-as-new, saw ${runs} run(s)`);
       for (const b of byName) {
         assert.deepEqual(duplicates(await flashes(stack, b)), [], `${b} flashed twice`);

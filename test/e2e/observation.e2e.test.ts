@@ -112,15 +112,9 @@ describe('health observation of a simulated site', () => {
     const res = await stack.api('GET', `/v1/devices/${id(2)}/history?axis=health`, undefined, stack.tokens.viewer);
     const items = (expectStatus(200)(res).body as { items: { condition_type: string | null }[] }).items;
     assert.equal(items.length, 3, 'one entry per condition of the first reading, none since');
-    const { Connection, Client } = await import('@temporalio/client');
-    const connection = await Connection.connect({ address: stack.temporal.address });
-    try {
-      const d = await new Client({ connection }).workflow.getHandle(`observer-${stack.siteId}`).describe();
-      assert.equal(d.status.name, 'RUNNING');
-      // Start, a first task, one activity scheduled and started: the cycles themselves are not in the history.
-      assert.ok(d.historyLength <= 12, `observer history ${d.historyLength} events`);
-    } finally {
-      await connection.close();
-    }
+    const d = await stack.withTemporal((c) => c.workflow.getHandle(`observer-${stack.siteId}`).describe());
+    assert.equal(d.status.name, 'RUNNING');
+    // Start, a first task, one activity scheduled and started: the cycles themselves are not in the history.
+    assert.ok(d.historyLength <= 12, `observer history ${d.historyLength} events`);
   });
 });

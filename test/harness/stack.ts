@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   createFleetClient,
@@ -22,13 +22,15 @@ import {
 import { planFleet, simulatorProfile, type Fleet } from '../../tools/fleetgen/layout.js';
 import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
-import { randomKeyRingDocument } from '@fleet/temporal/codec';
+import { fleetDataConverter, freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
+import { Client, Connection } from '@temporalio/client';
+import { EncryptionCodec, parseKeyRing, randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { loopbackServer, type CertificateAuthority } from '../../tools/lib/pki.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
+import { logFilesUnder, recordLeakScan, scanForLeaks, type LeakScanReport, type Needle } from './leak-scan.js';
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
 import { NetboxWriter, writeFleet } from '../../tools/fleetgen/netbox-writer.js';
 import { startNetbox, type NetboxServer } from './netbox.js';
@@ -93,9 +95,15 @@ export interface StackOptions {
   netbox?: boolean;
   /**
    * Temporal payload encryption (docs/security.md): one random key ring for the stack, in a key file for the workflow
-   * agent and the hub, and in the satellite's secret store. Its histories are not recorded (FLEET_RECORD_HISTORIES).
+   * agent and the hub, and in the satellite's secret store. On unless false, or while histories are recorded for the
+   * replay tests (FLEET_RECORD_HISTORIES), which need them in clear.
    */
   payloadEncryption?: boolean;
+  /**
+   * At stop, the leak scan (test/harness/leak-scan.ts) over the stack's Temporal histories, database and logs; a
+   * finding fails the stop. On unless false (benchmarks, whose thousands of histories are not what they measure).
+   */
+  leakScan?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -162,7 +170,7 @@ export class Stack {
 
   async start(): Promise<this> {
     mkdirSync(this.dir, { recursive: true });
-    if (this.opts.payloadEncryption) {
+    if (this.opts.payloadEncryption ?? !process.env['FLEET_RECORD_HISTORIES']) {
       this.keyRing = { document: randomKeyRingDocument(), file: join(this.dir, 'temporal-payload-keys.json') };
       writeFileSync(this.keyRing.file, this.keyRing.document, { mode: 0o600 });
     }
@@ -582,13 +590,67 @@ export class Stack {
       this.netboxAgent?.stop(),
     ]);
     await this.netbox?.stop(true);
+    const leaks =
+      this.temporal && this.database && this.opts.leakScan !== false ? await this.scanForLeaks() : undefined;
+    if (leaks) recordLeakScan(leaks);
     // Encrypted histories would replay only with this stack's ring.
     if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
     await this.dbHandle?.close();
     await this.database?.drop();
+    if (leaks?.findings.length) throw new Error(`leak scan of ${this.dir}: ${leaks.findings.join('; ')}`);
     if (!process.env['FLEET_KEEP_TEST_RUNS']) rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** `fn` with a client of this stack's Temporal that reads payloads as the workflow agent does (codec, failures). */
+  async withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    const connection = await Connection.connect({ address: this.temporal.address });
+    try {
+      const codec = this.keyRing && new EncryptionCodec(parseKeyRing(this.keyRing.document, this.keyRing.file));
+      return await fn(new Client({ connection, dataConverter: fleetDataConverter(codec) }));
+    } finally {
+      await connection.close();
+    }
+  }
+
+  /**
+   * Every password and token this stack handed out (the secret store as it is now, rotations included), searched in
+   * its decoded Temporal histories, a dump of its database and its logs; with the codec on, device addresses must not
+   * be readable in the histories as Temporal stores them.
+   */
+  async scanForLeaks(extra: Needle[] = []): Promise<LeakScanReport> {
+    const secretsFile = join(this.dir, 'secrets.json');
+    const stored = existsSync(secretsFile)
+      ? Object.entries(JSON.parse(readFileSync(secretsFile, 'utf8')) as Record<string, { password: string }>)
+      : [];
+    const secrets = [
+      ...stored
+        .filter(([ref]) => ref !== 'temporal/payload-keys')
+        .map(([ref, e]) => ({ name: ref, value: e.password })),
+      ...Object.entries(this.tokens ?? {}).map(([role, value]) => ({ name: `${role} API token`, value })),
+      { name: 'BMC password', value: this.bmcPassword },
+      { name: 'NVOS password', value: this.switchPassword },
+      ...Object.values(
+        (JSON.parse(this.keyRing?.document ?? '{"keys":{}}') as { keys: Record<string, string> }).keys,
+      ).map((value) => ({ name: 'payload key', value })),
+      ...extra,
+    ];
+    const encryptedOnly = [
+      ...this.bmcs.map((b) => ({ name: `address of ${b.id}`, value: new URL(b.url).host })),
+      ...this.switches.flatMap((sw) => [
+        { name: `NVUE address of ${sw.id}`, value: new URL(sw.nvueUrl).host },
+        { name: `SSH address of ${sw.id}`, value: `${sw.ssh.host}:${sw.ssh.port}` },
+      ]),
+    ];
+    return scanForLeaks({
+      temporalAddress: this.temporal.address,
+      ...(this.keyRing ? { codec: new EncryptionCodec(parseKeyRing(this.keyRing.document, this.keyRing.file)) } : {}),
+      databaseUrl: this.database.url,
+      logFiles: logFilesUnder(this.dir),
+      secrets,
+      encryptedOnly,
+    });
   }
 }
 

@@ -235,6 +235,10 @@ describe('device health', () => {
     assert.match(r.stdout, /^ {2}gpu\s+GPU_2\s+Critical\s+Xid 79: fell off the bus$/m);
     const json = await fleetctl('device', 'health', TRAY, '-o', 'json');
     assert.deepEqual(JSON.parse(json.stdout), health);
+    // A reading has no id of its own: -o id is the device's, for scripts that pipe it on.
+    const id = await fleetctl('device', 'health', TRAY, '-o', 'id');
+    assert.equal(id.code, 0, id.stderr);
+    assert.equal(id.stdout, `${health.device_id}\n`);
   });
 
   it('a device never observed is the hub 404 (exit 3)', async () => {

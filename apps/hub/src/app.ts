@@ -72,6 +72,8 @@ export interface HubDeps {
   oidc?: HubConfig['oidc'];
   /** The Temporal payload key ring, for the codec endpoint; without it that endpoint refuses. */
   temporalCodec?: EncryptionCodec;
+  /** Temporal UI origins whose pages may call the codec endpoint (CORS); none when absent. */
+  temporalCodecOrigins?: string[];
 }
 
 declare module 'fastify' {
@@ -163,7 +165,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   auditRoutes(app, doc, deps.db);
   tokenRoutes(app, doc, deps.db, tokenAuth);
   slaRoutes(app, doc, deps.db);
-  temporalCodecRoutes(app, doc, deps.temporalCodec);
+  temporalCodecRoutes(app, doc, deps.temporalCodec, deps.temporalCodecOrigins ?? []);
   // Old finished jobs and idempotency keys go; one hub process at a time (docs/security.md, "Retention").
   const reaper = new RetentionReaper(deps.db, deps.retention ?? HubConfig.shape.retention.parse(undefined), app.log);
   app.addHook('onReady', async () => reaper.start());

@@ -169,7 +169,21 @@ export const HubConfig = z
      * endpoint the Temporal UI decodes payloads with (docs/security.md); without it that endpoint refuses.
      */
     temporalPayloadEncryption: z
-      .object({ keyRingFile: z.string().min(1) })
+      .object({
+        keyRingFile: z.string().min(1),
+        /**
+         * Origins of the Temporal UI (e.g. `https://temporal.example.com`) whose browser pages may call the codec
+         * endpoint (CORS), with the signed-in person's bearer token; none: only same-origin pages and the CLI.
+         */
+        uiOrigins: z
+          .array(
+            z
+              .string()
+              .url()
+              .refine((u) => new URL(u).origin === u, 'must be an origin: scheme, host and port only'),
+          )
+          .default([]),
+      })
       .strict()
       .optional(),
     firmware: z

@@ -42,7 +42,10 @@ const app = buildHub({
   web: config.web,
   ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
   ...(config.temporalPayloadEncryption
-    ? { temporalCodec: new EncryptionCodec(await readKeyRingFile(config.temporalPayloadEncryption.keyRingFile)) }
+    ? {
+        temporalCodec: new EncryptionCodec(await readKeyRingFile(config.temporalPayloadEncryption.keyRingFile)),
+        temporalCodecOrigins: config.temporalPayloadEncryption.uiOrigins,
+      }
     : {}),
   ...(tlsFiles ? { https: readTls()! } : {}),
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { connectDb, createApiToken, hashToken, type DbHandle } from '@fleet/db';
+import { connectDb, createApiToken, hashToken, revokeApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { registerAuth } from '../src/plugins/auth.js';
 
@@ -60,5 +60,58 @@ describe('bearer token cache', () => {
       hashToken(secret),
     ]);
     assert.equal(await call(secret), 200);
+  });
+
+  it('a revocation committed anywhere is refused at once by every hub process, long before the TTL', async () => {
+    // A second hub process on the same database, trusting its cache for a minute.
+    const replica = Fastify();
+    registerAuth(replica, handle.db, 60_000);
+    replica.get('/whoami', { config: { role: 'viewer' } }, async (req) => ({ name: req.actor!.name }));
+    await replica.ready();
+    try {
+      const { token, row } = await createApiToken(handle.db, 'replicated-viewer', 'viewer');
+      const onReplica = async () =>
+        (await replica.inject({ url: '/whoami', headers: { authorization: `Bearer ${token}` } })).statusCode;
+      assert.equal(await onReplica(), 200);
+      lookups = 0;
+      assert.equal(await onReplica(), 200);
+      assert.equal(lookups, 0, 'the replica answers from its cache');
+
+      await handle.db.transaction((tx) => revokeApiToken(tx, row.id, 'another-hub', 'left the team'));
+      const revokedAt = Date.now();
+      while ((await onReplica()) === 200) {
+        assert.ok(Date.now() - revokedAt < 1_000, 'the replica still accepts the revoked token after 1 s');
+        await sleep(20);
+      }
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('keeps no cache while its revocation listener is down, and listens again', async () => {
+    const { token } = await createApiToken(handle.db, 'unlistened-viewer', 'viewer');
+    await handle.pool.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where query = 'listen fleet_token_revoked'
+       and datname = current_database()`,
+    );
+    await sleep(100);
+    lookups = 0;
+    for (let i = 0; i < 3; i++) assert.equal(await call(token), 200);
+    assert.equal(lookups, 3, 'every request asks Postgres while revocations could be missed');
+    // A revocation no one hears of (written straight to the table) is refused on the next request.
+    await handle.pool.query(`update api_tokens set revoked_at = now() where token_hash = $1`, [hashToken(token)]);
+    assert.equal(await call(token), 401);
+
+    // Back within the retry interval: answers are cached again.
+    const { token: fresh } = await createApiToken(handle.db, 'relistened-viewer', 'viewer');
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      lookups = 0;
+      await call(fresh);
+      await call(fresh);
+      if (lookups === 1) break;
+      assert.ok(Date.now() < deadline, 'the revocation listener did not come back');
+      await sleep(200);
+    }
   });
 });

@@ -23,10 +23,14 @@ describe('POST /v1/temporal-codec/{decode,encode}', () => {
   let hub: TestHub;
   let bare: TestHub;
   const codec = new EncryptionCodec(ring('k1'));
+  const ui = 'https://temporal.example.com';
   const input = { deviceId: 'dev-1', bmcUrl: 'https://10.0.0.9', credentialRef: 'bmc/default' };
 
   before(async () => {
-    [hub, bare] = await Promise.all([startTestHub({ temporalCodec: codec }), startTestHub()]);
+    [hub, bare] = await Promise.all([
+      startTestHub({ temporalCodec: codec, temporalCodecOrigins: [ui] }),
+      startTestHub(),
+    ]);
   });
   after(async () => {
     await Promise.all([hub?.close(), bare?.close()]);
@@ -88,5 +92,40 @@ describe('POST /v1/temporal-codec/{decode,encode}', () => {
     assert.equal(none.status, 409);
     const bad = await post('decode', { payloads: [{ data: 'not base64!' }] }, hub.tokens.admin);
     assert.equal(bad.status, 400);
+  });
+
+  it("answers the Temporal UI's preflight for its own origin only, and lets that page read the answer", async () => {
+    const preflight = (origin: string, on = hub) =>
+      on.app.inject({
+        method: 'OPTIONS',
+        url: '/v1/temporal-codec/decode',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      });
+    const ok = await preflight(ui);
+    assert.equal(ok.statusCode, 204);
+    assert.equal(ok.headers['access-control-allow-origin'], ui);
+    assert.match(String(ok.headers['access-control-allow-headers']), /authorization/);
+    for (const res of [await preflight('https://evil.example.com'), await preflight(ui, bare)]) {
+      assert.notEqual(res.statusCode, 204);
+      assert.equal(res.headers['access-control-allow-origin'], undefined);
+    }
+
+    const [encrypted] = await codec.encode([jsonPayload(input)]);
+    const call = (origin: string, token: string) =>
+      hub.app.inject({
+        method: 'POST',
+        url: '/v1/temporal-codec/decode',
+        headers: { origin, authorization: `Bearer ${token}` },
+        payload: { payloads: [toWire(encrypted!)] },
+      });
+    const fromUi = await call(ui, hub.tokens.admin);
+    assert.equal(fromUi.statusCode, 200);
+    assert.equal(fromUi.headers['access-control-allow-origin'], ui);
+    // A viewer signed in to the UI is refused all the same, and the UI can show why.
+    const viewer = await call(ui, hub.tokens.viewer);
+    assert.equal(viewer.statusCode, 403);
+    assert.equal(viewer.headers['access-control-allow-origin'], ui);
+    const elsewhere = await call('https://evil.example.com', hub.tokens.admin);
+    assert.equal(elsewhere.headers['access-control-allow-origin'], undefined);
   });
 });

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { failureConverterPath } from '@fleet/temporal';
 
 /**
  * Prebuilds the workflow bundle so production workers (and tests that restart
@@ -9,7 +10,10 @@ import { bundleWorkflowCode } from '@temporalio/worker';
  * The SDK bundler also rejects any module the workflow sandbox must not load.
  */
 export async function buildWorkflowBundle(outFile: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')),
+    failureConverterPath,
+  });
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, code);
 }

@@ -16,6 +16,7 @@ import {
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
+import { fleetDataConverter } from '@fleet/temporal';
 import { SiteLimiter } from '@fleet/redfish';
 import {
   createBurnInActivities,
@@ -127,7 +128,7 @@ const codec =
 const connection = await NativeConnection.connect({ address: config.temporal.address });
 const worker = await Worker.create({
   connection,
-  ...(codec ? { dataConverter: { payloadCodecs: [codec] } } : {}),
+  dataConverter: fleetDataConverter(codec || undefined),
   namespace: config.temporal.namespace,
   taskQueue,
   ...(config.worker.workflowBundlePath

@@ -11,7 +11,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
-import { ensureSearchAttributes } from '@fleet/temporal';
+import { ensureSearchAttributes, fleetDataConverter } from '@fleet/temporal';
 import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
 import { AgentConfig } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
@@ -45,9 +45,9 @@ const client = new Client({
   connection,
   namespace: config.temporal.namespace,
   // Inputs, signals and memos are encrypted before they leave this process (docs/security.md).
-  ...(payloadEncryption
-    ? { dataConverter: { payloadCodecs: [new EncryptionCodec(await readKeyRingFile(payloadEncryption.keyRingFile))] } }
-    : {}),
+  dataConverter: fleetDataConverter(
+    payloadEncryption && new EncryptionCodec(await readKeyRingFile(payloadEncryption.keyRingFile)),
+  ),
 });
 
 let stopping = false;

@@ -1,3 +1,4 @@
+import { UsageError } from '../exit-codes.js';
 import { stringify } from 'yaml';
 import { columnsFor, type Column, type OutputFormat } from './format.js';
 import { StreamingTable } from './table.js';
@@ -55,7 +56,7 @@ export function listPrinter<T>(format: OutputFormat, columns: Column<T>[], sink:
       };
     case 'id':
       return {
-        page: (items) => sink.write(items.map((i) => `${(i as { id?: unknown }).id}\n`).join('')),
+        page: (items) => sink.write(items.map((i) => `${idOf(i)}\n`).join('')),
         end: async () => undefined,
       };
     case 'table':
@@ -82,9 +83,21 @@ export async function printObject<T>(
   if (format === 'json') return sink.write(JSON.stringify(value, null, 2) + '\n');
   if (format === 'jsonl') return sink.write(JSON.stringify(value) + '\n');
   if (format === 'yaml') return sink.write(stringify(value));
-  if (format === 'id') return sink.write(`${(value as { id?: unknown }).id}\n`);
+  if (format === 'id') return sink.write(`${idOf(value)}\n`);
   if (typeof table === 'function') return sink.write(table(value));
   return sink.write(new StreamingTable(columnsFor(table, format)).render([value]));
+}
+
+/**
+ * What `-o id` prints: the object's `id`, or for one that is about a device and has none of its own (a health
+ * reading) the device's; anything else is a usage error rather than a line saying `undefined`.
+ */
+function idOf(value: unknown): string {
+  const { id, device_id: deviceId } = value as { id?: unknown; device_id?: unknown };
+  const found = id ?? deviceId;
+  if (typeof found !== 'string' && typeof found !== 'number')
+    throw new UsageError('-o id: these results carry no id; use -o json or -o yaml');
+  return String(found);
 }
 
 function indent(text: string, prefix: string): string {

@@ -1,3 +1,4 @@
+import { RevocationWatch } from './revocation-watch.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { findActiveTokenByHash, hashToken, recordTokensUsed, type Db } from '@fleet/db';
 import { describeRoleRequirement, roleAllows, type Role, type RoleRequirement } from '@fleet/domain';
@@ -36,10 +37,11 @@ declare module 'fastify' {
 }
 
 /**
- * How long a token found active is trusted without asking Postgres again: a revoked token (api_tokens.revoked_at
- * set) is refused by the hub process that revoked it at once (it evicts the token) and by every other at most this
- * long after the revocation commits; a changed role applies within the same bound. An expired token is refused at
- * once everywhere (the cached entry carries the expiry). Unknown tokens are never cached, so a new token works at once.
+ * How long a token found active is trusted without asking Postgres again. A revoked token (api_tokens.revoked_at set)
+ * is still refused at once by every hub process: the revocation's NOTIFY (tokenRevokedChannel) evicts it when the
+ * transaction commits, and a process that is not listening (its LISTEN connection lost) keeps no cache at all. An
+ * expired token is refused at once (the cached entry carries the expiry). Unknown tokens are never cached, so a new
+ * token works at once.
  */
 export const TOKEN_CACHE_TTL_MS = 5_000;
 /** Distinct tokens kept at once; the oldest entry goes first (a token seen again is looked up again). */
@@ -71,12 +73,21 @@ export function registerAuth(
   const actorOfJwt = oidc && createOidcVerifier(oidc, app.log);
   // Every API call is authenticated: one indexed query each made the token lookup as dear as a small read itself.
   const cache = new Map<string, { actor: Actor; until: number }>();
+  const revocations = new RevocationWatch(db, app.log, (tokenId) => {
+    if (tokenId) {
+      for (const [hash, entry] of cache) if (entry.actor.tokenId === tokenId) cache.delete(hash);
+    } else cache.clear();
+  });
+  app.addHook('onReady', async () => revocations.start());
+  app.addHook('onClose', async () => revocations.stop());
   const actorOf = async (secret: string): Promise<Actor | undefined> => {
     const hash = hashToken(secret);
     const now = Date.now();
     const hit = cache.get(hash);
     if (hit && hit.until > now) return hit.actor;
     cache.delete(hash);
+    // A revocation that commits while this lookup runs must not be undone by caching what the lookup saw.
+    const seen = revocations.generation;
     const token = await findActiveTokenByHash(db, hash);
     if (!token) return undefined;
     const actor: Actor = {
@@ -86,7 +97,7 @@ export function registerAuth(
       sites: token.sites,
       expiresAt: token.expiresAt,
     };
-    if (cacheTtlMs > 0) {
+    if (cacheTtlMs > 0 && revocations.listening && revocations.generation === seen) {
       if (cache.size >= TOKEN_CACHE_MAX) cache.delete(cache.keys().next().value!);
       cache.set(hash, { actor, until: Math.min(now + cacheTtlMs, actor.expiresAt?.getTime() ?? Infinity) });
     }
@@ -149,9 +160,7 @@ export function registerAuth(
   });
 
   return {
-    evict: (tokenId) => {
-      for (const [hash, entry] of cache) if (entry.actor.tokenId === tokenId) cache.delete(hash);
-    },
+    evict: (tokenId) => revocations.revoked(tokenId),
     flushUsed,
   };
 }

@@ -35,7 +35,13 @@ const toWire = (p: Payload): Wire => ({
  * (docs/security.md, "Temporal payload encryption"): admins only, since a decoded payload is a job's whole input.
  * Without a key ring in the hub's config it refuses (FAILED_PRECONDITION). Pure crypto: no Temporal call.
  */
-export function temporalCodecRoutes(app: FastifyInstance, doc: ApiDoc, codec: EncryptionCodec | undefined): void {
+export function temporalCodecRoutes(
+  app: FastifyInstance,
+  doc: ApiDoc,
+  codec: EncryptionCodec | undefined,
+  uiOrigins: readonly string[],
+): void {
+  allowTemporalUi(app, uiOrigins);
   const route = (op: 'decode' | 'encode', summary: string) =>
     defineRoute(
       app,
@@ -72,4 +78,35 @@ export function temporalCodecRoutes(app: FastifyInstance, doc: ApiDoc, codec: En
     );
   route('decode', "Decrypts Temporal payloads for the Temporal UI's codec server setting (admin)");
   route('encode', 'Encrypts Temporal payloads with the active key, as the workflow agent does (admin)');
+}
+
+const codecPath = /^\/v1\/temporal-codec\/(decode|encode)(\?|$)/;
+
+/**
+ * CORS for the Temporal UI: its pages call the codec endpoint from their own origin with the signed-in person's token
+ * (the UI's `passAccessToken`), which a browser sends only after a preflight this answers. Listed origins only; any
+ * other gets no CORS headers, so its page cannot read the answer. The preflight carries no token and reveals nothing.
+ */
+function allowTemporalUi(app: FastifyInstance, origins: readonly string[]): void {
+  if (origins.length === 0) return;
+  const allowed = (origin: string | undefined) => (origin && origins.includes(origin) ? origin : undefined);
+  app.options('/v1/temporal-codec/:op', async (request, reply) => {
+    const origin = allowed(request.headers.origin);
+    if (!origin || !codecPath.test(request.url)) return reply.code(404).send();
+    return reply
+      .code(204)
+      .headers({
+        'access-control-allow-origin': origin,
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': 'authorization, content-type, x-namespace',
+        'access-control-max-age': '600',
+        vary: 'origin',
+      })
+      .send();
+  });
+  app.addHook('onSend', async (request, reply) => {
+    const origin = allowed(request.headers.origin);
+    if (origin && codecPath.test(request.url))
+      void reply.headers({ 'access-control-allow-origin': origin, vary: 'origin' });
+  });
 }

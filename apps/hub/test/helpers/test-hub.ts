@@ -40,7 +40,9 @@ export async function startTestHub(
     log?: Logger;
     /** Two-person rules; all off unless given (the tests of other features act as one person). */
     twoPerson?: HubDeps['twoPerson'];
-  } & Partial<Pick<HubDeps, 'campaigns' | 'web' | 'rateLimit' | 'oidc' | 'temporalCodec'>> = {},
+  } & Partial<
+    Pick<HubDeps, 'campaigns' | 'web' | 'rateLimit' | 'oidc' | 'temporalCodec' | 'temporalCodecOrigins'>
+  > = {},
 ): Promise<TestHub> {
   const { maxPackageBytes, log, twoPerson, ...deps } = opts;
   const database = await cloneTestDatabase(baseUrl, template);

@@ -1,6 +1,6 @@
 import { and, asc, gt, inArray, lt, or, sql } from 'drizzle-orm';
-import pg from 'pg';
 import type { Db, DbOrTx } from '../client.js';
+import { listenOn, type ChannelListener } from '../listener.js';
 import { events, type EventRow } from '../schema/index.js';
 
 /** The NOTIFY channel of the event triggers (migration 0010_event_triggers). */
@@ -60,48 +60,21 @@ export async function pruneEvents(db: DbOrTx, maxAgeS: number, keep: number): Pr
   return res.rowCount ?? 0;
 }
 
-export interface EventListener {
-  close(): Promise<void>;
-}
+export type EventListener = ChannelListener;
 
-/**
- * LISTENs on the event channel over a connection of its own (the pool's settings, outside the pool). Resolves once
- * listening; `onEnd` is called once if the connection is lost (not after close).
- */
-export async function listenForEvents(
+/** LISTENs for fleet events; see listenOn. */
+export function listenForEvents(
   db: Db,
   onEvent: (event: FleetEvent) => void,
   onEnd: (err: Error) => void,
 ): Promise<EventListener> {
-  const client = new pg.Client({ ...db.$client.options, connectionTimeoutMillis: 5_000 });
-  let closed = false;
-  const ended = (err: Error) => {
-    if (closed) return;
-    closed = true;
-    void client.end().catch(() => undefined);
-    onEnd(err);
-  };
-  client.on('error', ended);
-  client.on('end', () => ended(new Error('event listener connection closed')));
-  client.on('notification', (n) => {
-    if (n.channel !== eventChannel || !n.payload) return;
-    const p = JSON.parse(n.payload) as { event_id: number; type: EventType; id: string; data: Record<string, unknown> };
-    onEvent({ eventId: p.event_id, type: p.type, id: p.id, data: p.data });
-  });
-  try {
-    await client.connect();
-    await client.query(`listen ${eventChannel}`);
-  } catch (err) {
-    closed = true;
-    await client.end().catch(() => undefined);
-    throw err;
-  }
-  return {
-    close: async () => {
-      if (closed) return;
-      closed = true;
-      // A hung server must not hold the shutdown: the socket is destroyed if the goodbye takes too long.
-      await Promise.race([client.end().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+  return listenOn(
+    db,
+    eventChannel,
+    (payload) => {
+      const p = JSON.parse(payload) as { event_id: number; type: EventType; id: string; data: Record<string, unknown> };
+      onEvent({ eventId: p.event_id, type: p.type, id: p.id, data: p.data });
     },
-  };
+    onEnd,
+  );
 }

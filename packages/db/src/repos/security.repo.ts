@@ -82,6 +82,9 @@ export async function listApiTokens(
 }
 
 /** Revokes a token not revoked yet; undefined when it already was (or does not exist). */
+/** The NOTIFY channel a revocation is announced on; the payload is the token's id. */
+export const tokenRevokedChannel = 'fleet_token_revoked';
+
 export async function revokeApiToken(
   db: DbOrTx,
   id: string,
@@ -93,6 +96,8 @@ export async function revokeApiToken(
     .set({ revokedAt: sql`now()`, revokedBy: by, revokeReason: reason })
     .where(and(eq(apiTokens.id, id), isNull(apiTokens.revokedAt)))
     .returning();
+  // Delivered at commit to every hub process, which forgets the token at once (plugins/auth.ts).
+  if (row) await db.execute(sql`select pg_notify(${tokenRevokedChannel}, ${id})`);
   return row;
 }
 
