@@ -26,7 +26,8 @@ import { freePort, startTemporalDevServer, type DevServer } from '@fleet/tempora
 import { randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
-import { loopbackServer, type CertificateAuthority } from '../../tools/lib/pki.js';
+import { loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
+import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
@@ -48,7 +49,7 @@ export interface StackOptions {
   /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
   redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
   /**
-   * The hub on HTTPS with a certificate from the stack's own CA (tools/lib/pki.ts), trusted by the satellite and by
+   * The hub on HTTPS with a certificate from the stack's own CA (@fleet/simulators/pki), trusted by the satellite and by
    * this test process; plain HTTP (the dev flag) otherwise.
    */
   tls?: boolean;
@@ -96,6 +97,11 @@ export interface StackOptions {
    * agent and the hub, and in the satellite's secret store. Its histories are not recorded (FLEET_RECORD_HISTORIES).
    */
   payloadEncryption?: boolean;
+  /**
+   * The satellite and the workflow agent reach Temporal over mTLS, through nginx in front of the dev server
+   * (tools/lib/temporal-tls-proxy.ts), each with a client certificate of its own; plain gRPC otherwise.
+   */
+  temporalTls?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -132,6 +138,8 @@ export class Stack {
   hubUrl = '';
   simAdminUrl = '';
   temporal!: DevServer;
+  /** With `temporalTls`, the mTLS front the satellite and the agent connect through. */
+  temporalTlsProxy: TemporalTlsProxy | undefined;
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
@@ -169,6 +177,8 @@ export class Stack {
     const env = testEnv();
     this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
     await this.startTemporal();
+    if (this.opts.temporalTls)
+      this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
     this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
     this.dbHandle = connectDb(this.database.url, 2);
     this.tokens = {
@@ -194,6 +204,14 @@ export class Stack {
       ...this.temporalPorts,
       ...(this.temporalDbFile ? { dbFile: this.temporalDbFile } : {}),
     });
+  }
+
+  /** The config section `temporal` of a process: the mTLS front and a client certificate named `client` with it. */
+  private temporalSection(client: string, extra: Record<string, unknown>) {
+    const proxy = this.temporalTlsProxy;
+    return proxy
+      ? { address: proxy.address, tls: proxy.clientTls(client), ...extra }
+      : { address: this.temporal.address, ...extra };
   }
 
   private writeConfig(name: string, config: unknown): string {
@@ -310,10 +328,10 @@ export class Stack {
       log: { level: 'info' },
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
-      temporal: {
-        address: this.temporal.address,
-        ...(this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {}),
-      },
+      temporal: this.temporalSection(
+        'workflow-agent',
+        this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {},
+      ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
       projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
       power: {
@@ -346,10 +364,10 @@ export class Stack {
       siteId: this.siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
-      temporal: {
-        address: this.temporal.address,
-        ...(this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {}),
-      },
+      temporal: this.temporalSection(
+        `satellite-${this.siteId}`,
+        this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
+      ),
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
       artifacts: { dir: join(this.dir, 'artifacts') },
@@ -583,6 +601,7 @@ export class Stack {
     ]);
     await this.netbox?.stop(true);
     // Encrypted histories would replay only with this stack's ring.
+    await this.temporalTlsProxy?.stop();
     if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
