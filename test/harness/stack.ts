@@ -26,7 +26,7 @@ import { freePort, startTemporalDevServer, type DevServer } from '@fleet/tempora
 import { randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
-import { loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
+import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
@@ -49,8 +49,8 @@ export interface StackOptions {
   /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
   redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
   /**
-   * The hub on HTTPS with a certificate from the stack's own CA (@fleet/simulators/pki), trusted by the satellite and by
-   * this test process; plain HTTP (the dev flag) otherwise.
+   * The hub on HTTPS with a certificate from the stack's own CA (@fleet/simulators/pki), trusted by the satellite and
+   * by this test process; plain HTTP (the dev flag) otherwise.
    */
   tls?: boolean;
   /** The hub's per-token rate limit (config `rateLimit`); benches that poll hard turn it off. */
@@ -102,6 +102,11 @@ export interface StackOptions {
    * (tools/lib/temporal-tls-proxy.ts), each with a client certificate of its own; plain gRPC otherwise.
    */
   temporalTls?: boolean;
+  /**
+   * The simulated BMCs serve HTTPS, each with a certificate of its own from the site's BMC CA, which the satellite
+   * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
+   */
+  bmcTls?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -274,8 +279,14 @@ export class Stack {
       password: this.switchPassword,
       nvosVersion: '25.02.4282',
     }));
+    if (this.opts.bmcTls) {
+      const pki = join(this.dir, 'pki');
+      mkdirSync(pki, { recursive: true });
+      this.bmcCa = createCa(pki, 'site-bmc-ca');
+    }
     const file = this.writeConfig('simulator', {
       log: { level: 'info' },
+      ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
       timeScale: this.opts.timeScale ?? 0.01,
       ...(this.opts.timings ? { timings: this.opts.timings } : {}),
       ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
@@ -291,6 +302,9 @@ export class Stack {
     this.bmcs = list.items;
     this.switches = ((await (await fetch(`${this.simAdminUrl}/switches`)).json()) as { items: SimSwitch[] }).items;
   }
+
+  /** With `bmcTls`: the CA of the site's BMC certificates. */
+  bmcCa: CertificateAuthority | undefined;
 
   /** With `tls`: the stack's CA, and the hub's certificate from it. */
   ca: CertificateAuthority | undefined;
@@ -382,6 +396,7 @@ export class Stack {
         pollIntervalMs: this.opts.pollIntervalMs ?? 100,
         requestTimeoutMs: 5_000,
         connectTimeoutMs: 2_000,
+        ...(this.bmcCa ? { tls: { caFile: this.bmcCa.certFile } } : {}),
         ...this.opts.redfish,
       },
     });
@@ -438,7 +453,7 @@ export class Stack {
       db,
       [...this.deviceIds].map(([name, deviceId]) => {
         const d = fleet.devices.find((x) => x.name === name)!;
-        return { deviceId, bmcUrl: `http://${d.ip}:${port}` };
+        return { deviceId, bmcUrl: `${this.bmcCa ? 'https' : 'http'}://${d.ip}:${port}` };
       }),
     );
   }

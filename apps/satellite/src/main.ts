@@ -101,6 +101,11 @@ const observationDelivery = new Histogram({
   registers: [metrics.registry],
 });
 
+/** The site's BMC TLS policy, and the pins of single BMCs apart. */
+function bmcTls({ pins, ...tls }: SatelliteConfig['redfish']['tls']) {
+  return { tls, ...(pins ? { pinsByHost: pins } : {}) };
+}
+
 const deviceDeps: DeviceActivityDeps = {
   secrets,
   log,
@@ -111,7 +116,7 @@ const deviceDeps: DeviceActivityDeps = {
     requestTimeoutMs: config.redfish.requestTimeoutMs,
     uploadTimeoutMs: config.redfish.uploadTimeoutMs,
     siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
-    tls: config.redfish.tls,
+    ...bmcTls(config.redfish.tls),
     logger: log,
   },
   onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),

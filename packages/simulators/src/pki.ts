@@ -56,6 +56,11 @@ export function createCa(dir: string, name: string, days = 30): CertificateAutho
   return { certFile, keyFile, certPem: readPem(certFile) };
 }
 
+/** A CA made elsewhere (a site's), from its PEM certificate and key files. */
+export function loadCa(certFile: string, keyFile: string): CertificateAuthority {
+  return { certFile, keyFile, certPem: readPem(certFile) };
+}
+
 /**
  * A server (and client) certificate signed by `ca` for the given DNS names and IP addresses.
  * `extendedKeyUsage` covers both ends so one certificate can serve and present itself (mTLS).
