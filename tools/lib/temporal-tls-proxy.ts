@@ -37,6 +37,8 @@ export interface TemporalTlsProxy {
   clientCa: CertificateAuthority;
   /** A client certificate from `clientCa` with its key, and the server CA: what `temporal.tls` names. */
   clientTls(name: string): TemporalClientTls;
+  /** nginx's process id (the dev stack records it for tools/down.sh). */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -77,14 +79,20 @@ export async function startTemporalTlsProxy(opts: TemporalTlsProxyOptions): Prom
   // `-e stderr`: nginx would otherwise open the system's error log before it reads this config.
   const child = spawn(nginxPath, ['-e', 'stderr', '-p', dir, '-c', confFile], { stdio: ['ignore', log, log] });
   closeSync(log);
-  const stop = () => stopChild(child);
+  // nginx stops with this process, however it exits short of SIGKILL (the dev stack's guardian covers that).
+  const killOnExit = () => child.kill('SIGTERM');
+  process.once('exit', killOnExit);
+  const stop = async () => {
+    process.off('exit', killOnExit);
+    await stopChild(child);
+  };
   try {
     await waitUntilServing(child, address, clientTlsConfig(clientTls('proxy-probe')), logFile);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { address, serverCa, clientCa, clientTls, stop };
+  return { address, serverCa, clientCa, clientTls, pid: child.pid, stop };
 }
 
 function nginxConfig(o: {
