@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { freePort } from '@fleet/temporal';
-import { createCa, issueCertificate, loopback, type CertificateAuthority } from '../tools/lib/pki.js';
+import { createCa, issueCertificate, loopback, type CertificateAuthority } from '@fleet/simulators/pki';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
 import { testEnv } from './harness/env.js';
 

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { connectDb, createApiToken, findActiveToken, migrateDatabase } from '@fleet/db';
 import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { randomKeyRingDocument } from '@fleet/temporal/codec';
+import { startTemporalTlsProxy, type TemporalTlsProxy } from './lib/temporal-tls-proxy.js';
 import { planFleet, simulatedSwitches, simulatorProfile } from './fleetgen/layout.js';
 import { NetboxWriter, writeFleet } from './fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from './lib/processes.js';
@@ -28,6 +29,8 @@ const dir = join(repoRoot, '.run', 'dev');
 const ports = {
   hub: 8080,
   temporal: 7233,
+  /** mTLS in front of the dev server (tools/lib/temporal-tls-proxy.ts): the agent and the satellite connect here. */
+  temporalTls: 7234,
   temporalUi: 8233,
   netbox: 8001,
   simAdmin: 8090,
@@ -83,6 +86,7 @@ closeSync(guardianLog);
 const procs: [ManagedProcess, string][] = [];
 // Assigned once Temporal runs; read by stop() whenever a signal comes.
 let temporal: DevServer | undefined = undefined;
+let temporalTls: TemporalTlsProxy | undefined = undefined;
 let netboxStarted = false;
 let slurmStarted = false;
 const slurmDir = join(dir, 'slurm');
@@ -97,6 +101,11 @@ const stop = async (why: string, code: number) => {
     const exit = await p.stop();
     say(`  ${p.name} stopped (exit ${exit})`);
     rmSync(join(pidDir, `${p.name}.pid`), { force: true });
+  }
+  if (temporalTls) {
+    await temporalTls.stop();
+    say('  Temporal mTLS proxy stopped');
+    rmSync(join(pidDir, 'temporal-tls.pid'), { force: true });
   }
   if (temporal) {
     await temporal.stop();
@@ -244,6 +253,11 @@ temporal = await startTemporalDevServer({
   dbFile: join(dir, 'temporal.sqlite'),
 });
 recordPid('temporal', temporal.process.pid, 'start-dev');
+// The agent and the satellite reach Temporal over mTLS, each with a certificate of its own, as on a site
+// (docs/security.md "Temporal over mTLS").
+temporalTls = await startTemporalTlsProxy({ dir, target: temporal.address, port: ports.temporalTls });
+recordPid('temporal-tls', temporalTls.pid, 'nginx');
+say(`Temporal: mTLS on :${ports.temporalTls}`);
 
 procs.push(
   [
@@ -308,7 +322,11 @@ procs.push(
       writeConfig('agent', {
         metrics: { port: ports.agentMetrics },
         database: { url: databaseUrl },
-        temporal: { address: temporal.address, payloadEncryption: { keyRingFile } },
+        temporal: {
+          address: temporalTls.address,
+          tls: temporalTls.clientTls('workflow-agent'),
+          payloadEncryption: { keyRingFile },
+        },
         projection: { intervalMs: 500 },
       }),
       dir,
@@ -322,7 +340,11 @@ procs.push(
       writeConfig('satellite', {
         siteId,
         metrics: { port: ports.satelliteMetrics },
-        temporal: { address: temporal.address, payloadEncryption: { keyRingRef: 'temporal/payload-keys' } },
+        temporal: {
+          address: temporalTls.address,
+          tls: temporalTls.clientTls(`satellite-${siteId}`),
+          payloadEncryption: { keyRingRef: 'temporal/payload-keys' },
+        },
         secrets: { provider: 'file', path: secretsFile },
         hub: { url: `http://127.0.0.1:${ports.hub}`, tokenRef: 'hub/token' },
         artifacts: { dir: join(dir, 'artifacts') },
@@ -377,9 +399,10 @@ Fleet is up: site "${siteId}", one GB200 NVL72 rack (${fleet.devices.length} dev
 switch trays, 8 power shelves) in NetBox, mirrored by the NetBox agent, played by the simulator.
   Web console     ${hub}/   (sign in with a token below)
   Hub API         ${hub}   (GET /healthz, /openapi.json, /docs, /v1/devices, /v1/racks, /v1/jobs)
-  Temporal UI     http://127.0.0.1:${ports.temporalUi}   (payloads are encrypted; decoded for an admin by the hub:
-                  temporal workflow show -w <job id> --codec-endpoint ${hub}/v1/temporal-codec \\
-                    --codec-auth "Bearer ${tokens['admin']}")
+  Temporal UI     http://127.0.0.1:${ports.temporalUi}   (gRPC :${ports.temporal}; mTLS :${ports.temporalTls}, ` +
+    `certificates in ${dir}/temporal-tls)
+                  (payloads are encrypted; decoded for an admin by the hub: temporal workflow show -w <job id> \\
+                    --codec-endpoint ${hub}/v1/temporal-codec --codec-auth "Bearer ${tokens['admin']}")
   NetBox          ${netbox.url}   (API token in ${netboxTokenFile}; UI user admin, password in ` +
     `.tools/netbox-state/admin_password)
   Simulator admin http://127.0.0.1:${ports.simAdmin}/bmcs and /switches

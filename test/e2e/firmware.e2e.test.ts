@@ -19,6 +19,8 @@ describe('firmware updates against simulated trays, faults included', () => {
     bmcs: 8,
     // The hub on HTTPS: the satellite fetches packages and stores inventory documents over TLS with the site's CA.
     tls: true,
+    // The BMCs on HTTPS, each with its own certificate from the site's BMC CA: packages are pushed over TLS too.
+    bmcTls: true,
     timeScale: 0.005,
     power: { heartbeatTimeoutS: 3 },
     firmware: { taskPollS: 0.2, pushDelayS: 0.5, acStabilizeS: 0.5, powerStateTimeoutS: 30, bmcRecoveryS: 60 },
@@ -46,6 +48,7 @@ describe('firmware updates against simulated trays, faults included', () => {
     'updates a compute tray: BMC tray then compute tray, activation, every component verified, flashed once',
     { timeout: 120_000 },
     async () => {
+      assert.match(stack.bmcs.find((b) => b.id === 'bmc-0001')!.url, /^https:\/\//);
       const done = (await stack.waitForJob(await update('bmc-0001'), 90_000)) as unknown as Job;
       assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
       assert.equal(done.result!.status, 'updated');

@@ -15,7 +15,8 @@ interface JobBody {
 }
 
 describe('walking skeleton: power on across real processes', () => {
-  const stack = new Stack({ bmcs: 2, timeScale: 0.02 });
+  // The satellite and the workflow agent reach Temporal over mTLS, as on a site.
+  const stack = new Stack({ bmcs: 2, timeScale: 0.02, temporalTls: true });
   before(() => stack.start(), { timeout: 120_000 });
   after(() => stack.stop(), { timeout: 60_000 });
 

@@ -27,7 +27,8 @@ import { Client, Connection } from '@temporalio/client';
 import { EncryptionCodec, parseKeyRing, randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
-import { loopbackServer, type CertificateAuthority } from '../../tools/lib/pki.js';
+import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
+import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
 import { logFilesUnder, recordLeakScan, scanForLeaks, type LeakScanReport, type Needle } from './leak-scan.js';
@@ -50,8 +51,8 @@ export interface StackOptions {
   /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
   redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
   /**
-   * The hub on HTTPS with a certificate from the stack's own CA (tools/lib/pki.ts), trusted by the satellite and by
-   * this test process; plain HTTP (the dev flag) otherwise.
+   * The hub on HTTPS with a certificate from the stack's own CA (@fleet/simulators/pki), trusted by the satellite and
+   * by this test process; plain HTTP (the dev flag) otherwise.
    */
   tls?: boolean;
   /** The hub's per-token rate limit (config `rateLimit`); benches that poll hard turn it off. */
@@ -104,6 +105,16 @@ export interface StackOptions {
    * finding fails the stop. On unless false (benchmarks, whose thousands of histories are not what they measure).
    */
   leakScan?: boolean;
+  /**
+   * The satellite and the workflow agent reach Temporal over mTLS, through nginx in front of the dev server
+   * (tools/lib/temporal-tls-proxy.ts), each with a client certificate of its own; plain gRPC otherwise.
+   */
+  temporalTls?: boolean;
+  /**
+   * The simulated BMCs serve HTTPS, each with a certificate of its own from the site's BMC CA, which the satellite
+   * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
+   */
+  bmcTls?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -140,6 +151,8 @@ export class Stack {
   hubUrl = '';
   simAdminUrl = '';
   temporal!: DevServer;
+  /** With `temporalTls`, the mTLS front the satellite and the agent connect through. */
+  temporalTlsProxy: TemporalTlsProxy | undefined;
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
@@ -177,6 +190,8 @@ export class Stack {
     const env = testEnv();
     this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
     await this.startTemporal();
+    if (this.opts.temporalTls)
+      this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
     this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
     this.dbHandle = connectDb(this.database.url, 2);
     this.tokens = {
@@ -202,6 +217,14 @@ export class Stack {
       ...this.temporalPorts,
       ...(this.temporalDbFile ? { dbFile: this.temporalDbFile } : {}),
     });
+  }
+
+  /** The config section `temporal` of a process: the mTLS front and a client certificate named `client` with it. */
+  private temporalSection(client: string, extra: Record<string, unknown>) {
+    const proxy = this.temporalTlsProxy;
+    return proxy
+      ? { address: proxy.address, tls: proxy.clientTls(client), ...extra }
+      : { address: this.temporal.address, ...extra };
   }
 
   private writeConfig(name: string, config: unknown): string {
@@ -264,8 +287,14 @@ export class Stack {
       password: this.switchPassword,
       nvosVersion: '25.02.4282',
     }));
+    if (this.opts.bmcTls) {
+      const pki = join(this.dir, 'pki');
+      mkdirSync(pki, { recursive: true });
+      this.bmcCa = createCa(pki, 'site-bmc-ca');
+    }
     const file = this.writeConfig('simulator', {
       log: { level: 'info' },
+      ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
       timeScale: this.opts.timeScale ?? 0.01,
       ...(this.opts.timings ? { timings: this.opts.timings } : {}),
       ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
@@ -281,6 +310,9 @@ export class Stack {
     this.bmcs = list.items;
     this.switches = ((await (await fetch(`${this.simAdminUrl}/switches`)).json()) as { items: SimSwitch[] }).items;
   }
+
+  /** With `bmcTls`: the CA of the site's BMC certificates. */
+  bmcCa: CertificateAuthority | undefined;
 
   /** With `tls`: the stack's CA, and the hub's certificate from it. */
   ca: CertificateAuthority | undefined;
@@ -318,10 +350,10 @@ export class Stack {
       log: { level: 'info' },
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
-      temporal: {
-        address: this.temporal.address,
-        ...(this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {}),
-      },
+      temporal: this.temporalSection(
+        'workflow-agent',
+        this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {},
+      ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
       projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
       power: {
@@ -354,10 +386,10 @@ export class Stack {
       siteId: this.siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
-      temporal: {
-        address: this.temporal.address,
-        ...(this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {}),
-      },
+      temporal: this.temporalSection(
+        `satellite-${this.siteId}`,
+        this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
+      ),
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
       artifacts: { dir: join(this.dir, 'artifacts') },
@@ -372,6 +404,7 @@ export class Stack {
         pollIntervalMs: this.opts.pollIntervalMs ?? 100,
         requestTimeoutMs: 5_000,
         connectTimeoutMs: 2_000,
+        ...(this.bmcCa ? { tls: { caFile: this.bmcCa.certFile } } : {}),
         ...this.opts.redfish,
       },
     });
@@ -428,7 +461,7 @@ export class Stack {
       db,
       [...this.deviceIds].map(([name, deviceId]) => {
         const d = fleet.devices.find((x) => x.name === name)!;
-        return { deviceId, bmcUrl: `http://${d.ip}:${port}` };
+        return { deviceId, bmcUrl: `${this.bmcCa ? 'https' : 'http'}://${d.ip}:${port}` };
       }),
     );
   }
@@ -594,6 +627,7 @@ export class Stack {
       this.temporal && this.database && this.opts.leakScan !== false ? await this.scanForLeaks() : undefined;
     if (leaks) recordLeakScan(leaks);
     // Encrypted histories would replay only with this stack's ring.
+    await this.temporalTlsProxy?.stop();
     if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();

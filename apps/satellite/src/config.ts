@@ -11,15 +11,24 @@ const SecretsConfig = z.discriminatedUnion('provider', [
     .strict(),
 ]);
 
+const sha256Fingerprint = z.string().regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint');
+
 /** How a device's certificate is checked: the system store unless a site CA, a pin or `insecure` says otherwise. */
-const TlsPolicy = z
+const tlsPolicyFields = {
+  /** The site CA bundle (PEM) its devices' certificates chain to. */
+  caFile: z.string().min(1).optional(),
+  /** One leaf pin for every device of the kind: only where they all present the same certificate. */
+  pinnedSha256: sha256Fingerprint.optional(),
+  insecure: z.boolean().default(false),
+};
+const TlsPolicy = z.object(tlsPolicyFields).strict().default({ insecure: false });
+
+/** BMCs' TLS: as other devices', plus a pin per BMC, as each BMC has a certificate of its own. */
+const BmcTlsPolicy = z
   .object({
-    caFile: z.string().min(1).optional(),
-    pinnedSha256: z
-      .string()
-      .regex(/^([0-9a-fA-F]{2}:?){32}$/, 'must be a SHA-256 fingerprint')
-      .optional(),
-    insecure: z.boolean().default(false),
+    ...tlsPolicyFields,
+    /** Leaf pins by the host of the BMC URL (with its port when not the default), e.g. "10.0.0.5": fingerprint. */
+    pins: z.record(z.string().regex(/^[^/\s]+$/, 'must be the host[:port] of a BMC URL'), sha256Fingerprint).optional(),
   })
   .strict()
   .default({ insecure: false });
@@ -147,7 +156,7 @@ export const SatelliteConfig = z
         auth: z.enum(['basic', 'session']).default('basic'),
         /** In-flight Redfish requests across all of this site's BMCs. */
         siteConcurrency: z.number().int().min(1).max(10_000).default(256),
-        tls: TlsPolicy,
+        tls: BmcTlsPolicy,
       })
       .strict()
       .default({

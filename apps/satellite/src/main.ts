@@ -10,6 +10,7 @@ import {
   exitOnHelp,
   handleShutdown,
   loadConfig,
+  readTemporalTls,
   serviceUsage,
   startMetricsServer,
 } from '@fleet/config';
@@ -46,7 +47,9 @@ exitOnHelp(
     'deploy/config/satellite.example.json',
   ),
 );
-const config = loadConfig(SatelliteConfig, configPathFromArgs());
+const configFile = configPathFromArgs();
+const config = loadConfig(SatelliteConfig, configFile);
+const temporalTls = readTemporalTls(config.temporal.tls, configFile);
 const taskQueue = siteTaskQueue(config.siteId);
 const log = createLogger('satellite', config.log.level).child({ siteId: config.siteId, taskQueue });
 installTemporalRuntime(log);
@@ -99,6 +102,11 @@ const observationDelivery = new Histogram({
   registers: [metrics.registry],
 });
 
+/** The site's BMC TLS policy, and the pins of single BMCs apart. */
+function bmcTls({ pins, ...tls }: SatelliteConfig['redfish']['tls']) {
+  return { tls, ...(pins ? { pinsByHost: pins } : {}) };
+}
+
 const deviceDeps: DeviceActivityDeps = {
   secrets,
   log,
@@ -109,7 +117,7 @@ const deviceDeps: DeviceActivityDeps = {
     requestTimeoutMs: config.redfish.requestTimeoutMs,
     uploadTimeoutMs: config.redfish.uploadTimeoutMs,
     siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
-    tls: config.redfish.tls,
+    ...bmcTls(config.redfish.tls),
     logger: log,
   },
   onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
@@ -125,7 +133,10 @@ const codec =
   new EncryptionCodec(
     parseKeyRing((await secrets.resolve(payloadEncryption.keyRingRef)).password, payloadEncryption.keyRingRef),
   );
-const connection = await NativeConnection.connect({ address: config.temporal.address });
+const connection = await NativeConnection.connect({
+  address: config.temporal.address,
+  ...(temporalTls ? { tls: temporalTls } : {}),
+});
 const worker = await Worker.create({
   connection,
   dataConverter: fleetDataConverter(codec || undefined),
@@ -186,6 +197,9 @@ const shutdown = handleShutdown({
   },
 });
 // Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
-log.info({ metricsPort: metrics.port, temporal: config.temporal.address }, 'satellite worker started');
+log.info(
+  { metricsPort: metrics.port, temporal: config.temporal.address, temporalTls: Boolean(temporalTls) },
+  'satellite worker started',
+);
 // A worker that ends on its own (a fatal SDK error) stops the process too; drain rethrows its error (exit 1).
 void running.catch(() => undefined).then(() => shutdown.begin('worker ended'));

@@ -7,6 +7,7 @@ import {
   exitOnHelp,
   handleShutdown,
   loadConfig,
+  readTemporalTls,
   serviceUsage,
   startMetricsServer,
 } from '@fleet/config';
@@ -28,7 +29,9 @@ exitOnHelp(
     'deploy/config/workflow-agent.example.json',
   ),
 );
-const config = loadConfig(AgentConfig, configPathFromArgs());
+const configFile = configPathFromArgs();
+const config = loadConfig(AgentConfig, configFile);
+const temporalTls = readTemporalTls(config.temporal.tls, configFile);
 /** Seconds the dispatch and projection cycles get to finish on SIGTERM. */
 const shutdownGraceS = 10;
 const log = createLogger('workflow-agent', config.log.level);
@@ -39,7 +42,7 @@ const { db, close: closeDb } = connectDb(config.database.url, config.database.po
 );
 
 // Lazy: the agent starts, and keeps its intents, while Temporal is down.
-const connection = Connection.lazy({ address: config.temporal.address });
+const connection = Connection.lazy({ address: config.temporal.address, ...(temporalTls ? { tls: temporalTls } : {}) });
 const { payloadEncryption } = config.temporal;
 const client = new Client({
   connection,
@@ -193,4 +196,7 @@ handleShutdown({
   },
 });
 // Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
-log.info({ temporal: config.temporal.address, metricsPort: metricsServer.port }, 'workflow agent started');
+log.info(
+  { temporal: config.temporal.address, temporalTls: Boolean(temporalTls), metricsPort: metricsServer.port },
+  'workflow agent started',
+);

@@ -4,3 +4,4 @@ export * from './logger.js';
 export * from './metrics-server.js';
 export * from './shutdown.js';
 export * from './cli.js';
+export * from './temporal-tls.js';

@@ -27,9 +27,26 @@ export const DatabaseConfig = z
   })
   .strict();
 
+/**
+ * mTLS to Temporal (docs/security.md "TLS"): the CA the frontend's certificate chains to, and this process's client
+ * certificate and key (PEM), read once at start.
+ */
+export const TemporalTlsConfig = z
+  .object({
+    caFile: z.string().min(1),
+    certFile: z.string().min(1),
+    keyFile: z.string().min(1),
+    /** The name the frontend's certificate is checked against, when not the host of `address`. */
+    serverName: z.string().min(1).optional(),
+  })
+  .strict();
+export type TemporalTlsConfig = z.infer<typeof TemporalTlsConfig>;
+
 export const TemporalConfig = z
   .object({
     address: z.string().regex(/^[^:]+:\d+$/, 'must be host:port'),
     namespace: z.string().min(1).default('default'),
+    /** Absent: plain gRPC (a dev server on loopback). */
+    tls: TemporalTlsConfig.optional(),
   })
   .strict();

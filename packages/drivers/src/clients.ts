@@ -32,11 +32,14 @@ export class DriverClients {
   }
 
   private build(overrides: Partial<RedfishClientOptions>): RedfishClient {
+    const { pinsByHost, ...transport } = this.ctx.redfish ?? {};
+    const pin = pinsByHost?.[new URL(this.ctx.target.bmcUrl).host];
     return new RedfishClient({
       baseUrl: this.ctx.target.bmcUrl,
       credentials: this.ctx.credentials,
       device: this.ctx.target.deviceId,
-      ...this.ctx.redfish,
+      ...transport,
+      ...(pin ? { tls: { ...transport.tls, pinnedSha256: pin } } : {}),
       ...overrides,
       ...(this.ctx.signal ? { signal: this.ctx.signal } : {}),
     });

@@ -28,7 +28,13 @@ export type RedfishTransport = Pick<
   | 'requestTimeoutMs'
   | 'uploadTimeoutMs'
   | 'maxAttempts'
->;
+> & {
+  /**
+   * Leaf pins of single BMCs (SHA-256), by the host of the BMC URL (with its port when not the default): each BMC
+   * presents a certificate of its own. A BMC named here is checked by its pin; the others by `tls`.
+   */
+  pinsByHost?: Readonly<Record<string, string>>;
+};
 
 export interface DriverContext {
   target: BmcTarget;

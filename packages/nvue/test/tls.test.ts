@@ -26,6 +26,8 @@ describe('NVUE over HTTPS: TLS policy and switch certificate install', () => {
     sim = await startSim([
       { id: 'policy', tls: pki.bootstrap },
       { id: 'mtls', tls: pki.bootstrap },
+      // Already serving a certificate from the site CA, as a switch provisioned before.
+      { id: 'site', tls: pki.server },
     ]);
   });
   after(async () => {
@@ -55,6 +57,15 @@ describe('NVUE over HTTPS: TLS policy and switch certificate install', () => {
     assert.equal((await hello('policy', { pinnedSha256: pki.bootstrap.fingerprint }))['hostname'], 'policy');
     await refused('policy', { pinnedSha256: pki.server.fingerprint }, 'TlsVerification', /does not match the pinned/);
     await refused('policy', { caPem: pki.caPem }, 'TlsVerification', /self.signed|verif/i);
+  });
+
+  it('CA mode: a certificate from the site CA is accepted by the site bundle, refused by another CA', async () => {
+    assert.equal((await hello('site', { caPem: pki.caPem }))['hostname'], 'site');
+    const other = makePki(mkdtempSync(join(dir, 'other-')));
+    await refused('site', { caPem: other.caPem }, 'TlsVerification', /unable to verify|issuer|verif/i);
+    await refused('site', undefined, 'TlsVerification', /unable to verify|issuer|verif/i);
+    assert.equal((await hello('site', { pinnedSha256: pki.server.fingerprint }))['hostname'], 'site');
+    await refused('site', { pinnedSha256: other.server.fingerprint }, 'TlsVerification', /does not match the pinned/);
   });
 
   it('skips verification when told to, warning once per switch', async () => {

@@ -96,6 +96,14 @@ export const SimulatorConfig = z
     generate: z.array(Generated).default([]),
     switches: z.array(Switch).default([]),
     nvosTimings: NvosTimings.optional(),
+    /**
+     * BMCs serve HTTPS, each with its own certificate (its loopback address as IP SAN) issued at start from this site
+     * CA (PEM files): what a site's BMC CA bundle or pins are checked against. Plain HTTP when absent.
+     */
+    bmcTls: z
+      .object({ caCertFile: z.string().min(1), caKeyFile: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((c) => c.bmcs.length + c.generate.length + c.switches.length > 0, {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { defaultTimings, SimulatedBmc, type BmcSpec, type Timings } from './bmc.js';
@@ -7,12 +8,19 @@ import { wirePowerDomains } from './power-domains.js';
 import { wireRacks } from './rack.js';
 import { sleep, type Reply } from './http-util.js';
 import { route, type Exchange } from './router.js';
+import { resetConnection, secureContext, serveTls } from './connection.js';
+import { issueCertificate, type CertificateAuthority } from '../pki.js';
 
 export interface RedfishSimulatorOptions {
   bmcs: BmcSpec[];
   /** Multiplies every simulated delay: 0.01 turns a 30 s power-on into 0.3 s. */
   timeScale?: number;
   timings?: Partial<Timings>;
+  /**
+   * HTTPS: each BMC presents its own certificate from the site CA `ca`, for its loopback address (IP SAN), issued at
+   * start into `dir`. Plain HTTP when absent.
+   */
+  tls?: { ca: CertificateAuthority; dir: string };
 }
 
 export interface RedfishSimulator {
@@ -32,11 +40,19 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
   const timings = { ...defaultTimings, ...opts.timings };
   const byEndpoint = new Map<string, SimulatedBmc>();
   const byId = new Map<string, SimulatedBmc>();
-  for (const spec of opts.bmcs) {
+  /** With `tls`, each endpoint's certificate. */
+  const certificates = new Map<string, ReturnType<typeof secureContext>>();
+  for (const [i, spec] of opts.bmcs.entries()) {
     if (!/^127\./.test(spec.address)) throw new Error(`BMC ${spec.id}: ${spec.address} is not a loopback address`);
     const bmc = new SimulatedBmc(spec, timings, opts.timeScale ?? 1);
     byId.set(spec.id, bmc);
-    byEndpoint.set(`${spec.address}:${spec.port}`, bmc);
+    const endpoint = `${spec.address}:${spec.port}`;
+    byEndpoint.set(endpoint, bmc);
+    if (opts.tls) {
+      // Files are named by position: ids are free text.
+      const leaf = issueCertificate(opts.tls.ca, opts.tls.dir, `bmc-${i + 1}`, { ip: [spec.address] });
+      certificates.set(endpoint, secureContext({ certPem: leaf.certPem, keyPem: readFileSync(leaf.keyFile, 'utf8') }));
+    }
   }
   wirePowerDomains(byId.values());
   wireRacks(byId.values());
@@ -60,10 +76,11 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
   try {
     for (const ep of endpoints) {
       const at = ep.lastIndexOf(':');
+      const certificate = certificates.get(ep);
       const l = createNetServer((socket: Socket) => {
         sockets.add(socket);
         socket.once('close', () => sockets.delete(socket));
-        http.emit('connection', socket);
+        http.emit('connection', certificate ? serveTls(socket, certificate) : socket);
       });
       await new Promise<void>((resolve, reject) => {
         l.once('error', reject);
@@ -83,7 +100,7 @@ export async function startRedfishSimulator(opts: RedfishSimulatorOptions): Prom
   };
   return {
     bmc: get,
-    bmcUrl: (id) => `http://${get(id).spec.address}:${get(id).spec.port}`,
+    bmcUrl: (id) => `${opts.tls ? 'https' : 'http'}://${get(id).spec.address}:${get(id).spec.port}`,
     ids: () => [...byId.keys()],
     close: async () => {
       for (const b of byId.values()) b.stop();
@@ -110,13 +127,13 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
 
   // No AC: nothing answers at this address.
   if (bmc.acLost) {
-    req.socket.resetAndDestroy();
+    resetConnection(req.socket);
     return log(0);
   }
   // A tray that stopped answering: the connection is reset, or held open and never answered (the client times out).
   const managerReset = method === 'POST' && bmc.profile.managers.some((m) => path === `${m}/Actions/Manager.Reset`);
   if (bmc.unresponsive && !(bmc.unresponsive.answersManagerReset && managerReset)) {
-    if (bmc.unresponsive.mode === 'reset') req.socket.resetAndDestroy();
+    if (bmc.unresponsive.mode === 'reset') resetConnection(req.socket);
     else bmc.holdUnanswered(req.socket);
     return log(0);
   }
@@ -127,7 +144,7 @@ async function serve(bmc: SimulatedBmc, req: IncomingMessage, res: ServerRespons
     if (req.socket.destroyed) return log(0);
   }
   if (chance(f.resetRate)) {
-    req.socket.resetAndDestroy();
+    resetConnection(req.socket);
     return log(0);
   }
 

@@ -3,6 +3,7 @@ import { FwpkgError, parseFwpkgHeader } from '@fleet/fwpkg';
 import type { SimulatedBmc } from '../bmc.js';
 import { redfishError } from '../errors.js';
 import { planUpdate, startUpdateTask, updateInProgress } from '../firmware-update.js';
+import { resetConnection } from '../connection.js';
 import { drain, isObject, type Reply } from '../http-util.js';
 import { message } from '../messages.js';
 import { boundaryOf, MultipartError, readMultipart } from '../multipart.js';
@@ -95,7 +96,6 @@ async function rebootMidUpload(bmc: SimulatedBmc, req: IncomingMessage): Promise
   const { rebootDuringUpload: _once, ...rest } = bmc.faults;
   bmc.setFaults(rest);
   bmc.rebootManager();
-  // An RST, not a FIN: the client learns at once that nobody will answer.
-  req.socket.resetAndDestroy();
+  resetConnection(req.socket);
   return { status: 0 };
 }

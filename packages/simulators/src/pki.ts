@@ -3,8 +3,9 @@ import { X509Certificate } from 'node:crypto';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-// A private CA for the dev stack and the tests, made with the openssl CLI (Node can verify certificates but not issue
-// them). P-256 keys: a certificate takes a few milliseconds. Production brings its own PKI (docs/security.md).
+// A private CA for the dev stack, the tests and the simulated BMCs' HTTPS, made with the openssl CLI (Node can verify
+// certificates but not issue them). P-256 keys: a certificate takes a few milliseconds. Production brings its own PKI
+// (docs/security.md).
 
 export interface CertificateAuthority {
   certFile: string;
@@ -52,6 +53,11 @@ export function createCa(dir: string, name: string, days = 30): CertificateAutho
     '-out',
     certFile,
   ]);
+  return { certFile, keyFile, certPem: readPem(certFile) };
+}
+
+/** A CA made elsewhere (a site's), from its PEM certificate and key files. */
+export function loadCa(certFile: string, keyFile: string): CertificateAuthority {
   return { certFile, keyFile, certPem: readPem(certFile) };
 }
 
