@@ -8,7 +8,7 @@ import { insertSite } from '@fleet/db';
 import { OidcConfig } from '../../hub/src/config.js';
 import { openIdProvider, signingKey } from '../../hub/test/helpers/oidc-provider.js';
 import { startTestHub, type TestHub } from '../../hub/test/helpers/test-hub.js';
-import { assertAccessible, launch, rowTexts } from './browser.js';
+import { assertAccessible, launch, rowTexts, until } from './browser.js';
 import { distDir, ensureBuilt } from './console.js';
 
 // A person signs in to the console at a real OpenID provider in this process (npm oidc-provider, its development
@@ -119,9 +119,11 @@ describe('console sign-in through the OpenID provider (authorization code + PKCE
     await page.context().close();
   });
 
-  it('signs a viewer in: every site, no operator controls, and the hub refuses its token an operator action', async () => {
-    const page = await signInAtProvider('alice');
+  it('a viewer reads every site, sees no operator controls; the hub refuses its token an operator action', async () => {
+    const page = await signInAtProvider('alice', '/sites');
     await page.getByText('alice (viewer)').waitFor();
+    const sites = page.getByRole('table', { name: 'Sites', exact: true });
+    await until(async () => (await sites.locator('tbody tr').count()) === 2, 'both sites listed', 10_000);
     await page.goto(`${hubUrl}/campaigns`);
     await page.getByRole('heading', { name: 'Campaigns', exact: true }).waitFor();
     assert.equal(await page.getByRole('heading', { name: 'New campaign' }).count(), 0);
