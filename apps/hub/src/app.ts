@@ -35,6 +35,7 @@ import { issueRoutes } from './routes/issues.routes.js';
 import { jobRoutes } from './routes/jobs.routes.js';
 import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
+import { signInRoutes } from './routes/sign-in.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
 import { tokenRoutes } from './routes/tokens.routes.js';
@@ -119,7 +120,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   registerErrorHandling(app);
   // Bodies are JSON (the firmware upload adds its raw bytes); any other type is a 415 naming the one to send.
   app.removeContentTypeParser('text/plain');
-  registerSecurityHeaders(app, Boolean(deps.https));
+  registerSecurityHeaders(app, Boolean(deps.https), deps.oidc?.webClientId ? deps.oidc.issuer : undefined);
   if (deps.rateLimit) registerRateLimit(app, deps.rateLimit);
   const tokenAuth = registerAuth(app, deps.db, undefined, deps.oidc);
   registerSiteScope(app, deps.db);
@@ -162,6 +163,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   switchRoutes(app, doc, deps.db, deps.views, twoPerson);
   approvalRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
+  signInRoutes(app, doc, deps.oidc);
   auditRoutes(app, doc, deps.db);
   tokenRoutes(app, doc, deps.db, tokenAuth);
   slaRoutes(app, doc, deps.db);

@@ -120,6 +120,23 @@ export const OidcConfig = z
     jwksUri: z.string().url().optional(),
     /** Least time between two fetches of the key set for a key id it lacks (a rotated signing key). */
     jwksCooldownS: z.number().min(0).max(3600).default(30),
+    /**
+     * The web console's client at the issuer: public (no secret), authorization code with PKCE, redirect URI
+     * `<hub origin>/auth/callback`. Absent: the console offers API-token sign-in only.
+     */
+    webClientId: z.string().min(1).optional(),
+    /** The scopes the console asks for (space-free OAuth scope tokens); `openid` is needed for the ID token. */
+    webScopes: z
+      .array(z.string().regex(/^[!#-[\]-~]+$/, 'an OAuth scope is printable ASCII without spaces, quotes or \\'))
+      .min(1)
+      .refine((s) => s.includes('openid'), 'include openid')
+      .default(['openid']),
+    /**
+     * Whether the console names `audience` as the resource it wants a token for (RFC 8707 `resource`), which makes
+     * providers that support resource indicators issue a token for the hub. Turn off for one that refuses the
+     * parameter; its access token must still carry the hub's `aud`.
+     */
+    webResourceIndicator: z.boolean().default(true),
   })
   .strict();
 export type OidcConfig = z.infer<typeof OidcConfig>;

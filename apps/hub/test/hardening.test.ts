@@ -90,11 +90,18 @@ describe('security headers', () => {
       assert.match(csp, /default-src 'self'/, url);
       assert.match(csp, /script-src 'self';/, url);
       assert.match(csp, /frame-ancestors 'none'/, url);
+      assert.match(csp, /connect-src 'self';/, url);
       assert.doesNotMatch(csp, /upgrade-insecure-requests/, url);
       assert.equal(res.headers['x-frame-options'], 'DENY', url);
       assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
       assert.equal(res.headers['referrer-policy'], 'no-referrer', url);
       assert.equal(res.headers['strict-transport-security'], undefined, url);
     }
+  });
+
+  it('without an OIDC web client, the console signs in with API tokens only (asked without a token)', async () => {
+    const res = await hub.app.inject({ method: 'GET', url: '/v1/auth/config' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), { oidc: null });
   });
 });

@@ -69,6 +69,9 @@ describe('OIDC sign-in', () => {
         clockToleranceS: 5,
         // Every unknown key id fetches the key set again, so the rotation below needs no wait.
         jwksCooldownS: 0,
+        webClientId: 'fleet-console',
+        webScopes: ['openid', 'profile'],
+        webResourceIndicator: true,
       },
     });
     app = hub.app;
@@ -170,15 +173,7 @@ describe('OIDC sign-in', () => {
     const dead = createServer((_req, res) => res.writeHead(502).end());
     await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
     const verify = createOidcVerifier(
-      {
-        issuer: `http://127.0.0.1:${(dead.address() as AddressInfo).port}`,
-        audience,
-        groupsClaim: 'groups',
-        nameClaim: 'preferred_username',
-        roleMapping,
-        clockToleranceS: 0,
-        jwksCooldownS: 30,
-      },
+      OidcConfig.parse({ issuer: `http://127.0.0.1:${(dead.address() as AddressInfo).port}`, audience, roleMapping }),
       pino({ level: 'silent' }),
     );
     const jwt = await accessToken('alice');
@@ -188,12 +183,23 @@ describe('OIDC sign-in', () => {
     assert.equal((await call('GET', '/v1/whoami', jwt)).statusCode, 200);
   });
 
+  it('tells the console, without a token, how to sign in at the issuer; its CSP lets it call the issuer', async () => {
+    const res = await app.inject({ method: 'GET', url: '/v1/auth/config' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), {
+      oidc: { issuer, client_id: 'fleet-console', scopes: ['openid', 'profile'], resource: audience },
+    });
+    assert.match(String(res.headers['content-security-policy']), new RegExp(`connect-src 'self' ${issuer};`));
+  });
+
   it('lists every problem of an oidc config at once', () => {
     const parsed = OidcConfig.safeParse({
       issuer: 'not a url',
       audience: '',
       roleMapping: { bots: { role: 'satellite' }, ops: { role: 'operator', sites: [] } },
       clockToleranceS: -1,
+      webClientId: '',
+      webScopes: ['profile', 'two words'],
     });
     assert.ok(!parsed.success);
     const paths = parsed.error.issues.map((i) => i.path.join('.')).sort();
@@ -203,6 +209,9 @@ describe('OIDC sign-in', () => {
       'issuer',
       'roleMapping.bots.role',
       'roleMapping.ops.sites',
+      'webClientId',
+      'webScopes',
+      'webScopes.1',
     ]);
     const empty = OidcConfig.safeParse({ issuer: 'https://id.example', audience: 'fleet', roleMapping: {} });
     assert.ok(!empty.success && /at least one group/.test(empty.error.issues[0]!.message));

@@ -4,9 +4,11 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@ta
 import { RouterProvider } from '@tanstack/react-router';
 import { ApiError } from '@fleet/client';
 import { LiveContext, useLiveEvents } from './api/live';
-import { signOut, useToken } from './api/session';
+import { callbackPath } from './api/oidc';
+import { signOut, useSignOutAtExpiry, useToken } from './api/session';
+import { OidcCallback } from './OidcCallback';
 import { router } from './routes';
-import { SignIn } from './SignIn';
+import { SignIn, signInOptionsKey } from './SignIn';
 import './styles.css';
 
 /** A revoked or unknown token ends the session; the sign-in form says why. */
@@ -29,10 +31,12 @@ const queryClient = new QueryClient({
 function App() {
   const token = useToken();
   const live = useLiveEvents(queryClient, token);
-  // Nothing read with one token is shown to the next.
+  useSignOutAtExpiry(token);
+  // Nothing read with one token is shown to the next. The sign-in form's query is left alone: it has just started.
   useEffect(() => {
-    if (!token) queryClient.clear();
+    if (!token) queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== signInOptionsKey[0] });
   }, [token]);
+  if (window.location.pathname === callbackPath) return <OidcCallback />;
   if (!token) return <SignIn />;
   return (
     <LiveContext.Provider value={live}>

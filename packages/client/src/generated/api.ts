@@ -115,6 +115,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/auth/config': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How a browser may sign in (no token needed): beside API tokens, the OIDC issuer and public client for an
+     * authorization code sign-in with PKCE, when the hub has one
+     */
+    get: operations['getV1AuthConfig'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/devices': {
     parameters: {
       query?: never;
@@ -2639,6 +2659,18 @@ export interface components {
       items: components['schemas']['RmaCase'][];
       next_cursor: string | null;
     };
+    SignInOptions: {
+      /** @description null: sign in with an API token only */
+      oidc: {
+        /** @description The console's public client at the issuer (no secret; PKCE) */
+        client_id: string;
+        /** @description The OpenID provider; its discovery document is <issuer>/.well-known/… */
+        issuer: string;
+        /** @description The resource indicator (RFC 8707) to ask the token for; null: send none */
+        resource: string | null;
+        scopes: string[];
+      } | null;
+    };
     Site: {
       /** Format: date-time */
       created_at: string;
@@ -3257,6 +3289,26 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getV1AuthConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sign-in options */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SignInOptions'];
         };
       };
     };
