@@ -5,6 +5,14 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * V8 flags every project process runs with (deploy/systemd and `pnpm bench` say the same). A heap that starts
+ * at 64 MB: below that, a process moving hundreds of MiB/s through buffers (the satellite's SFTP uploads, the
+ * simulated switches receiving them) has less old-generation headroom than its young generation's size, and
+ * V8 then starts a full mark-compact every few megabytes (docs/switch-transfers.md).
+ */
+export const nodeFlags = ['--initial-heap-size=64'];
+
 /** Children still running; they are signalled when this process exits, however it exits short of SIGKILL. */
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -78,6 +86,7 @@ export class ManagedProcess {
         ...(process.env['FLEET_CPU_PROF_DIR']
           ? ['--cpu-prof', `--cpu-prof-dir=${process.env['FLEET_CPU_PROF_DIR']}`]
           : []),
+        ...nodeFlags,
         '--import',
         'tsx',
         join(repoRoot, this.entry),
