@@ -110,7 +110,7 @@ describe('TLS against the BMC simulator over HTTPS', () => {
     assert.equal(await read(ids[1]!, { pinnedSha256: b!.fingerprint }), 'Off');
   });
 
-  it('a BMC that resets connections does so over TLS too (a retryable error, the simulator keeps serving)', async () => {
+  it('a BMC that resets connections does so over TLS too (retryable, and the simulator keeps serving)', async () => {
     const bmc = sim.bmc(ids[0]!);
     bmc.setFaults({ resetRate: 1 });
     const err = await read(ids[0]!, { caFile: siteCa.certFile }).catch((e: unknown) => e);
