@@ -37,6 +37,7 @@ import { powerRoutes } from './routes/power.routes.js';
 import { rackRoutes } from './routes/racks.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
+import { bmcCredentialRoutes } from './routes/bmc-credentials.routes.js';
 import { tokenRoutes } from './routes/tokens.routes.js';
 import { temporalCodecRoutes } from './routes/temporal-codec.routes.js';
 import { HubConfig } from './config.js';
@@ -158,6 +159,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   );
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
   switchRoutes(app, doc, deps.db, deps.views, twoPerson);
+  bmcCredentialRoutes(app, doc, deps.db, deps.views);
   approvalRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   auditRoutes(app, doc, deps.db);
