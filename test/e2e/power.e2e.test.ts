@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Connection, Client } from '@temporalio/client';
+import { historyText } from '../harness/history.js';
 import { Stack, expectStatus } from '../harness/stack.js';
-
-/** History as text with every payload's bytes decoded, so a secret cannot hide in base64. */
-function historyText(value: unknown): string {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  if (Array.isArray(value)) return value.map(historyText).join(' ');
-  if (value && typeof value === 'object')
-    return Object.entries(value)
-      .map(([k, v]) => `${k}=${historyText(v)}`)
-      .join(' ');
-  return String(value);
-}
 
 interface JobBody {
   id: string;
