@@ -147,7 +147,8 @@ describe('BMC credential rotation over a simulated rack', () => {
     try {
       const client = new Client({ connection });
       const { rows } = await stack.dbHandle.pool.query<{ id: string }>(
-        "select id from jobs where kind in ('rack.bmc_password_rotation', 'bmc.password_rotation') and parent_id is null",
+        `select id from jobs
+          where kind in ('rack.bmc_password_rotation', 'bmc.password_rotation') and parent_id is null`,
       );
       assert.equal(rows.length, 2);
       for (const { id } of rows) histories.push(historyText(await client.workflow.getHandle(id).fetchHistory()));

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import { pino } from 'pino';
-import type { BmcTarget } from '@fleet/domain';
+import type { BmcPasswordRotationResult, BmcTarget } from '@fleet/domain';
 import { findAccount, RedfishClient, RedfishError } from '@fleet/redfish';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createBmcPasswordActivity, type BmcRotationHeartbeat } from '../src/activities/bmc-password.js';
@@ -118,7 +118,7 @@ describe('rotateBmcPassword activity', () => {
     assert.equal(patches('ok').length, 1);
   });
 
-  it('rolls back when the BMC refuses a login with the new password: the old one works and is the stored one', async () => {
+  it('rolls back when the BMC refuses the new password: the old one logs in and is the stored one', async () => {
     sim.bmc('refuses').setFaults({ refuseNewPassword: true });
     const env = mockEnv({ activityId: 'rotate-refuses' });
     const beats: string[] = [];
@@ -160,7 +160,7 @@ describe('rotateBmcPassword activity', () => {
     assert.deepEqual(stored()['bmc/crash'], { username: USER, password: 'initial-crash' });
 
     const retry = mockEnv({ activityId: 'rotate-crash', attempt: 2, heartbeatDetails: { phase: 'applied' } });
-    const result = await retry.run(rotation(), { target: target('crash') });
+    const result = (await retry.run(rotation(), { target: target('crash') })) as BmcPasswordRotationResult;
     assert.equal(result.rotatedNow, true);
     assert.equal(stored()['bmc/crash']!.password, staged, 'no second password was generated');
     assert.equal(patches('crash').length, 1, 'applied once');

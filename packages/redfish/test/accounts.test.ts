@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
-import { findAccount, readPasswordPolicy, RedfishClient, RedfishError, setAccountPassword } from '../src/index.js';
+import type { RedfishError } from '../src/index.js';
+import { findAccount, readPasswordPolicy, RedfishClient, setAccountPassword } from '../src/index.js';
 
 async function freePort(): Promise<number> {
   const s = createServer();

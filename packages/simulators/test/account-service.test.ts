@@ -20,7 +20,7 @@ describe('AccountService', () => {
   });
   after(() => t.close());
 
-  it('is linked from the service root of every profile, with the account by UserName and a write-only Password', async () => {
+  it("is linked from every profile's service root: the account by UserName, Password write-only", async () => {
     for (const id of ['tray', 'shelf', 'switch']) {
       const root = await rf(t.url(id), 'GET', '/redfish/v1', { auth: null });
       assert.equal(root.body.AccountService['@odata.id'], '/redfish/v1/AccountService');
@@ -38,7 +38,7 @@ describe('AccountService', () => {
     }
   });
 
-  it('a PATCHed Password moves Basic auth and logins to it, ends the other sessions and keeps the changing one', async () => {
+  it('a PATCHed Password moves Basic auth and logins, ends the other sessions, keeps the changing one', async () => {
     const base = t.url('tray');
     const other = (await login(base, PASSWORD)).headers.get('x-auth-token')!;
     const mine = (await login(base, PASSWORD)).headers.get('x-auth-token')!;

@@ -52,7 +52,8 @@ export function bmcCredentialRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, v
       url: '/v1/racks/:id/bmc-password-rotation',
       tag: 'credentials',
       summary:
-        `Rotate the BMC passwords of every device of a rack (intent), at most \`concurrency\` at a time: ${secretNote}. ` +
+        `Rotate the BMC passwords of every device of a rack (intent), at most \`concurrency\` at a time: ` +
+        `${secretNote}. ` +
         'Each device has a child job with its outcome; the first failure stops new starts. 409 naming every device ' +
         'whose BMC credential reference is not its own, naming the held devices unless override_quarantine gives a ' +
         'reason, or when a device is busy',
