@@ -13,3 +13,4 @@ export * from './switch-workflows.js';
 export { enrolment } from './enrolment.js';
 export { siteObserver } from './site-observer.js';
 export { remediation } from './remediation.js';
+export { bmcPasswordRotation, rackBmcPasswordRotation } from './bmc-rotation.js';

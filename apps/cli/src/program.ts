@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerBmcPassword } from './commands/bmc-password.js';
 import { registerCampaign } from './commands/campaign.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config.js';
@@ -53,6 +54,7 @@ export function buildProgram(
   registerFirmware(program, rt);
   registerCampaign(program, rt);
   registerNvos(program, rt);
+  registerBmcPassword(program, rt);
   registerJob(program, rt);
   registerDevice(program, rt);
   registerRma(program, rt);

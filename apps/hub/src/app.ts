@@ -38,6 +38,7 @@ import { rackRoutes } from './routes/racks.routes.js';
 import { signInRoutes } from './routes/sign-in.routes.js';
 import { siteRoutes } from './routes/sites.routes.js';
 import { switchRoutes } from './routes/switch.routes.js';
+import { bmcCredentialRoutes } from './routes/bmc-credentials.routes.js';
 import { tokenRoutes } from './routes/tokens.routes.js';
 import { temporalCodecRoutes } from './routes/temporal-codec.routes.js';
 import { HubConfig } from './config.js';
@@ -161,6 +162,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
   );
   deviceFirmwareRoutes(app, doc, deps.db, deps.views);
   switchRoutes(app, doc, deps.db, deps.views, twoPerson);
+  bmcCredentialRoutes(app, doc, deps.db, deps.views);
   approvalRoutes(app, doc, deps.db, deps.views);
   catalogRoutes(app, doc);
   signInRoutes(app, doc, deps.oidc);

@@ -21,6 +21,7 @@ import { fleetDataConverter } from '@fleet/temporal';
 import { SiteLimiter } from '@fleet/redfish';
 import {
   createBurnInActivities,
+  createBmcPasswordActivity,
   createDeviceActivities,
   createFetchArtifactActivity,
   createFirmwareActivities,
@@ -36,8 +37,8 @@ import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
 import { SatelliteConfig } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
-import { PendingPasswords } from './switch/pending-passwords.js';
-import { createSecretWriter } from './switch/secret-writer.js';
+import { PendingPasswords } from './credentials/pending-passwords.js';
+import { createSecretWriter } from './credentials/secret-writer.js';
 import { createSecretStore } from './secrets/index.js';
 
 exitOnHelp(
@@ -125,6 +126,10 @@ const deviceDeps: DeviceActivityDeps = {
 };
 
 const knownHosts = new KnownHosts(join(config.dataDir, 'nvos-known-hosts.json'));
+const secretWriter = createSecretWriter(config.secrets);
+// Rotations of switch and BMC passwords share one pending store (their references are never the same; the hub refuses
+// shared ones); the file keeps the name it had when it held switch passwords only.
+const pendingPasswords = new PendingPasswords(join(config.dataDir, 'switch-pending-passwords.json'));
 
 // Payloads are decrypted and encrypted outside the workflow sandbox, with the ring the workflow agent holds too.
 const { payloadEncryption } = config.temporal;
@@ -150,6 +155,7 @@ const worker = await Worker.create({
     ...createFirmwareActivities({ ...deviceDeps, artifacts }),
     ...createFetchArtifactActivity({ artifacts }),
     ...createRemediationActivities(deviceDeps),
+    ...createBmcPasswordActivity({ ...deviceDeps, secretWriter, pendingPasswords }),
     ...createObserverActivities({
       ...deviceDeps,
       ...(observations ? { hub: observations } : {}),
@@ -166,8 +172,8 @@ const worker = await Worker.create({
       artifacts,
       nvos: config.nvos,
       knownHosts,
-      secretWriter: createSecretWriter(config.secrets),
-      pendingPasswords: new PendingPasswords(join(config.dataDir, 'switch-pending-passwords.json')),
+      secretWriter,
+      pendingPasswords,
       certificates: { switchCertRoot: config.nvos.switchCertRoot, clientTlsRoot: config.nvos.clientTlsRoot },
       pollIntervalMs: config.nvos.pollIntervalMs,
     }),

@@ -9,7 +9,7 @@ import {
 } from '../src/activities/switch-factory-reset.js';
 import { openSsh } from '../src/nvos/connect.js';
 import { loggingInAs } from '../src/switch/access.js';
-import { createSecretWriter, type SecretWriter } from '../src/switch/secret-writer.js';
+import { createSecretWriter, type SecretWriter } from '../src/credentials/secret-writer.js';
 import { mockEnv } from './helpers/devices.js';
 import { nvueLines, runIn, startSwitchBench, USER, type SwitchBench } from './switch-helpers.js';
 

@@ -14,8 +14,8 @@ import { SatelliteConfig } from '../src/config.js';
 import type { NvosAccess } from '../src/nvos/connect.js';
 import { KnownHosts } from '../src/nvos/known-hosts.js';
 import { createFileSecretStore } from '../src/secrets/file-store.js';
-import { PendingPasswords } from '../src/switch/pending-passwords.js';
-import { createSecretWriter } from '../src/switch/secret-writer.js';
+import { PendingPasswords } from '../src/credentials/pending-passwords.js';
+import { createSecretWriter } from '../src/credentials/secret-writer.js';
 
 export const USER = 'admin';
 

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import { createSwitchPasswordActivity, type RotationHeartbeat } from '../src/activities/switch-password.js';
-import { createSecretWriter, type SecretWriter } from '../src/switch/secret-writer.js';
+import { createSecretWriter, type SecretWriter } from '../src/credentials/secret-writer.js';
 import { mockEnv } from './helpers/devices.js';
 import { logsIn, nvueLines, runIn, startSwitchBench, USER, type SwitchBench } from './switch-helpers.js';
 

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createFileSecretStore } from '../src/secrets/file-store.js';
-import { PendingPasswords } from '../src/switch/pending-passwords.js';
-import { createSecretWriter, previousRef, SecretStoreReadOnlyError } from '../src/switch/secret-writer.js';
+import { PendingPasswords } from '../src/credentials/pending-passwords.js';
+import { createSecretWriter, previousRef, SecretStoreReadOnlyError } from '../src/credentials/secret-writer.js';
 
 describe('writable secret store and pending passwords', () => {
   let dir: string;

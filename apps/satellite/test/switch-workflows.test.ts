@@ -8,7 +8,7 @@ import type { DeviceFirmwareResult, SwitchFirmwareStep, SwitchFirmwareUpdateInpu
 import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { createFetchArtifactActivity } from '../src/activities/fetch-artifact.js';
 import { createSwitchActivities } from '../src/activities/switch-activities.js';
-import { PendingPasswords } from '../src/switch/pending-passwords.js';
+import { PendingPasswords } from '../src/credentials/pending-passwords.js';
 import { recordHistories } from '../../../test/harness/record-histories.js';
 import { logsIn, nvueLines, startSwitchBench, type SwitchBench } from './switch-helpers.js';
 import type * as workflows from '../../../workflows/src/switch-workflows.js';

@@ -22,6 +22,8 @@ export * from './nvos-hello.js';
 export * from './firmware.js';
 export * from './switch.js';
 export * from './switch-ops.js';
+export * from './credential-refs.js';
+export * from './bmc-credentials.js';
 export * from './campaign-schedule.js';
 export * from './lifecycle.js';
 export * from './conditions.js';

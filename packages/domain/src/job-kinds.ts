@@ -142,6 +142,24 @@ export const jobKindTable = {
     destructive: false,
     summary: "Install the site's switch mTLS material and bind the NVUE API to it",
   },
+  'bmc.password_rotation': {
+    workflowType: 'bmcPasswordRotation',
+    // Admin, as the NVOS rotation: a wrong rotation locks the fleet out of a BMC, and it writes the site's secrets.
+    role: 'admin',
+    scope: 'device',
+    guard: 'device',
+    destructive: false,
+    summary: "Rotate a device's BMC account password into the site's secret store, rolled back if it fails its login",
+  },
+  'rack.bmc_password_rotation': {
+    workflowType: 'rackBmcPasswordRotation',
+    role: 'admin',
+    scope: 'rack',
+    // The children (bmc.password_rotation) carry the device guard; another rack job may run beside it.
+    guard: 'none',
+    destructive: false,
+    summary: "Rotate the BMC passwords of a rack's devices, a few at a time; each device's outcome is its child job",
+  },
   'rack.enrol': {
     workflowType: 'enrolment',
     role: 'operator',

@@ -64,6 +64,8 @@ export const defaultSlaPolicy: SlaPolicy = {
     'switch.factory_reset': hour,
     'switch.firmware_update': 4 * hour,
     'switch.certificate_install': 30 * minute,
+    'bmc.password_rotation': 30 * minute,
+    'rack.bmc_password_rotation': 2 * hour,
     'rack.enrol': 24 * hour,
     'device.enrol': 24 * hour,
     'device.burn_in': 16 * hour,

@@ -1,4 +1,5 @@
 import type { ActivityTimeouts } from './contracts.js';
+import { otherLoginsOf, type CredentialRefHolder } from './credential-refs.js';
 import { kindOfNodeType } from './hardware.js';
 
 /**
@@ -77,13 +78,6 @@ export function missingForNvos(d: NvosInventory): string[] {
   ];
 }
 
-/** A device's credential references, as the NVOS password rotation check reads them. */
-export interface CredentialRefHolder {
-  name: string;
-  credentialRef: string | null;
-  nvosCredentialRef: string | null;
-}
-
 /** How an operator gives a switch tray an NVOS reference of its own. */
 export const ownNvosCredentialHint =
   'give the switch its own reference: NetBox custom field fleet_nvos_credential_ref, or ' +
@@ -102,15 +96,8 @@ export function sharedNvosCredential(device: CredentialRefHolder, users: Credent
       `device ${device.name} has no NVOS credential reference of its own ` +
       `(it logs in with its BMC's${device.credentialRef ? `, ${device.credentialRef}` : ''}); ${ownNvosCredentialHint}`
     );
-  const roles = [
-    ...(device.credentialRef === ref ? [`the BMC of ${device.name}`] : []),
-    ...users.flatMap((u) => [
-      ...(u.credentialRef === ref ? [`the BMC of ${u.name}`] : []),
-      ...(u.nvosCredentialRef === ref ? [`the NVOS of ${u.name}`] : []),
-    ]),
-  ];
-  if (!roles.length) return undefined;
-  const shown = roles.length > 5 ? `${roles.slice(0, 5).join(', ')} and ${roles.length - 5} more` : roles.join(', ');
+  const shown = otherLoginsOf(ref, device, 'nvos', users);
+  if (!shown) return undefined;
   return (
     `the NVOS credential reference ${ref} of ${device.name} is also used by ${shown}: ` +
     `a rotation would replace their password; ${ownNvosCredentialHint}`

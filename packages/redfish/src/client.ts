@@ -19,6 +19,7 @@ export interface ServiceRoot {
   Managers?: Link;
   UpdateService?: Link;
   SessionService?: Link;
+  AccountService?: Link;
   Tasks?: Link;
   Links?: { Sessions?: Link };
   [key: string]: unknown;

@@ -7,6 +7,7 @@ export { readCollection, findMember, memberUri, type CollectionMembers } from '.
 export * from './actions.js';
 export * from './systems.js';
 export * from './managers.js';
+export * from './accounts.js';
 export {
   listChassis,
   getPowerSubsystem,

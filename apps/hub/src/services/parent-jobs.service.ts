@@ -25,7 +25,7 @@ import { heldConflict, holdsFor, overrideAudit } from './holds.service.js';
  * one of its own, and the parent only aggregates them. A campaign starts each child's workflow
  * (workflow ID = child job ID) and waits for it.
  */
-const RUN_IN_PARENT_WORKFLOW = new Set(['rack.power', 'rack.cold_reboot', 'rack.enrol']);
+const RUN_IN_PARENT_WORKFLOW = new Set(['rack.power', 'rack.cold_reboot', 'rack.enrol', 'rack.bmc_password_rotation']);
 const NO_WORKFLOW = new Set(['batch.power']);
 /** Parents whose children can be cancelled one by one: nothing else waits on a batch child's workflow. */
 const CHILDREN_CANCELLABLE_ALONE = new Set(['batch.power']);

@@ -7,6 +7,7 @@ import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 
 export type { DeviceActivityDeps } from './context.js';
+export { createBmcPasswordActivity, type BmcPasswordDeps } from './bmc-password.js';
 export { createBurnInActivities, type BurnInActivityDeps } from './burn-in.js';
 export { createFetchArtifactActivity, type ArtifactActivityDeps } from './fetch-artifact.js';
 export { createFirmwareActivities, type FirmwareActivityDeps } from './firmware.js';

@@ -8,7 +8,7 @@ import { loggingInAs } from '../switch/access.js';
 import { permanentFailure, switchFailure } from '../switch/failures.js';
 import { unlessRefused } from '../switch/nvue-outcomes.js';
 import { awaitReboot, type RebootProgress } from '../switch/reboot-wait.js';
-import { previousRef, SecretStoreReadOnlyError, type SecretWriter } from '../switch/secret-writer.js';
+import { previousRef, SecretStoreReadOnlyError, type SecretWriter } from '../credentials/secret-writer.js';
 import { attemptLog } from './context.js';
 import { withNvue } from './nvos-image.js';
 

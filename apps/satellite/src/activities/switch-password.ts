@@ -13,9 +13,9 @@ import { loggingInAs } from '../switch/access.js';
 import { permanentFailure, switchFailure } from '../switch/failures.js';
 import { heartbeatWhile } from '../switch/heartbeat.js';
 import { unlessRefused } from '../switch/nvue-outcomes.js';
-import { generatePassword } from '../switch/password.js';
-import type { PendingPasswords } from '../switch/pending-passwords.js';
-import { previousRef, type SecretWriter } from '../switch/secret-writer.js';
+import { generatePassword } from '../credentials/password.js';
+import type { PendingPasswords } from '../credentials/pending-passwords.js';
+import { previousRef, type SecretWriter } from '../credentials/secret-writer.js';
 import { attemptLog } from './context.js';
 import { withNvue } from './nvos-image.js';
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { toActivityFailure } from '../activities/failures.js';
 import { CertificateMaterialError } from './cert-material.js';
-import { SecretStoreReadOnlyError } from './secret-writer.js';
+import { SecretStoreReadOnlyError } from '../credentials/secret-writer.js';
 
 /**
  * A failure no retry can mend (bad input, missing site material, a switch not doing what it said), naming the device.

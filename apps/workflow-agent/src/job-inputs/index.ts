@@ -1,5 +1,6 @@
 import type { Job } from '@fleet/db';
 import { JobKind, jobKindTable, type WorkflowJobKind } from '@fleet/domain';
+import { bmcPasswordRotationInput, rackBmcPasswordRotationInput } from './bmc-credentials.js';
 import { bmcResetInput, deviceReadInput, devicePowerInput } from './device-power.js';
 import { firmwareCampaignInput } from './campaign.js';
 import { burnInInput, deviceEnrolInput, rackEnrolInput } from './enrolment.js';
@@ -37,6 +38,8 @@ export const inputLoaders: InputLoaders = {
   'switch.factory_reset': factoryResetInput,
   'switch.firmware_update': switchFirmwareUpdateInput,
   'switch.certificate_install': certificateInstallInput,
+  'bmc.password_rotation': bmcPasswordRotationInput,
+  'rack.bmc_password_rotation': rackBmcPasswordRotationInput,
   'rack.enrol': rackEnrolInput,
   'device.enrol': deviceEnrolInput,
   'device.burn_in': burnInInput,

@@ -1,5 +1,6 @@
 import type { Db, Job } from '@fleet/db';
 import type {
+  BmcPasswordRotationInput,
   ColdRebootInput,
   DeviceBmcResetInput,
   DeviceFirmwareUpdateInput,
@@ -7,6 +8,7 @@ import type {
   DevicePowerRefreshInput,
   EnrolmentInput,
   FirmwareCampaignInput,
+  RackBmcPasswordRotationInput,
   RackPowerInput,
   RemediationInput,
   SwitchCertificateInstallInput,
@@ -39,6 +41,8 @@ export interface WorkflowInputs {
   'switch.factory_reset': SwitchFactoryResetInput;
   'switch.firmware_update': SwitchFirmwareUpdateInput;
   'switch.certificate_install': SwitchCertificateInstallInput;
+  'bmc.password_rotation': BmcPasswordRotationInput;
+  'rack.bmc_password_rotation': RackBmcPasswordRotationInput;
   'rack.enrol': EnrolmentInput;
   'device.enrol': EnrolmentInput;
   'device.burn_in': EnrolmentInput;

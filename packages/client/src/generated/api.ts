@@ -173,6 +173,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/devices/{id}/bmc-password-rotation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the password of the device's BMC account (intent): the satellite generates the password, stages it in its
+     * own secret store, applies it through the BMC's AccountService, proves it with a fresh login and only then makes
+     * it current, or rolls the BMC and the store back; it never reaches the hub, Postgres, Temporal or logs. 409 when
+     * its BMC credential reference is also another device's (or its own NVOS's), or on a held device (quarantined,
+     * remediating, rma) unless override_quarantine gives a reason
+     */
+    post: operations['postV1DevicesIdBmcpasswordrotation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/devices/{id}/bmc-reset': {
     parameters: {
       query?: never;
@@ -1155,6 +1178,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/racks/{id}/bmc-password-rotation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate the BMC passwords of every device of a rack (intent), at most `concurrency` at a time: the satellite
+     * generates the password, stages it in its own secret store, applies it through the BMC's AccountService, proves it
+     * with a fresh login and only then makes it current, or rolls the BMC and the store back; it never reaches the hub,
+     * Postgres, Temporal or logs. Each device has a child job with its outcome; the first failure stops new starts. 409
+     * naming every device whose BMC credential reference is not its own, naming the held devices unless
+     * override_quarantine gives a reason, or when a device is busy
+     */
+    post: operations['postV1RacksIdBmcpasswordrotation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/racks/{id}/cold-reboot': {
     parameters: {
       query?: never;
@@ -1563,6 +1610,8 @@ export interface components {
         | 'switch.factory_reset'
         | 'switch.firmware_update'
         | 'switch.certificate_install'
+        | 'bmc.password_rotation'
+        | 'rack.bmc_password_rotation'
         | 'rack.enrol'
         | 'device.quarantine'
         | 'device.remediate'
@@ -2297,6 +2346,8 @@ export interface components {
         | 'switch.factory_reset'
         | 'switch.firmware_update'
         | 'switch.certificate_install'
+        | 'bmc.password_rotation'
+        | 'rack.bmc_password_rotation'
         | 'rack.enrol'
         | 'device.quarantine'
         | 'device.remediate'
@@ -2388,6 +2439,8 @@ export interface components {
         | 'switch.factory_reset'
         | 'switch.firmware_update'
         | 'switch.certificate_install'
+        | 'bmc.password_rotation'
+        | 'rack.bmc_password_rotation'
         | 'rack.enrol'
         | 'device.quarantine'
         | 'device.remediate'
@@ -3569,6 +3622,108 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1DevicesIdBmcpasswordrotation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
+        };
+      };
+    };
+    responses: {
+      /** @description The job (Location: /v1/jobs/{id}) */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -8116,6 +8271,8 @@ export interface operations {
           | 'switch.factory_reset'
           | 'switch.firmware_update'
           | 'switch.certificate_install'
+          | 'bmc.password_rotation'
+          | 'rack.bmc_password_rotation'
           | 'rack.enrol'
           | 'device.quarantine'
           | 'device.remediate'
@@ -8705,6 +8862,110 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  postV1RacksIdBmcpasswordrotation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @default 4 */
+          concurrency?: number;
+          override_quarantine?: components['schemas']['OverrideQuarantine'];
+        };
+      };
+    };
+    responses: {
+      /** @description The rack job; a child job per device (Location: /v1/jobs/{id}) */
+      202: {
+        headers: {
+          /** @description Where the created resource, or the job that carries out the request, is */
+          Location: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Job'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict or failed precondition */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };

@@ -1,5 +1,5 @@
 import { and, isNull, ne, or, eq } from 'drizzle-orm';
-import { sharedNvosCredential, type CredentialRefHolder } from '@fleet/domain';
+import { sharedBmcCredential, sharedNvosCredential, type CredentialRefHolder } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { devices } from '../schema/index.js';
 
@@ -40,4 +40,16 @@ export async function nvosCredentialSharing(
     ? await devicesUsingCredentialRef(db, device.nvosCredentialRef, device.id)
     : [];
   return sharedNvosCredential(device, users);
+}
+
+/**
+ * Why rotating the BMC password of `device` would overwrite a secret another login uses (the domain's rule,
+ * sharedBmcCredential), or undefined when its BMC reference is its own; asked by the hub and again at dispatch.
+ */
+export async function bmcCredentialSharing(
+  db: DbOrTx,
+  device: CredentialRefHolder & { id: string },
+): Promise<string | undefined> {
+  const users = device.credentialRef ? await devicesUsingCredentialRef(db, device.credentialRef, device.id) : [];
+  return sharedBmcCredential(device, users);
 }

@@ -13,7 +13,7 @@ const equal = (a: string, b: string) => {
 export function credentialsMatch(bmc: SimulatedBmc, user: string, password: string): boolean {
   // Evaluate both so a wrong user name costs the same as a wrong password.
   const u = equal(user, bmc.spec.username);
-  const p = equal(password, bmc.spec.password);
+  const p = equal(password, bmc.password);
   return u && p;
 }
 

@@ -143,6 +143,8 @@ export class SimulatedBmc {
   unresponsive: Unresponsive | undefined;
   /** The compute and switch trays of its rack (set by wireRacks), for NVLink peers. */
   rack: Rack | undefined;
+  /** The account's password now: the spec's until an AccountService PATCH changes it. */
+  password: string;
 
   constructor(
     readonly spec: BmcSpec,
@@ -151,6 +153,22 @@ export class SimulatedBmc {
   ) {
     this.profile = profiles[spec.profile ?? 'gb200-compute'];
     this.powerState = spec.powerState ?? this.profile.initialPower;
+    this.password = spec.password;
+  }
+
+  /**
+   * An AccountService PATCH of the account's Password. As OpenBMC's bmcweb does, every other session of the account
+   * ends (logins made with the old password stop working) and the session that made the change, if any, stays. With
+   * the refuseNewPassword fault the change is acknowledged but not made. Returns whether the password changed.
+   */
+  changePassword(userName: string, password: string, keepSessionToken: string | undefined): boolean {
+    if (this.faults.refuseNewPassword) return false;
+    this.password = password;
+    const sessions = this.sessionStore;
+    if (sessions)
+      for (const [id, s] of sessions.byId)
+        if (s.userName === userName && s.token !== keepSessionToken) sessions.byId.delete(id);
+    return true;
   }
 
   get log(): LoggedRequest[] {

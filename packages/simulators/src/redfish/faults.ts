@@ -27,6 +27,11 @@ export const Faults = z
     staleLinks: z.array(z.string().startsWith('/redfish/v1/')).optional(),
     /** Session creation fails with SessionLimitExceeded regardless of the real count. */
     sessionExhaustion: z.boolean().optional(),
+    /**
+     * A PATCH of an account's Password answers 200 but the BMC keeps the old password, so a login with the new one is
+     * refused (a BMC whose password store did not take the change): the fault a rotation's verify step must catch.
+     */
+    refuseNewPassword: z.boolean().optional(),
   })
   .strict();
 export type Faults = z.infer<typeof Faults>;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { authenticate } from './auth.js';
 import type { SimulatedBmc } from './bmc.js';
 import { methodNotAllowed, notFound } from './errors.js';
-import { drain, readJson, type Reply } from './http-util.js';
+import { drain, isObject, readJson, type Reply } from './http-util.js';
 import { SUBMIT_TEST_EVENT, SUBSCRIPTIONS } from './event-service.js';
 import { managerReset, powerReset } from './handlers/actions.js';
 import { clearLog, clearLogOf, createSubscription, deleteSubscription, submitTestEvent } from './handlers/events.js';
@@ -25,7 +25,12 @@ export interface Exchange {
 /** Dispatches one Redfish request. Handlers throw RedfishErrorReply for errors. */
 export async function route(x: Exchange): Promise<Reply> {
   const { bmc, req, path, method } = x;
-  const read = async () => (x.logged = await readJson(req));
+  const read = async () => {
+    const body = await readJson(req);
+    // The request log is readable through the admin API: a password sent to the AccountService is not kept in it.
+    x.logged = isObject(body) && 'Password' in body ? { ...body, Password: '(redacted)' } : body;
+    return body;
+  };
 
   if (path === '/redfish' && isGet(method)) return { status: 200, body: { v1: '/redfish/v1/' } };
   if (path === '/redfish/v1/odata' && isGet(method)) return { status: 200, body: odataServiceDocument(bmc) };

@@ -3,6 +3,7 @@ import type { SimulatedBmc } from '../bmc.js';
 import { redfishError, type RedfishErrorReply } from '../errors.js';
 import { etagOf, isObject, matchesEtag, type Reply } from '../http-util.js';
 import { message, type RedfishMessage } from '../messages.js';
+import { ACCOUNT, passwordLength } from '../profiles/accounts.js';
 import { extraSystem } from '../quirks.js';
 import { taskBody } from '../tasks.js';
 import { eventResource } from './events.js';
@@ -63,6 +64,7 @@ const checks: Record<string, Check> = {
   LocationIndicatorActive: (v) => typeof v === 'boolean',
   SessionTimeout: (v) => Number.isInteger(v) && (v as number) >= 30 && (v as number) <= 86_400,
   DateTimeLocalOffset: (v) => typeof v === 'string' && /^[+-]\d{2}:\d{2}$/.test(v),
+  Password: (v) => typeof v === 'string' && v.length >= passwordLength.min && v.length <= passwordLength.max,
 };
 
 /** PATCH with optional If-Match (412 when it names another version of the resource). */
@@ -94,7 +96,15 @@ export function patchResource(
   if (Object.keys(accepted).length === 0) throw redfishError(400, 'EmptyJSON');
   if (path === '/redfish/v1/SessionService' && typeof accepted['SessionTimeout'] === 'number')
     bmc.sessions().timeoutS = accepted['SessionTimeout'];
-  else bmc.applyPatch(path, accepted);
+  else if (path === ACCOUNT && typeof accepted['Password'] === 'string') {
+    // Never kept as a patch: the password is write-only, and the account's body must not show it.
+    const token = req.headers['x-auth-token'];
+    bmc.changePassword(
+      String(current['UserName']),
+      accepted['Password'],
+      typeof token === 'string' ? token : undefined,
+    );
+  } else bmc.applyPatch(path, accepted);
   const body = readResource(bmc, path)!;
   return { status: 200, body, headers: { ETag: etagOf(body) } };
 }

@@ -99,6 +99,8 @@ export function addServiceBasics(
     SessionService: ref('/redfish/v1/SessionService'),
     // Every profile adds it with addEventService (profiles/logs.ts).
     EventService: ref('/redfish/v1/EventService'),
+    // Every profile adds it with addAccountService (profiles/accounts.ts).
+    AccountService: ref('/redfish/v1/AccountService'),
     Links: {
       Sessions: ref('/redfish/v1/SessionService/Sessions'),
       ManagerProvidingService: ref(root.managerProvidingService),

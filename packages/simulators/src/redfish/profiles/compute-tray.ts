@@ -25,6 +25,7 @@ import {
   type PartData,
 } from './compute-parts.js';
 import { addCpuEnvironment, addGpuEnvironment, addTrayEnvironment, trayTemperatureSensors } from './compute-sensors.js';
+import { addAccountService } from './accounts.js';
 import { addEventLog, addEventService } from './logs.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
@@ -178,6 +179,7 @@ export function computeTray(d: ComputeTrayData): Profile {
     manager: addEventLog(tree, BMC, 'BMC Event Log Service'),
   };
   addEventService(tree);
+  addAccountService(tree);
   const byId = (id: string) => firmware.find((f) => f.id === id)!;
   addParts(tree, d.parts, byId, (bmc) => ({
     ...mnnvlinkTopology(bmc),

@@ -11,6 +11,7 @@ import {
 } from './common.js';
 import { addEnvironment, hostReads, inletSensor, type SensorSpec } from './environment.js';
 import { worst } from '../tray-health.js';
+import { addAccountService } from './accounts.js';
 import { addEventLog, addEventService } from './logs.js';
 import { addSwitchFabric, NVSWITCHES } from './switch-fabric.js';
 import type { FirmwareSpec, PowerControl, Profile } from './types.js';
@@ -115,6 +116,7 @@ function build(): Profile {
     manager: addEventLog(tree, BMC, 'BMC Event Log Service'),
   };
   addEventService(tree);
+  addAccountService(tree);
   const reset = resetAction(tree, power, power.resource);
   tree.add(
     power.resource,

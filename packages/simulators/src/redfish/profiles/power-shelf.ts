@@ -2,6 +2,7 @@ import type { SimulatedBmc } from '../bmc.js';
 import { worst, type ActiveFault, type DeviceParts, type Health } from '../tray-health.js';
 import { addChassis, addManager, addServiceBasics, faultConditions, ref, resetAction, Tree } from './common.js';
 import { addEnvironment, type SensorSpec } from './environment.js';
+import { addAccountService } from './accounts.js';
 import { addEventLog, addEventService } from './logs.js';
 import type { Body, FirmwareSpec, PowerControl, Profile } from './types.js';
 
@@ -135,6 +136,7 @@ export function powerShelf(d: PowerShelfData): Profile {
 
   const eventLogs = { manager: addEventLog(tree, BMC, 'Power Shelf Event Log Service') };
   addEventService(tree);
+  addAccountService(tree);
   const env = addEnvironment(tree, SHELF, sensors);
   const psusHealth = (bmc: SimulatedBmc) => worst(...PSUS.map((i) => psuHealth(bmc, i)));
   const reset = resetAction(tree, power, SHELF);

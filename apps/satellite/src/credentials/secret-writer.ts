@@ -21,6 +21,9 @@ export interface SecretWriter {
 /** Where a replaced secret is kept, for an operator rolling back by hand. */
 export const previousRef = (ref: string): string => `${ref}#previous`;
 
+/** Where a rotation stages the password it is about to apply, so the store has it before the device does. */
+export const nextRef = (ref: string): string => `${ref}#next`;
+
 /**
  * The writer for the configured store. The file store's JSON is rewritten atomically with mode
  * 0600, and its reader picks the change up without a restart. The environment cannot be written.
@@ -29,8 +32,8 @@ export function createSecretWriter(config: SatelliteConfig['secrets']): SecretWr
   if (config.provider === 'env') {
     const refuse = (): never => {
       throw new SecretStoreReadOnlyError(
-        `the site's secret store reads the environment (${config.prefix}_*) and cannot be written; switch ` +
-          `credentials need the file provider`,
+        `the site's secret store reads the environment (${config.prefix}_*) and cannot be written; credential ` +
+          `rotation needs the file provider`,
       );
     };
     return { assertWritable: refuse, write: async () => refuse() };

@@ -5,7 +5,7 @@ export type PendingPassword =
   { state: 'generated'; password: string; owner: string; at: string } | { state: 'stored'; owner: string; at: string };
 
 /**
- * New switch passwords between generation and storage, on the satellite's own disk only
+ * New switch and BMC passwords between generation and storage, on the satellite's own disk only
  * (a JSON file, mode 0600, keyed by credential reference), never in Temporal. A password is
  * written here before it is sent to the switch, so whatever happens next (the apply lost, the
  * worker killed, the secret store unwritable) it can be found again rather than replaced by
@@ -26,6 +26,13 @@ export class PendingPasswords {
 
   stored(ref: string, owner: string): Promise<void> {
     return this.set(ref, { state: 'stored', owner, at: new Date().toISOString() });
+  }
+
+  /** Forgets a rotation that was rolled back: its password is on no device and in no store. */
+  discard(ref: string): Promise<void> {
+    return updateJsonObject(this.file, (all) => {
+      delete all[ref];
+    });
   }
 
   private set(ref: string, entry: PendingPassword): Promise<void> {
