@@ -5,6 +5,14 @@ export const ACCOUNT_SERVICE = '/redfish/v1/AccountService';
 export const ACCOUNTS = `${ACCOUNT_SERVICE}/Accounts`;
 /** The one account a simulated BMC has: the spec's user, an Administrator (Id 1, as OpenBMC numbers them). */
 export const ACCOUNT = `${ACCOUNTS}/1`;
+export const ROLES = `${ACCOUNT_SERVICE}/Roles`;
+
+/** DSP0268's predefined roles and their privileges, as BMCs serve them (read-only here: no custom roles). */
+const predefinedRoles: Record<string, string[]> = {
+  Administrator: ['Login', 'ConfigureManager', 'ConfigureUsers', 'ConfigureSelf', 'ConfigureComponents'],
+  Operator: ['Login', 'ConfigureSelf', 'ConfigureComponents'],
+  ReadOnly: ['Login', 'ConfigureSelf'],
+};
 
 /** The password lengths the AccountService advertises; a PATCH outside them is refused (OpenBMC's limits). */
 export const passwordLength = { min: 8, max: 20 } as const;
@@ -27,7 +35,22 @@ export function addAccountService(tree: Tree): void {
     MaxPasswordLength: passwordLength.max,
     AccountLockoutThreshold: 0,
     Accounts: ref(ACCOUNTS),
+    Roles: ref(ROLES),
   }));
+  const roleUris = Object.keys(predefinedRoles).map((id) => `${ROLES}/${id}`);
+  tree.add(ROLES, () => collectionBody(ROLES, 'RoleCollection', 'Roles Collection', roleUris));
+  for (const [id, privileges] of Object.entries(predefinedRoles))
+    tree.add(`${ROLES}/${id}`, () => ({
+      '@odata.id': `${ROLES}/${id}`,
+      '@odata.type': '#Role.v1_3_1.Role',
+      Id: id,
+      Name: `${id} role`,
+      Description: `${id} role`,
+      RoleId: id,
+      IsPredefined: true,
+      AssignedPrivileges: privileges,
+      OemPrivileges: [],
+    }));
   tree.add(ACCOUNTS, () => collectionBody(ACCOUNTS, 'ManagerAccountCollection', 'Accounts Collection', [ACCOUNT]));
   tree.add(
     ACCOUNT,
@@ -44,6 +67,7 @@ export function addAccountService(tree: Tree): void {
       // Write-only: DSP0268 ManagerAccount says Password shall be null in responses.
       Password: null,
       AccountTypes: ['Redfish'],
+      Links: { Role: ref(`${ROLES}/Administrator`) },
     }),
     ['Password'],
   );
