@@ -35,6 +35,15 @@ describe('AccountService', () => {
       assert.equal(account.body.Locked, false);
       assert.equal(account.body.Password, null);
       assert.ok(account.headers.get('etag'));
+      // The account's role is one of the predefined roles the service lists (what account tools select from).
+      const roles = await rf(t.url(id), 'GET', service.body.Roles['@odata.id']);
+      const ids = [];
+      for (const m of roles.body.Members as { '@odata.id': string }[])
+        ids.push((await rf(t.url(id), 'GET', m['@odata.id'])).body.Id as string);
+      assert.deepEqual(ids, ['Administrator', 'Operator', 'ReadOnly']);
+      const role = await rf(t.url(id), 'GET', account.body.Links.Role['@odata.id']);
+      assert.equal(role.body.Id, account.body.RoleId);
+      assert.ok((role.body.AssignedPrivileges as string[]).includes('ConfigureUsers'));
     }
   });
 
