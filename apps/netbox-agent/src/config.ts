@@ -35,3 +35,6 @@ export const NetboxAgentConfig = z
   })
   .strict();
 export type NetboxAgentConfig = z.infer<typeof NetboxAgentConfig>;
+
+/** Seconds the current sync gets to finish on SIGTERM (deploy/k8s sets the pod's grace above it). */
+export const netboxAgentShutdownGraceS = 10;

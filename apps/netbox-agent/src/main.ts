@@ -10,7 +10,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb, getOrCreateSyncState, updateSyncState } from '@fleet/db';
-import { NetboxAgentConfig } from './config.js';
+import { NetboxAgentConfig, netboxAgentShutdownGraceS } from './config.js';
 import { createSyncMetrics } from './metrics.js';
 import { NetboxClient, NetboxError } from './netbox-client.js';
 import type { NbDeviceType } from './netbox-types.js';
@@ -24,8 +24,6 @@ exitOnHelp(
   ),
 );
 const config = loadConfig(NetboxAgentConfig, configPathFromArgs());
-/** Seconds the current sync gets to finish on SIGTERM. */
-const shutdownGraceS = 10;
 const log = createLogger('netbox-agent', config.log.level).child({ netbox: config.netbox.url });
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
@@ -51,7 +49,7 @@ handleShutdown({
   name: 'netbox agent',
   log,
   // A sync runs in one transaction: one cut short by the hard exit rolls back and the next start redoes it.
-  graceS: shutdownGraceS,
+  graceS: netboxAgentShutdownGraceS,
   drain: async () => {
     stopping = true;
     wake?.();

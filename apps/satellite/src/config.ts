@@ -212,3 +212,11 @@ export const SatelliteConfig = z
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;
+
+/**
+ * Seconds the satellite takes at most to stop on SIGTERM: running activities get shutdownGraceTimeS (then are handed
+ * back); closing the connection and the cache takes moments. deploy/k8s sets the pod's grace above it.
+ */
+export function satelliteShutdownGraceS(config: SatelliteConfig): number {
+  return config.worker.shutdownGraceTimeS + 5;
+}

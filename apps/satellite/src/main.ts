@@ -35,7 +35,7 @@ import { HubObservations } from './observe/hub-observations.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
-import { SatelliteConfig } from './config.js';
+import { SatelliteConfig, satelliteShutdownGraceS } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
 import { PendingPasswords } from './credentials/pending-passwords.js';
 import { createSecretWriter } from './credentials/secret-writer.js';
@@ -189,9 +189,7 @@ const running = worker.run();
 const shutdown = handleShutdown({
   name: 'satellite worker',
   log,
-  // Running activities get shutdownGraceTimeS (then are handed back); closing the connection and the cache takes
-  // moments.
-  graceS: config.worker.shutdownGraceTimeS + 5,
+  graceS: satelliteShutdownGraceS(config),
   drain: async () => {
     // The SDK Runtime may have begun the worker's shutdown on the same signal.
     if (worker.getState() === 'RUNNING') worker.shutdown();

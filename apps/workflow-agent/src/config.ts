@@ -160,3 +160,6 @@ export const AgentConfig = z
   })
   .strict();
 export type AgentConfig = z.infer<typeof AgentConfig>;
+
+/** Seconds the dispatch and projection cycles get to finish on SIGTERM (deploy/k8s sets the pod's grace above it). */
+export const agentShutdownGraceS = 10;

@@ -1,2 +1,2 @@
 /** What code outside the workflow agent (tests, tools) may use. */
-export { AgentConfig } from './config.js';
+export { AgentConfig, agentShutdownGraceS } from './config.js';

@@ -14,7 +14,7 @@ import {
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes, fleetDataConverter } from '@fleet/temporal';
 import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
-import { AgentConfig } from './config.js';
+import { AgentConfig, agentShutdownGraceS } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
@@ -32,8 +32,6 @@ exitOnHelp(
 const configFile = configPathFromArgs();
 const config = loadConfig(AgentConfig, configFile);
 const temporalTls = readTemporalTls(config.temporal.tls, configFile);
-/** Seconds the dispatch and projection cycles get to finish on SIGTERM. */
-const shutdownGraceS = 10;
 const log = createLogger('workflow-agent', config.log.level);
 const metricsServer = await startMetricsServer({ ...config.metrics, prefix: 'fleet_agent' });
 const metrics = createAgentMetrics(metricsServer.registry);
@@ -183,7 +181,7 @@ void ensureNamespace().then(() => {
 handleShutdown({
   name: 'workflow agent',
   log,
-  graceS: shutdownGraceS,
+  graceS: agentShutdownGraceS,
   drain: async () => {
     stopping = true;
     for (const done of [...sleepers.values()]) done();
