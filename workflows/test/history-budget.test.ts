@@ -38,6 +38,10 @@ const budgets: Record<string, { events: number; perChild?: number; perTaskHeartb
   switchFirmwareUpdate: { events: 88 },
   switchNvosInstall: { events: 48 },
   switchPasswordRotation: { events: 13 },
+  // Issue 18: one activity and 2 memo upserts (the recorded run is the rolled-back one: it fails, as many events).
+  bmcPasswordRotation: { events: 13 },
+  // A rack of 35 BMCs, 8 at a time: per BMC its activity (3), a workflow task per batch of completions (28), 2 memos.
+  rackBmcPasswordRotation: { events: 193 },
   // Issue 17: quarantine, the blast-radius wait and its approval (signal), one step and its check, 3 memo upserts.
   remediation: { events: 24 },
 };
