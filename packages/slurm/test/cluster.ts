@@ -52,14 +52,25 @@ export function assertSlurmInstalled(): void {
  */
 export async function startTestCluster(): Promise<TestCluster> {
   assertSlurmInstalled();
-  const folder = mkdtempSync(join(tmpdir(), 'fleet-slurm-'));
-  // mkdtemp makes the folder 0700; slurmrestd runs as another user and must read the config in it.
-  chmodSync(folder, 0o755);
-  try {
-    await run('bash', [startScript, folder], { timeout: 120_000 });
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`tools/slurm/start.sh ${folder} failed: ${e.stderr || e.message}`, { cause: err });
+  let folder: string;
+  for (let attempt = 1; ; attempt++) {
+    folder = mkdtempSync(join(tmpdir(), 'fleet-slurm-'));
+    // mkdtemp makes the folder 0700; slurmrestd runs as another user and must read the config in it.
+    chmodSync(folder, 0o755);
+    try {
+      await run('bash', [startScript, folder], { timeout: 120_000 });
+      break;
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      const why = e.stderr || e.message;
+      // start.sh picks free ports, and on a busy machine another process can take one before a daemon binds it
+      // (the script has stopped what it started): a fresh start picks again.
+      if (attempt < 3 && why.includes('Address already in use')) {
+        rmSync(folder, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+        continue;
+      }
+      throw new Error(`tools/slurm/start.sh ${folder} failed: ${why}`, { cause: err });
+    }
   }
   const info = JSON.parse(readFileSync(join(folder, 'cluster.json'), 'utf8')) as ClusterFile;
   const client = new SlurmClient({ url: info.url, user: info.user, token: tokenFromFile(info.tokenFile) });
