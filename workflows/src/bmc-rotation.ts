@@ -10,28 +10,13 @@ import type {
 } from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
 import { published } from './device-maintenance.js';
+import { jobActivityOptions } from './activities.js';
 import { jobErrorFrom } from './device-power.js';
 import { CoalescedMemo, StageRecorder } from './timeline.js';
 
 /** Failure types no retry mends; VERIFICATION_FAILED comes after a rollback, which a retry must not undo. */
 function bmcCredentialActivities(t: ActivityTimeouts) {
-  return proxyActivities<BmcCredentialActivities>({
-    heartbeatTimeout: `${t.heartbeatTimeoutS}s`,
-    startToCloseTimeout: `${t.startToCloseTimeoutS}s`,
-    retry: {
-      initialInterval: '1s',
-      backoffCoefficient: 2,
-      maximumInterval: '30s',
-      maximumAttempts: t.maximumAttempts,
-      nonRetryableErrorTypes: [
-        'INVALID_ARGUMENT',
-        'UNAUTHENTICATED',
-        'NOT_FOUND',
-        'FAILED_PRECONDITION',
-        'VERIFICATION_FAILED',
-      ],
-    },
-  });
+  return proxyActivities<BmcCredentialActivities>(jobActivityOptions(t, ['VERIFICATION_FAILED']));
 }
 
 /**
