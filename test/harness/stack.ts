@@ -29,6 +29,7 @@ import { twoPersonRules } from '@fleet/hub';
 import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
 import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
+import { LinkProxy } from './link-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { recordHistories } from './record-histories.js';
 import { logFilesUnder, recordLeakScan, scanForLeaks, type LeakScanReport, type Needle } from './leak-scan.js';
@@ -115,6 +116,8 @@ export interface StackOptions {
    * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
    */
   bmcTls?: boolean;
+  /** The satellite reaches Temporal through a link a test can cut: `stack.satelliteLink` (harness/link-proxy.ts). */
+  satelliteLink?: boolean;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -153,6 +156,8 @@ export class Stack {
   temporal!: DevServer;
   /** With `temporalTls`, the mTLS front the satellite and the agent connect through. */
   temporalTlsProxy: TemporalTlsProxy | undefined;
+  /** With `satelliteLink`, the satellite's cuttable path to Temporal. */
+  satelliteLink: LinkProxy | undefined;
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
@@ -192,6 +197,8 @@ export class Stack {
     await this.startTemporal();
     if (this.opts.temporalTls)
       this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
+    if (this.opts.satelliteLink)
+      this.satelliteLink = await LinkProxy.start(this.temporalTlsProxy?.address ?? this.temporal.address);
     this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
     this.dbHandle = connectDb(this.database.url, 2);
     this.tokens = {
@@ -386,10 +393,13 @@ export class Stack {
       siteId: this.siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
-      temporal: this.temporalSection(
-        `satellite-${this.siteId}`,
-        this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
-      ),
+      temporal: {
+        ...this.temporalSection(
+          `satellite-${this.siteId}`,
+          this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
+        ),
+        ...(this.satelliteLink ? { address: this.satelliteLink.address } : {}),
+      },
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
       artifacts: { dir: join(this.dir, 'artifacts') },
@@ -628,6 +638,7 @@ export class Stack {
     if (leaks) recordLeakScan(leaks);
     // Encrypted histories would replay only with this stack's ring.
     await this.temporalTlsProxy?.stop();
+    await this.satelliteLink?.stop();
     if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
