@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { duplicates, flashes, installed, manifestFor, waitFor } from '../harness/firmware.js';
+import { duplicates, flashes, installed, manifestFor, setFaults, waitFor } from '../harness/firmware.js';
 import { Stack, expectStatus } from '../harness/stack.js';
 
 interface Job {
@@ -91,6 +91,35 @@ describe('a site cut off from Temporal in the middle of its work', () => {
           `${bmc}: switched on exactly once`,
         );
       }
+    },
+  );
+
+  it(
+    'a power cycle whose reset went out while the site was cut off is not sent again by the retry',
+    { timeout: 120_000 },
+    async () => {
+      const tray = names('compute')[1]!;
+      await clearLogs();
+      // A slow BMC: the link is cut while the activity is between its first read and its reset, so no heartbeat
+      // saying "reset sent" reaches Temporal before the attempt is given up.
+      await setFaults(stack, tray, { latencyMs: 1_000 });
+      const res = expectStatus(202)(
+        await stack.api(
+          'POST',
+          `/v1/devices/${stack.deviceIds.get(tray)}/power`,
+          { action: 'power-cycle' },
+          stack.tokens.operator,
+        ),
+      );
+      const jobId = (res.body as { id: string }).id;
+      await waitFor('the first BMC request', async () => (await stack.simRequests(tray)).length > 0);
+      await cutWhileRunning(jobId);
+      await setFaults(stack, tray, {});
+
+      const done = (await stack.waitForJob(jobId, 90_000)) as unknown as Job;
+      assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+      const sent = (await resets(tray)).filter((r) => r.status < 300);
+      assert.equal(sent.length, 1, `one reset, as asked: ${JSON.stringify(sent.map((r) => r.body))}`);
     },
   );
 

@@ -37,6 +37,7 @@ import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
 import { SatelliteConfig, satelliteShutdownGraceS } from './config.js';
 import { KnownHosts } from './nvos/known-hosts.js';
+import { ActionJournal } from './journal/action-journal.js';
 import { PendingPasswords } from './credentials/pending-passwords.js';
 import { createSecretWriter } from './credentials/secret-writer.js';
 import { createSecretStore } from './secrets/index.js';
@@ -108,9 +109,12 @@ function bmcTls({ pins, ...tls }: SatelliteConfig['redfish']['tls']) {
   return { tls, ...(pins ? { pinsByHost: pins } : {}) };
 }
 
+// Seven days: far beyond any activity's retries, so an entry outlives every attempt that could need it.
+const journal = await ActionJournal.open(join(config.dataDir, 'action-journal.jsonl'), { keepMs: 7 * 86_400_000 });
 const deviceDeps: DeviceActivityDeps = {
   secrets,
   log,
+  journal,
   pollIntervalMs: config.redfish.pollIntervalMs,
   redfish: {
     auth: config.redfish.auth,
@@ -195,6 +199,7 @@ const shutdown = handleShutdown({
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
     await artifacts.close();
+    await journal.close();
     await hubDispatcher?.close();
     await connection.close();
     await metrics.close();

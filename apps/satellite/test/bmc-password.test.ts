@@ -14,6 +14,9 @@ import { createSecretWriter, type SecretWriter } from '../src/credentials/secret
 import { createFileSecretStore } from '../src/secrets/file-store.js';
 import { mockEnv } from './helpers/devices.js';
 import { randomInt } from 'node:crypto';
+import { openTestJournal } from './helpers/journal.js';
+
+const testJournal = await openTestJournal();
 
 const USER = 'admin';
 type Stored = Record<string, { username: string; password: string }>;
@@ -63,6 +66,7 @@ describe('rotateBmcPassword activity', () => {
       secrets: createFileSecretStore(secretsFile),
       log: pino({ level: 'silent' }),
       pollIntervalMs: 5,
+      journal: testJournal,
       redfish: { auth: 'session', requestTimeoutMs: 2_000, maxAttempts: 2 },
       secretWriter,
       pendingPasswords: pending,

@@ -14,6 +14,9 @@ import { serialsOf } from '../../../packages/domain/src/hardware-inventory.js';
 import { checkProfile, hardwareProfile } from '../../../packages/domain/src/hardware-profiles.js';
 import { checkRackTopology } from '../../../packages/domain/src/nvlink-topology.js';
 import { mockEnv, secrets } from './helpers/devices.js';
+import { openTestJournal } from './helpers/journal.js';
+
+const testJournal = await openTestJournal();
 
 // readHardwareInventory against the BMC simulator playing one whole GB200 NVL72 rack (18 compute trays, 9 switch
 // trays) and a power shelf; parts are swapped and faulted through the simulator's admin API.
@@ -32,6 +35,7 @@ describe('readHardwareInventory activity', () => {
     secrets,
     log: pino({ level: 'silent' }),
     pollIntervalMs: 20,
+    journal: testJournal,
     redfish: { connectTimeoutMs: 500, requestTimeoutMs: 2_000 },
     documents: { put: async (digest, body) => void stored.set(digest, body) },
   });
@@ -293,6 +297,7 @@ describe('readHardwareInventory activity', () => {
       secrets: { resolve: async () => ({ username: 'admin', password: 'wrong' }) },
       log: pino({ level: 'silent' }),
       pollIntervalMs: 20,
+      journal: testJournal,
       redfish: { connectTimeoutMs: 500, requestTimeoutMs: 2_000 },
     });
     await assert.rejects(mockEnv().run(wrongPassword.readHardwareInventory, { target: target('r1-ct04') }), (e) => {

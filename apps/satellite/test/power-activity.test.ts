@@ -2,13 +2,17 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import type { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import type { BmcTarget, DevicePowerResult } from '@fleet/domain';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createPowerActivities } from '../src/activities/power.js';
 import type { SecretStore } from '../src/secrets/index.js';
 import { UnknownCredentialError } from '../src/secrets/index.js';
+import { mockEnv } from './helpers/devices.js';
+import { openTestJournal } from './helpers/journal.js';
+
+const testJournal = await openTestJournal();
 
 const secrets: SecretStore = {
   resolve: async (ref) => {
@@ -22,11 +26,12 @@ describe('setDevicePower activity', () => {
   let sim: RedfishSimulator;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
   const activities = createPowerActivities({
     secrets,
     log: pino({ level: 'silent' }),
     pollIntervalMs: 20,
+    journal: testJournal,
     redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
   });
   const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({
@@ -56,7 +61,7 @@ describe('setDevicePower activity', () => {
   after(() => sim.close());
 
   it('powers a tray on, heartbeating, and reports the settled state', async () => {
-    const env = new MockActivityEnvironment();
+    const env = mockEnv();
     const beats: unknown[] = [];
     env.on('heartbeat', (d: unknown) => beats.push(d));
     const result = await run(env, { target: target('a'), action: 'on', settleTimeoutS: 10 });
@@ -70,7 +75,7 @@ describe('setDevicePower activity', () => {
   });
 
   it('sends nothing when the tray is already in the asked state', async () => {
-    const result = await run(new MockActivityEnvironment(), { target: target('b'), action: 'on', settleTimeoutS: 10 });
+    const result = await run(mockEnv(), { target: target('b'), action: 'on', settleTimeoutS: 10 });
     assert.equal(result.resetSent, false);
     assert.equal(posts('b').length, 0);
   });
@@ -80,16 +85,44 @@ describe('setDevicePower activity', () => {
     // whose effect cannot be read from the state, on a tray that is On.
     sim.bmc('c').reset('On');
     await new Promise((r) => setTimeout(r, 400));
-    const env = new MockActivityEnvironment({ heartbeatDetails: { resetSent: true, leftOn: true }, attempt: 2 });
+    const env = mockEnv({ heartbeatDetails: { resetSent: true, leftOn: true }, attempt: 2 });
     const result = await run(env, { target: target('c'), action: 'power-cycle', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'On');
     assert.equal(posts('c').length, 0);
   });
 
+  it('a retry whose heartbeat never reached Temporal does not send the reset again: the journal has it', async () => {
+    // The attempt that sent the cycle had its heartbeat lost (the site cut off from Temporal, the process killed);
+    // the next attempt of the same activity comes with no details.
+    sim.bmc('g').reset('On');
+    await new Promise((r) => setTimeout(r, 400));
+    const activity = { workflowExecution: { workflowId: 'wf-journal', runId: 'run-1' }, activityId: '7' };
+    const first = await run(mockEnv(activity), { target: target('g'), action: 'power-cycle', settleTimeoutS: 10 });
+    assert.equal(first.resetSent, true);
+    const retry = await run(mockEnv({ ...activity, attempt: 2 }), {
+      target: target('g'),
+      action: 'power-cycle',
+      settleTimeoutS: 10,
+    });
+    assert.equal(retry.powerState, 'On');
+    assert.deepEqual(
+      posts('g').map((r) => r.body),
+      [{ ResetType: 'PowerCycle' }],
+      'one cycle, as asked',
+    );
+    // Another activity (another run) on the same tray is a new request: it is sent.
+    await run(mockEnv({ ...activity, workflowExecution: { workflowId: 'wf-journal', runId: 'run-2' } }), {
+      target: target('g'),
+      action: 'power-cycle',
+      settleTimeoutS: 10,
+    });
+    assert.equal(posts('g').length, 2);
+  });
+
   it('maps the RMS actions to ResetType on the wire: off is a graceful shutdown', async () => {
     sim.bmc('d').reset('On');
     await new Promise((r) => setTimeout(r, 400));
-    const result = await run(new MockActivityEnvironment(), { target: target('d'), action: 'off', settleTimeoutS: 10 });
+    const result = await run(mockEnv(), { target: target('d'), action: 'off', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'Off');
     assert.deepEqual(
       posts('d').map((r) => r.body),
@@ -98,7 +131,7 @@ describe('setDevicePower activity', () => {
   });
 
   it('honours cancellation while waiting for the tray to settle', async () => {
-    const env = new MockActivityEnvironment();
+    const env = mockEnv();
     env.on('heartbeat', () => env.cancel());
     const slow = startRedfishSimulator({
       bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }],
@@ -122,7 +155,7 @@ describe('setDevicePower activity', () => {
   it(`unknown credential reference and wrong password are non-retryable, typed failures naming the \
 device`, async () => {
     await assert.rejects(
-      run(new MockActivityEnvironment(), { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
+      run(mockEnv(), { target: target('e', 'bmc/missing'), action: 'on', settleTimeoutS: 5 }),
       (err: unknown) =>
         err instanceof ApplicationFailure &&
         err.type === 'FAILED_PRECONDITION' &&
@@ -130,7 +163,7 @@ device`, async () => {
         /dev-e/.test(err.message),
     );
     await assert.rejects(
-      run(new MockActivityEnvironment(), { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
+      run(mockEnv(), { target: target('f', 'bmc/wrong'), action: 'on', settleTimeoutS: 5 }),
       (err: unknown) =>
         err instanceof ApplicationFailure &&
         err.type === 'UNAUTHENTICATED' &&

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DeviceActivities, ManagerKind } from '@fleet/domain';
 import type { NodeDriver } from '@fleet/drivers';
 import { RedfishError } from '@fleet/redfish';
+import { journalKey } from '../journal/action-journal.js';
 import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
@@ -56,8 +57,14 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
   return {
     async resetBmc({ target, manager, waitUntilBackS }) {
       const ctx = Context.current();
-      const prior = ctx.info.heartbeatDetails as BmcResetHeartbeat | undefined;
       const log = attemptLog(deps, { deviceId: target.deviceId, manager });
+      // The journal knows of a reset whose heartbeat never reached Temporal (a site cut off, a crash).
+      const key = journalKey(ctx.info);
+      const journaled = deps.journal.sent(key);
+      const heartbeat = ctx.info.heartbeatDetails as BmcResetHeartbeat | undefined;
+      const prior: BmcResetHeartbeat | undefined =
+        !heartbeat?.resetSent && journaled ? { resetSent: true, sentAtMs: journaled.at, outageSeen: false } : heartbeat;
+      if (prior !== heartbeat) log.info({ sentAt: journaled!.at }, 'an earlier attempt sent Manager.Reset');
       const driver = await openDriver(deps, target);
       // Liveness on a clock while the reset goes out (reaching a hung controller can take several request timeouts),
       // always with the latest details.
@@ -72,6 +79,7 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
           ? prior
           : await sendReset(driver, manager, prior, beatNow).finally(() => clearInterval(ticker));
         if (!prior?.resetSent) {
+          await deps.journal.record({ key, deviceId: target.deviceId, action: `manager-reset:${manager}` });
           deps.onManagerReset?.(target.nodeType, manager);
           log.info({ outageSeen: beat.outageSeen }, 'Manager.Reset sent');
         }

@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { BmcTarget, ManagerKind, PowerAction } from '@fleet/domain';
 import { driverFor, type NodeDriver, type RedfishTransport } from '@fleet/drivers';
+import type { ActionJournal } from '../journal/action-journal.js';
 import type { SecretStore } from '../secrets/index.js';
 import { toActivityFailure } from './failures.js';
 
@@ -12,6 +13,8 @@ export interface DeviceActivityDeps {
   /** How often a settling device or a rebooting controller is polled. */
   pollIntervalMs: number;
   redfish: RedfishTransport;
+  /** Device actions sent that no retry may send again, when the heartbeat saying so did not reach Temporal. */
+  journal: ActionJournal;
   onReset?: (nodeType: string, action: PowerAction) => void;
   onManagerReset?: (nodeType: string, manager: ManagerKind) => void;
 }

@@ -62,8 +62,9 @@ async function nested<T>(cp: { innerKey?: string; inner?: unknown }, key: string
     outer.heartbeat(cp);
   };
   const o = outer as unknown as Record<string, unknown>;
+  // The step's own activity id, so the action journal tells its device actions from the other steps'.
   const inner = new Context(
-    { ...outer.info, heartbeatDetails: prior },
+    { ...outer.info, activityId: `${outer.info.activityId}/${key}`, heartbeatDetails: prior },
     outer.cancelled,
     outer.cancellationSignal,
     beat,

@@ -7,6 +7,7 @@ import {
   type PowerAction,
   type PowerState,
 } from '@fleet/domain';
+import { journalKey } from '../journal/action-journal.js';
 import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
@@ -30,7 +31,12 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
         // Per node type: a shelf's "off" is a ForceOff of its output, a tray's a graceful shutdown.
         const resetType = driver.resetTypeFor(action);
         let state = await driver.powerState();
-        let resetSent = prior?.resetSent ?? false;
+        // The heartbeat says so when it reached Temporal; the journal also when it did not (a cut, a crash).
+        const key = journalKey(ctx.info);
+        const journaled = deps.journal.sent(key);
+        let resetSent = prior?.resetSent === true || journaled !== undefined;
+        if (resetSent && !prior?.resetSent)
+          log.info({ action, sentAt: journaled!.at }, 'an earlier attempt sent the reset');
         let leftOn = prior?.leftOn ?? false;
         const goal = settledStateFor[action];
         const isCycle = cycles.includes(action);
@@ -43,6 +49,7 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
           const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
           if (!alreadyMoving) {
             await driver.reset(resetType);
+            await deps.journal.record({ key, deviceId: target.deviceId, action: `reset:${resetType}` });
             deps.onReset?.(target.nodeType, action);
             log.info({ action, resetType, from: state }, 'reset sent');
           }

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
@@ -6,6 +6,9 @@ import type { BmcTarget, NodeType } from '@fleet/domain';
 import { startRedfishSimulator, type BmcSpec, type ProfileId, type RedfishSimulator } from '@fleet/simulators';
 import { createDeviceActivities } from '../../src/activities/index.js';
 import { UnknownCredentialError, type SecretStore } from '../../src/secrets/index.js';
+import { openTestJournal } from './journal.js';
+
+const testJournal = await openTestJournal();
 
 export const secrets: SecretStore = {
   resolve: async (ref) => {
@@ -18,6 +21,7 @@ export const activities = createDeviceActivities({
   secrets,
   log: pino({ level: 'silent' }),
   pollIntervalMs: 20,
+  journal: testJournal,
   redfish: { connectTimeoutMs: 500, requestTimeoutMs: 2_000 },
 });
 export type Activities = typeof activities;
@@ -89,8 +93,13 @@ const quiet: Logger = {
 };
 
 /** An activity environment that keeps the SDK's per-attempt failure logs out of the test output. */
+/**
+ * An environment that is an activity of its own (a workflow run of its own) unless `info` names one: the action journal
+ * tells activities apart by workflow run and activity id, which MockActivityEnvironment gives all the same.
+ */
 export function mockEnv(info?: ConstructorParameters<typeof MockActivityEnvironment>[0]): MockActivityEnvironment {
-  return new MockActivityEnvironment(info, { logger: quiet });
+  const run = { workflowType: 'test', workflowExecution: { workflowId: `wf-${randomUUID()}`, runId: randomUUID() } };
+  return new MockActivityEnvironment({ ...run, ...info }, { logger: quiet });
 }
 
 /** Runs one activity in a MockActivityEnvironment. */
