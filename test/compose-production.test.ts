@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { describe, it } from 'node:test';
@@ -157,6 +158,15 @@ describe('deploy/compose/production.yml', () => {
         assert.ok(existsSync(join(composeDir, c.file ?? '')), `config ${name}: ${c.file} is not in the repository`);
   });
 
+  it('mounts shell scripts that parse (sh -n)', () => {
+    const scripts = Object.values(production.configs ?? {}).filter((c) => c.file?.endsWith('.sh'));
+    assert.ok(scripts.length > 0);
+    for (const c of scripts) {
+      const run = spawnSync('sh', ['-n', join(composeDir, c.file!)], { encoding: 'utf8' });
+      assert.equal(run.status, 0, `${c.file}: ${run.stderr}`);
+    }
+  });
+
   it('passes no password, key or token inline: the environment names files (NAME_FILE, paths)', () => {
     const secretName = /(PASSWORD|PWD|SECRET|TOKEN|KEY)$/;
     for (const [name, s] of Object.entries(production.services)) {
@@ -164,7 +174,12 @@ describe('deploy/compose/production.yml', () => {
         ? s.environment.map((e) => e.split('=', 2) as [string, string?])
         : Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)] as const);
       for (const [key, value] of env)
-        if (secretName.test(key) && value !== 'true' && value !== 'false')
+        if (key.endsWith('_FILE')) {
+          const secretPaths = mounts(s)
+            .filter((m) => m.kind === 'secret')
+            .map((m) => m.path);
+          assert.ok(secretPaths.includes(value ?? ''), `${name}: ${key} names no secret the service mounts`);
+        } else if (secretName.test(key) && value !== 'true' && value !== 'false')
           assert.ok(value?.startsWith('/'), `${name}: ${key} is set inline, not by file`);
     }
   });
