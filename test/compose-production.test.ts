@@ -190,7 +190,11 @@ describe('deploy/compose/production.yml', () => {
         const target = production.services[dep];
         assert.ok(target, `${name} depends on ${dep}, which is no service`);
         if (condition === 'service_healthy') assert.ok(target.healthcheck?.test, `${dep} has no health check`);
-        if (condition === 'service_completed_successfully') assert.equal(target.restart, 'no', `${dep} restarts`);
+        if (condition === 'service_completed_successfully') {
+          assert.equal(target.restart, 'no', `${dep} restarts`);
+          // An image's own entrypoint may never exit (admin-tools': tini -- sleep infinity).
+          assert.ok(target.entrypoint, `${dep} keeps its image's entrypoint`);
+        }
       }
     const fleetNeeds = (service: string, dep: string, condition: string) =>
       assert.equal(dependsOn(production.services[service]!)[dep]?.condition, condition, `${service} → ${dep}`);
