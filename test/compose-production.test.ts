@@ -242,15 +242,21 @@ describe('deploy/compose/production.yml', () => {
     }
   });
 
-  it('registers exactly the search attributes the workflows set', () => {
-    const command = asList(production.services['temporal-register']?.command);
-    const registered = command.filter((a) => /^\w+=\w+$/.test(a)).sort();
-    assert.deepEqual(
-      registered,
-      Object.values(searchAttributes)
-        .map((a) => `${a.name}=${a.type}`)
-        .sort(),
-    );
+  it('registers exactly the search attributes the workflows set, on the namespace every process uses', () => {
+    const register = production.services['temporal-register']!;
+    const registered = asList(register.command).filter((a) => /^\w+=\w+$/.test(a));
+    const expected = Object.values(searchAttributes).map((a) => `${a.name}=${a.type}`);
+    assert.deepEqual(registered.sort(), expected.sort());
+    const script = refs(register.configs).find((r) => asList(register.entrypoint).includes(r.target ?? ''));
+    assert.ok(script, 'temporal-register runs no mounted script');
+    const text = readFileSync(join(composeDir, production.configs?.[script.source]?.file ?? ''), 'utf8');
+    const namespace = /^ns=(\S+)$/m.exec(text)?.[1];
+    assert.ok(namespace, 'the registration script names no namespace');
+    for (const p of fleet) {
+      const raw = p.raw as { temporal?: { namespace?: string }; temporalNamespace?: string };
+      const used = raw.temporal?.namespace ?? raw.temporalNamespace;
+      if (used !== undefined) assert.equal(used, namespace, `${p.source} uses another namespace`);
+    }
   });
 
   it('runs a satellite for dc-a and dc-b, each with its own config, secrets and volumes', () => {
