@@ -180,7 +180,7 @@ describe('many sites: each site on its own satellite; sites added, removed and w
     await stack.satellites.get(siteC)!.stop();
   });
 
-  it("a stopped satellite's site turns disconnected within the silence limit while the other stays connected", async () => {
+  it("a stopped satellite's site turns disconnected within the silence limit, the other stays connected", async () => {
     await satelliteIs(siteB, 'connected', 15_000);
     await stack.satellites.get(siteB)!.stop();
     const stopped = Date.now();

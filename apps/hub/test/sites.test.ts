@@ -79,7 +79,7 @@ describe('sites: registration with a satellite token, removal by draining, satel
     assert.ok(!stored.rows[0].r.includes(first.json().satellite_token.token), 'the kept answer keeps no secret');
   });
 
-  it('DELETE drains: jobs on the site are a 409 naming it (device, batch), other sites go on; removed when done', async () => {
+  it('DELETE drains: new work on the site is a 409 naming it, other sites go on; removed when done', async () => {
     await call('POST', '/v1/sites', hub.tokens.admin, { id: 'dc-c', name: 'C' });
     const [c1, c2, a1] = [await device('dc-c', 'c1'), await device('dc-c', 'c2'), await device('dc-a', 'a1')];
     const running = await call('POST', `/v1/devices/${c1}/power`, hub.tokens.operator, { action: 'on' });
@@ -145,7 +145,7 @@ describe('sites: registration with a satellite token, removal by draining, satel
     assert.equal((await call('POST', '/v1/sites', hub.tokens.admin, { id: 'dc-c', name: 'C' })).statusCode, 409);
   });
 
-  it('satellite status: connected within the silence limit, disconnected past it, unknown without a fresh check', async () => {
+  it('satellite: connected within the silence limit, disconnected past it, unknown without a fresh check', async () => {
     await call('POST', '/v1/sites', hub.tokens.admin, { id: 'dc-d', name: 'D' });
     const now = Date.now();
     const status = async (id: string) => (await call('GET', `/v1/sites/${id}`, hub.tokens.viewer)).json().satellite;
