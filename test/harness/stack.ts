@@ -43,7 +43,13 @@ export interface StackOptions {
   remediation?: { hub?: Record<string, unknown>; agent?: { verifyTimeoutS?: number; verifyPollS?: number } };
   /** The site's health observer (docs/day2.md); off unless given, so tests see only the requests they make. */
   observe?: { intervalS: number; confirmations?: number; concurrency?: number; runForS?: number; checkEveryS?: number };
+  /** Simulated compute trays per site (plain BMCs, without `racks`). */
   bmcs?: number;
+  /**
+   * Sites, each with its own satellite (config, secret store, satellite token), its share of the simulator's BMCs and
+   * its `racks`; `siteId` is the first. One unless given.
+   */
+  sites?: number;
   /**
    * Plain `bmcs` go into Postgres a thousand rows a statement (the rows POST /v1/devices writes, less its audit rows)
    * rather than one POST each: benches with 10,000 devices.
@@ -116,7 +122,7 @@ export interface StackOptions {
    * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
    */
   bmcTls?: boolean;
-  /** The satellite reaches Temporal through a link a test can cut: `stack.satelliteLink` (harness/link-proxy.ts). */
+  /** The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink` (link-proxy.ts). */
   satelliteLink?: boolean;
 }
 
@@ -139,13 +145,15 @@ export interface SimSwitch {
 
 /**
  * A whole Fleet stack as separate real processes: Temporal dev server, a fresh
- * Postgres database, the hub, the workflow agent, one satellite and the Redfish
- * simulator. Tests talk to it over HTTP like an operator would.
+ * Postgres database, the hub, the workflow agent, a satellite per site (one site unless
+ * `sites` says more) and the Redfish simulator. Tests talk to it over HTTP like an operator would.
  */
 export class Stack {
   private readonly sitePrefix = `s${randomBytes(3).toString('hex')}`;
-  /** The fleet generator names sites <prefix>-01. */
-  readonly siteId = `${this.sitePrefix}-01`;
+  /** The fleet generator names sites <prefix>-01, <prefix>-02, ... */
+  readonly siteIds: string[];
+  /** The first site: the only one unless `sites` says more. */
+  readonly siteId: string;
   /** With `racks`, the NVL72 layout the stack registered (devices by name). */
   fleet: Fleet | undefined;
   readonly bmcPassword = `pw-${randomBytes(12).toString('hex')}`;
@@ -161,11 +169,16 @@ export class Stack {
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
-  /** The satellite's own token: role satellite, limited to the stack's site. */
+  /** The first site's satellite token: role satellite, limited to that site. */
   satelliteToken!: string;
+  /** Each site's satellite token; startSatellite starts one for any site given its token here. */
+  readonly satelliteTokens = new Map<string, string>();
   hub!: ManagedProcess;
   agent!: ManagedProcess;
+  /** The first site's satellite. */
   satellite!: ManagedProcess;
+  /** Every site's satellite, by site id. */
+  readonly satellites = new Map<string, ManagedProcess>();
   simulator!: ManagedProcess;
   bmcs: SimBmc[] = [];
   switches: SimSwitch[] = [];
@@ -179,6 +192,11 @@ export class Stack {
   keyRing: { document: string; file: string } | undefined;
 
   constructor(readonly opts: StackOptions = {}) {
+    this.siteIds = Array.from(
+      { length: opts.sites ?? 1 },
+      (_, i) => `${this.sitePrefix}-${String(i + 1).padStart(2, '0')}`,
+    );
+    this.siteId = this.siteIds[0]!;
     this.dir = join(repoRoot, '.run', 'tests', `${Date.now()}-${this.siteId}`);
   }
 
@@ -206,15 +224,21 @@ export class Stack {
       operator: (await createApiToken(this.dbHandle.db, 'test-operator', 'operator')).token,
       viewer: (await createApiToken(this.dbHandle.db, 'test-viewer', 'viewer')).token,
     };
-    const satellite = await createApiToken(this.dbHandle.db, 'test-satellite', 'satellite', { sites: [this.siteId] });
-    this.satelliteToken = satellite.token;
+    for (const [i, site] of this.siteIds.entries()) {
+      const name = i === 0 ? 'test-satellite' : `test-satellite-${site}`;
+      this.satelliteTokens.set(
+        site,
+        (await createApiToken(this.dbHandle.db, name, 'satellite', { sites: [site] })).token,
+      );
+    }
+    this.satelliteToken = this.satelliteTokens.get(this.siteId)!;
     await Promise.all([
       this.startSimulator(),
       this.startHub(),
       this.opts.burnIn ? startTestCluster().then((c) => (this.slurm = c)) : undefined,
     ]);
     await this.startAgent();
-    await this.startSatellite();
+    await Promise.all(this.siteIds.map((site) => this.startSatellite(site)));
     await this.registerDevices();
     return this;
   }
@@ -246,10 +270,10 @@ export class Stack {
     // A random 127.x.y.0/24 block per stack keeps parallel test files apart; switches take the block after it.
     const [x, y] = [randomInt(2, 250), randomInt(0, 200)];
     const block = `127.${x}.${y}`;
-    const count = this.opts.bmcs ?? 2;
+    const count = (this.opts.bmcs ?? 2) * this.siteIds.length;
     if (this.opts.racks) {
       this.fleet = planFleet({
-        sites: 1,
+        sites: this.siteIds.length,
         racksPerSite: this.opts.racks,
         rackTypes: ['gb200_nvl72'],
         firstAddress: `${block}.1`,
@@ -363,6 +387,8 @@ export class Stack {
       ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
       projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
+      // Satellite liveness and drained-site removal, checked often so tests see them soon.
+      sites: { checkEveryS: 1 },
       power: {
         heartbeatTimeoutS: this.opts.power?.heartbeatTimeoutS ?? 10,
         settleTimeoutS: this.opts.power?.settleTimeoutS ?? 60,
@@ -379,31 +405,38 @@ export class Stack {
     await this.agent.start('workflow agent started');
   }
 
-  async startSatellite(): Promise<void> {
-    const secrets = join(this.dir, 'secrets.json');
+  /**
+   * Starts (or restarts) a site's satellite, the first site's unless named, with the site's token from
+   * `satelliteTokens`; each site has its own config, secret store and data under the stack's folder.
+   */
+  async startSatellite(siteId = this.siteId): Promise<void> {
+    const first = siteId === this.siteId;
+    const token = this.satelliteTokens.get(siteId);
+    if (!token) throw new Error(`no satellite token for site ${siteId} in stack.satelliteTokens`);
+    const secrets = join(this.dir, first ? 'secrets.json' : `secrets-${siteId}.json`);
     const secretEntries = {
       'bmc/default': { username: 'admin', password: this.bmcPassword },
       'nvos/default': { username: 'admin', password: this.switchPassword },
-      'hub/token': { username: 'satellite', password: this.satelliteToken },
+      'hub/token': { username: 'satellite', password: token },
       ...(this.keyRing ? { 'temporal/payload-keys': { username: 'temporal', password: this.keyRing.document } } : {}),
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     const bundle = testEnv().workflowBundle;
-    const file = this.writeConfig('satellite', {
-      siteId: this.siteId,
+    const file = this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
+      siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
       temporal: {
         ...this.temporalSection(
-          `satellite-${this.siteId}`,
+          `satellite-${siteId}`,
           this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
         ),
-        ...(this.satelliteLink ? { address: this.satelliteLink.address } : {}),
+        ...(first && this.satelliteLink ? { address: this.satelliteLink.address } : {}),
       },
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
-      artifacts: { dir: join(this.dir, 'artifacts') },
-      dataDir: join(this.dir, 'satellite-data'),
+      artifacts: { dir: join(this.dir, first ? 'artifacts' : `artifacts-${siteId}`) },
+      dataDir: join(this.dir, first ? 'satellite-data' : `satellite-data-${siteId}`),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
       ...(this.slurm ? { burnIn: this.burnInConfig(this.slurm) } : {}),
       worker: {
@@ -418,8 +451,14 @@ export class Stack {
         ...this.opts.redfish,
       },
     });
-    this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
-    await this.satellite.start('satellite worker started');
+    let satellite = this.satellites.get(siteId);
+    if (!satellite) {
+      const name = first ? 'satellite' : `satellite-${siteId}`;
+      satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', file, this.dir);
+      this.satellites.set(siteId, satellite);
+    }
+    if (first) this.satellite = satellite;
+    await satellite.start('satellite worker started');
   }
 
   private burnInConfig(c: TestCluster) {
@@ -437,14 +476,22 @@ export class Stack {
   private async registerFleet(fleet: Fleet): Promise<void> {
     const db = this.dbHandle.db;
     const ts = new Date().toISOString();
-    await upsertSites(db, [
-      { netboxId: 1, slug: this.siteId, name: this.siteId, status: 'active', netboxLastUpdated: ts },
-    ]);
+    const siteNetboxId = (site: string) => this.siteIds.indexOf(site) + 1;
+    await upsertSites(
+      db,
+      this.siteIds.map((site) => ({
+        netboxId: siteNetboxId(site),
+        slug: site,
+        name: site,
+        status: 'active',
+        netboxLastUpdated: ts,
+      })),
+    );
     await upsertRacks(
       db,
       fleet.racks.map((r, i) => ({
         netboxId: 100 + i,
-        siteNetboxId: 1,
+        siteNetboxId: siteNetboxId(r.site),
         name: r.name,
         rackType: r.type,
         status: 'active',
@@ -453,14 +500,14 @@ export class Stack {
         netboxLastUpdated: ts,
       })),
     );
-    const rackIds = new Map(fleet.racks.map((r, i) => [r.name, 100 + i]));
+    const rackIds = new Map(fleet.racks.map((r, i) => [`${r.site}/${r.name}`, 100 + i]));
     const port = Number(new URL(this.bmcs[0]!.url).port);
     await upsertDevices(
       db,
       fleet.devices.map((d, i) =>
         mirrorDeviceRow(
           d,
-          { netboxId: 1000 + i, siteNetboxId: 1, rackNetboxId: rackIds.get(d.rack)! },
+          { netboxId: 1000 + i, siteNetboxId: siteNetboxId(d.site), rackNetboxId: rackIds.get(`${d.site}/${d.rack}`)! },
           `redfish-http:${port}`,
           ts,
         ),
@@ -536,15 +583,22 @@ export class Stack {
     };
   }
 
+  /** The site a plain BMC belongs to: the simulator's BMCs are dealt out to the sites in equal runs. */
+  siteOfBmc(index: number): string {
+    const perSite = this.bmcs.length / this.siteIds.length;
+    return this.siteIds[Math.floor(index / perSite)]!;
+  }
+
   private async registerBmcs(): Promise<void> {
     const admin = this.client('admin');
-    await unwrap(admin.POST('/v1/sites', { body: { id: this.siteId, name: `Test site ${this.siteId}` } }));
+    for (const site of this.siteIds)
+      await unwrap(admin.POST('/v1/sites', { body: { id: site, name: `Test site ${site}` } }));
     if (this.opts.bulkRegister) return this.insertBmcs();
-    for (const bmc of this.bmcs) {
+    for (const [i, bmc] of this.bmcs.entries()) {
       const body: NewDevice = {
         // The simulator's id: what the simulated site's burn-in scripts ask it for by tray name.
         name: bmc.id,
-        site_id: this.siteId,
+        site_id: this.siteOfBmc(i),
         node_type: 'compute_gb200_nvidia',
         bmc_url: bmc.url,
         credential_ref: 'bmc/default',
@@ -560,9 +614,9 @@ export class Stack {
       const rows = await this.dbHandle.db
         .insert(devices)
         .values(
-          chunk.map((bmc) => ({
+          chunk.map((bmc, j) => ({
             name: bmc.id,
-            siteId: this.siteId,
+            siteId: this.siteOfBmc(i + j),
             nodeType: 'compute_gb200_nvidia',
             bmcUrl: bmc.url,
             credentialRef: 'bmc/default',
@@ -626,7 +680,7 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.allSettled([
-      this.satellite?.stop(),
+      ...[...this.satellites.values()].map((s) => s.stop()),
       this.agent?.stop(),
       this.hub?.stop(),
       this.simulator?.stop(),
@@ -674,6 +728,7 @@ export class Stack {
         .filter(([ref]) => ref !== 'temporal/payload-keys')
         .map(([ref, e]) => ({ name: ref, value: e.password })),
       ...Object.entries(this.tokens ?? {}).map(([role, value]) => ({ name: `${role} API token`, value })),
+      ...[...this.satelliteTokens].map(([site, value]) => ({ name: `satellite token of ${site}`, value })),
       { name: 'BMC password', value: this.bmcPassword },
       { name: 'NVOS password', value: this.switchPassword },
       ...Object.values(

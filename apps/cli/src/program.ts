@@ -14,6 +14,7 @@ import { registerNvos } from './commands/nvos.js';
 import { examples } from './commands/options.js';
 import { registerPower } from './commands/power.js';
 import { registerRma } from './commands/rma.js';
+import { registerSites } from './commands/sites.js';
 import { registerSla } from './commands/sla.js';
 import { Runtime } from './runtime.js';
 
@@ -58,6 +59,7 @@ export function buildProgram(
   registerJob(program, rt);
   registerDevice(program, rt);
   registerRma(program, rt);
+  registerSites(program, rt);
   registerSla(program, rt);
   registerFacility(program, rt);
   registerCompletion(program, rt);

@@ -52,6 +52,8 @@ const sites: Resource<Site> = {
     { header: 'ID', value: (s) => s.id },
     { header: 'NAME', value: (s) => s.name },
     { header: 'STATUS', value: (s) => s.status },
+    { header: 'STATE', value: (s) => s.state },
+    { header: 'SATELLITE', value: (s) => s.satellite.status },
     { header: 'SOURCE', value: (s) => s.provenance.source },
     { header: 'AGE', value: (s) => age(s.created_at), wide: true },
   ],

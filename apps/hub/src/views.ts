@@ -10,10 +10,21 @@ import type {
   Rack,
   RackDeviceSummary,
   Site,
+  SiteSatellite,
   SyncState,
 } from '@fleet/db';
 import { z } from 'zod';
-import { decisionActions, JobKind, JobState, Role } from '@fleet/domain';
+import {
+  decisionActions,
+  JobKind,
+  JobState,
+  Role,
+  satelliteState,
+  satelliteStates,
+  siteState,
+  siteStates,
+  siteTaskQueue,
+} from '@fleet/domain';
 import type { Reply } from './route.js';
 import { workflowIdOf } from './services/parent-jobs.service.js';
 import {
@@ -64,11 +75,33 @@ export const SyncView = z
   })
   .meta({ id: 'SyncState' });
 
+export const SatelliteView = z
+  .object({
+    status: z
+      .enum(satelliteStates)
+      .describe(
+        'connected: a poller of the site task queue polled within the silence limit (90 s); disconnected: none did; ' +
+          'unknown: no liveness check by the workflow agent for a minute, or none yet (docs/deployment.md, "Sites")',
+      ),
+    pollers: z.number().int().describe('Pollers Temporal lists on the task queue (it keeps one listed for 5 min)'),
+    last_seen_at: timestamp.nullable().describe('The newest poll of any of them, as Temporal recorded it'),
+  })
+  .meta({ id: 'SiteSatellite' });
+
 export const SiteView = z
   .object({
     id: z.string(),
     name: z.string(),
-    status: z.string().nullable(),
+    status: z.string().nullable().describe('NetBox status'),
+    state: z
+      .enum(siteStates)
+      .describe(
+        'active; draining: removal asked, no new jobs, running ones finish; removed: drained, kept for history',
+      ),
+    draining_since: timestamp.nullable(),
+    removed_at: timestamp.nullable(),
+    task_queue: z.string().describe("The Temporal task queue of the site's satellite"),
+    satellite: SatelliteView,
     created_at: timestamp,
     provenance: Provenance,
   })
@@ -336,11 +369,21 @@ export function syncView(sync: SyncState | undefined): z.infer<typeof SyncView> 
   };
 }
 
-export function siteView(s: Site, sync?: SyncState): z.infer<typeof SiteView> {
+/** A site with its satellite as the workflow agent last checked it (undefined: never). */
+export function siteView(s: Site, satellite: SiteSatellite | undefined, sync?: SyncState): z.infer<typeof SiteView> {
   return {
     id: s.id,
     name: s.name,
     status: s.status,
+    state: siteState(s),
+    draining_since: s.drainingSince?.toISOString() ?? null,
+    removed_at: s.removedAt?.toISOString() ?? null,
+    task_queue: siteTaskQueue(s.id),
+    satellite: {
+      status: satelliteState(satellite, new Date()),
+      pollers: satellite?.pollers ?? 0,
+      last_seen_at: satellite?.lastSeenAt?.toISOString() ?? null,
+    },
     created_at: s.createdAt.toISOString(),
     provenance: provenance(s, 'dcim/sites', sync),
   };

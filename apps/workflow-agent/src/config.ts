@@ -155,6 +155,14 @@ export const AgentConfig = z
       .default({ verifyTimeoutS: 300, verifyPollS: 10 }),
     /** Health observation (docs/day2.md): one observer workflow per site, kept running by this agent. */
     observation: ObservationConfig,
+    /**
+     * Sites (docs/deployment.md, "Sites"): how often the agent asks Temporal for each site's satellite pollers and
+     * removes drained sites.
+     */
+    sites: z
+      .object({ checkEveryS: z.number().int().min(1).max(300).default(10) })
+      .strict()
+      .default({ checkEveryS: 10 }),
     /** Stuck-state SLAs: the limits, and the webhooks a breach escalates to (docs/sla.md). */
     sla: SlaConfig,
   })

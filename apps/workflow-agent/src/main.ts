@@ -19,6 +19,7 @@ import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
 import { reconcileOnce } from './projector.js';
+import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
 import { intentChannel } from '@fleet/db';
 
@@ -164,6 +165,21 @@ async function observerLoop(): Promise<void> {
   }
 }
 
+/** Satellite liveness and drained-site removal (docs/deployment.md, "Sites"), every sites.checkEveryS. */
+async function siteLoop(): Promise<void> {
+  const deps = { db, client, namespace: config.temporal.namespace, log, metrics };
+  while (!stopping) {
+    // Removal needs no Temporal: a failed liveness check does not hold it up.
+    await removeDrainedSites(deps).catch((err: unknown) =>
+      log.warn({ err: errorText(err) }, 'site removal check failed; will retry'),
+    );
+    await checkSatellites(deps).catch((err: unknown) =>
+      log.warn({ err: errorText(err) }, 'satellite liveness check failed; will retry'),
+    );
+    await sleep('sites', config.sites.checkEveryS * 1000);
+  }
+}
+
 /** Stuck-state SLAs (docs/sla.md): watch passes and webhook deliveries, each run when it is due. */
 async function slaLoop(): Promise<void> {
   const watch = new SlaWatch({ db, log, metrics, config: config.sla, shouldStop: () => stopping });
@@ -176,7 +192,7 @@ const slaRun = slaLoop();
 // The loops start once Temporal has the search attributes; a shutdown before then has no cycle to wait for.
 let loops: Promise<unknown> = Promise.resolve();
 void ensureNamespace().then(() => {
-  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop(), observerLoop()]);
+  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop(), observerLoop(), siteLoop()]);
 });
 handleShutdown({
   name: 'workflow agent',

@@ -94,6 +94,18 @@ export function createAgentMetrics(registry: Registry) {
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    satellitePollers: new Gauge({
+      name: 'fleet_agent_site_satellite_pollers',
+      help: "Pollers Temporal lists on a site's task queue (workflow and activity) at the last liveness check",
+      labelNames: ['site_id'],
+      registers: [registry],
+    }),
+    satelliteConnected: new Gauge({
+      name: 'fleet_agent_site_satellite_connected',
+      help: "1 when a site's satellite polled within the silence limit at the last liveness check (docs/deployment.md)",
+      labelNames: ['site_id'],
+      registers: [registry],
+    }),
     webhookPending: new Gauge({
       name: 'fleet_agent_webhook_pending_deliveries',
       help: 'Webhook deliveries in the outbox not yet delivered (due now or waiting to retry)',

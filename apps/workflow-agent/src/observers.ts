@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { listSites, type Db } from '@fleet/db';
+import { listSites, removedSiteIds, type Db } from '@fleet/db';
 import {
   observerMemoKey,
   observerSettingsSignalName,
@@ -47,19 +47,22 @@ export async function checkObservers(deps: ObserverDeps): Promise<ObserverCheck>
     query: `WorkflowType = 'siteObserver' AND ExecutionStatus = 'Running'`,
   }))
     running.set(wf.workflowId, wf.memo?.[observerMemoKey] as ObserveSiteInput | undefined);
+  const cancel = async (id: string) => {
+    metrics.temporalCalls.inc({ op: 'cancel' });
+    await client.workflow
+      .getHandle(id)
+      .cancel()
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
+  };
   for (const site of await listSites(deps.db)) {
     const id = siteObserverWorkflowId(site.id);
     const settings = observerSettingsFor(deps.config, site.id);
     const slog = log.child({ siteId: site.id, workflowId: id });
     if (!settings) {
       if (!running.has(id)) continue;
-      metrics.temporalCalls.inc({ op: 'cancel' });
-      await client.workflow
-        .getHandle(id)
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
-        });
+      await cancel(id);
       slog.info('observer stopped: observation is off for the site');
       out.stopped.push(site.id);
       continue;
@@ -82,6 +85,14 @@ export async function checkObservers(deps: ObserverDeps): Promise<ObserverCheck>
       slog.info({ settings }, 'observer given new settings');
       out.updated.push(site.id);
     }
+  }
+  // A removed site's satellite is gone: its observer would wait on the task queue for ever.
+  for (const siteId of await removedSiteIds(deps.db)) {
+    const id = siteObserverWorkflowId(siteId);
+    if (!running.has(id)) continue;
+    await cancel(id);
+    log.info({ siteId, workflowId: id }, 'observer stopped: the site was removed');
+    out.stopped.push(siteId);
   }
   return out;
 }

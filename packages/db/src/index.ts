@@ -27,3 +27,4 @@ export * from './repos/rma.repo.js';
 export * from './repos/facility.repo.js';
 export * from './repos/retention.repo.js';
 export * from './repos/approvals.repo.js';
+export * from './repos/sites.repo.js';

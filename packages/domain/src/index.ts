@@ -38,3 +38,4 @@ export * from './sla.js';
 export * from './holds.js';
 export * from './rma.js';
 export * from './facility.js';
+export * from './sites.js';

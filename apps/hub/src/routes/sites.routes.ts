@@ -1,10 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getSite, getSyncState, listRacks, listSites, rackDeviceSummaries, type Db, type SiteSummary } from '@fleet/db';
+import {
+  getSite,
+  getSyncState,
+  listRacks,
+  listSites,
+  rackDeviceSummaries,
+  siteSatellitesOf,
+  type Db,
+  type SiteSummary,
+} from '@fleet/db';
 import { siteAllowed } from '@fleet/domain';
 import { ApiError } from '../errors.js';
 import { callerOf } from '../services/caller.js';
-import { createSite } from '../services/inventory.service.js';
+import { createSite, removeSite, siteWithSatellite } from '../services/sites.service.js';
 import { siteSummary } from '../services/site-summary.service.js';
 import { repeated } from '../pagination.js';
 import { SiteIdParam } from '../params.js';
@@ -19,6 +28,24 @@ const NewSite = z
     name: z.string().min(1).max(200),
   })
   .strict();
+
+/** A registration's answer: the site (its task queue named) and its satellite's credential, shown once. */
+const CreatedSite = SiteView.extend({
+  satellite_token: z
+    .object({
+      id: z.string(),
+      name: z.string(),
+      role: z.literal('satellite'),
+      token: z
+        .string()
+        .nullable()
+        .describe(
+          "The satellite's hub token (its config's hub.tokenRef): shown in this answer only; null in the replay " +
+            'of an Idempotency-Key',
+        ),
+    })
+    .describe('A token of role satellite limited to this site, revoked when the site is removed'),
+}).meta({ id: 'CreatedSite' });
 
 const counts = z.record(z.string(), z.number().int());
 
@@ -70,7 +97,16 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
     async ({ request }) => {
       const sync = await getSyncState(db, 'netbox');
       const sites = (await listSites(db)).filter((s) => siteAllowed(request.actor!.sites, s.id));
-      return { items: sites.map((s) => siteView(s, sync)), next_cursor: null, sync: syncView(sync) };
+      // One statement for every listed site's satellite, not one per site.
+      const satellites = await siteSatellitesOf(
+        db,
+        sites.map((s) => s.id),
+      );
+      return {
+        items: sites.map((s) => siteView(s, satellites.get(s.id), sync)),
+        next_cursor: null,
+        sync: syncView(sync),
+      };
     },
   );
 
@@ -91,7 +127,8 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
     async ({ params }) => {
       const site = await getSite(db, params.id);
       if (!site) throw new ApiError('NOT_FOUND', `site ${params.id} does not exist`);
-      return siteView(site, await getSyncState(db, 'netbox'));
+      const [satellites, sync] = await Promise.all([siteSatellitesOf(db, [site.id]), getSyncState(db, 'netbox')]);
+      return siteView(site, satellites.get(site.id), sync);
     },
   );
 
@@ -121,15 +158,43 @@ export function siteRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       method: 'POST',
       url: '/v1/sites',
       tag: 'inventory',
-      summary: 'Register a site by hand (NetBox-synced sites appear on their own). Idempotency-Key honoured',
+      summary:
+        'Register a site by hand (NetBox-synced sites appear on their own): the answer names its task queue and ' +
+        'carries its satellite\'s token, shown once (docs/deployment.md, "Sites"). Idempotency-Key honoured',
       role: 'admin',
       body: NewSite,
-      success: { status: 201, description: 'The site', body: SiteView, headers: ['Location'] },
+      success: {
+        status: 201,
+        description: 'The site and its satellite token',
+        body: CreatedSite,
+        headers: ['Location'],
+      },
       errors: [400, 409],
     },
     async ({ request, reply, body }) => {
       const created = await createSite(db, callerOf(request), body);
       return sendCreated(reply, created);
+    },
+  );
+
+  defineRoute(
+    app,
+    doc,
+    {
+      method: 'DELETE',
+      url: '/v1/sites/:id',
+      tag: 'inventory',
+      summary:
+        'Remove a site: it drains (new jobs on its devices and racks are a 409) and is removed, its satellite tokens ' +
+        'revoked, once its running jobs have finished; its jobs and audit stay. Asking again answers the same',
+      role: 'admin',
+      params: SiteIdParam,
+      success: { status: 202, description: 'The site, draining', body: SiteView },
+      errors: [404],
+    },
+    async ({ request, reply, params }) => {
+      const site = await removeSite(db, callerOf(request), params.id);
+      return reply.status(202).send(await siteWithSatellite(db, site));
     },
   );
 

@@ -14,6 +14,8 @@ export interface CreateAnswer {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+  /** What a replay answers when it must differ from the body (a secret shown once is left out); the body otherwise. */
+  stored?: unknown;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function idempotentCreate(
       if (earlier) return { earlier };
       const answer = await create(tx);
       // Stored as JSON, so a replay carries exactly what this answer serialises to.
-      const response = JSON.parse(JSON.stringify(answer.body)) as unknown;
+      const response = JSON.parse(JSON.stringify(answer.stored ?? answer.body)) as unknown;
       await storeIdempotentAnswer(tx, actor, key, {
         action: caller.action,
         requestFingerprint: caller.fingerprint,

@@ -1,30 +1,12 @@
-import {
-  getSite,
-  insertDevice,
-  insertSite,
-  isUniqueViolation,
-  uniqueIndexes,
-  type Db,
-  type NewDevice,
-} from '@fleet/db';
+import { getSite, insertDevice, isUniqueViolation, uniqueIndexes, type Db, type NewDevice } from '@fleet/db';
 import { ApiError, invalid } from '../errors.js';
-import { deviceView, siteView } from '../views.js';
+import { deviceView } from '../views.js';
 import { auditAccepted, type Caller } from './caller.js';
 import { idempotentCreate, type CreateAnswer } from './idempotent-create.js';
 import { checkSites } from './site-scope.js';
+import { refuseClosedSites } from './sites.service.js';
 
 type Created = Promise<{ answer: CreateAnswer; replayed: boolean }>;
-
-/** Registers a site by hand, its Idempotency-Key honoured; an id in use is a 409. */
-export async function createSite(db: Db, caller: Caller, input: { id: string; name: string }): Created {
-  return idempotentCreate(db, caller, async (tx) => {
-    if (await getSite(tx, input.id))
-      throw new ApiError('ALREADY_EXISTS', `site ${input.id} already exists`, [{ field: 'body.id', issue: 'taken' }]);
-    const row = await insertSite(tx, input);
-    await auditAccepted(tx, caller, 201, { action: 'site.create', target: `site/${row.id}` });
-    return { status: 201, headers: { location: `/v1/sites/${row.id}` }, body: siteView(row) };
-  });
-}
 
 export type DeviceInput = Pick<
   NewDevice,
@@ -42,8 +24,10 @@ export type DeviceInput = Pick<
 /** Registers a device by hand in an existing site, its Idempotency-Key honoured; a name taken in the site is a 409. */
 export async function createDevice(db: Db, caller: Caller, input: DeviceInput): Created {
   checkSites(caller.actor, [input.siteId], `site/${input.siteId}`, 'body.site_id');
-  if (!(await getSite(db, input.siteId))) throw invalid('body.site_id', `site ${input.siteId} does not exist`);
+  const site = await getSite(db, input.siteId);
+  if (!site || site.removedAt) throw invalid('body.site_id', `site ${input.siteId} does not exist`);
   return idempotentCreate(db, caller, async (tx) => {
+    await refuseClosedSites(tx, [input.siteId]);
     const row = await insertDevice(tx, input);
     await auditAccepted(tx, caller, 201, {
       action: 'device.create',

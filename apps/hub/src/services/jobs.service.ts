@@ -20,6 +20,7 @@ import type { OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, idempotencyKeyOf, type Caller } from './caller.js';
 import { checkDeviceHold, overrideAudit } from './holds.service.js';
 import { checkSites } from './site-scope.js';
+import { refuseClosedSites } from './sites.service.js';
 import { childCancelRefusal } from './parent-jobs.service.js';
 
 export interface JobRequest {
@@ -60,7 +61,8 @@ export async function earlierJob(
  * Records a job, its start intent and the audit row in one transaction, and wakes the
  * workflow agent. Repeating a request with the same Idempotency-Key returns the
  * first job; the same key with another request is a conflict. A job on a held device is
- * a 409 unless its kind acts on held devices or the caller overrides the hold (audited).
+ * a 409 unless its kind acts on held devices or the caller overrides the hold (audited), and so is a job on a site
+ * draining for removal.
  */
 export async function createJob(db: Db, caller: Caller, req: JobRequest): Promise<{ job: Job; replayed: boolean }> {
   checkSites(caller.actor, [req.job.siteId ?? null], req.target);
@@ -75,6 +77,7 @@ export async function createJob(db: Db, caller: Caller, req: JobRequest): Promis
     : [];
   try {
     const job = await db.transaction(async (tx) => {
+      await refuseClosedSites(tx, [req.job.siteId]);
       const row = await insertJobWithStartIntent(tx, {
         ...req.job,
         createdBy: req.createdBy ?? actor,

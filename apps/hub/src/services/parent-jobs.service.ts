@@ -17,6 +17,7 @@ import { ApiError } from '../errors.js';
 import { heldDeviceView, type OverrideQuarantine } from '../hold-override.js';
 import { auditAccepted, type Caller } from './caller.js';
 import { checkSites } from './site-scope.js';
+import { refuseClosedSites } from './sites.service.js';
 import { heldConflict, holdsFor, overrideAudit } from './holds.service.js';
 
 /**
@@ -132,6 +133,7 @@ export async function createParentJob(
   }));
   try {
     const out = await db.transaction(async (tx) => {
+      await refuseClosedSites(tx, [req.parent.siteId, ...children.map((c) => c.siteId)]);
       const res = await insertParentWithChildren(
         tx,
         { ...req.parent, createdBy: req.createdBy ?? caller.actor.name },

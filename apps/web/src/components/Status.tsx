@@ -90,6 +90,10 @@ const tones: Record<string, string> = {
   replaced: 'busy',
   revalidating: 'busy',
   closed: 'ok',
+  // Sites and their satellites
+  connected: 'ok',
+  disconnected: 'bad',
+  draining: 'warn',
   // Condition statuses (every condition type is stated positively: True is good)
   True: 'ok',
   False: 'bad',

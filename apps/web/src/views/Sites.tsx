@@ -42,6 +42,7 @@ export function Sites() {
               <th scope="col">Site</th>
               <th scope="col">Name</th>
               <th scope="col">Status</th>
+              <th scope="col">Satellite</th>
               <th scope="col">Source</th>
             </tr>
           </thead>
@@ -55,7 +56,10 @@ export function Sites() {
                 </td>
                 <td>{s.name}</td>
                 <td>
-                  <Badge value={s.status} />
+                  <Badge value={s.status} /> {s.state === 'draining' && <Badge value="draining" />}
+                </td>
+                <td title={s.satellite.last_seen_at ? `last poll ${s.satellite.last_seen_at}` : 'no poll seen'}>
+                  <Badge value={s.satellite.status} />
                 </td>
                 <td>{provenanceText(s.provenance)}</td>
               </tr>

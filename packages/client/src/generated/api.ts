@@ -1319,7 +1319,10 @@ export interface paths {
     /** List sites, with the freshness of the NetBox mirror */
     get: operations['getV1Sites'];
     put?: never;
-    /** Register a site by hand (NetBox-synced sites appear on their own). Idempotency-Key honoured */
+    /**
+     * Register a site by hand (NetBox-synced sites appear on their own): the answer names its task queue and carries
+     * its satellite's token, shown once (docs/deployment.md, "Sites"). Idempotency-Key honoured
+     */
     post: operations['postV1Sites'];
     delete?: never;
     options?: never;
@@ -1338,7 +1341,11 @@ export interface paths {
     get: operations['getV1SitesId'];
     put?: never;
     post?: never;
-    delete?: never;
+    /**
+     * Remove a site: it drains (new jobs on its devices and racks are a 409) and is removed, its satellite tokens
+     * revoked, once its running jobs have finished; its jobs and audit stay. Asking again answers the same
+     */
+    delete: operations['deleteV1SitesId'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1800,6 +1807,38 @@ export interface components {
       | 'BurnInPassed'
       | 'Schedulable'
       | 'Healthy';
+    CreatedSite: {
+      /** Format: date-time */
+      created_at: string;
+      draining_since: string | null;
+      id: string;
+      name: string;
+      provenance: components['schemas']['Provenance'];
+      removed_at: string | null;
+      satellite: components['schemas']['SiteSatellite'];
+      /** @description A token of role satellite limited to this site, revoked when the site is removed */
+      satellite_token: {
+        id: string;
+        name: string;
+        /** @constant */
+        role: 'satellite';
+        /**
+         * @description The satellite's hub token (its config's hub.tokenRef): shown in this answer only; null in the
+         * replay of an Idempotency-Key
+         */
+        token: string | null;
+      };
+      /**
+       * @description active; draining: removal asked, no new jobs, running ones finish; removed: drained, kept for
+       * history
+       * @enum {string}
+       */
+      state: 'active' | 'draining' | 'removed';
+      /** @description NetBox status */
+      status: string | null;
+      /** @description The Temporal task queue of the site's satellite */
+      task_queue: string;
+    };
     CreatedToken: {
       /** Format: date-time */
       created_at: string;
@@ -2727,15 +2766,40 @@ export interface components {
     Site: {
       /** Format: date-time */
       created_at: string;
+      draining_since: string | null;
       id: string;
       name: string;
       provenance: components['schemas']['Provenance'];
+      removed_at: string | null;
+      satellite: components['schemas']['SiteSatellite'];
+      /**
+       * @description active; draining: removal asked, no new jobs, running ones finish; removed: drained, kept for
+       * history
+       * @enum {string}
+       */
+      state: 'active' | 'draining' | 'removed';
+      /** @description NetBox status */
       status: string | null;
+      /** @description The Temporal task queue of the site's satellite */
+      task_queue: string;
     };
     SitePage: {
       items: components['schemas']['Site'][];
       next_cursor: null;
       sync: components['schemas']['SyncState'] | null;
+    };
+    SiteSatellite: {
+      /** @description The newest poll of any of them, as Temporal recorded it */
+      last_seen_at: string | null;
+      /** @description Pollers Temporal lists on the task queue (it keeps one listed for 5 min) */
+      pollers: number;
+      /**
+       * @description connected: a poller of the site task queue polled within the silence limit (90 s); disconnected:
+       * none did; unknown: no liveness check by the workflow agent for a minute, or none yet (docs/deployment.md,
+       * "Sites")
+       * @enum {string}
+       */
+      status: 'connected' | 'disconnected' | 'unknown';
     };
     SiteSummary: {
       /**
@@ -9711,7 +9775,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The site */
+      /** @description The site and its satellite token */
       201: {
         headers: {
           /** @description Where the created resource, or the job that carries out the request, is */
@@ -9719,7 +9783,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Site'];
+          'application/json': components['schemas']['CreatedSite'];
         };
       };
       /** @description Invalid argument (details name the fields) */
@@ -9836,6 +9900,91 @@ export interface operations {
       };
       /** @description Not found */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limit reached: retry after the seconds in Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  deleteV1SitesId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The site, draining */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Site'];
+        };
+      };
+      /** @description Invalid argument (details name the fields) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or unknown bearer token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Role too low for this action, or the target is outside the token's sites */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Content-Type not accepted (the message names the one to send) */
+      415: {
         headers: {
           [name: string]: unknown;
         };

@@ -54,7 +54,11 @@ export async function getSite(db: DbOrTx, id: string): Promise<Site | undefined>
 }
 
 export async function listSites(db: DbOrTx): Promise<Site[]> {
-  return db.select().from(sites).where(isNull(sites.deletedAt)).orderBy(asc(sites.id));
+  return db
+    .select()
+    .from(sites)
+    .where(and(isNull(sites.deletedAt), isNull(sites.removedAt)))
+    .orderBy(asc(sites.id));
 }
 
 /** A device registered by hand whose name its site already has is a UniqueViolation of uniqueIndexes.deviceName. */

@@ -39,7 +39,33 @@ export const sites = pgTable('sites', {
   ...provenance(),
   /** Set when the site disappeared from NetBox; kept because jobs and audit refer to it. */
   deletedAt: tsz('deleted_at'),
+  /**
+   * Set by DELETE /v1/sites/{id}: the site takes no new jobs, and is removed once its running jobs have finished
+   * (docs/deployment.md, "Sites").
+   */
+  drainingSince: tsz('draining_since'),
+  /** Who asked for the removal. */
+  drainedBy: text('drained_by'),
+  /** Set when a drained site had no running jobs left: gone from lists, kept because jobs and audit refer to it. */
+  removedAt: tsz('removed_at'),
   createdAt: createdAt(),
+});
+
+/**
+ * What the workflow agent last learnt from Temporal about a site's satellite (docs/deployment.md, "Sites"): the
+ * pollers of the task queue `site-<id>` and the newest time one of them polled. One row per site, all written by one
+ * statement per check.
+ */
+export const siteSatellites = pgTable('site_satellites', {
+  siteId: text('site_id')
+    .primaryKey()
+    .references(() => sites.id),
+  /** Distinct pollers (worker identities) Temporal lists on the workflow and activity queues. */
+  pollers: integer('pollers').notNull(),
+  /** The newest poll of any of them; null when Temporal lists none. */
+  lastSeenAt: tsz('last_seen_at'),
+  /** When the agent asked Temporal: an old value means no agent checks, so the status is unknown. */
+  checkedAt: tsz('checked_at').notNull(),
 });
 
 export const racks = pgTable(
@@ -225,6 +251,7 @@ export const syncState = pgTable('sync_state', {
 });
 
 export type Site = typeof sites.$inferSelect;
+export type SiteSatellite = typeof siteSatellites.$inferSelect;
 export type Rack = typeof racks.$inferSelect;
 export type Device = typeof devices.$inferSelect;
 export type NewDevice = typeof devices.$inferInsert;
