@@ -41,12 +41,22 @@ describe('a site cut off from Temporal in the middle of its work', () => {
   };
   const job = async (id: string) =>
     (await stack.api('GET', `/v1/jobs/${id}`, undefined, stack.tokens.viewer)).body as Job;
-  /** Cuts the link for `cutS`, checking the job does not report success while the site is away. */
-  const cutWhileRunning = async (jobId: string) => {
+  const satelliteStatus = async () =>
+    (
+      (await stack.api('GET', `/v1/sites/${stack.siteId}`, undefined, stack.tokens.viewer)).body as {
+        satellite: { status: string };
+      }
+    ).satellite.status;
+  /**
+   * Cuts the link for `cutS`, or until `until` holds if given, checking the job does not report success while the
+   * site is away.
+   */
+  const cutWhileRunning = async (jobId: string, until?: () => Promise<boolean>) => {
     stack.satelliteLink!.cut();
-    const until = Date.now() + cutS * 1000;
-    while (Date.now() < until) {
+    const deadline = Date.now() + (until ? 180_000 : cutS * 1000);
+    while (Date.now() < deadline) {
       assert.notEqual((await job(jobId)).state, 'succeeded', 'no success reported while the site is cut off');
+      if (until && (await until())) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     stack.satelliteLink!.restore();
@@ -65,8 +75,9 @@ describe('a site cut off from Temporal in the middle of its work', () => {
   after(() => stack.stop(), { timeout: 60_000 });
 
   it(
-    'a rack power-on cut off while the shelves power on resumes, and every device was switched on once',
-    { timeout: 240_000 },
+    'a rack power-on cut off while the shelves power on resumes, every device switched on once; the hub showed the ' +
+      'site disconnected meanwhile',
+    { timeout: 420_000 },
     async () => {
       const off = expectStatus(202)(
         await stack.api('POST', `/v1/racks/${rackId}/power`, { op: 'off' }, stack.tokens.operator),
@@ -78,7 +89,12 @@ describe('a site cut off from Temporal in the middle of its work', () => {
         await stack.api('POST', `/v1/racks/${rackId}/power`, { op: 'on' }, stack.tokens.operator),
       ).body as Job;
       await waitFor('the first shelf reset', async () => (await resets(names('powershelf')[0]!)).length > 0);
-      await cutWhileRunning(on.id);
+      assert.equal(await satelliteStatus(), 'connected');
+      // Until the hub shows the site disconnected: no poll from its satellite for longer than the liveness limit.
+      let disconnected = false;
+      await cutWhileRunning(on.id, async () => (disconnected = (await satelliteStatus()) === 'disconnected'));
+      assert.ok(disconnected, 'the hub showed the site disconnected while it was cut off');
+      await waitFor('the site connected again', async () => (await satelliteStatus()) === 'connected', 60_000);
 
       const done = (await stack.waitForJob(on.id, 180_000)) as unknown as Job;
       assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
