@@ -26,7 +26,7 @@ import { fleetDataConverter, freePort, startTemporalDevServer, type DevServer } 
 import { Client, Connection } from '@temporalio/client';
 import { EncryptionCodec, parseKeyRing, randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
-import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
+import { defaultProcessMode, ManagedProcess, repoRoot, type ProcessMode } from '../../tools/lib/processes.js';
 import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -115,6 +115,11 @@ export interface StackOptions {
    * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
    */
   bmcTls?: boolean;
+  /**
+   * How the stack's processes run (tools/lib/processes.ts): from the sources through tsx, or from `pnpm build`'s
+   * output with plain node, the satellite with the workflow bundle the build made. FLEET_PROCESS_MODE, else tsx.
+   */
+  mode?: ProcessMode;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -173,7 +178,10 @@ export class Stack {
   /** With `payloadEncryption`, the key ring document and its file. */
   keyRing: { document: string; file: string } | undefined;
 
+  readonly mode: ProcessMode;
+
   constructor(readonly opts: StackOptions = {}) {
+    this.mode = opts.mode ?? defaultProcessMode();
     this.dir = join(repoRoot, '.run', 'tests', `${Date.now()}-${this.siteId}`);
   }
 
@@ -302,7 +310,7 @@ export class Stack {
       ...bmcs,
       switches,
     });
-    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
+    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
     // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
     await this.simulator.start('redfish simulator ready', Math.max(60_000, count * 20));
     this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
@@ -340,7 +348,7 @@ export class Stack {
       // The end-to-end tests act as one person; two-person rules have their own tests (apps/hub/test).
       twoPerson: { rules: Object.fromEntries(twoPersonRules.map((rule) => [rule, false])) },
     });
-    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
+    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir, {}, this.mode);
     await this.hub.start('hub listening');
     this.hubUrl = `${this.hubTls ? 'https' : 'http'}://127.0.0.1:${port}`;
   }
@@ -368,7 +376,7 @@ export class Stack {
       observation: this.opts.observe ? { checkEveryS: 1, ...this.opts.observe } : { enabled: false },
       ...(this.opts.remediation?.agent ? { remediation: this.opts.remediation.agent } : {}),
     });
-    this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
+    this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir, {}, this.mode);
     await this.agent.start('workflow agent started');
   }
 
@@ -381,7 +389,8 @@ export class Stack {
       ...(this.keyRing ? { 'temporal/payload-keys': { username: 'temporal', password: this.keyRing.document } } : {}),
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
-    const bundle = testEnv().workflowBundle;
+    // From the build, the satellite loads the workflow bundle built beside it.
+    const bundle = this.mode === 'tsx' ? testEnv().workflowBundle : undefined;
     const file = this.writeConfig('satellite', {
       siteId: this.siteId,
       log: { level: 'info' },
@@ -408,7 +417,7 @@ export class Stack {
         ...this.opts.redfish,
       },
     });
-    this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir);
+    this.satellite ??= new ManagedProcess('satellite', 'apps/satellite/src/main.ts', file, this.dir, {}, this.mode);
     await this.satellite.start('satellite worker started');
   }
 
@@ -493,7 +502,14 @@ export class Stack {
       netbox: { url: this.netbox.url, tokenFile },
       sync: { intervalS: 5 },
     });
-    this.netboxAgent = new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', config, this.dir);
+    this.netboxAgent = new ManagedProcess(
+      'netbox-agent',
+      'apps/netbox-agent/src/main.ts',
+      config,
+      this.dir,
+      {},
+      this.mode,
+    );
     await this.netboxAgent.start('netbox sync done', 180_000);
     await this.loadIds();
     if (this.deviceIds.size !== fleet.devices.length)
