@@ -34,11 +34,11 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-// Files that run processes from the build (a Stack or ManagedProcess in mode 'dist'), or every file with
-// FLEET_PROCESS_MODE=dist, get a fresh build first (`pnpm build`'s processes: about 3 s).
+// Files that run processes from the build (a Stack in mode 'dist') or check its output (they import
+// tools/lib/build-entries), or every file with FLEET_PROCESS_MODE=dist, get a fresh build first (about 3 s).
 const needsBuild =
   process.env['FLEET_PROCESS_MODE'] === 'dist' ||
-  files.some((f) => /\bmode: 'dist'/.test(readFileSync(join(root, f), 'utf8')));
+  files.some((f) => /\bmode: 'dist'|lib\/build-entries\.js'/.test(readFileSync(join(root, f), 'utf8')));
 if (
   needsBuild &&
   spawnSync(process.execPath, ['--import', 'tsx', 'tools/build.ts'], { cwd: root, stdio: 'inherit' }).status
