@@ -33,6 +33,7 @@ describe('--help on every command', () => {
     'apps/satellite/src/main.ts',
     'packages/simulators/src/main.ts',
     'tools/dev-stack.ts',
+    'tools/build.ts',
     'tools/fleetgen/main.ts',
     'packages/client/scripts/generate.ts',
     'apps/cli/src/main.ts',

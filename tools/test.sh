@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything, then type-checks, lints and runs the whole test suite
-# (unit, Postgres, Temporal dev server and end-to-end across real processes),
-# and the Redfish conformance run against the simulator.
+# Installs everything and builds the production bundles (tools/install.sh runs `pnpm build`), then type-checks,
+# lints and runs the whole test suite (unit, Postgres, Temporal dev server and end-to-end across real processes,
+# one of them from the build) and the Redfish conformance run against the simulator.
 #
 # Usage: bash tools/test.sh   (one test file or a few: pnpm test <path-substring> ...)
 set -euo pipefail

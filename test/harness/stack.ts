@@ -26,7 +26,7 @@ import { fleetDataConverter, freePort, startTemporalDevServer, type DevServer } 
 import { Client, Connection } from '@temporalio/client';
 import { EncryptionCodec, parseKeyRing, randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
-import { ManagedProcess, repoRoot } from '../../tools/lib/processes.js';
+import { defaultProcessMode, ManagedProcess, repoRoot, type ProcessMode } from '../../tools/lib/processes.js';
 import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { LinkProxy } from './link-proxy.js';
@@ -124,6 +124,11 @@ export interface StackOptions {
   bmcTls?: boolean;
   /** The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink` (link-proxy.ts). */
   satelliteLink?: boolean;
+  /**
+   * How the stack's processes run (tools/lib/processes.ts): from the sources through tsx, or from `pnpm build`'s
+   * output with plain node, the satellite with the workflow bundle the build made. FLEET_PROCESS_MODE, else tsx.
+   */
+  mode?: ProcessMode;
 }
 
 type Role = 'admin' | 'operator' | 'viewer';
@@ -191,12 +196,15 @@ export class Stack {
   /** With `payloadEncryption`, the key ring document and its file. */
   keyRing: { document: string; file: string } | undefined;
 
+  readonly mode: ProcessMode;
+
   constructor(readonly opts: StackOptions = {}) {
     this.siteIds = Array.from(
       { length: opts.sites ?? 1 },
       (_, i) => `${this.sitePrefix}-${String(i + 1).padStart(2, '0')}`,
     );
     this.siteId = this.siteIds[0]!;
+    this.mode = opts.mode ?? defaultProcessMode();
     this.dir = join(repoRoot, '.run', 'tests', `${Date.now()}-${this.siteId}`);
   }
 
@@ -333,7 +341,7 @@ export class Stack {
       ...bmcs,
       switches,
     });
-    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir);
+    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
     // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
     await this.simulator.start('redfish simulator ready', Math.max(60_000, count * 20));
     this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
@@ -371,7 +379,7 @@ export class Stack {
       // The end-to-end tests act as one person; two-person rules have their own tests (apps/hub/test).
       twoPerson: { rules: Object.fromEntries(twoPersonRules.map((rule) => [rule, false])) },
     });
-    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir);
+    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir, {}, this.mode);
     await this.hub.start('hub listening');
     this.hubUrl = `${this.hubTls ? 'https' : 'http'}://127.0.0.1:${port}`;
   }
@@ -401,7 +409,7 @@ export class Stack {
       observation: this.opts.observe ? { checkEveryS: 1, ...this.opts.observe } : { enabled: false },
       ...(this.opts.remediation?.agent ? { remediation: this.opts.remediation.agent } : {}),
     });
-    this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir);
+    this.agent ??= new ManagedProcess('agent', 'apps/workflow-agent/src/main.ts', file, this.dir, {}, this.mode);
     await this.agent.start('workflow agent started');
   }
 
@@ -421,7 +429,8 @@ export class Stack {
       ...(this.keyRing ? { 'temporal/payload-keys': { username: 'temporal', password: this.keyRing.document } } : {}),
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
-    const bundle = testEnv().workflowBundle;
+    // From the build, the satellite loads the workflow bundle built beside it.
+    const bundle = this.mode === 'tsx' ? testEnv().workflowBundle : undefined;
     const file = this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
       siteId,
       log: { level: 'info' },
@@ -454,7 +463,7 @@ export class Stack {
     let satellite = this.satellites.get(siteId);
     if (!satellite) {
       const name = first ? 'satellite' : `satellite-${siteId}`;
-      satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', file, this.dir);
+      satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', file, this.dir, {}, this.mode);
       this.satellites.set(siteId, satellite);
     }
     if (first) this.satellite = satellite;
@@ -550,7 +559,14 @@ export class Stack {
       netbox: { url: this.netbox.url, tokenFile },
       sync: { intervalS: 5 },
     });
-    this.netboxAgent = new ManagedProcess('netbox-agent', 'apps/netbox-agent/src/main.ts', config, this.dir);
+    this.netboxAgent = new ManagedProcess(
+      'netbox-agent',
+      'apps/netbox-agent/src/main.ts',
+      config,
+      this.dir,
+      {},
+      this.mode,
+    );
     await this.netboxAgent.start('netbox sync done', 180_000);
     await this.loadIds();
     if (this.deviceIds.size !== fleet.devices.length)

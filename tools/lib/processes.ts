@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distEntry } from './build-entries.js';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -12,6 +13,27 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
  * V8 then starts a full mark-compact every few megabytes (docs/switch-transfers.md).
  */
 export const nodeFlags = ['--initial-heap-size=64'];
+
+/**
+ * How a process runs: `tsx` compiles its TypeScript sources at start (development, the tests by default); `dist` runs
+ * what `pnpm build` compiled with plain node, as production does (stack traces mapped back to the sources).
+ */
+export type ProcessMode = 'tsx' | 'dist';
+
+/** FLEET_PROCESS_MODE=dist runs every process of the tests or the dev stack from the build. */
+export function defaultProcessMode(): ProcessMode {
+  const mode = process.env['FLEET_PROCESS_MODE'] ?? 'tsx';
+  if (mode !== 'tsx' && mode !== 'dist') throw new Error(`FLEET_PROCESS_MODE must be tsx or dist, not ${mode}`);
+  return mode;
+}
+
+/** The node arguments that run a source entry (apps/hub/src/main.ts) in a mode. */
+export function entryArgs(entry: string, mode: ProcessMode): string[] {
+  if (mode === 'tsx') return ['--import', 'tsx', join(repoRoot, entry)];
+  const compiled = join(repoRoot, distEntry(entry));
+  if (!existsSync(compiled)) throw new Error(`${compiled} does not exist: run pnpm build`);
+  return ['--enable-source-maps', compiled];
+}
 
 /** Children still running; they are signalled when this process exits, however it exits short of SIGKILL. */
 const running = new Set<ChildProcess>();
@@ -29,7 +51,8 @@ function signalGroup(child: ChildProcess, sig: NodeJS.Signals): void {
 }
 
 /**
- * A project process (hub, agent, satellite, simulator) run as `node --import tsx <entry> --config <file>`.
+ * A project process (hub, agent, satellite, simulator) run as `node --import tsx <entry> --config <file>`, or from
+ * the build as `node <package>/dist/<entry>.js --config <file>` (ProcessMode).
  * Its stdout and stderr go straight to `<logDir>/<name>.log`, never through a pipe to this process, so its
  * logs (its shutdown line included) outlive this process and a parent that stops reading cannot block it.
  * It runs in its own process group (a Ctrl-C reaches only the parent, which stops the children in order)
@@ -47,6 +70,7 @@ export class ManagedProcess {
     private readonly configFile: string,
     logDir: string,
     private readonly env: NodeJS.ProcessEnv = {},
+    readonly mode: ProcessMode = defaultProcessMode(),
   ) {
     mkdirSync(logDir, { recursive: true });
     this.logFile = join(logDir, `${name}.log`);
@@ -87,9 +111,7 @@ export class ManagedProcess {
           ? ['--cpu-prof', `--cpu-prof-dir=${process.env['FLEET_CPU_PROF_DIR']}`]
           : []),
         ...nodeFlags,
-        '--import',
-        'tsx',
-        join(repoRoot, this.entry),
+        ...entryArgs(this.entry, this.mode),
         '--config',
         this.configFile,
       ],

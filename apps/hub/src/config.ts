@@ -1,10 +1,12 @@
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { DatabaseConfig, LogConfig, MetricsConfig } from '@fleet/config';
+import { DatabaseConfig, LogConfig, MetricsConfig, repositoryPath } from '@fleet/config';
 import { defaultBlastRadius, defaultQuarantineRules, faultClasses, nodeTypes, playbookSteps } from '@fleet/domain';
 
-/** The repository's built web console, found from the hub's own source (apps/hub/src → apps/web/dist). */
-const defaultWebRoot = fileURLToPath(new URL('../../web/dist', import.meta.url));
+/**
+ * The repository's built web console, found from the hub's source or bundle; when it is not built, the folder it would
+ * be built in, relative to the working directory (the hub then serves the API only).
+ */
+const defaultWebRoot = repositoryPath(import.meta.url, 'apps/web/dist') ?? 'apps/web/dist';
 
 const Playbook = z.object({ steps: z.array(z.enum(playbookSteps)).max(10) }).strict();
 

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type Logger } from '@temporalio/worker';
 import { failureConverterPath } from '@fleet/temporal';
 
 /**
@@ -9,10 +9,11 @@ import { failureConverterPath } from '@fleet/temporal';
  * workers) start without running webpack: `worker.workflowBundlePath` in the config.
  * The SDK bundler also rejects any module the workflow sandbox must not load.
  */
-export async function buildWorkflowBundle(outFile: string): Promise<void> {
+export async function buildWorkflowBundle(outFile: string, logger?: Logger): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')),
     failureConverterPath,
+    ...(logger ? { logger } : {}),
   });
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, code);

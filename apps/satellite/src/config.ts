@@ -137,7 +137,10 @@ export const SatelliteConfig = z
         maxConcurrentActivities: z.number().int().min(1).max(10_000).default(200),
         /** Seconds running activities get to finish on SIGTERM before they are handed back. */
         shutdownGraceTimeS: z.number().min(0).max(3600).default(30),
-        /** A prebuilt workflow bundle (production); without it the worker bundles at start. */
+        /**
+         * A prebuilt workflow bundle; without it the built satellite (`pnpm build`) loads the one built beside it, and
+         * the sources bundle theirs at start.
+         */
         workflowBundlePath: z.string().optional(),
       })
       .strict()

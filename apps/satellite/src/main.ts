@@ -104,6 +104,20 @@ const observationDelivery = new Histogram({
   registers: [metrics.registry],
 });
 
+/** Set by `pnpm build` (tools/build.ts) in the satellite's bundle: the prebuilt workflow bundle written beside it. */
+declare const FLEET_WORKFLOW_BUNDLE_FILE: string | undefined;
+
+/**
+ * The worker's workflow code: the configured prebuilt bundle, else the one `pnpm build` wrote beside this bundle, else
+ * (run from the sources) bundled here at start, which costs seconds of CPU (webpack).
+ */
+function workflowCodeSource(configured: string | undefined): { bundle?: string; source: string } {
+  if (configured) return { bundle: configured, source: 'worker.workflowBundlePath' };
+  if (typeof FLEET_WORKFLOW_BUNDLE_FILE === 'string')
+    return { bundle: fileURLToPath(new URL(FLEET_WORKFLOW_BUNDLE_FILE, import.meta.url)), source: 'the build' };
+  return { source: 'bundled at start from the sources' };
+}
+
 /** The site's BMC TLS policy, and the pins of single BMCs apart. */
 function bmcTls({ pins, ...tls }: SatelliteConfig['redfish']['tls']) {
   return { tls, ...(pins ? { pinsByHost: pins } : {}) };
@@ -142,6 +156,8 @@ const codec =
   new EncryptionCodec(
     parseKeyRing((await secrets.resolve(payloadEncryption.keyRingRef)).password, payloadEncryption.keyRingRef),
   );
+const workflowCode = workflowCodeSource(config.worker.workflowBundlePath);
+log.info(workflowCode, 'workflow code');
 const connection = await NativeConnection.connect({
   address: config.temporal.address,
   ...(temporalTls ? { tls: temporalTls } : {}),
@@ -151,8 +167,8 @@ const worker = await Worker.create({
   dataConverter: fleetDataConverter(codec || undefined),
   namespace: config.temporal.namespace,
   taskQueue,
-  ...(config.worker.workflowBundlePath
-    ? { workflowBundle: { codePath: config.worker.workflowBundlePath } }
+  ...(workflowCode.bundle
+    ? { workflowBundle: { codePath: workflowCode.bundle } }
     : { workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')) }),
   activities: {
     ...createDeviceActivities({ ...deviceDeps, ...(documents ? { documents } : {}) }),

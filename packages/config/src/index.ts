@@ -5,3 +5,4 @@ export * from './metrics-server.js';
 export * from './shutdown.js';
 export * from './cli.js';
 export * from './temporal-tls.js';
+export * from './repository-path.js';

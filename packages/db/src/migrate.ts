@@ -1,9 +1,15 @@
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { repositoryPath } from '@fleet/config';
 import { connectDb } from './client.js';
 
-export const migrationsFolder = fileURLToPath(new URL('../../../migrations', import.meta.url));
+/** The repository's migrations/ (drizzle reads its journal), from these sources or from the hub's bundle. */
+function migrationsFolder(): string {
+  const journal = repositoryPath(import.meta.url, 'migrations/meta/_journal.json');
+  if (!journal) throw new Error(`no migrations/meta/_journal.json in a folder above ${import.meta.url}`);
+  return dirname(dirname(journal));
+}
 
 /**
  * Applies the committed SQL migrations; the only way schema reaches Postgres. Processes that start together (each hub
@@ -17,7 +23,7 @@ export async function migrateDatabase(url: string): Promise<void> {
     await lock.query("select pg_advisory_lock(hashtextextended('fleet_migrations', 0))");
     const handle = connectDb(url, 1);
     try {
-      await migrate(handle.db, { migrationsFolder });
+      await migrate(handle.db, { migrationsFolder: migrationsFolder() });
     } finally {
       await handle.close();
     }

@@ -1,15 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
+import { repositoryPath } from '@fleet/config';
 import { devServerSearchAttributeFlags } from './search-attributes.js';
-
-const projectTemporal = fileURLToPath(new URL('../../../.tools/venv/bin/temporal', import.meta.url));
 
 /** The Temporal CLI: the project's pinned copy, else one on PATH. Never downloaded at run time. */
 export function temporalCliPath(): string {
-  if (existsSync(projectTemporal)) return projectTemporal;
+  const projectTemporal = repositoryPath(import.meta.url, '.tools/venv/bin/temporal');
+  if (projectTemporal) return projectTemporal;
   for (const dir of (process.env['PATH'] ?? '').split(':')) {
     if (dir && existsSync(`${dir}/temporal`)) return `${dir}/temporal`;
   }
