@@ -10,6 +10,7 @@ import { SatelliteConfig, satelliteShutdownGraceS } from '@fleet/satellite';
 import { AgentConfig, agentShutdownGraceS } from '@fleet/workflow-agent';
 import { type K8sObject, parseManifests, renderKustomization, validateManifests } from '../tools/lib/kustomize.js';
 import { repoRoot } from '../tools/lib/processes.js';
+import { distEntry } from '../tools/lib/build-entries.js';
 
 interface Mount {
   name: string;
@@ -57,24 +58,24 @@ function processSpec<C>(parse: (raw: unknown, source: string) => C, graceS: (con
 }
 /** Each process the manifests run, by the script its container starts. */
 const processes: Record<string, ReturnType<typeof processSpec>> = {
-  'apps/hub/src/main.ts': processSpec(
+  [distEntry('apps/hub/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(HubConfig, raw, source),
     (c) => c.http.shutdownGraceS,
   ),
-  'apps/workflow-agent/src/main.ts': processSpec(
+  [distEntry('apps/workflow-agent/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(AgentConfig, raw, source),
     () => agentShutdownGraceS,
   ),
-  'apps/netbox-agent/src/main.ts': processSpec(
+  [distEntry('apps/netbox-agent/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(NetboxAgentConfig, raw, source),
     () => netboxAgentShutdownGraceS,
   ),
-  'apps/satellite/src/main.ts': processSpec(
+  [distEntry('apps/satellite/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(SatelliteConfig, raw, source),
     satelliteShutdownGraceS,
   ),
   // Reads the `database` section of the hub's config; runs before the hub, in an init container.
-  'packages/db/src/migrate-cli.ts': processSpec(
+  [distEntry('packages/db/src/migrate-cli.ts')]: processSpec(
     (raw, source) => parseConfig(HubConfig, raw, source),
     () => 0,
   ),
@@ -163,7 +164,7 @@ describe('deploy/k8s manifests', () => {
           for (const c of [...d.spec.template.spec.containers, ...(d.spec.template.spec.initContainers ?? [])]) {
             const { raw, source } = mountedConfig(objects, d, c);
             assert.doesNotThrow(() => processOf(c).parse(raw, source));
-            if (c.command.includes('packages/db/src/migrate-cli.ts')) continue; // reads only `database`
+            if (c.command.includes(distEntry('packages/db/src/migrate-cli.ts'))) continue; // reads only `database`
             for (const [key, path] of configuredPaths(raw)) {
               const mount = mountHolding(c, path);
               assert.ok(mount, `${source}: ${key} ${path} is on no volume of ${d.metadata.name}/${c.name}`);

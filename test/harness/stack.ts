@@ -122,7 +122,7 @@ export interface StackOptions {
    * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
    */
   bmcTls?: boolean;
-  /** The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink` (link-proxy.ts). */
+  /** The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink`. */
   satelliteLink?: boolean;
   /**
    * How the stack's processes run (tools/lib/processes.ts): from the sources through tsx, or from `pnpm build`'s

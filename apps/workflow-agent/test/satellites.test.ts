@@ -45,7 +45,7 @@ describe('workflow agent: satellite liveness and removed sites', () => {
     await temporal?.stop();
   });
 
-  it('records every listed site in one check: no poller on its queue is no last poll, and the gauges say so', async () => {
+  it('records every listed site in one check: no poller on its queue is no last poll; the gauges say so', async () => {
     const deps = { db: handle.db, client, namespace: 'default', log, metrics };
     const before = Date.now();
     const readings = await checkSatellites(deps);
