@@ -59,7 +59,8 @@ CMD ["node", "--initial-heap-size=64", "--enable-source-maps", "apps/netbox-agen
 # The satellite loads the workflow bundle `pnpm build` wrote beside it (apps/satellite/dist/workflow-bundle.js).
 FROM runtime AS satellite
 COPY --from=build /deploy/satellite apps/satellite
-RUN install -d -o fleet -g fleet /var/cache/fleet/artifacts /var/lib/fleet/satellite
+# Named volumes mounted on these start with the image's owner: the satellite (user fleet) writes all three.
+RUN install -d -o fleet -g fleet /var/cache/fleet/artifacts /var/lib/fleet/satellite /var/lib/fleet/secrets
 USER fleet
 ENV FLEET_CONFIG=/etc/fleet/satellite.json
 EXPOSE 9466
