@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Payload } from '@temporalio/client';
 import { satelliteSilenceLimitS } from '@fleet/domain';
+import { EncryptionCodec, keyIdMetadata, parseKeyRing, PayloadDecryptionError } from '@fleet/temporal/codec';
 import { Stack, expectStatus } from '../harness/stack.js';
 
 interface JobBody {
@@ -92,6 +94,37 @@ describe('many sites: each site on its own satellite; sites added, removed and w
       assert.equal(s.task_queue, `site-${id}`);
       assert.ok(s.satellite.pollers >= 1 && s.satellite.last_seen_at, JSON.stringify(s.satellite));
     }
+  });
+
+  it("each site's payloads are encrypted with its own key ring, which no other site's satellite holds", async () => {
+    const [a, b] = [stack.deviceIds.get('bmc-0001')!, stack.deviceIds.get('bmc-0004')!];
+    const [jobA, jobB] = await Promise.all([power(a, 'force-off'), power(b, 'force-off')]);
+    for (const job of [jobA, jobB])
+      assert.equal(((await stack.waitForJob(job.id)) as unknown as JobBody).state, 'succeeded');
+    const ringOf = (site: string) => JSON.parse(stack.siteKeyRings.get(site)!) as { keys: Record<string, string> };
+    // The key ids on the stored payloads (histories as Temporal holds them, not decoded).
+    const keyIds = async (jobId: string) =>
+      stack.withTemporal(async (client) => {
+        const history = await client.workflow.getHandle(jobId).fetchHistory();
+        const ids = new Set<string>();
+        const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+        for (const p of input) ids.add(Buffer.from(p.metadata?.[keyIdMetadata] ?? []).toString());
+        return [...ids];
+      });
+    assert.deepEqual(await keyIds(jobA.id), Object.keys(ringOf(siteA).keys));
+    assert.deepEqual(await keyIds(jobB.id), Object.keys(ringOf(siteB).keys));
+    // Site B's satellite holds B's ring only: A's input is unreadable to it.
+    const started = await stack.withTemporal(
+      async (client) => (await client.workflow.getHandle(jobA.id).fetchHistory()).events![0]!,
+    );
+    const payload = started.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    const bRing = parseKeyRing(stack.siteKeyRings.get(siteB)!, 'site B');
+    await assert.rejects(
+      new EncryptionCodec(bRing).decode([payload as Payload]),
+      (err: unknown) => err instanceof PayloadDecryptionError && err.reason === 'unknown-key',
+    );
+    const aRing = parseKeyRing(stack.siteKeyRings.get(siteA)!, 'site A');
+    assert.ok((await new EncryptionCodec(aRing).decode([payload as Payload]))[0]!.data, "A's ring reads it");
   });
 
   /** Site C's two trays: the simulator has no spare BMCs, so they are two of site A's, which A never operates. */

@@ -24,7 +24,7 @@ import { mirrorDeviceRow } from '../../tools/fleetgen/mirror-rows.js';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { fleetDataConverter, freePort, startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { Client, Connection } from '@temporalio/client';
-import { EncryptionCodec, parseKeyRing, randomKeyRingDocument } from '@fleet/temporal/codec';
+import { EncryptionCodec, openPayloadKeys, randomKeyRingDocument } from '@fleet/temporal/codec';
 import { twoPersonRules } from '@fleet/hub';
 import { defaultProcessMode, ManagedProcess, repoRoot, type ProcessMode } from '../../tools/lib/processes.js';
 import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
@@ -102,9 +102,10 @@ export interface StackOptions {
    */
   netbox?: boolean;
   /**
-   * Temporal payload encryption (docs/security.md): one random key ring for the stack, in a key file for the workflow
-   * agent and the hub, and in the satellite's secret store. On unless false, or while histories are recorded for the
-   * replay tests (FLEET_RECORD_HISTORIES), which need them in clear.
+   * Temporal payload encryption (docs/security.md): a random key ring, in the satellite's secret store and in a key
+   * file for the workflow agent and the hub; with more than one site, a ring per site (their `keyRingDir`), each
+   * satellite holding only its own. On unless false, or while histories are recorded for the replay tests
+   * (FLEET_RECORD_HISTORIES), which need them in clear.
    */
   payloadEncryption?: boolean;
   /**
@@ -195,6 +196,9 @@ export class Stack {
   private temporalPorts!: { port: number; uiPort: number };
   /** With `payloadEncryption`, the key ring document and its file. */
   keyRing: { document: string; file: string } | undefined;
+  /** With payload encryption and more than one site: each site's ring document, in `<keyRingDir>/<siteId>.json`. */
+  readonly siteKeyRings = new Map<string, string>();
+  private keyRingDir: string | undefined;
 
   readonly mode: ProcessMode;
 
@@ -215,8 +219,13 @@ export class Stack {
   async start(): Promise<this> {
     mkdirSync(this.dir, { recursive: true });
     if (this.opts.payloadEncryption ?? !process.env['FLEET_RECORD_HISTORIES']) {
-      this.keyRing = { document: randomKeyRingDocument(), file: join(this.dir, 'temporal-payload-keys.json') };
-      writeFileSync(this.keyRing.file, this.keyRing.document, { mode: 0o600 });
+      if (this.siteIds.length > 1) {
+        this.keyRingDir = join(this.dir, 'temporal-payload-keys');
+        for (const site of this.siteIds) this.siteKeyRing(site);
+      } else {
+        this.keyRing = { document: randomKeyRingDocument(), file: join(this.dir, 'temporal-payload-keys.json') };
+        writeFileSync(this.keyRing.file, this.keyRing.document, { mode: 0o600 });
+      }
     }
     const env = testEnv();
     this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
@@ -256,6 +265,31 @@ export class Stack {
       ...this.temporalPorts,
       ...(this.temporalDbFile ? { dbFile: this.temporalDbFile } : {}),
     });
+  }
+
+  /** A site's payload key ring document: the stack's one ring, or the site's own (made on first use) per site. */
+  private siteKeyRing(siteId: string): string | undefined {
+    if (!this.keyRingDir) return this.keyRing?.document;
+    let document = this.siteKeyRings.get(siteId);
+    if (!document) {
+      // Key ids are unique across sites (SiteKeyRings).
+      this.siteKeyRings.set(siteId, (document = randomKeyRingDocument(`${siteId}-k1`)));
+      mkdirSync(this.keyRingDir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(this.keyRingDir, `${siteId}.json`), document, { mode: 0o600 });
+    }
+    return document;
+  }
+
+  /** Where the agent and the hub find the payload keys (their config's keyRingFile or keyRingDir), if encrypting. */
+  private get payloadKeyConfig(): { keyRingFile: string } | { keyRingDir: string } | undefined {
+    if (this.keyRingDir) return { keyRingDir: this.keyRingDir };
+    return this.keyRing && { keyRingFile: this.keyRing.file };
+  }
+
+  /** A codec that reads every site's payloads, as the agent does. */
+  private async readingCodec(): Promise<EncryptionCodec | undefined> {
+    const keys = this.payloadKeyConfig;
+    return keys && new EncryptionCodec((await openPayloadKeys(keys)).anySite());
   }
 
   /** The config section `temporal` of a process: the mTLS front and a client certificate named `client` with it. */
@@ -372,7 +406,7 @@ export class Stack {
       database: { url: this.database.url, poolSize: 5 },
       http: { port, shutdownGraceS: 5, ...(this.hubTls ? { tls: this.hubTls } : { allowPlainHttp: true }) },
       temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
-      ...(this.keyRing ? { temporalPayloadEncryption: { keyRingFile: this.keyRing.file } } : {}),
+      ...(this.payloadKeyConfig ? { temporalPayloadEncryption: this.payloadKeyConfig } : {}),
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
       ...(this.opts.rateLimit ? { rateLimit: this.opts.rateLimit } : {}),
@@ -391,7 +425,7 @@ export class Stack {
       database: { url: this.database.url, poolSize: 5 },
       temporal: this.temporalSection(
         'workflow-agent',
-        this.keyRing ? { payloadEncryption: { keyRingFile: this.keyRing.file } } : {},
+        this.payloadKeyConfig ? { payloadEncryption: this.payloadKeyConfig } : {},
       ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
       projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
@@ -421,12 +455,13 @@ export class Stack {
     const first = siteId === this.siteId;
     const token = this.satelliteTokens.get(siteId);
     if (!token) throw new Error(`no satellite token for site ${siteId} in stack.satelliteTokens`);
+    const ring = this.siteKeyRing(siteId);
     const secrets = join(this.dir, first ? 'secrets.json' : `secrets-${siteId}.json`);
     const secretEntries = {
       'bmc/default': { username: 'admin', password: this.bmcPassword },
       'nvos/default': { username: 'admin', password: this.switchPassword },
       'hub/token': { username: 'satellite', password: token },
-      ...(this.keyRing ? { 'temporal/payload-keys': { username: 'temporal', password: this.keyRing.document } } : {}),
+      ...(ring ? { 'temporal/payload-keys': { username: 'temporal', password: ring } } : {}),
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     // From the build, the satellite loads the workflow bundle built beside it.
@@ -438,7 +473,7 @@ export class Stack {
       temporal: {
         ...this.temporalSection(
           `satellite-${siteId}`,
-          this.keyRing ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
+          ring ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
         ),
         ...(first && this.satelliteLink ? { address: this.satelliteLink.address } : {}),
       },
@@ -709,7 +744,7 @@ export class Stack {
     // Encrypted histories would replay only with this stack's ring.
     await this.temporalTlsProxy?.stop();
     await this.satelliteLink?.stop();
-    if (this.temporal && !this.keyRing) await recordHistories(this.temporal.address);
+    if (this.temporal && !this.payloadKeyConfig) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
     await this.dbHandle?.close();
@@ -722,8 +757,7 @@ export class Stack {
   async withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     const connection = await Connection.connect({ address: this.temporal.address });
     try {
-      const codec = this.keyRing && new EncryptionCodec(parseKeyRing(this.keyRing.document, this.keyRing.file));
-      return await fn(new Client({ connection, dataConverter: fleetDataConverter(codec) }));
+      return await fn(new Client({ connection, dataConverter: fleetDataConverter(await this.readingCodec()) }));
     } finally {
       await connection.close();
     }
@@ -747,9 +781,9 @@ export class Stack {
       ...[...this.satelliteTokens].map(([site, value]) => ({ name: `satellite token of ${site}`, value })),
       { name: 'BMC password', value: this.bmcPassword },
       { name: 'NVOS password', value: this.switchPassword },
-      ...Object.values(
-        (JSON.parse(this.keyRing?.document ?? '{"keys":{}}') as { keys: Record<string, string> }).keys,
-      ).map((value) => ({ name: 'payload key', value })),
+      ...[this.keyRing?.document, ...this.siteKeyRings.values()]
+        .flatMap((d) => Object.values((JSON.parse(d ?? '{"keys":{}}') as { keys: Record<string, string> }).keys))
+        .map((value) => ({ name: 'payload key', value })),
       ...extra,
     ];
     const encryptedOnly = [
@@ -759,9 +793,10 @@ export class Stack {
         { name: `SSH address of ${sw.id}`, value: `${sw.ssh.host}:${sw.ssh.port}` },
       ]),
     ];
+    const codec = await this.readingCodec();
     return scanForLeaks({
       temporalAddress: this.temporal.address,
-      ...(this.keyRing ? { codec: new EncryptionCodec(parseKeyRing(this.keyRing.document, this.keyRing.file)) } : {}),
+      ...(codec ? { codec } : {}),
       databaseUrl: this.database.url,
       logFiles: logFilesUnder(this.dir),
       secrets,

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { DatabaseConfig, LogConfig, MetricsConfig, repositoryPath } from '@fleet/config';
+import {
+  DatabaseConfig,
+  exactlyOneKeyRing,
+  exactlyOneKeyRingMessage,
+  LogConfig,
+  MetricsConfig,
+  payloadKeyRingFields,
+  repositoryPath,
+} from '@fleet/config';
 import { defaultBlastRadius, defaultQuarantineRules, faultClasses, nodeTypes, playbookSteps } from '@fleet/domain';
 
 /**
@@ -184,12 +192,12 @@ export const HubConfig = z
     temporalUiUrl: z.string().url().optional(),
     temporalNamespace: z.string().default('default'),
     /**
-     * The Temporal payload key ring file (mode 0600), the one the workflow agent and satellites hold, for the codec
-     * endpoint the Temporal UI decodes payloads with (docs/security.md); without it that endpoint refuses.
+     * The Temporal payload key rings the workflow agent and satellites hold (one for every site, or one per site), for
+     * the codec endpoint the Temporal UI decodes payloads with (docs/security.md); without them that endpoint refuses.
      */
     temporalPayloadEncryption: z
       .object({
-        keyRingFile: z.string().min(1),
+        ...payloadKeyRingFields,
         /**
          * Origins of the Temporal UI (e.g. `https://temporal.example.com`) whose browser pages may call the codec
          * endpoint (CORS), with the signed-in person's bearer token; none: only same-origin pages and the CLI.
@@ -204,6 +212,7 @@ export const HubConfig = z
           .default([]),
       })
       .strict()
+      .refine(exactlyOneKeyRing, exactlyOneKeyRingMessage)
       .optional(),
     firmware: z
       .object({

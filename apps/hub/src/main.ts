@@ -10,7 +10,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
-import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
+import { EncryptionCodec, openPayloadKeys } from '@fleet/temporal/codec';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
 import { FileBlobStore } from './firmware/blob-store.js';
@@ -43,7 +43,7 @@ const app = buildHub({
   ...(config.rateLimit.enabled ? { rateLimit: config.rateLimit } : {}),
   ...(config.temporalPayloadEncryption
     ? {
-        temporalCodec: new EncryptionCodec(await readKeyRingFile(config.temporalPayloadEncryption.keyRingFile)),
+        temporalCodec: new EncryptionCodec((await openPayloadKeys(config.temporalPayloadEncryption)).anySite()),
         temporalCodecOrigins: config.temporalPayloadEncryption.uiOrigins,
       }
     : {}),

@@ -54,6 +54,24 @@ describe('POST /v1/temporal-codec/{decode,encode}', () => {
     assert.deepEqual(res.body.payloads, [toWire(plain), toWire(plain)]);
   });
 
+  it("with a ring per site it decodes any site's payloads but refuses to encode (which site?) with a 409", async () => {
+    const perSite = {
+      encrypts: false,
+      active: async () => {
+        throw new Error('per site');
+      },
+      find: async (id: string) => (id === 'k1' ? ring('k1').keys.get('k1') : undefined),
+    };
+    const sited = await startTestHub({ temporalCodec: new EncryptionCodec(perSite) });
+    try {
+      const res = await post('encode', { payloads: [toWire(jsonPayload(input))] }, sited.tokens.admin, sited);
+      assert.equal(res.status, 409);
+      assert.match(res.body.error!.message, /per site .*only decodes/);
+    } finally {
+      await sited.close();
+    }
+  });
+
   it('encodes with the active key, which the codec decodes back', async () => {
     const plain = jsonPayload(input);
     const res = await post('encode', { payloads: [toWire(plain)] }, hub.tokens.admin);

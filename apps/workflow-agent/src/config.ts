@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { burnInTests, defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
-import { DatabaseConfig, LogConfig, MetricsConfig, TemporalConfig } from '@fleet/config';
+import {
+  DatabaseConfig,
+  exactlyOneKeyRing,
+  exactlyOneKeyRingMessage,
+  LogConfig,
+  MetricsConfig,
+  payloadKeyRingFields,
+  TemporalConfig,
+} from '@fleet/config';
 import { SlaConfig } from './sla-config.js';
 
 const ObserverSettings = z
@@ -54,12 +62,13 @@ export const AgentConfig = z
     database: DatabaseConfig,
     temporal: TemporalConfig.extend({
       /**
-       * Temporal payload encryption (docs/security.md): the key ring file (mode 0600) the site's satellites hold by
-       * reference too. Absent: payloads go to Temporal in clear.
+       * Temporal payload encryption (docs/security.md): the key rings the sites' satellites hold by reference too,
+       * one for every site or one per site. Absent: payloads go to Temporal in clear.
        */
       payloadEncryption: z
-        .object({ keyRingFile: z.string().min(1) })
+        .object(payloadKeyRingFields)
         .strict()
+        .refine(exactlyOneKeyRing, exactlyOneKeyRingMessage)
         .optional(),
     }),
     dispatch: z

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { errorText } from '@fleet/config';
 import {
@@ -17,13 +17,14 @@ import { saDeviceId, saJobKind, saSiteId } from '@fleet/temporal';
 import type { AgentConfig } from './config.js';
 import { PermanentIntentError, workflowFor } from './job-inputs/index.js';
 import type { AgentMetrics } from './metrics.js';
+import type { TemporalClients } from './temporal-clients.js';
 
 /** A signal whose workflow has ended: the intent fails, the job is left as it is. */
 class SignalVoidError extends Error {}
 
 export interface DispatcherDeps {
   db: Db;
-  client: Client;
+  clients: TemporalClients;
   config: AgentConfig;
   log: Logger;
   metrics: AgentMetrics;
@@ -94,7 +95,8 @@ async function signal(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     deps.metrics.temporalCalls.inc({ op: 'signal' });
     // A signal's arguments (a decision) are in the intent, validated by the hub when it wrote it.
     const args = intent.payload?.args ?? [];
-    await deps.client.workflow.getHandle(intent.jobId).signal(name, ...args);
+    const client = intent.job.siteId ? deps.clients.forSite(intent.job.siteId) : deps.clients.any;
+    await client.workflow.getHandle(intent.jobId).signal(name, ...args);
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
     if (intent.job.state === 'queued') throw new Error(`workflow ${intent.jobId} not started yet`, { cause: err });
@@ -103,9 +105,10 @@ async function signal(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
 }
 
 async function start(deps: DispatcherDeps, job: Job): Promise<void> {
-  const { client, metrics } = deps;
+  const { metrics } = deps;
   if (job.state !== 'queued') return; // cancelled before it ever started
   if (!job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'job without a site');
+  const client = deps.clients.forSite(job.siteId);
   const { type, input } = await workflowFor(deps, job);
   try {
     metrics.temporalCalls.inc({ op: 'start' });
@@ -129,7 +132,8 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
 }
 
 async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
-  const { db, client, metrics } = deps;
+  const { db, metrics } = deps;
+  const client = deps.clients.any;
   // A job whose start was never dispatched is cancelled here, without Temporal.
   if (await cancelIfNotStarted(db, job.id)) return;
   try {

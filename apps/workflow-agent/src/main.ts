@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import pg from 'pg';
 import {
   configPathFromArgs,
@@ -12,8 +12,8 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
-import { ensureSearchAttributes, fleetDataConverter } from '@fleet/temporal';
-import { EncryptionCodec, readKeyRingFile } from '@fleet/temporal/codec';
+import { ensureSearchAttributes } from '@fleet/temporal';
+import { openPayloadKeys } from '@fleet/temporal/codec';
 import { AgentConfig, agentShutdownGraceS } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
@@ -21,6 +21,7 @@ import { checkObservers } from './observers.js';
 import { reconcileOnce } from './projector.js';
 import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
+import { temporalClients } from './temporal-clients.js';
 import { intentChannel } from '@fleet/db';
 
 exitOnHelp(
@@ -43,14 +44,14 @@ const { db, close: closeDb } = connectDb(config.database.url, config.database.po
 // Lazy: the agent starts, and keeps its intents, while Temporal is down.
 const connection = Connection.lazy({ address: config.temporal.address, ...(temporalTls ? { tls: temporalTls } : {}) });
 const { payloadEncryption } = config.temporal;
-const client = new Client({
+// Inputs, signals and memos are encrypted before they leave this process, with the keys of the site whose workflow
+// they belong to (docs/security.md).
+const clients = temporalClients(
   connection,
-  namespace: config.temporal.namespace,
-  // Inputs, signals and memos are encrypted before they leave this process (docs/security.md).
-  dataConverter: fleetDataConverter(
-    payloadEncryption && new EncryptionCodec(await readKeyRingFile(payloadEncryption.keyRingFile)),
-  ),
-});
+  config.temporal.namespace,
+  payloadEncryption && (await openPayloadKeys(payloadEncryption)),
+);
+const client = clients.any;
 
 let stopping = false;
 /** Sleepers a new intent (the dispatch loop) or the shutdown (every loop) ends early. */
@@ -111,7 +112,7 @@ async function dispatchLoop(): Promise<void> {
   while (!stopping) {
     let handled = 0;
     try {
-      handled = await dispatchOnce({ db, client, config, log, metrics });
+      handled = await dispatchOnce({ db, clients, config, log, metrics });
     } catch (err) {
       log.error({ err: errorText(err) }, 'dispatch cycle failed');
     }
@@ -151,7 +152,7 @@ async function observerLoop(): Promise<void> {
     try {
       const { started, updated, stopped } = await checkObservers({
         db,
-        client,
+        clients,
         log,
         metrics,
         config: config.observation,

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { listSites, removedSiteIds, type Db } from '@fleet/db';
 import {
@@ -10,10 +10,11 @@ import {
 } from '@fleet/domain';
 import { observerSettingsFor, type ObservationConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
+import type { TemporalClients } from './temporal-clients.js';
 
 export interface ObserverDeps {
   db: Db;
-  client: Client;
+  clients: TemporalClients;
   log: Logger;
   metrics: AgentMetrics;
   config: ObservationConfig;
@@ -39,7 +40,8 @@ const same = (a: ObserveSiteInput | undefined, b: ObserveSiteInput) =>
  * a start finds a running observer rather than start a second.
  */
 export async function checkObservers(deps: ObserverDeps): Promise<ObserverCheck> {
-  const { client, log, metrics } = deps;
+  const { log, metrics } = deps;
+  const client = deps.clients.any;
   const out: ObserverCheck = { started: [], updated: [], stopped: [] };
   const running = new Map<string, ObserveSiteInput | undefined>();
   metrics.temporalCalls.inc({ op: 'list' });
@@ -69,7 +71,7 @@ export async function checkObservers(deps: ObserverDeps): Promise<ObserverCheck>
     }
     if (!running.has(id)) {
       metrics.temporalCalls.inc({ op: 'start' });
-      await client.workflow.start('siteObserver', {
+      await deps.clients.forSite(site.id).workflow.start('siteObserver', {
         workflowId: id,
         taskQueue: siteTaskQueue(site.id),
         args: [settings],
@@ -81,7 +83,7 @@ export async function checkObservers(deps: ObserverDeps): Promise<ObserverCheck>
       out.started.push(site.id);
     } else if (!same(running.get(id), settings)) {
       metrics.temporalCalls.inc({ op: 'signal' });
-      await client.workflow.getHandle(id).signal(observerSettingsSignalName, settings);
+      await deps.clients.forSite(site.id).workflow.getHandle(id).signal(observerSettingsSignalName, settings);
       slog.info({ settings }, 'observer given new settings');
       out.updated.push(site.id);
     }

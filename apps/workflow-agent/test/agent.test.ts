@@ -18,6 +18,10 @@ import { AgentConfig } from '../src/config.js';
 import { dispatchOnce } from '../src/dispatcher.js';
 import { createAgentMetrics } from '../src/metrics.js';
 import { reconcileOnce } from '../src/projector.js';
+import type { TemporalClients } from '../src/temporal-clients.js';
+
+/** One client for every site: these tests encrypt nothing. */
+const oneClient = (client: Client): TemporalClients => ({ forSite: () => client, any: client });
 
 // The agent against a real Temporal dev server and a real Postgres. No worker polls
 // the site queue, so workflows stay Running unless the test ends them.
@@ -78,7 +82,7 @@ describe('workflow agent', () => {
   });
 
   it('starts one workflow per job, with workflow ID = job ID, on the site task queue', async () => {
-    const handled = await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    const handled = await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     assert.equal(handled, 25);
     const wf = await client.workflow.getHandle(jobIds[0]!).describe();
     assert.equal(wf.taskQueue, 'site-lab');
@@ -91,7 +95,7 @@ describe('workflow agent', () => {
     await handle.pool.query(`update intents set status = 'pending', next_attempt_at = now() where job_id = $1`, [
       jobIds[1],
     ]);
-    assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
+    assert.equal(await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics }), 1);
     const runs = [];
     for await (const wf of client.workflow.list({ query: `WorkflowId = '${jobIds[1]}'` })) runs.push(wf.runId);
     assert.equal(runs.length, 1);
@@ -161,7 +165,7 @@ describe('workflow agent', () => {
   it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
     await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
-    assert.equal(await dispatchOnce({ db: handle.db, client, config, log, metrics }), 1);
+    assert.equal(await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics }), 1);
     // Without a worker the workflow cannot act on it yet, but the request is in its history.
     const history = await client.workflow.getHandle(jobIds[3]!).fetchHistory();
     assert.ok(
@@ -213,7 +217,7 @@ endpoints fails at once`, async () => {
       params,
       createdBy: 'agent-test',
     });
-    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const history = await client.workflow.getHandle(job.id).fetchHistory();
     const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
     assert.equal(started.workflowType!.name, 'switchNvosInstall');
@@ -275,7 +279,7 @@ the satellite`, async () => {
       createdBy: 'agent-test',
     });
     await handle.pool.query(`update devices set nvos_credential_ref = 'nvos/switch-rot' where id = $1`, [other.id]);
-    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const { rows } = await handle.pool.query(
       `select state, error->>'code' as code, error->>'message' as message from jobs where id = $1`,
       [job.id],
@@ -298,7 +302,7 @@ the satellite`, async () => {
       params: { action: 'on' },
       createdBy: 'agent-test',
     });
-    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const { rows } = await handle.pool.query(
       `select j.state, j.error->>'code' as code, j.error->>'message' as message, i.status
          from jobs j join intents i on i.job_id = j.id where j.id = $1`,
@@ -334,7 +338,7 @@ the satellite`, async () => {
       params: { package_id: 'pkg-VALUE-0451' },
       createdBy: 'agent-test',
     });
-    await dispatchOnce({ db: handle.db, client, config, log: capture, metrics });
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log: capture, metrics });
     const { rows } = await handle.pool.query(
       `select i.status, i.last_error, j.state from intents i join jobs j on j.id = i.job_id where i.job_id = $1`,
       [job.id],
@@ -368,7 +372,7 @@ the satellite`, async () => {
       job.id,
     ]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
-    await dispatchOnce({ db: handle.db, client, config, log, metrics });
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const { rows } = await handle.pool.query(`select state, error->>'code' as code from jobs where id = $1`, [job.id]);
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);

@@ -11,6 +11,10 @@ import { AgentConfig } from '../src/config.js';
 import { createAgentMetrics } from '../src/metrics.js';
 import { checkObservers } from '../src/observers.js';
 import { checkSatellites, removeDrainedSites } from '../src/satellites.js';
+import type { TemporalClients } from '../src/temporal-clients.js';
+
+/** One client for every site: these tests encrypt nothing. */
+const oneClient = (client: Client): TemporalClients => ({ forSite: () => client, any: client });
 
 // The agent's site check against a real Temporal dev server and Postgres; no satellite polls here (the two-sites
 // end-to-end test has real ones).
@@ -66,7 +70,7 @@ describe('workflow agent: satellite liveness and removed sites', () => {
 
   it("a removed site's observer is cancelled, and the site leaves the check and the gauges", async () => {
     const observation = AgentConfig.shape.observation.parse({ checkEveryS: 1 });
-    const odeps = { db: handle.db, client, log, metrics, config: observation };
+    const odeps = { db: handle.db, clients: oneClient(client), log, metrics, config: observation };
     assert.deepEqual((await checkObservers(odeps)).started, ['lab', 'old']);
     await handle.pool.query(`update sites set draining_since = now(), drained_by = 'test' where id = 'old'`);
     await removeDrainedSites({ db: handle.db, log });

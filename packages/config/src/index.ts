@@ -6,3 +6,4 @@ export * from './shutdown.js';
 export * from './cli.js';
 export * from './temporal-tls.js';
 export * from './repository-path.js';
+export * from './payload-keys.js';

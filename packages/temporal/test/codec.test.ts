@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultPayloadConverter } from '@temporalio/common';
 import {
@@ -7,7 +10,10 @@ import {
   PayloadDecryptionError,
   encryptedEncoding,
   keyIdMetadata,
+  openPayloadKeys,
   parseKeyRing,
+  randomKeyRingDocument,
+  SiteKeyRings,
   type KeyRing,
 } from '../src/codec.js';
 
@@ -91,4 +97,44 @@ test('a key ring document is checked field by field, its values never echoed', (
       !err.message.includes(short),
   );
   assert.throws(() => parseKeyRing('not json', 'ring.json'), /key ring ring.json is not JSON/);
+});
+
+test('per-site rings: a site encrypts with its own key, any site decrypts, and no other ring reads it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-rings-'));
+  writeFileSync(join(dir, 'dc-a.json'), randomKeyRingDocument('dc-a-k1'));
+  writeFileSync(join(dir, 'dc-b.json'), randomKeyRingDocument('dc-b-k1'));
+  const keys = await openPayloadKeys({ keyRingDir: dir });
+  const [fromA] = await new EncryptionCodec(keys.forSite('dc-a')).encode([plain()]);
+  assert.equal(meta(fromA!, keyIdMetadata), 'dc-a-k1');
+  const reader = new EncryptionCodec(keys.anySite());
+  assert.equal(reader.encrypts, false);
+  await assert.rejects(reader.encode([plain()]), /per site/);
+  assert.deepEqual(defaultPayloadConverter.fromPayload((await reader.decode([fromA!]))[0]!), input);
+  const siteB = parseKeyRing(readFileSync(join(dir, 'dc-b.json'), 'utf8'), 'dc-b');
+  await assert.rejects(
+    new EncryptionCodec(siteB).decode([fromA!]),
+    (err: unknown) => err instanceof PayloadDecryptionError && err.reason === 'unknown-key',
+  );
+  // A site without a ring file is named, with the file it looked for.
+  await assert.rejects(new EncryptionCodec(keys.forSite('dc-z')).encode([plain()]), /site dc-z: .*dc-z\.json/);
+});
+
+test('per-site rings: a site added after start is read on first use, and key ids are unique across sites', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fleet-rings-'));
+  writeFileSync(join(dir, 'dc-a.json'), randomKeyRingDocument('dc-a-k1'));
+  const rings = await SiteKeyRings.open(dir, { rescanMs: 0 });
+  writeFileSync(join(dir, 'dc-c.json'), randomKeyRingDocument('dc-c-k1'));
+  const [fromC] = await new EncryptionCodec(rings.forSite('dc-c')).encode([plain()]);
+  assert.deepEqual(
+    defaultPayloadConverter.fromPayload((await new EncryptionCodec(rings.anySite()).decode([fromC!]))[0]!),
+    input,
+  );
+  // A reader that started before dc-c existed finds its key by reading the folder again.
+  const early = await SiteKeyRings.open(dir, { rescanMs: 0 });
+  writeFileSync(join(dir, 'dc-d.json'), randomKeyRingDocument('dc-d-k1'));
+  const [fromD] = await new EncryptionCodec((await SiteKeyRings.open(dir)).forSite('dc-d')).encode([plain()]);
+  assert.ok((await new EncryptionCodec(early.anySite()).decode([fromD!]))[0]);
+
+  writeFileSync(join(dir, 'dc-e.json'), randomKeyRingDocument('dc-a-k1'));
+  await assert.rejects(SiteKeyRings.open(dir), /dc-a-k1 is in the rings of both dc-a and dc-e/);
 });

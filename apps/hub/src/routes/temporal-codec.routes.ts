@@ -62,7 +62,14 @@ export function temporalCodecRoutes(
         if (!codec)
           throw new ApiError('FAILED_PRECONDITION', 'this hub has no Temporal key ring (temporalPayloadEncryption)');
         const payloads = body.payloads.map(fromWire);
-        if (op === 'encode') return { payloads: (await codec.encode(payloads)).map(toWire) };
+        if (op === 'encode') {
+          if (!codec.encrypts)
+            throw new ApiError(
+              'FAILED_PRECONDITION',
+              'payload key rings are per site (temporalPayloadEncryption.keyRingDir): this endpoint only decodes',
+            );
+          return { payloads: (await codec.encode(payloads)).map(toWire) };
+        }
         // One at a time, so a refusal names the payload.
         const decoded: Wire[] = [];
         for (const [i, payload] of payloads.entries()) {

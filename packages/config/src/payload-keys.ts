@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+/**
+ * Where a process finds the Temporal payload key rings (docs/security.md): one ring for every site (`keyRingFile`),
+ * or a ring per site (`keyRingDir`, `<siteId>.json` each), exactly one of the two.
+ */
+export const payloadKeyRingFields = {
+  /** One ring (mode 0600) for every site: the one each satellite holds by reference too. */
+  keyRingFile: z.string().min(1).optional(),
+  /** A ring per site, `<dir>/<siteId>.json`, each the one that site's satellite holds: sites cannot read each other. */
+  keyRingDir: z.string().min(1).optional(),
+};
+
+export function exactlyOneKeyRing(c: { keyRingFile?: string | undefined; keyRingDir?: string | undefined }): boolean {
+  return (c.keyRingFile === undefined) !== (c.keyRingDir === undefined);
+}
+
+export const exactlyOneKeyRingMessage = {
+  message: 'give keyRingFile (one ring for every site) or keyRingDir (a ring per site), not both',
+  path: ['keyRingFile'],
+};
