@@ -17,6 +17,7 @@ import {
   readComposeFile,
 } from '../tools/lib/compose-spec.js';
 import { repoRoot } from '../tools/lib/processes.js';
+import { distEntry } from '../tools/lib/build-entries.js';
 
 const productionPath = join(repoRoot, 'deploy/compose/production.yml');
 const production = readComposeFile(productionPath);
@@ -27,24 +28,24 @@ function processSpec<C>(parse: (raw: unknown, source: string) => C, graceS: (con
   return { parse, graceS: (raw: unknown, source: string) => graceS(parse(raw, source)) };
 }
 const processes: Record<string, ReturnType<typeof processSpec>> = {
-  'apps/hub/src/main.ts': processSpec(
+  [distEntry('apps/hub/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(HubConfig, raw, source),
     (c) => c.http.shutdownGraceS,
   ),
-  'apps/workflow-agent/src/main.ts': processSpec(
+  [distEntry('apps/workflow-agent/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(AgentConfig, raw, source),
     () => agentShutdownGraceS,
   ),
-  'apps/netbox-agent/src/main.ts': processSpec(
+  [distEntry('apps/netbox-agent/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(NetboxAgentConfig, raw, source),
     () => netboxAgentShutdownGraceS,
   ),
-  'apps/satellite/src/main.ts': processSpec(
+  [distEntry('apps/satellite/src/main.ts')]: processSpec(
     (raw, source) => parseConfig(SatelliteConfig, raw, source),
     satelliteShutdownGraceS,
   ),
   // Reads the `database` section of the hub's config; a one-shot before the hub.
-  'packages/db/src/migrate-cli.ts': processSpec(
+  [distEntry('packages/db/src/migrate-cli.ts')]: processSpec(
     (raw, source) => parseConfig(HubConfig, raw, source),
     () => 0,
   ),
@@ -65,7 +66,8 @@ const dependsOn = (s: ComposeService) =>
 function mounts(s: ComposeService): { path: string; writable: boolean; kind: string }[] {
   const configs = refs(s.configs).map((r) => ({ path: r.target ?? `/${r.source}`, writable: false, kind: 'config' }));
   const secrets = refs(s.secrets).map((r) => ({
-    path: posix.join('/run/secrets', r.target ?? r.source),
+    // A target is a file name under /run/secrets, or an absolute path.
+    path: posix.isAbsolute(r.target ?? '') ? r.target! : posix.join('/run/secrets', r.target ?? r.source),
     writable: false,
     kind: 'secret',
   }));
@@ -133,9 +135,13 @@ describe('deploy/compose/production.yml', () => {
     assert.deepEqual([...new Set(fleet.map((p) => p.script))].sort(), Object.keys(processes).sort());
     for (const p of fleet) {
       assert.doesNotThrow(() => p.spec.parse(p.raw, p.source));
-      if (p.script === 'packages/db/src/migrate-cli.ts') continue; // reads only `database`
+      if (p.script === distEntry('packages/db/src/migrate-cli.ts')) continue; // reads only `database`
       for (const [key, path] of configuredPaths(p.raw)) {
-        const on = mounts(p.service).find((m) => path === m.path || path.startsWith(`${m.path}/`));
+        // A folder the process reads files from (keyRingDir) holds mounts of its own.
+        const on = mounts(p.service).find(
+          (m) =>
+            path === m.path || path.startsWith(`${m.path}/`) || (key.endsWith('Dir') && m.path.startsWith(`${path}/`)),
+        );
         assert.ok(on, `${p.source}: ${key} ${path} is mounted into no file or folder of service ${p.name}`);
         if (writtenKey.test(key))
           assert.ok(on.writable && on.kind === 'volume', `${p.source}: ${key} ${path} is not on a writable volume`);
@@ -202,15 +208,42 @@ describe('deploy/compose/production.yml', () => {
     fleetNeeds('temporal-register', 'temporal', 'service_healthy');
     fleetNeeds('hub', 'migrate', 'service_completed_successfully');
     fleetNeeds('workflow-agent', 'temporal-register', 'service_completed_successfully');
-    for (const p of fleet.filter((x) => x.script === 'apps/satellite/src/main.ts'))
+    for (const p of fleet.filter((x) => x.script === distEntry('apps/satellite/src/main.ts')))
       fleetNeeds(p.name, 'temporal-register', 'service_completed_successfully');
+  });
+
+  it("gives the hub and the workflow agent every site's payload key ring, and no satellite another site's", () => {
+    const sites = fleet
+      .filter((x) => x.script === distEntry('apps/satellite/src/main.ts'))
+      .map((p) => (p.raw as { siteId: string }).siteId);
+    const keyRingDir = (raw: unknown): string | undefined => {
+      const c = raw as { temporal?: { payloadEncryption?: { keyRingDir?: string } } };
+      const h = raw as { temporalPayloadEncryption?: { keyRingDir?: string } };
+      return c.temporal?.payloadEncryption?.keyRingDir ?? h.temporalPayloadEncryption?.keyRingDir;
+    };
+    for (const script of ['apps/hub/src/main.ts', 'apps/workflow-agent/src/main.ts']) {
+      const p = fleet.find((x) => x.script === distEntry(script))!;
+      const dir = keyRingDir(p.raw);
+      assert.ok(dir, `${p.source}: one key ring for every site; give keyRingDir, a ring per site`);
+      for (const site of sites)
+        assert.ok(
+          mounts(p.service).some((m) => m.path === posix.join(dir, `${site}.json`)),
+          `${p.name}: no key ring of site ${site} in ${dir}`,
+        );
+    }
+    const ringSecrets = (p: (typeof fleet)[number]) =>
+      refs(p.service.secrets)
+        .map((r) => r.source)
+        .filter((n) => n.endsWith('-payload-keyring.json'));
+    for (const p of fleet.filter((x) => x.script === distEntry('apps/satellite/src/main.ts')))
+      assert.deepEqual(ringSecrets(p), [], `${p.name} mounts a ring file: its own is in its secret store`);
   });
 
   it('probes each long-running process on the port its config serves (the hub its API, the others metrics)', () => {
     for (const p of fleet.filter((x) => x.service.restart !== 'no')) {
       const probe = asList(p.service.healthcheck?.test).join(' ');
       const config = p.raw as { http?: { port: number }; metrics: { port: number } };
-      const port = p.script === 'apps/hub/src/main.ts' ? config.http?.port : config.metrics.port;
+      const port = p.script === distEntry('apps/hub/src/main.ts') ? config.http?.port : config.metrics.port;
       assert.match(probe, new RegExp(`127\\.0\\.0\\.1'?(:|, port: )${port}\\b`), `${p.name} probes another port`);
     }
   });
@@ -236,7 +269,7 @@ describe('deploy/compose/production.yml', () => {
     assert.match(upstream[2]!, new RegExp(`server\\s+hub:${hubConfig.http.port}[\\s;]`), 'upstream is not the hub');
     assert.match(nginx, new RegExp(`proxy_pass\\s+${upstream[1]};`), 'nothing is passed to the hub upstream');
     const aliases = Object.values(proxy.networks ?? {}).flatMap((n) => (n && 'aliases' in n ? (n.aliases ?? []) : []));
-    for (const p of fleet.filter((x) => x.script === 'apps/satellite/src/main.ts')) {
+    for (const p of fleet.filter((x) => x.script === distEntry('apps/satellite/src/main.ts'))) {
       const { hub: hubAccess } = parseConfig(SatelliteConfig, p.raw);
       assert.ok(hubAccess && aliases.includes(new URL(hubAccess.url).hostname), `${p.name} does not call the proxy`);
     }
@@ -261,7 +294,7 @@ describe('deploy/compose/production.yml', () => {
 
   it('runs a satellite for dc-a and dc-b, each with its own config, secrets and volumes', () => {
     const satellites = fleet
-      .filter((p) => p.script === 'apps/satellite/src/main.ts')
+      .filter((p) => p.script === distEntry('apps/satellite/src/main.ts'))
       .map((p) => {
         const config = parseConfig(SatelliteConfig, p.raw, p.source);
         const secretSources = refs(p.service.secrets).map((r) => r.source);
