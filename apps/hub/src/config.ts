@@ -74,6 +74,7 @@ export const twoPersonRules = [
   'switch.factory_reset',
   'rack.power_off',
   'rack.cold_reboot',
+  'batch.power_off',
   'device.release',
 ] as const;
 export type TwoPersonRule = (typeof twoPersonRules)[number];

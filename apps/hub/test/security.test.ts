@@ -71,6 +71,7 @@ describe('hub security: audit export and verification, two-person rules', () => 
           'switch.factory_reset': true,
           'rack.power_off': true,
           'rack.cold_reboot': true,
+          'batch.power_off': true,
           'device.release': true,
         },
         approvalTtlS: 3600,
@@ -236,6 +237,46 @@ describe('hub security: audit export and verification, two-person rules', () => 
       );
       const children = await hub.handle.pool.query('select kind from jobs where parent_id = $1', [job.json().id]);
       assert.equal(children.rowCount, 1);
+    });
+
+    it('a power batch that takes hosts down is held, on is not; approved, it selects the devices again', async () => {
+      await hub.handle.pool.query("update jobs set state = 'succeeded' where state in ('queued', 'running')");
+      const on = await call('POST', '/v1/power-batches', hub.tokens.operator, { action: 'on', rack_id: rackId });
+      assert.equal(on.statusCode, 202, on.body);
+      assert.equal(on.json().kind, 'batch.power');
+      await hub.handle.pool.query("update jobs set state = 'succeeded' where state in ('queued', 'running')");
+      // A batch off over a rack's trays is the rack power-off without its order: the same second person.
+      const off = await call('POST', '/v1/power-batches', hub.tokens.operator, {
+        action: 'force-off',
+        rack_id: rackId,
+      });
+      assert.equal(off.statusCode, 202, off.body);
+      const approval = off.json();
+      assert.deepEqual(
+        [approval.rule, approval.state, approval.input.action, approval.target],
+        ['batch.power_off', 'pending', 'force-off', `rack/${rackId}`],
+      );
+      const own = await call('POST', `/v1/approvals/${approval.id}/approve`, hub.tokens.operator, { reason: 'me' });
+      assert.equal(own.statusCode, 403, own.body);
+      // A tray joins the rack while the batch waits: the approved batch acts on what the rack holds then.
+      await insertDevice(hub.handle.db, {
+        name: 'tray-late',
+        siteId: 'sec',
+        rackId,
+        nodeType: 'compute_gb200_nvidia',
+        bmcUrl: 'http://127.0.0.1:9000',
+        credentialRef: 'bmc/default',
+      });
+      const job = await call('POST', `/v1/approvals/${approval.id}/approve`, operator2, { reason: 'window' });
+      assert.equal(job.statusCode, 202, job.body);
+      assert.deepEqual(
+        [job.json().kind, job.json().params.action, job.json().created_by],
+        ['batch.power', 'force-off', 't-operator'],
+      );
+      const children = await hub.handle.pool.query('select count(*)::int as n from jobs where parent_id = $1', [
+        job.json().id,
+      ]);
+      assert.equal(children.rows[0].n, 2, 'tray-1 and the tray that joined');
     });
 
     it('a cold reboot is checked, then held; a quarantine release is held and expires unapproved', async () => {

@@ -1,18 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { getRack, listDevices, type Db } from '@fleet/db';
-import {
-  ColdRebootOverrides,
-  domainsPoweredOffUnderfoot,
-  lifecycleStates,
-  NodeType,
-  PowerAction,
-  RackPowerOp,
-  jobKindTable,
-} from '@fleet/domain';
+import { getRack, type Db } from '@fleet/db';
+import { ColdRebootOverrides, lifecycleStates, NodeType, PowerAction, RackPowerOp, jobKindTable } from '@fleet/domain';
 import { jobOrApprovalAccepted, sendOutcome } from '../approvals/views.js';
 import type { TwoPersonConfig } from '../config.js';
-import { ApiError, invalid } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { OverrideQuarantine } from '../hold-override.js';
 import { repeated } from '../pagination.js';
 import { callerOf } from '../services/caller.js';
@@ -21,9 +13,9 @@ import { checkSites, scopedSiteFilter } from '../services/site-scope.js';
 import { bulkBodyLimit, defineRoute, type ApiDoc } from '../route.js';
 import { siteId } from '../validation.js';
 import { requestGate } from '../services/approvals.service.js';
-import { createParentJob } from '../services/parent-jobs.service.js';
+import { powerBatch } from '../services/power-batch.service.js';
 import { rackSequence } from '../services/rack-power.service.js';
-import { jobAccepted, jobView, type ViewContext } from '../views.js';
+import type { ViewContext } from '../views.js';
 import { checkRoleFilter, roleFilter } from '../inventory-filters.js';
 
 const BatchBody = z
@@ -49,8 +41,6 @@ const BatchBody = z
   .refine((b) => [b.rack_id, b.site_id, b.filter].filter((x) => x !== undefined).length === 1, {
     message: 'give exactly one of rack_id, site_id or filter',
   });
-
-const MAX_BATCH = 10_000;
 
 export function powerRoutes(
   app: FastifyInstance,
@@ -138,11 +128,11 @@ export function powerRoutes(
         'One power action on many devices (a rack, a site or an inventory filter): a parent job with a ' +
         'child per device; refused devices listed with their reason, held ones (quarantined, remediating, rma) ' +
         'skipped unless override_quarantine gives a reason; 409 when it would cut power shelves under trays it ' +
-        'also acts on',
+        'also acts on. Two-person rule batch.power_off for any action but on',
       role: jobKindTable['batch.power'].role,
       sites: 'scoped',
       body: BatchBody,
-      success: jobAccepted(
+      success: jobOrApprovalAccepted(
         'The parent job; result.refused lists refused devices, result.skipped the held ones left out (state, ' +
           'since, reason)',
       ),
@@ -165,43 +155,15 @@ export function powerRoutes(
         : body.rack_id
           ? { rackId: [body.rack_id] }
           : { siteId: [body.site_id!] };
-      const devices = await listDevices(db, { limit: MAX_BATCH + 1, filters });
-      if (devices.length === 0) throw invalid('body', 'no device matches');
-      if (devices.length > MAX_BATCH)
-        throw invalid('body', `more than ${MAX_BATCH} devices match; narrow the selection`);
-      const underfoot = domainsPoweredOffUnderfoot(devices, body.action);
-      if (underfoot.length > 0) {
-        throw new ApiError(
-          'FAILED_PRECONDITION',
-          `the selection holds power shelves and the trays they feed (rack ${underfoot.join(', ')}); ` +
-            `'${body.action}' on both at once cuts the trays' AC in the middle of their own action: use POST ` +
-            `/v1/racks/{id}/power, which orders them, or leave the shelves out`,
-          underfoot.map((domain) => ({
-            field: 'body',
-            issue: `rack ${domain}: power shelves and fed devices selected together`,
-          })),
-        );
-      }
-      const siteIds = [...new Set(devices.map((d) => d.siteId))];
-      const { job } = await createParentJob(db, callerOf(request), {
-        parent: {
-          kind: 'batch.power',
-          siteId: siteIds.length === 1 ? siteIds[0]! : null,
-          rackId: body.rack_id ?? null,
-          params: {
-            action: body.action,
-            selection: body.filter ?? (body.rack_id ? { rack_id: body.rack_id } : { site_id: body.site_id }),
-          },
-        },
-        devices,
-        childParams: () => ({ action: body.action }),
-        allOrNothing: false,
-        childWorkflows: true,
-        action: 'batch.power',
-        target: body.rack_id ? `rack/${body.rack_id}` : body.site_id ? `site/${body.site_id}` : 'filter',
-        overrideQuarantine: body.override_quarantine,
+      const out = await powerBatch(db, callerOf(request), requestGate(twoPerson), {
+        action: body.action,
+        selection: body.filter ?? (body.rack_id ? { rack_id: body.rack_id } : { site_id: body.site_id }),
+        filters,
+        rack_id: body.rack_id,
+        site_id: body.site_id,
+        override_quarantine: body.override_quarantine,
       });
-      return reply.status(202).header('location', `/v1/jobs/${job.id}`).send(jobView(job, views));
+      return sendOutcome(reply, out, views);
     },
   );
 }

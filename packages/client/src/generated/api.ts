@@ -1132,7 +1132,8 @@ export interface paths {
     /**
      * One power action on many devices (a rack, a site or an inventory filter): a parent job with a child per device;
      * refused devices listed with their reason, held ones (quarantined, remediating, rma) skipped unless
-     * override_quarantine gives a reason; 409 when it would cut power shelves under trays it also acts on
+     * override_quarantine gives a reason; 409 when it would cut power shelves under trays it also acts on. Two-person
+     * rule batch.power_off for any action but on
      */
     post: operations['postV1Powerbatches'];
     delete?: never;
@@ -1629,7 +1630,13 @@ export interface components {
         | 'device.burn_in';
       requested_by: string;
       /** @enum {string} */
-      rule: 'campaign.approve' | 'switch.factory_reset' | 'rack.power_off' | 'rack.cold_reboot' | 'device.release';
+      rule:
+        | 'campaign.approve'
+        | 'switch.factory_reset'
+        | 'rack.power_off'
+        | 'rack.cold_reboot'
+        | 'batch.power_off'
+        | 'device.release';
       /** @enum {string} */
       state: 'pending' | 'approved' | 'rejected' | 'expired';
       target: string;
@@ -8733,7 +8740,8 @@ export interface operations {
     responses: {
       /**
        * @description The parent job; result.refused lists refused devices, result.skipped the held ones left out
-       * (state, since, reason)
+       * (state, since, reason); when a two-person rule holds the request (docs/security.md), the pending approval
+       * instead (Location: /v1/approvals/{id}), which another person approves or rejects
        */
       202: {
         headers: {
@@ -8742,7 +8750,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['Job'];
+          'application/json': components['schemas']['Job'] | components['schemas']['Approval'];
         };
       };
       /** @description Invalid argument (details name the fields) */
