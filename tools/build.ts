@@ -98,7 +98,7 @@ async function buildTarget(target: BuildTarget): Promise<string[]> {
   // The satellite loads this instead of bundling its workflows at start (webpack, seconds of CPU).
   // webpack's module listing stays out of the build's output; its warnings and errors do not.
   if (target.workflowBundle)
-    await buildWorkflowBundle(join(outdir, buildOutputs.workflowBundle), new DefaultLogger('WARN'));
+    await buildWorkflowBundle(join(outdir, buildOutputs.workflowBundle), { logger: new DefaultLogger('WARN') });
   return undeclaredImports(target, metafiles).map((missing) => `${target.packageDir}/package.json lacks ${missing}`);
 }
 

@@ -449,9 +449,13 @@ export class Stack {
 
   /**
    * Starts (or restarts) a site's satellite, the first site's unless named, with the site's token from
-   * `satelliteTokens`; each site has its own config, secret store and data under the stack's folder.
+   * `satelliteTokens`; each site has its own config, secret store and data under the stack's folder. A
+   * `workflowBundlePath` runs that workflow code instead of the test run's (an upgrade to another version of it).
    */
-  async startSatellite(siteId = this.siteId): Promise<void> {
+  async startSatellite(
+    siteId = this.siteId,
+    { workflowBundlePath }: { workflowBundlePath?: string } = {},
+  ): Promise<void> {
     const first = siteId === this.siteId;
     const token = this.satelliteTokens.get(siteId);
     if (!token) throw new Error(`no satellite token for site ${siteId} in stack.satelliteTokens`);
@@ -465,7 +469,7 @@ export class Stack {
     };
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     // From the build, the satellite loads the workflow bundle built beside it.
-    const bundle = this.mode === 'tsx' ? testEnv().workflowBundle : undefined;
+    const bundle = workflowBundlePath ?? (this.mode === 'tsx' ? testEnv().workflowBundle : undefined);
     const file = this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
       siteId,
       log: { level: 'info' },

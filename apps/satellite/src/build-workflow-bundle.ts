@@ -7,11 +7,15 @@ import { failureConverterPath } from '@fleet/temporal';
 /**
  * Prebuilds the workflow bundle so production workers (and tests that restart
  * workers) start without running webpack: `worker.workflowBundlePath` in the config.
- * The SDK bundler also rejects any module the workflow sandbox must not load.
+ * The SDK bundler also rejects any module the workflow sandbox must not load. `workflowsPath` is the entry module,
+ * @fleet/workflows unless a test bundles another version of them (test/e2e/satellite-upgrade.e2e.test.ts).
  */
-export async function buildWorkflowBundle(outFile: string, logger?: Logger): Promise<void> {
+export async function buildWorkflowBundle(
+  outFile: string,
+  { logger, workflowsPath }: { logger?: Logger; workflowsPath?: string } = {},
+): Promise<void> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(import.meta.resolve('@fleet/workflows')),
+    workflowsPath: workflowsPath ?? fileURLToPath(import.meta.resolve('@fleet/workflows')),
     failureConverterPath,
     ...(logger ? { logger } : {}),
   });
