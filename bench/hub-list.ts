@@ -45,7 +45,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
     const [hub, sql, jsonSql] = await compareSides(
       [
-        { what: 'hub', page: hubPage, server: { name: 'hub', pid: stack.hub.pid! } },
+        { what: 'hub', page: hubPage, servers: [{ name: 'hub', pid: stack.hub.pid! }] },
         { what: 'raw SQL', page: rawPage },
         { what: 'raw JSON SQL', page: jsonPage },
       ],

@@ -135,7 +135,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     };
     const [hubStats, rawStats, jsonStats] = await compareSides(
       [
-        { what: 'hub', page: hubPage, server: { name: 'hub', pid: hub.pid! } },
+        { what: 'hub', page: hubPage, servers: [{ name: 'hub', pid: hub.pid! }] },
         { what: 'raw SQL', page: rawPage },
         { what: 'raw JSON SQL', page: jsonPage },
       ],

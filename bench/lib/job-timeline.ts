@@ -115,3 +115,36 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
+
+/** One activity of a workflow as Temporal recorded it: when it was scheduled and, if it was, completed (epoch ms). */
+export interface ActivityTimes {
+  activityId: string;
+  scheduledAt: number;
+  completedAt: number | undefined;
+  /** The attempt that closed it: Temporal writes a retried activity's started event once, for its last attempt. */
+  attempt: number | undefined;
+}
+
+/** Every activity a workflow scheduled, from its history. */
+export async function activityTimes(client: Client, workflowId: string): Promise<ActivityTimes[]> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const byEvent = new Map<string, ActivityTimes>();
+  for (const e of events) {
+    if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+      byEvent.set(String(e.eventId), {
+        activityId: e.activityTaskScheduledEventAttributes?.activityId ?? '',
+        scheduledAt: ms(e),
+        completedAt: undefined,
+        attempt: undefined,
+      });
+    if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      const a = byEvent.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId));
+      if (a) a.attempt = e.activityTaskStartedEventAttributes?.attempt ?? undefined;
+    }
+    if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const a = byEvent.get(String(e.activityTaskCompletedEventAttributes?.scheduledEventId));
+      if (a) a.completedAt = ms(e);
+    }
+  }
+  return [...byEvent.values()];
+}

@@ -5,8 +5,8 @@ import { processCpu } from './process-cpu.js';
 export interface PageSide {
   what: string;
   page: () => Promise<number>;
-  /** A server process whose CPU the side's requests cost (the hub), by the name its figure takes. */
-  server?: { name: string; pid: number };
+  /** Server processes whose CPU the side's requests cost (the hub, its replicas), by the names their figures take. */
+  servers?: readonly { name: string; pid: number }[];
 }
 
 /** A side's requests: latency percentiles, and CPU ms per request by process (`client` is this process). */
@@ -39,7 +39,7 @@ export async function compareSides<const S extends readonly PageSide[]>(
       );
       const cpu = processCpu({
         client: { pid: process.pid },
-        ...(side.server ? { [side.server.name]: side.server.pid } : {}),
+        ...Object.fromEntries((side.servers ?? []).map((s) => [s.name, s.pid])),
         ...Object.fromEntries(backends.rows.map((b) => [`postgres ${b.pid}`, { pid: b.pid }])),
       });
       const r = await load(side.what, side.page, Math.ceil(options.requests / rounds), clients, expected);
@@ -97,7 +97,11 @@ export async function load(
 }
 
 export function percentiles(times: number[]): { p50: number; p99: number } {
-  const sorted = [...times].sort((a, b) => a - b);
-  const pct = (p: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(1));
-  return { p50: pct(0.5), p99: pct(0.99) };
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+/** The `p` quantile (0..1) of `values`, nearest rank, to one decimal. */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(1));
 }

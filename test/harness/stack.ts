@@ -123,8 +123,13 @@ export interface StackOptions {
    * trusts (`redfish.tls.caFile`); plain HTTP otherwise.
    */
   bmcTls?: boolean;
-  /** The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink`. */
-  satelliteLink?: boolean;
+  /**
+   * The first site's satellite reaches Temporal through a link a test can cut: `stack.satelliteLink`; with
+   * 'all-sites', every site's satellite through a link of its own: `stack.satelliteLinks`.
+   */
+  satelliteLink?: boolean | 'all-sites';
+  /** Hub replicas: processes of one config and database, each on its own port (`stack.hubUrls`). One unless given. */
+  hubs?: number;
   /**
    * How the stack's processes run (tools/lib/processes.ts): from the sources through tsx, or from `pnpm build`'s
    * output with plain node, the satellite with the workflow bundle the build made. FLEET_PROCESS_MODE, else tsx.
@@ -165,13 +170,20 @@ export class Stack {
   readonly bmcPassword = `pw-${randomBytes(12).toString('hex')}`;
   readonly switchPassword = `nvos-${randomBytes(12).toString('hex')}`;
   readonly dir: string;
+  /** The first hub replica's URL. */
   hubUrl = '';
+  /** Every hub replica's URL, the first is `hubUrl`. */
+  hubUrls: string[] = [];
   simAdminUrl = '';
   temporal!: DevServer;
   /** With `temporalTls`, the mTLS front the satellite and the agent connect through. */
   temporalTlsProxy: TemporalTlsProxy | undefined;
-  /** With `satelliteLink`, the satellite's cuttable path to Temporal. */
-  satelliteLink: LinkProxy | undefined;
+  /** With `satelliteLink`, each linked site's cuttable path to Temporal, by site id. */
+  readonly satelliteLinks = new Map<string, LinkProxy>();
+  /** With `satelliteLink`, the first site's satellite's cuttable path to Temporal. */
+  get satelliteLink(): LinkProxy | undefined {
+    return this.satelliteLinks.get(this.siteId);
+  }
   database!: TestDatabase;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
@@ -179,7 +191,10 @@ export class Stack {
   satelliteToken!: string;
   /** Each site's satellite token; startSatellite starts one for any site given its token here. */
   readonly satelliteTokens = new Map<string, string>();
+  /** The first hub replica. */
   hub!: ManagedProcess;
+  /** Every hub replica, the first is `hub`. */
+  readonly hubs: ManagedProcess[] = [];
   agent!: ManagedProcess;
   /** The first site's satellite. */
   satellite!: ManagedProcess;
@@ -232,8 +247,10 @@ export class Stack {
     await this.startTemporal();
     if (this.opts.temporalTls)
       this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
-    if (this.opts.satelliteLink)
-      this.satelliteLink = await LinkProxy.start(this.temporalTlsProxy?.address ?? this.temporal.address);
+    const linked =
+      this.opts.satelliteLink === 'all-sites' ? this.siteIds : this.opts.satelliteLink ? [this.siteId] : [];
+    for (const site of linked)
+      this.satelliteLinks.set(site, await LinkProxy.start(this.temporalTlsProxy?.address ?? this.temporal.address));
     this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
     this.dbHandle = connectDb(this.database.url, 2);
     this.tokens = {
@@ -251,7 +268,7 @@ export class Stack {
     this.satelliteToken = this.satelliteTokens.get(this.siteId)!;
     await Promise.all([
       this.startSimulator(),
-      this.startHub(),
+      this.startHubs(),
       this.opts.burnIn ? startTestCluster().then((c) => (this.slurm = c)) : undefined,
     ]);
     await this.startAgent();
@@ -391,8 +408,16 @@ export class Stack {
   ca: CertificateAuthority | undefined;
   private hubTls: { certFile: string; keyFile: string } | undefined;
 
-  private async startHub(): Promise<void> {
+  private async startHubs(): Promise<void> {
+    await Promise.all(Array.from({ length: this.opts.hubs ?? 1 }, (_, i) => this.startHub(i)));
+    this.hub = this.hubs[0]!;
+    this.hubUrl = this.hubUrls[0]!;
+  }
+
+  /** Hub replica `index`: the first is named `hub` (config, log), the others `hub-<n>`. */
+  private async startHub(index: number): Promise<void> {
     const port = await freePort();
+    const name = index === 0 ? 'hub' : `hub-${index + 1}`;
     if (this.opts.tls && !this.ca) {
       const pki = join(this.dir, 'pki');
       mkdirSync(pki, { recursive: true });
@@ -400,7 +425,7 @@ export class Stack {
       // This process's fetch (the API helpers, the typed client) trusts the stack's CA, as an operator's would.
       setGlobalDispatcher(new Agent({ connect: { ca: this.ca.certPem } }));
     }
-    const file = this.writeConfig('hub', {
+    const file = this.writeConfig(name, {
       log: { level: 'info' },
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
@@ -413,9 +438,10 @@ export class Stack {
       // The end-to-end tests act as one person; two-person rules have their own tests (apps/hub/test).
       twoPerson: { rules: Object.fromEntries(twoPersonRules.map((rule) => [rule, false])) },
     });
-    this.hub = new ManagedProcess('hub', 'apps/hub/src/main.ts', file, this.dir, {}, this.mode);
-    await this.hub.start('hub listening');
-    this.hubUrl = `${this.hubTls ? 'https' : 'http'}://127.0.0.1:${port}`;
+    const hub = new ManagedProcess(name, 'apps/hub/src/main.ts', file, this.dir, {}, this.mode);
+    this.hubs[index] = hub;
+    await hub.start('hub listening');
+    this.hubUrls[index] = `${this.hubTls ? 'https' : 'http'}://127.0.0.1:${port}`;
   }
 
   async startAgent(): Promise<void> {
@@ -479,7 +505,7 @@ export class Stack {
           `satellite-${siteId}`,
           ring ? { payloadEncryption: { keyRingRef: 'temporal/payload-keys' } } : {},
         ),
-        ...(first && this.satelliteLink ? { address: this.satelliteLink.address } : {}),
+        ...(this.satelliteLinks.has(siteId) ? { address: this.satelliteLinks.get(siteId)!.address } : {}),
       },
       secrets: { provider: 'file', path: secrets },
       hub: { url: this.hubUrl, tokenRef: 'hub/token', ...(this.ca ? { caFile: this.ca.certFile } : {}) },
@@ -737,7 +763,7 @@ export class Stack {
     await Promise.allSettled([
       ...[...this.satellites.values()].map((s) => s.stop()),
       this.agent?.stop(),
-      this.hub?.stop(),
+      ...this.hubs.map((h) => h?.stop()),
       this.simulator?.stop(),
       this.netboxAgent?.stop(),
     ]);
@@ -747,7 +773,7 @@ export class Stack {
     if (leaks) recordLeakScan(leaks);
     // Encrypted histories would replay only with this stack's ring.
     await this.temporalTlsProxy?.stop();
-    await this.satelliteLink?.stop();
+    for (const link of this.satelliteLinks.values()) await link.stop();
     if (this.temporal && !this.payloadKeyConfig) await recordHistories(this.temporal.address);
     await this.temporal?.stop();
     await this.slurm?.stop();
