@@ -49,3 +49,31 @@ describe('action journal', () => {
     assert.throws(() => journalKey({ activityId: '1' }), /outside a workflow/);
   });
 });
+
+describe('action journal: exclusive', () => {
+  it('runs the callers of one key one after the other, other keys alongside, and goes on after a failure', async () => {
+    const journal = await ActionJournal.open(fresh(), { keepMs: day });
+    const order: string[] = [];
+    const step =
+      (name: string, ms: number, fail = false) =>
+      async () => {
+        order.push(`${name} in`);
+        await new Promise((r) => setTimeout(r, ms));
+        order.push(`${name} out`);
+        if (fail) throw new Error(name);
+        return name;
+      };
+    const results = await Promise.allSettled([
+      journal.exclusive('k', step('a', 30, true)),
+      journal.exclusive('k', step('b', 5)),
+      journal.exclusive('other', step('c', 5)),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'fulfilled', 'fulfilled'],
+    );
+    assert.ok(order.indexOf('a out') < order.indexOf('b in'), `one key in turn: ${order.join(', ')}`);
+    assert.ok(order.indexOf('c in') < order.indexOf('a out'), `other keys alongside: ${order.join(', ')}`);
+    await journal.close();
+  });
+});

@@ -26,7 +26,7 @@ describe('setDevicePower activity', () => {
   let sim: RedfishSimulator;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   const activities = createPowerActivities({
     secrets,
     log: pino({ level: 'silent' }),
@@ -117,6 +117,26 @@ describe('setDevicePower activity', () => {
       settleTimeoutS: 10,
     });
     assert.equal(posts('g').length, 2);
+  });
+
+  it('two attempts of one activity running at once (a late task beside its retry) send one reset', async () => {
+    sim.bmc('h').reset('On');
+    await new Promise((r) => setTimeout(r, 400));
+    const activity = { workflowExecution: { workflowId: 'wf-late', runId: 'run-1' }, activityId: '3' };
+    const input = { target: target('h'), action: 'power-cycle' as const, settleTimeoutS: 10 };
+    const results = await Promise.all([
+      run(mockEnv({ ...activity, attempt: 1 }), input),
+      run(mockEnv({ ...activity, attempt: 2 }), input),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.powerState),
+      ['On', 'On'],
+    );
+    assert.deepEqual(
+      posts('h').map((r) => r.body),
+      [{ ResetType: 'PowerCycle' }],
+      'one cycle, as asked',
+    );
   });
 
   it('maps the RMS actions to ResetType on the wire: off is a graceful shutdown', async () => {

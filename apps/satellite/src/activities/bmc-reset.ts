@@ -58,31 +58,35 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
     async resetBmc({ target, manager, waitUntilBackS }) {
       const ctx = Context.current();
       const log = attemptLog(deps, { deviceId: target.deviceId, manager });
-      // The journal knows of a reset whose heartbeat never reached Temporal (a site cut off, a crash).
       const key = journalKey(ctx.info);
-      const journaled = deps.journal.sent(key);
       const heartbeat = ctx.info.heartbeatDetails as BmcResetHeartbeat | undefined;
-      const prior: BmcResetHeartbeat | undefined =
-        !heartbeat?.resetSent && journaled ? { resetSent: true, sentAtMs: journaled.at, outageSeen: false } : heartbeat;
-      if (prior !== heartbeat) log.info({ sentAt: journaled!.at }, 'an earlier attempt sent Manager.Reset');
       const driver = await openDriver(deps, target);
       // Liveness on a clock while the reset goes out (reaching a hung controller can take several request timeouts),
       // always with the latest details.
-      let latest = prior;
+      let latest = heartbeat;
       const beatNow = (details: BmcResetHeartbeat) => ctx.heartbeat((latest = details));
       const ticker = setInterval(
         () => ctx.heartbeat(latest),
         Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3),
       );
       try {
-        let beat = prior?.resetSent
-          ? prior
-          : await sendReset(driver, manager, prior, beatNow).finally(() => clearInterval(ticker));
-        if (!prior?.resetSent) {
-          await deps.journal.record({ key, deviceId: target.deviceId, action: `manager-reset:${manager}` });
-          deps.onManagerReset?.(target.nodeType, manager);
-          log.info({ outageSeen: beat.outageSeen }, 'Manager.Reset sent');
-        }
+        // Decided alone among this activity's attempts (a late one may run beside its retry). The journal knows of a
+        // reset whose heartbeat never reached Temporal (a site cut off, a crash).
+        let beat = await deps.journal
+          .exclusive(key, async () => {
+            if (heartbeat?.resetSent) return heartbeat;
+            const journaled = deps.journal.sent(key);
+            if (journaled) {
+              log.info({ sentAt: journaled.at }, 'an earlier attempt sent Manager.Reset');
+              return { resetSent: true, sentAtMs: journaled.at, outageSeen: false } satisfies BmcResetHeartbeat;
+            }
+            const sent = await sendReset(driver, manager, heartbeat, beatNow);
+            await deps.journal.record({ key, deviceId: target.deviceId, action: `manager-reset:${manager}` });
+            deps.onManagerReset?.(target.nodeType, manager);
+            log.info({ outageSeen: sent.outageSeen }, 'Manager.Reset sent');
+            return sent;
+          })
+          .finally(() => clearInterval(ticker));
         ctx.heartbeat(beat);
 
         // A controller seen down and answering again is back. One never seen down (a reboot

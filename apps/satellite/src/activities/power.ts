@@ -30,21 +30,23 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
       try {
         // Per node type: a shelf's "off" is a ForceOff of its output, a tray's a graceful shutdown.
         const resetType = driver.resetTypeFor(action);
-        let state = await driver.powerState();
-        // The heartbeat says so when it reached Temporal; the journal also when it did not (a cut, a crash).
         const key = journalKey(ctx.info);
-        const journaled = deps.journal.sent(key);
-        let resetSent = prior?.resetSent === true || journaled !== undefined;
-        if (resetSent && !prior?.resetSent)
-          log.info({ action, sentAt: journaled!.at }, 'an earlier attempt sent the reset');
         let leftOn = prior?.leftOn ?? false;
         const goal = settledStateFor[action];
         const isCycle = cycles.includes(action);
-
-        if (!resetSent) {
+        // Read, decide and send alone among this activity's attempts (a late one may run beside its retry).
+        const decided = await deps.journal.exclusive(key, async () => {
+          const state = await driver.powerState();
+          // The heartbeat says so when it reached Temporal; the journal also when it did not (a cut, a crash).
+          const journaled = deps.journal.sent(key);
+          if (prior?.resetSent) return { state, resetSent: true };
+          if (journaled) {
+            log.info({ action, sentAt: journaled.at }, 'an earlier attempt sent the reset');
+            return { state, resetSent: true };
+          }
           if (isPowerActionSatisfied(action, state)) {
             log.info({ action, state }, 'device already in the asked state; nothing sent');
-            return { deviceId: target.deviceId, action, powerState: state, resetSent: false };
+            return { state, resetSent: false, nothingToDo: true };
           }
           const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
           if (!alreadyMoving) {
@@ -53,8 +55,11 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
             deps.onReset?.(target.nodeType, action);
             log.info({ action, resetType, from: state }, 'reset sent');
           }
-          resetSent = true;
-        }
+          return { state, resetSent: true };
+        });
+        let state = decided.state;
+        if (decided.nothingToDo) return { deviceId: target.deviceId, action, powerState: state, resetSent: false };
+        const resetSent = decided.resetSent;
         ctx.heartbeat({ resetSent, leftOn, state } satisfies PowerHeartbeat);
 
         // A cycle is complete once the host has left On and come back; a BMC that

@@ -34,6 +34,8 @@ export function journalKey(info: {
  * journal opens.
  */
 export class ActionJournal {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
   private constructor(
     private readonly file: FileHandle,
     private readonly entries: Map<string, JournalEntry>,
@@ -59,6 +61,27 @@ export class ActionJournal {
     }
     await rename(tmp, path);
     return new ActionJournal(await open(path, 'a', 0o600), kept);
+  }
+
+  /**
+   * Runs `fn` alone among the callers with this key. Two attempts of one activity can run at once on the satellite: a
+   * retry, and the attempt it replaced whose task reached the satellite late (held in a cut link); each reads the
+   * device and the journal and may send, so they decide one after the other, the second seeing what the first
+   * journaled.
+   */
+  async exclusive<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(key) ?? Promise.resolve();
+    const run = before.then(fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(key) === settled) this.locks.delete(key);
+    }
   }
 
   /** What this activity sent in an earlier attempt, if anything. */
