@@ -1,7 +1,9 @@
 import {
   classifyTransportError,
   parseJsonOrText,
+  readBodyText,
   requestSignal,
+  ResponseTooLargeError,
   retryAfterMs,
   type ResponseHeaders,
   type RetryClass,
@@ -81,14 +83,10 @@ export async function exchange(
   }
   let text: string;
   try {
-    text = await readText(res.body, spec.maxResponseBytes);
+    text = await readBodyText(res.body, spec.maxResponseBytes);
   } catch (err) {
-    if (err instanceof TooLarge) {
-      throw new ExchangeFailure(
-        new RedfishError('Internal', bmc, uri, `answer longer than ${spec.maxResponseBytes} bytes; not read`),
-        'never',
-      );
-    }
+    if (err instanceof ResponseTooLargeError)
+      throw new ExchangeFailure(new RedfishError('Internal', bmc, uri, err.message), 'never');
     throw transportFailure(err, bmc, uri, spec, deadline);
   }
   const body = text ? parseJsonOrText(text) : undefined;
@@ -104,23 +102,6 @@ export async function exchange(
   if (res.statusCode === 503)
     throw new ExchangeFailure(error, 'safe', retryAfterMs(res.headers['retry-after'], maxRetryAfterMs));
   throw new ExchangeFailure(error, 'never');
-}
-
-class TooLarge extends Error {}
-
-/** The body as text, refusing (and hanging up on) one longer than `max` bytes. */
-async function readText(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length > max) {
-      body.destroy();
-      throw new TooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A TLS refusal is a precondition the site's settings must change, in the Redfish client's terms. */
