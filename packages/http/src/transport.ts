@@ -70,6 +70,32 @@ export function classifyTransportError(
   };
 }
 
+/** An answer longer than the client reads; the connection was dropped rather than the body buffered. */
+export class ResponseTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`answer longer than ${maxBytes} bytes; not read`);
+    this.name = 'ResponseTooLargeError';
+  }
+}
+
+/** A response body as UTF-8 text, refusing (and hanging up on) one longer than `maxBytes`. */
+export async function readBodyText(
+  body: AsyncIterable<Uint8Array> & { destroy(): unknown },
+  maxBytes: number,
+): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of body) {
+    length += chunk.length;
+    if (length > maxBytes) {
+      body.destroy();
+      throw new ResponseTooLargeError(maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** JSON when it parses, else the text (devices answer some requests with a bare id). */
 export function parseJsonOrText(text: string): unknown {
   try {

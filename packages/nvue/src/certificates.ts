@@ -79,7 +79,7 @@ export async function bindApiCertificate(
 }
 
 export async function getCertificate(c: NvueClient, id: string, opts: CallOptions = {}): Promise<SwitchCertificate> {
-  const body = await c.get<Record<string, unknown>>(`/system/security/certificate/${ident(id)}`, opts);
+  const body = await c.getObject(`/system/security/certificate/${ident(id)}`, opts);
   const installed = body['installed'];
   return {
     validTo: typeof body['valid-to'] === 'string' ? body['valid-to'] : undefined,

@@ -59,6 +59,22 @@ export class NvueClient {
     return (await this.request('GET', path, undefined, opts)).body as T;
   }
 
+  /** A resource that must be a JSON object: anything else (empty, truncated, a list) is a Protocol error. */
+  async getObject<T extends object = Record<string, unknown>>(path: string, opts: CallOptions = {}): Promise<T> {
+    const res = await this.request('GET', path, undefined, opts);
+    const b = res.body;
+    if (b !== null && typeof b === 'object' && !Array.isArray(b)) return b as T;
+    const what =
+      b === undefined ? 'an empty body' : typeof b === 'string' ? 'a body that is not JSON' : `JSON ${kindOf(b)}`;
+    throw new NvueError(
+      'Protocol',
+      this.switchId,
+      'GET',
+      this.uri(path, opts.query),
+      `answered HTTP ${res.status} with ${what} where an object was expected`,
+    );
+  }
+
   async post(path: string, body: unknown, opts: CallOptions = {}): Promise<NvueResponse> {
     return this.request('POST', path, body, opts);
   }
@@ -124,6 +140,7 @@ export class NvueClient {
             headers: { authorization: this.auth },
             ...(json === undefined ? {} : { json }),
             timeoutMs: this.opts.requestTimeoutMs ?? defaults.requestTimeoutMs,
+            maxResponseBytes: this.opts.maxResponseBytes ?? defaults.maxResponseBytes,
             ...(signal ? { signal } : {}),
           },
           maxDelay,
@@ -145,6 +162,8 @@ export class NvueClient {
     }
   }
 }
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 const basic = (c: NvueCredentials) => `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
 

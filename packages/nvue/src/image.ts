@@ -55,7 +55,10 @@ export async function getImage(c: NvueClient, opts: CallOptions = {}): Promise<I
 export async function listImageFiles(c: NvueClient, opts: CallOptions = {}): Promise<string[]> {
   const body = await c.get('/system/image/files', opts);
   if (Array.isArray(body))
-    return body.map((f) => (typeof f === 'string' ? f : String((f as { name?: unknown }).name))).sort();
+    return body
+      .map((f: unknown) => (typeof f === 'string' ? f : (f as { name?: unknown } | null)?.name))
+      .filter((name): name is string => typeof name === 'string')
+      .sort();
   return body && typeof body === 'object' ? Object.keys(body).sort() : [];
 }
 

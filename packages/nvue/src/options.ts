@@ -29,6 +29,8 @@ export interface NvueClientOptions {
   connectTimeoutMs?: number;
   /** Whole-request budget (headers and body). Default 30 s. */
   requestTimeoutMs?: number;
+  /** Largest answer read; a longer one is refused (Protocol) rather than buffered. Default 16 MiB. */
+  maxResponseBytes?: number;
   /** Attempts on retryable failures (connection errors, 503, timeouts of requests safe to resend). Default 3. */
   maxAttempts?: number;
   /** First backoff step; doubles per attempt with ±50% jitter. Default 250 ms. */
@@ -45,6 +47,8 @@ export interface NvueClientOptions {
 export const defaults = {
   connectTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
+  // NVUE's answers are a few kB; one past this is broken, not big.
+  maxResponseBytes: 16 * 1024 * 1024,
   maxAttempts: 3,
   retryBaseDelayMs: 250,
   maxRetryDelayMs: 30_000,

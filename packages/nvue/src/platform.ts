@@ -17,9 +17,9 @@ export interface PlatformFirmware {
 
 /** `GET /platform/firmware`, a map keyed by component in any case. */
 export async function getPlatformFirmware(c: NvueClient, opts: CallOptions = {}): Promise<PlatformFirmware[]> {
-  const body = await c.get<Record<string, unknown>>('/platform/firmware', opts);
+  const body = await c.getObject('/platform/firmware', opts);
   const s = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return Object.entries(body ?? {})
+  return Object.entries(body)
     .filter(([, v]) => typeof v === 'object' && v !== null)
     .map(([name, v]) => {
       const f = v as Record<string, unknown>;

@@ -14,11 +14,11 @@ export interface SystemVersion {
 
 /** `GET /system`: the hello RMS uses as NVOS readiness. */
 export function getSystem(c: NvueClient, opts: CallOptions = {}): Promise<Record<string, unknown>> {
-  return c.get('/system', opts);
+  return c.getObject('/system', opts);
 }
 
 export async function getVersion(c: NvueClient, opts: CallOptions = {}): Promise<SystemVersion> {
-  const raw = await c.get<Record<string, unknown>>('/system/version', opts);
+  const raw = await c.getObject('/system/version', opts);
   const s = (v: unknown) => (typeof v === 'string' ? v : undefined);
   return { build: s(raw['image']) ?? s(raw['product-release']), productName: s(raw['product-name']), raw };
 }

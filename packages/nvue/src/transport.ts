@@ -1,7 +1,9 @@
 import {
   classifyTransportError,
   parseJsonOrText,
+  readBodyText,
   requestSignal,
+  ResponseTooLargeError,
   retryAfterMs,
   type ResponseHeaders,
   type RetryClass,
@@ -24,6 +26,8 @@ export interface ExchangeSpec {
   json?: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Answers longer than this are refused. */
+  maxResponseBytes: number;
 }
 
 export class ExchangeFailure extends Error {
@@ -72,8 +76,9 @@ export async function exchange(
     });
     status = res.statusCode;
     headers = res.headers;
-    text = await res.body.text();
+    text = await readBodyText(res.body, spec.maxResponseBytes);
   } catch (err) {
+    if (err instanceof ResponseTooLargeError) throw fail('Protocol', err.message, 'never');
     const failure = classifyTransportError(err, { caller: spec.signal, deadline, timeoutMs: spec.timeoutMs });
     // The caller cancelled: not a switch failure, so surface the caller's own reason.
     if ('cancelled' in failure) throw failure.cancelled;

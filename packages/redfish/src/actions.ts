@@ -25,12 +25,20 @@ export async function allowableValues(
   action: RedfishAction,
   parameter: string,
 ): Promise<string[] | undefined> {
-  const inline = action[`${parameter}@Redfish.AllowableValues`];
-  if (Array.isArray(inline)) return inline;
-  const infoUri = action['@Redfish.ActionInfo'];
-  if (!infoUri) return undefined;
+  const inline: unknown = action[`${parameter}@Redfish.AllowableValues`];
+  if (Array.isArray(inline)) return inline.filter((v): v is string => typeof v === 'string');
+  const infoUri: unknown = action['@Redfish.ActionInfo'];
+  if (typeof infoUri !== 'string' || !infoUri) return undefined;
   const info = await client.cached(`actioninfo:${infoUri}`, () => client.get<ActionInfo>(infoUri));
-  return info.Parameters?.find((p) => p.Name === parameter)?.AllowableValues;
+  const parameters: unknown = info.Parameters;
+  const values: unknown = (Array.isArray(parameters) ? (parameters as ActionInfo['Parameters'])! : []).find(
+    (p) => p?.Name === parameter,
+  )?.AllowableValues;
+  if (values === undefined || values === null) return undefined;
+  // A list the client cannot read must not pass as "anything goes": the reset is refused, naming the ActionInfo.
+  if (!Array.isArray(values))
+    throw new RedfishError('Internal', client.bmc, infoUri, `AllowableValues of ${parameter} is not a list`);
+  return values.filter((v): v is string => typeof v === 'string');
 }
 
 /** A reset the resource does not allow: refused before anything is posted. */
@@ -64,8 +72,11 @@ export async function postReset(
   actionName: `#${string}.Reset`,
   resetType: string,
 ): Promise<void> {
-  const action = resource.Actions?.[actionName] as RedfishAction | undefined;
-  if (!action?.target)
+  const actions: unknown = resource.Actions;
+  const action = (
+    actions && typeof actions === 'object' ? (actions as Record<string, unknown>)[actionName] : undefined
+  ) as RedfishAction | null | undefined;
+  if (typeof action?.target !== 'string' || !action.target)
     throw new RedfishError(
       'FailedPrecondition',
       client.bmc,

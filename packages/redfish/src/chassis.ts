@@ -139,11 +139,15 @@ interface RawPower {
 }
 
 function readLegacyPower(uri: string, raw: RawPower): PowerSubsystem {
-  const control = raw.PowerControl?.[0];
+  const controls: unknown = raw.PowerControl;
+  const first: unknown = Array.isArray(controls) ? controls[0] : undefined;
+  const control = isObject(first) ? (first as NonNullable<RawPower['PowerControl']>[number]) : undefined;
+  const supplies: unknown = raw.PowerSupplies;
   const warnings: string[] = [];
   const seen = new Set<string>();
   const powerSupplies: PowerSupply[] = [];
-  (raw.PowerSupplies ?? []).forEach((p, i) => {
+  (Array.isArray(supplies) ? supplies : []).forEach((p: Record<string, unknown>, i) => {
+    if (!isObject(p)) return void warnings.push(`${uri}: power supply ${i} is not an object`);
     // Power lists supplies inline, each named by MemberId and a JSON-pointer @odata.id.
     const id = typeof p['MemberId'] === 'string' ? p['MemberId'] : String(i);
     if (seen.has(id)) return void warnings.push(`${uri}: power supply ${id} listed more than once`);
@@ -154,9 +158,9 @@ function readLegacyPower(uri: string, raw: RawPower): PowerSubsystem {
   return compact<PowerSubsystem>({
     uri,
     source: 'Power',
-    capacityWatts: control?.PowerCapacityWatts,
-    consumedWatts: control?.PowerConsumedWatts,
-    status: control?.Status,
+    capacityWatts: numberOrUndefined(control?.PowerCapacityWatts),
+    consumedWatts: numberOrUndefined(control?.PowerConsumedWatts),
+    status: isObject(control?.Status) ? control?.Status : undefined,
     powerSupplies,
     warnings,
   });
@@ -169,8 +173,12 @@ interface RawPowerSubsystem {
 }
 
 function isPowerSubsystem(raw: RawPowerSubsystem): boolean {
-  return raw['@odata.type'] === undefined || raw['@odata.type'].startsWith('#PowerSubsystem.');
+  const type: unknown = raw['@odata.type'];
+  return type === undefined || (typeof type === 'string' && type.startsWith('#PowerSubsystem.'));
 }
+
+const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const numberOrUndefined = (v: unknown) => (typeof v === 'number' ? v : undefined);
 
 async function readPowerSubsystem(
   client: RedfishClient,
@@ -187,27 +195,28 @@ async function readPowerSubsystem(
   return {
     uri,
     source: 'PowerSubsystem',
-    ...(raw.CapacityWatts !== undefined ? { capacityWatts: raw.CapacityWatts } : {}),
-    ...(raw.Status ? { status: raw.Status } : {}),
+    ...(typeof raw.CapacityWatts === 'number' ? { capacityWatts: raw.CapacityWatts } : {}),
+    ...(isObject(raw.Status) ? { status: raw.Status } : {}),
     powerSupplies,
     warnings,
   };
 }
 
 function summarise(uri: string, c: RawChassis): ChassisSummary {
-  const powerSubsystemUri = linkOf(c, 'PowerSubsystem');
+  const raw = c as Record<string, unknown>;
+  const str = (k: string) => (typeof raw[k] === 'string' ? (raw[k] as string) : undefined);
   return compact({
     uri,
-    id: c.Id ?? uri.slice(uri.lastIndexOf('/') + 1),
-    name: c.Name,
-    chassisType: c.ChassisType,
-    manufacturer: c.Manufacturer,
-    model: c.Model,
-    partNumber: c.PartNumber,
-    serialNumber: c.SerialNumber,
-    powerState: c.PowerState,
-    status: c.Status,
-    powerSubsystemUri,
+    id: str('Id') ?? uri.slice(uri.lastIndexOf('/') + 1),
+    name: str('Name'),
+    chassisType: str('ChassisType'),
+    manufacturer: str('Manufacturer'),
+    model: str('Model'),
+    partNumber: str('PartNumber'),
+    serialNumber: str('SerialNumber'),
+    powerState: str('PowerState'),
+    status: isObject(c.Status) ? c.Status : undefined,
+    powerSubsystemUri: linkOf(c, 'PowerSubsystem'),
     powerUri: linkOf(c, 'Power'),
   });
 }
@@ -225,6 +234,6 @@ function toPowerSupply(uri: string, p: Record<string, unknown>): PowerSupply {
     firmwareVersion: str('FirmwareVersion'),
     powerCapacityWatts: typeof p['PowerCapacityWatts'] === 'number' ? p['PowerCapacityWatts'] : undefined,
     lineInputStatus: str('LineInputStatus'),
-    status: p['Status'] as ResourceStatus | undefined,
+    status: isObject(p['Status']) ? (p['Status'] as ResourceStatus) : undefined,
   });
 }

@@ -98,14 +98,15 @@ export class RedfishClient {
     }
   }
 
+  /** A resource: Internal when the BMC answers with anything but a JSON object. */
   async get<T>(uri: string): Promise<T> {
-    return (await this.request({ method: 'GET', uri })).body as T;
+    return this.resourceOf<T>(await this.request({ method: 'GET', uri }), uri);
   }
 
   /** A resource with its ETag (header, else @odata.etag), for a later conditional PATCH. */
   async getWithEtag<T>(uri: string): Promise<{ body: T; etag: string | undefined }> {
     const res = await this.request({ method: 'GET', uri });
-    return { body: res.body as T, etag: etagOf(res) };
+    return { body: this.resourceOf<T>(res, uri), etag: etagOf(res) };
   }
 
   async post(uri: string, body: unknown): Promise<unknown> {
@@ -210,6 +211,32 @@ export class RedfishClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
+  /** Readers index into what get() returns: a truncated, empty or non-object answer must not reach them. */
+  private resourceOf<T>(res: RedfishResponse, uri: string): T {
+    const b = res.body;
+    if (b !== null && typeof b === 'object' && !Array.isArray(b)) return b as T;
+    const what =
+      b === undefined ? 'an empty body' : typeof b === 'string' ? 'a body that is not JSON' : `JSON ${kindOf(b)}`;
+    throw new RedfishError('Internal', this.bmc, uri, `answered HTTP ${res.status} with ${what}, not a resource`);
+  }
+
+  /**
+   * The URL of a link the BMC gave. Links are the BMC's own resources: one naming another host (or not a URL at all)
+   * is refused, so credentials never follow a broken or hostile link elsewhere.
+   */
+  private urlOf(uri: string): URL {
+    let url: URL | undefined;
+    try {
+      url = typeof uri === 'string' ? new URL(uri, this.opts.baseUrl) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url) throw new RedfishError('Internal', this.bmc, JSON.stringify(uri), 'link is not a URI');
+    if (url.origin !== new URL(this.opts.baseUrl).origin)
+      throw new RedfishError('Internal', this.bmc, uri, `link leads off this BMC (to ${url.origin}); not followed`);
+    return url;
+  }
+
   private request(spec: RequestSpec): Promise<RedfishResponse> {
     return this.enqueue(() => this.perform(spec));
   }
@@ -224,8 +251,8 @@ export class RedfishClient {
   private loadRoot(): Promise<ServiceRoot> {
     if (!this.rootDoc) {
       // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it.
-      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then(
-        (r) => r.body as ServiceRoot,
+      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) =>
+        this.resourceOf<ServiceRoot>(r, serviceRootUri),
       );
       this.rootDoc = p;
       p.catch(() => {
@@ -236,8 +263,8 @@ export class RedfishClient {
   }
 
   private async sessionsUri(): Promise<string> {
-    const uri = (await this.loadRoot()).Links?.Sessions?.['@odata.id'];
-    if (!uri)
+    const uri: unknown = (await this.loadRoot()).Links?.Sessions?.['@odata.id'];
+    if (typeof uri !== 'string' || !uri)
       throw new RedfishError(
         'FailedPrecondition',
         this.bmc,
@@ -289,6 +316,7 @@ export class RedfishClient {
       (json === undefined
         ? undefined
         : { contentType: 'application/json', length: Buffer.byteLength(json), open: () => json });
+    const url = this.urlOf(spec.uri);
     const release = await this.opts.siteLimiter?.acquire(this.opts.signal);
     try {
       return await exchange(
@@ -296,11 +324,12 @@ export class RedfishClient {
         this.bmc,
         {
           method: spec.method,
-          url: new URL(spec.uri, this.opts.baseUrl),
+          url,
           headers: { ...auth, ...spec.headers },
           ...(body ? { body } : {}),
           timeoutMs: spec.timeoutMs ?? this.opts.requestTimeoutMs ?? defaults.requestTimeoutMs,
           ...(this.opts.signal ? { signal: this.opts.signal } : {}),
+          maxResponseBytes: this.opts.maxResponseBytes ?? defaults.maxResponseBytes,
         },
         this.opts.maxRetryDelayMs ?? defaults.maxRetryDelayMs,
       );
@@ -311,8 +340,11 @@ export class RedfishClient {
 }
 
 function etagOf(res: RedfishResponse): string | undefined {
-  return headerValue(res.headers, 'etag') ?? (res.body as { '@odata.etag'?: string } | undefined)?.['@odata.etag'];
+  const inBody = (res.body as { '@odata.etag'?: unknown } | null | undefined)?.['@odata.etag'];
+  return headerValue(res.headers, 'etag') ?? (typeof inBody === 'string' ? inBody : undefined);
 }
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
 function annotate(error: RedfishError, note: string): RedfishError {
   return new RedfishError(error.code, error.bmc, error.uri, `${error.causeText} (${note})`, error.status);

@@ -29,8 +29,12 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
   for (let page: string | undefined = uri; page && !visited.has(page);) {
     visited.add(page);
     const body: CollectionPage = await client.get<CollectionPage>(page);
-    declared ??= body['Members@odata.count'];
-    for (const m of body.Members ?? []) {
+    const count = body['Members@odata.count'];
+    declared ??= typeof count === 'number' ? count : undefined;
+    const listedHere: unknown = body.Members ?? [];
+    if (!Array.isArray(listedHere))
+      throw new RedfishError('Internal', client.bmc, page, `Members is ${typeof listedHere}, not a list`);
+    for (const m of listedHere as (Link | null | undefined)[]) {
       const id = m?.['@odata.id'];
       if (typeof id !== 'string') continue;
       listed++;
@@ -38,7 +42,8 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
       if (seen.has(key)) warnings.push(`${uri}: member ${key} listed more than once`);
       seen.add(key);
     }
-    page = body['Members@odata.nextLink'];
+    const next: unknown = body['Members@odata.nextLink'];
+    page = typeof next === 'string' ? next : undefined;
   }
   if (declared !== undefined && declared !== seen.size) {
     warnings.push(
@@ -50,11 +55,10 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
 
 /** A link named in the service root, or FailedPrecondition if this BMC does not offer it. */
 export async function rootLink(client: RedfishClient, name: keyof ServiceRoot & string): Promise<string> {
-  const link = (await client.root())[name] as Link | undefined;
-  const uri = link?.['@odata.id'];
+  const uri = linkOf(await client.root(), name);
   if (!uri)
     throw new RedfishError('FailedPrecondition', client.bmc, serviceRootUri, `service root has no ${name} link`);
-  return trimSlash(uri);
+  return uri;
 }
 
 /** The @odata.id of a navigation property, if present. */

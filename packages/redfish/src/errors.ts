@@ -33,7 +33,9 @@ export function codeForStatus(status: number): RedfishErrorCode {
 
 /** The human message out of a Redfish error body, if it has one. */
 export function messageFromBody(body: unknown): string | undefined {
-  const err = (body as { error?: { message?: string; '@Message.ExtendedInfo'?: { Message?: string }[] } } | undefined)
-    ?.error;
-  return err?.['@Message.ExtendedInfo']?.[0]?.Message ?? err?.message;
+  const err = (body as { error?: { message?: unknown; '@Message.ExtendedInfo'?: unknown } } | null | undefined)?.error;
+  const info = err?.['@Message.ExtendedInfo'];
+  const first: unknown = Array.isArray(info) ? (info[0] as { Message?: unknown } | null)?.Message : undefined;
+  const text = [first, err?.message].find((m) => typeof m === 'string' && m.length > 0);
+  return text as string | undefined;
 }

@@ -47,14 +47,17 @@ export async function getUpdateService(client: RedfishClient): Promise<UpdateSer
   return client.discovered(async () => {
     const uri = await rootLink(client, 'UpdateService');
     const raw = await client.get<RawUpdateService>(uri);
+    // Typed fields only: a push URI that is not a string must read as absent, not reach the upload.
+    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+    const actions = raw.Actions as Record<string, { target?: unknown } | null> | null | undefined;
     return compact<UpdateServiceInfo>({
       uri,
-      multipartHttpPushUri: raw.MultipartHttpPushUri,
-      httpPushUri: raw.HttpPushUri,
-      simpleUpdateTarget: raw.Actions?.['#UpdateService.SimpleUpdate']?.target,
-      maxImageSizeBytes: raw.MaxImageSizeBytes,
+      multipartHttpPushUri: str(raw.MultipartHttpPushUri),
+      httpPushUri: str(raw.HttpPushUri),
+      simpleUpdateTarget: str(actions?.['#UpdateService.SimpleUpdate']?.target),
+      maxImageSizeBytes: typeof raw.MaxImageSizeBytes === 'number' ? raw.MaxImageSizeBytes : undefined,
       firmwareInventoryUri: linkOf(raw, 'FirmwareInventory'),
-      serviceEnabled: raw.ServiceEnabled,
+      serviceEnabled: typeof raw.ServiceEnabled === 'boolean' ? raw.ServiceEnabled : undefined,
     });
   });
 }
@@ -73,6 +76,8 @@ export async function getFirmwareInventory(client: RedfishClient): Promise<Firmw
   });
 }
 
+const isObject = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 function toComponent(uri: string, c: Record<string, unknown>): FirmwareComponent {
   const str = (k: string) => (typeof c[k] === 'string' ? (c[k] as string) : undefined);
   const related = Array.isArray(c['RelatedItem']) ? (c['RelatedItem'] as Link[]) : [];
@@ -86,7 +91,7 @@ function toComponent(uri: string, c: Record<string, unknown>): FirmwareComponent
       softwareId: str('SoftwareId'),
       manufacturer: str('Manufacturer'),
       updateable: typeof c['Updateable'] === 'boolean' ? c['Updateable'] : undefined,
-      status: c['Status'] as ResourceStatus | undefined,
+      status: isObject(c['Status']) ? (c['Status'] as ResourceStatus) : undefined,
     }),
     relatedItems: related
       .map((r) => r?.['@odata.id'])

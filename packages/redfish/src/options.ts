@@ -35,6 +35,8 @@ export interface RedfishClientOptions {
   requestTimeoutMs?: number;
   /** Whole-request budget for firmware uploads. Default 600 s. */
   uploadTimeoutMs?: number;
+  /** Largest answer read; a longer one is refused (Internal) rather than buffered. Default 16 MiB. */
+  maxResponseBytes?: number;
   /** Attempts on retryable failures (connection errors, 503, idempotent timeouts). Default 3. */
   maxAttempts?: number;
   /** First backoff step; doubles per attempt with ±50% jitter. Default 250 ms. */
@@ -55,6 +57,8 @@ export const defaults = {
   connectTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   uploadTimeoutMs: 600_000,
+  // The largest document of the GH200 capture is 130 kB: a BMC's answer past this is broken, not big.
+  maxResponseBytes: 16 * 1024 * 1024,
   maxAttempts: 3,
   retryBaseDelayMs: 250,
   maxRetryDelayMs: 30_000,

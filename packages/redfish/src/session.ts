@@ -3,6 +3,16 @@ import type { RedfishCredentials, RedfishLogger } from './options.js';
 import { headerValue } from '@fleet/http';
 import type { HttpMethod, RedfishResponse } from './transport.js';
 
+/** The path of the session a login created, from its Location or @odata.id; undefined when that is no URI. */
+function sessionPath(location: unknown): string | undefined {
+  if (typeof location !== 'string' || !location) return undefined;
+  try {
+    return new URL(location, 'http://x').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the session manager needs from the client: unserialised requests and the discovered Sessions URI. */
 export interface SessionIo {
   readonly bmc: string;
@@ -87,15 +97,16 @@ export class SessionAuth {
       authenticate: false,
     });
     const token = headerValue(res.headers, 'x-auth-token');
-    const location =
-      headerValue(res.headers, 'location') ?? (res.body as { '@odata.id'?: string } | undefined)?.['@odata.id'];
+    const location = sessionPath(
+      headerValue(res.headers, 'location') ?? (res.body as { '@odata.id'?: unknown } | null | undefined)?.['@odata.id'],
+    );
     if (!token) {
       if (location) {
         await this.io.perform({ method: 'DELETE', uri: location, authenticate: false }).catch(() => undefined);
       }
       throw new RedfishError('Internal', this.io.bmc, uri, 'session created without an X-Auth-Token header');
     }
-    const session = { token, uri: location ? new URL(location, 'http://x').pathname : undefined };
+    const session = { token, uri: location };
     if (this.closed) {
       // close() raced the login: log straight out again rather than leak the session.
       this.session = session;

@@ -1,4 +1,4 @@
-import { resetTypeFor, type PowerAction, type PowerState, type RedfishResetType } from '@fleet/domain';
+import { powerStates, resetTypeFor, type PowerAction, type PowerState, type RedfishResetType } from '@fleet/domain';
 import { postReset } from './actions.js';
 import type { RedfishClient } from './client.js';
 import { memberWithId, readCollection, rootLink } from './discovery.js';
@@ -72,8 +72,12 @@ export function findSystem(client: RedfishClient, systemId?: string): Promise<Co
   return client.discovered(async () => client.get<ComputerSystem>(await systemUri(client, systemId)));
 }
 
+const knownStates: readonly unknown[] = powerStates;
+
+/** The system's PowerState; 'Unknown' when the BMC gives none or one outside the schema's values. */
 export async function getPowerState(client: RedfishClient, systemId?: string): Promise<PowerState> {
-  return (await findSystem(client, systemId)).PowerState ?? 'Unknown';
+  const state = (await findSystem(client, systemId)).PowerState;
+  return knownStates.includes(state) ? state! : 'Unknown';
 }
 
 /** POSTs ComputerSystem.Reset to the target the system advertises, if it allows `resetType`. */

@@ -78,6 +78,36 @@ function messageSaysFailure(m: TaskMessage): boolean {
   return [severity, lastIdSegment].some((s) => failureWords.test(s.replaceAll('noerror', '')));
 }
 
+/**
+ * A task as the BMC sent it, keeping only what has the schema's types: classifyTask and the callers that read
+ * Messages never meet a TaskState that is a number or a Messages that is not a list.
+ */
+export function taskOf(body: unknown): RedfishTask {
+  const b = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const str = (o: Record<string, unknown>, k: string) => (typeof o[k] === 'string' ? { [k]: o[k] as string } : {});
+  const messages = Array.isArray(b['Messages'])
+    ? (b['Messages'] as unknown[])
+        .filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m))
+        .map((m): TaskMessage => ({
+          ...str(m, 'MessageId'),
+          ...str(m, 'Message'),
+          ...str(m, 'Severity'),
+          ...str(m, 'MessageSeverity'),
+          ...(Array.isArray(m['MessageArgs']) ? { MessageArgs: m['MessageArgs'] as unknown[] } : {}),
+        }))
+    : undefined;
+  return {
+    ...str(b, '@odata.id'),
+    ...str(b, 'Id'),
+    ...str(b, 'TaskState'),
+    ...str(b, 'TaskStatus'),
+    ...(typeof b['PercentComplete'] === 'number' ? { PercentComplete: b['PercentComplete'] } : {}),
+    ...str(b, 'StartTime'),
+    ...str(b, 'EndTime'),
+    ...(messages ? { Messages: messages } : {}),
+  };
+}
+
 const taskPath = /\/TaskService\/(?:Tasks|TaskMonitors)\/[^/?#]+/;
 
 /**
@@ -86,7 +116,7 @@ const taskPath = /\/TaskService\/(?:Tasks|TaskMonitors)\/[^/?#]+/;
  * (docs/reference/rms-behaviours.md#firmware-push); a `/Tasks/{id}/Monitor` URI is polled as its task.
  */
 export function taskUriFrom(res: Pick<RedfishResponse, 'headers' | 'body'>): string | undefined {
-  const body = (res.body ?? {}) as RedfishTask;
+  const body = taskOf(res.body);
   const candidates = [
     body['@odata.id'],
     headerValue(res.headers, 'location'),
@@ -94,7 +124,12 @@ export function taskUriFrom(res: Pick<RedfishResponse, 'headers' | 'body'>): str
   ];
   for (const c of candidates) {
     if (typeof c !== 'string') continue;
-    const path = new URL(c, 'http://x').pathname;
+    let path: string;
+    try {
+      path = new URL(c, 'http://x').pathname;
+    } catch {
+      continue;
+    }
     const match = taskPath.exec(path);
     if (match) return path.slice(0, match.index + match[0].length);
   }
@@ -124,7 +159,7 @@ export async function waitForTask(
   let lastError: RedfishError | undefined;
   for (;;) {
     try {
-      const task = await client.get<RedfishTask>(taskUri);
+      const task = taskOf(await client.get<unknown>(taskUri));
       lastError = undefined;
       opts.onProgress?.(task);
       const outcome = classifyTask(task);
@@ -170,7 +205,7 @@ export async function listTasks(client: RedfishClient): Promise<(RedfishTask & {
   const out: (RedfishTask & { uri: string })[] = [];
   for (const uri of members) {
     try {
-      out.push({ ...(await client.get<RedfishTask>(uri)), uri });
+      out.push({ ...taskOf(await client.get<unknown>(uri)), uri });
     } catch (err) {
       // A task overwritten between the listing and the read is simply gone.
       if (!(err instanceof RedfishError) || err.code !== 'NotFound') throw err;

@@ -1,7 +1,9 @@
 import {
   classifyTransportError,
   parseJsonOrText,
+  readBodyText,
   requestSignal,
+  ResponseTooLargeError,
   retryAfterMs,
   type ResponseHeaders,
   type RetryClass,
@@ -36,6 +38,8 @@ export interface ExchangeSpec {
   body?: BodySource;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Answers longer than this are refused. */
+  maxResponseBytes: number;
 }
 
 export class ExchangeFailure extends Error {
@@ -79,8 +83,10 @@ export async function exchange(
   }
   let text: string;
   try {
-    text = await res.body.text();
+    text = await readBodyText(res.body, spec.maxResponseBytes);
   } catch (err) {
+    if (err instanceof ResponseTooLargeError)
+      throw new ExchangeFailure(new RedfishError('Internal', bmc, uri, err.message), 'never');
     throw transportFailure(err, bmc, uri, spec, deadline);
   }
   const body = text ? parseJsonOrText(text) : undefined;

@@ -64,14 +64,25 @@ export function staticRedfish(root: string): Handler {
     const trimmed = path.replace(/\/+$/, '');
     if (req.method !== 'GET' || !(trimmed === '/redfish/v1' || trimmed.startsWith('/redfish/v1/')))
       return json(res, 405, { error: { message: 'read-only' } });
-    const rel = decodeURIComponent(trimmed.slice('/redfish/v1'.length));
-    if (rel.split('/').includes('..')) return json(res, 400);
-    const file = join(root, rel, 'index.json');
-    if (!existsSync(file)) return json(res, 404, { error: { message: `no ${trimmed}` } });
-    const text = readFileSync(file);
+    const text = captureDocument(root, trimmed);
+    if (text === 'bad-path') return json(res, 400);
+    if (!text) return json(res, 404, { error: { message: `no ${trimmed}` } });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': text.length });
     res.end(text);
   };
+}
+
+/** The capture's document for a /redfish/v1 path (no trailing slash); undefined if none, 'bad-path' for `..`. */
+export function captureDocument(root: string, path: string): Buffer | 'bad-path' | undefined {
+  let rel: string;
+  try {
+    rel = decodeURIComponent(path.slice('/redfish/v1'.length));
+  } catch {
+    return 'bad-path';
+  }
+  if (rel.split('/').includes('..')) return 'bad-path';
+  const file = join(root, rel, 'index.json');
+  return existsSync(file) ? readFileSync(file) : undefined;
 }
 
 /** Extracts the GH200 capture (long form) into a temp dir; returns its /redfish/v1 folder and a cleanup. */

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  chassisPowerState,
+  findAccount,
+  getFirmwareInventory,
+  getMnnvlinkTopology,
+  getPowerState,
+  getPowerSubsystem,
+  getUpdateService,
+  listChassis,
+  listTasks,
+  readDeviceHealth,
+  readPasswordPolicy,
+  RedfishClient,
+  RedfishError,
+  resetChassis,
+  resetSystem,
+  setAccountPassword,
+  waitForTask,
+  type RedfishClientOptions,
+} from '../src/index.js';
+import {
+  caseRand,
+  describeLog,
+  fuzzCases,
+  fuzzingHandler,
+  fuzzSeed,
+  Tally,
+  watchProcess,
+  withCeiling,
+  type Answer,
+} from './helpers/fuzz.js';
+import {
+  captureDocument,
+  credentials,
+  extractGh200,
+  mockups,
+  readBody,
+  serve,
+  type TestServer,
+} from './helpers/servers.js';
+
+// Issue 20: the client and its readers fed randomly corrupted answers built from the real captures. Every outcome is
+// a parse or a RedfishError naming the BMC and the URI, within the request timeouts; nothing escapes as a TypeError,
+// an unhandled rejection or a hang. Longer run: FLEET_FUZZ_CASES=5000 pnpm test packages/redfish/test/fuzz.test.ts
+
+const CASES = fuzzCases(240);
+const timeouts = { requestTimeoutMs: 250, maxAttempts: 2, retryBaseDelayMs: 1, maxRetryDelayMs: 40 };
+/** Above the client's limit set below: the oversized-body mutation must be refused, not buffered. */
+const maxResponseBytes = 512 * 1024;
+
+/** What a capture answers: documents for GETs, and what a BMC answers to the writes the operations send. */
+function captureAnswers(root: string) {
+  let sessions = 0;
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => ({
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: Buffer.from(body === undefined ? '' : JSON.stringify(body)),
+  });
+  return async (req: IncomingMessage, path: string): Promise<Answer> => {
+    const trimmed = path.replace(/\/+$/, '');
+    if (req.method === 'GET') {
+      const doc = captureDocument(root, trimmed);
+      if (doc === 'bad-path') return json(400, { error: { message: 'bad path' } });
+      return doc
+        ? { status: 200, headers: { 'content-type': 'application/json' }, body: doc }
+        : json(404, { error: { message: `no ${trimmed}` } });
+    }
+    await readBody(req);
+    if (req.method === 'POST' && trimmed.endsWith('/Sessions')) {
+      const uri = `${trimmed}/fuzz${++sessions}`;
+      return json(
+        201,
+        { '@odata.id': uri, Id: `fuzz${sessions}` },
+        { 'x-auth-token': `tok${sessions}`, location: uri },
+      );
+    }
+    if (req.method === 'PATCH') return json(200, {});
+    return json(204, undefined);
+  };
+}
+
+type Op = [name: string, run: (c: RedfishClient) => Promise<unknown>, auth?: 'session'];
+
+const gh200Ops: Op[] = [
+  ['health', (c) => readDeviceHealth(c, { chassis: 'BMC_0', system: { id: undefined } })],
+  ['firmware inventory', (c) => getFirmwareInventory(c)],
+  ['update service', (c) => getUpdateService(c)],
+  ['power state', (c) => getPowerState(c)],
+  ['session login', (c) => getPowerState(c), 'session'],
+  ['reset system', (c) => resetSystem(c, 'ForceRestart')],
+  ['reset chassis', (c) => resetChassis(c, 'BMC_0', 'PowerCycle')],
+  ['list chassis', (c) => listChassis(c)],
+  ['list tasks', (c) => listTasks(c)],
+  ['accounts', (c) => findAccount(c, 'fwupd')],
+  ['topology', (c) => getMnnvlinkTopology(c)],
+];
+const rackmountOps: Op[] = [
+  ['health', (c) => readDeviceHealth(c, { chassis: '1U', system: { id: undefined } })],
+  ['firmware inventory', (c) => getFirmwareInventory(c)],
+  ['task polling', (c) => waitForTask(c, '/redfish/v1/TaskService/Tasks/545', { pollIntervalMs: 5, timeoutMs: 300 })],
+  ['list tasks', (c) => listTasks(c)],
+  ['session login', (c) => getFirmwareInventory(c), 'session'],
+  ['password policy', (c) => readPasswordPolicy(c)],
+  ['set password', (c) => setAccountPassword(c, 'Administrator', 'n3w-Pass!')],
+  ['power subsystem', (c) => getPowerSubsystem(c, '1U')],
+  ['reset system', (c) => resetSystem(c, 'ForceRestart')],
+];
+const shelfOps: Op[] = [
+  ['health', (c) => readDeviceHealth(c, { chassis: 'PowerShelf' })],
+  ['power subsystem', (c) => getPowerSubsystem(c, 'PowerShelf')],
+  ['chassis power', (c) => chassisPowerState(c, 'PowerShelf')],
+  ['reset chassis', (c) => resetChassis(c, 'PowerShelf', 'PowerCycle')],
+  ['session login', (c) => chassisPowerState(c, 'PowerShelf'), 'session'],
+  ['accounts', (c) => findAccount(c, 'Administrator')],
+];
+
+/** The error a fuzzed operation may end with: typed, naming the BMC and the URI it was about. */
+export function assertTypedRedfishError(err: unknown, bmc: string, label: string): RedfishError {
+  assert.ok(err instanceof RedfishError, `${label}\n${err instanceof Error ? err.stack : String(err)}`);
+  assert.equal(err.bmc, bmc, label);
+  assert.ok(err.uri.length > 0, `${label}: no URI in ${err.message}`);
+  assert.ok(err.message.includes(bmc) && err.message.includes(err.uri), `${label}: ${err.message}`);
+  return err;
+}
+
+describe('Redfish fuzz: corrupted answers from the captures', () => {
+  let gh200: ReturnType<typeof extractGh200>;
+  const servers: { name: string; server: TestServer; fuzz: ReturnType<typeof fuzzingHandler>; ops: Op[] }[] = [];
+  const watch = watchProcess();
+
+  before(async () => {
+    gh200 = extractGh200();
+    for (const [name, root, ops] of [
+      ['gh200', gh200.root, gh200Ops],
+      ['public-rackmount1', join(mockups, 'public-rackmount1'), rackmountOps],
+      ['public-power-shelf', join(mockups, 'public-power-shelf'), shelfOps],
+    ] as const) {
+      let url = '';
+      const fuzz = fuzzingHandler(captureAnswers(root), { hugeBytes: 4 * maxResponseBytes, self: (p) => `${url}${p}` });
+      const server = await serve(fuzz.handler);
+      url = server.url;
+      servers.push({ name, server, fuzz, ops });
+    }
+  });
+  after(async () => {
+    watch.stop();
+    for (const s of servers) await s.server.close();
+    gh200?.cleanup();
+  });
+
+  it(`${CASES} cases: a parse or a RedfishError naming BMC and URI, within the timeouts`, async (t) => {
+    const tally = new Tally();
+    for (let i = 0; i < CASES; i++) {
+      const { name, server, fuzz, ops } = servers[i % servers.length]!;
+      const rand = caseRand(fuzzSeed, i);
+      const [opName, run, auth] = ops[rand(ops.length)]!;
+      fuzz.reset(rand);
+      const opts: RedfishClientOptions = {
+        baseUrl: server.url,
+        credentials,
+        device: 'fuzz-tray',
+        maxResponseBytes,
+        ...timeouts,
+        ...(auth ? { auth } : {}),
+      };
+      const client = new RedfishClient(opts);
+      const before = server.requests.length;
+      const started = performance.now();
+      const label = () => `seed ${fuzzSeed} case ${i} (${name}: ${opName})\n${describeLog(fuzz.log)}`;
+      try {
+        await withCeiling(() => run(client), 30_000, label());
+        tally.count(`${opName}: ok`);
+      } catch (err) {
+        tally.count(`${opName}: ${assertTypedRedfishError(err, server.url, label()).code}`);
+      } finally {
+        await withCeiling(() => client.close(), 5_000, `close of ${label()}`);
+      }
+      // Each request gets at most its timeout (and a capped backoff after it); the task wait its own deadline.
+      const elapsed = performance.now() - started;
+      const requests = server.requests.length - before;
+      const budget = requests * (timeouts.requestTimeoutMs + timeouts.maxRetryDelayMs) + 300 + 1_000;
+      assert.ok(elapsed <= budget, `${label()}\ntook ${Math.round(elapsed)} ms for ${requests} requests`);
+    }
+    watch.assertNone();
+    t.diagnostic(`outcomes: ${tally}`);
+    // The mutations reach every kind of outcome, and most operations still succeed sometimes.
+    for (const key of ['health: ok', 'firmware inventory: ok', 'session login: ok', 'Internal', 'NotFound', 'Timeout'])
+      assert.ok(
+        key.includes(':') ? tally.seen.has(key) : [...tally.seen.keys()].some((k) => k.endsWith(key)),
+        `no "${key}" among ${tally}`,
+      );
+  });
+});
