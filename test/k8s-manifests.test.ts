@@ -162,6 +162,7 @@ describe('deploy/k8s manifests', () => {
       it('mounts into each container a config its process accepts, with every file it names mounted', () => {
         for (const d of deploymentsOf(objects))
           for (const c of [...d.spec.template.spec.containers, ...(d.spec.template.spec.initContainers ?? [])]) {
+            if (c.name === 'seed-secret-store') continue; // no process of ours: a copy, checked below
             const { raw, source } = mountedConfig(objects, d, c);
             assert.doesNotThrow(() => processOf(c).parse(raw, source));
             if (c.command.includes(distEntry('packages/db/src/migrate-cli.ts'))) continue; // reads only `database`
@@ -171,6 +172,31 @@ describe('deploy/k8s manifests', () => {
               if (writtenKey.test(key)) assert.ok(!mount.readOnly, `${source}: ${key} ${path} is mounted read-only`);
             }
           }
+      });
+
+      it("keeps each satellite's secret store writable, seeded once from its Secret", () => {
+        for (const d of deploymentsOf(objects).filter((x) => x.metadata.name === 'fleet-satellite')) {
+          const spec = d.spec.template.spec;
+          const satellite = spec.containers.find((c) => c.name === 'satellite')!;
+          const { raw } = mountedConfig(objects, d, satellite);
+          const store = (raw as { secrets: { provider: string; path: string } }).secrets;
+          assert.equal(store.provider, 'file');
+          const mount = mountHolding(satellite, store.path);
+          assert.ok(mount && !mount.readOnly, `${store.path} is not on a writable volume (rotations write it)`);
+          const seed = spec.initContainers?.find((c) => c.name === 'seed-secret-store');
+          assert.ok(seed, `${d.metadata.namespace}: no init container seeds the store`);
+          const seedTarget = mountHolding(seed, store.path);
+          assert.deepEqual(
+            [seedTarget?.name, seedTarget?.subPath],
+            [mount.name, mount.subPath],
+            'the seed lands where the satellite reads the store',
+          );
+          const script = seed.command.join(' ');
+          assert.ok(script.includes(store.path) && script.includes('existsSync'), 'an existing store is kept');
+          const from = seed.volumeMounts?.find((m) => script.includes(m.mountPath) && m.mountPath !== mount.mountPath);
+          const volume = spec.volumes?.find((v) => v.name === from?.name);
+          assert.ok(volume?.secret, 'the seed comes from a Secret');
+        }
       });
 
       it('gives each pod more time to stop than its process takes (preStop sleep included)', () => {
