@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   ActivateFirmwareInput,
@@ -16,7 +17,11 @@ import {
   type ApplyCheckpoint,
   type ApplyOps,
 } from '../src/activities/firmware-apply.js';
+import { activityCheckpoints } from '../src/journal/action-journal.js';
 import { mockEnv } from './helpers/devices.js';
+import { openTestJournal } from './helpers/journal.js';
+
+const testJournal = await openTestJournal();
 
 // applyFirmware over fake single-purpose activities: the order of what reaches the BMC, and what a retried
 // attempt does with the checkpoint its predecessor heartbeated.
@@ -74,6 +79,7 @@ function fakeOps(
 ) {
   const calls: string[] = [];
   const ops: ApplyOps = {
+    checkpoints: activityCheckpoints(testJournal, () => Context.current().info),
     prefetch: async (s) => void calls.push(`fetch ${s.step.name}`),
     pushFirmware: async (i) => {
       calls.push(`push ${i.step.name} g${i.generation}`);
@@ -158,6 +164,23 @@ describe('applyFirmware and activateFirmware', () => {
     const env = mockEnv({ heartbeatDetails: prior, attempt: 2 });
     await env.run(activateFirmwareWith, ops, activation);
     assert.deepEqual(calls, ['reset bmc', 'power on', 'inventory']);
+  });
+
+  it('a retry whose heartbeats never reached Temporal (the site cut off) still knows the host was on', async () => {
+    const { ops, calls } = fakeOps();
+    const activity = { workflowExecution: { workflowId: 'wf-cut', runId: 'run-1' }, activityId: '4' };
+    // Attempt 1 switches the host off, then dies in the BMC reset; none of its heartbeats arrived.
+    const dying: ApplyOps = {
+      ...ops,
+      resetBmc: async () => {
+        calls.push('reset bmc (lost)');
+        throw new Error('link cut');
+      },
+    };
+    await assert.rejects(mockEnv({ ...activity, attempt: 1 }).run(activateFirmwareWith, dying, activation));
+    calls.length = 0;
+    await mockEnv({ ...activity, attempt: 2 }).run(activateFirmwareWith, ops, activation);
+    assert.deepEqual(calls, ['reset bmc', 'power on', 'inventory'], 'not read as off and left so');
   });
 
   it('a lost task is pushed again under the next generation, unless the device already runs the target', async () => {

@@ -12,6 +12,7 @@ import {
   type FirmwareActivities,
   type StageSpan,
 } from '@fleet/domain';
+import type { ActivityCheckpoints } from '../journal/action-journal.js';
 import { pause } from './context.js';
 
 /** A push whose task the BMC lost (it restarted mid-flash) is made again, this many times in all. */
@@ -22,6 +23,8 @@ export type ApplyOps = Pick<FirmwareActivities, 'pushFirmware' | 'awaitFirmwareT
   Pick<DeviceActivities, 'awaitDevices' | 'readDevicePower' | 'setDevicePower' | 'resetBmc'> & {
     /** Makes the step's package local before anything is pushed (no-op when cached). */
     prefetch(step: ApplyFirmwareStep): Promise<void>;
+    /** The activity's checkpoint on the satellite's disk, for when its heartbeat did not reach Temporal. */
+    checkpoints: ActivityCheckpoints;
   };
 
 /**
@@ -219,7 +222,14 @@ export async function activateFirmwareWith(
 ): Promise<ActivateFirmwareResult> {
   const ctx = Context.current();
   const cp: ActivateCheckpoint = structuredClone((ctx.info.heartbeatDetails as ActivateCheckpoint | undefined) ?? {});
-  const save = () => ctx.heartbeat(cp);
+  // The phase and whether the host was on are also on disk at every change: the copy that outlives a heartbeat lost in
+  // a cut, without which a retry would find the host off and leave it so.
+  const saved = ops.checkpoints.load() as Pick<ActivateCheckpoint, 'activation'> | undefined;
+  if (saved?.activation) cp.activation = saved.activation;
+  const save = async () => {
+    ctx.heartbeat(cp);
+    await ops.checkpoints.save(input.target.deviceId, { activation: cp.activation });
+  };
   const lastAttempt = input.maximumAttempts > 0 && ctx.info.attempt >= input.maximumAttempts;
   const { target, timings } = input;
   const power = async (action: 'on' | 'force-off') => {
@@ -245,28 +255,28 @@ export async function activateFirmwareWith(
       wasOn = before.reachable && before.powerState !== 'Off';
     }
     cp.activation = { startedAt: now(), wasOn, phase: input.role === 'compute' ? 'off' : 'reset' };
-    save();
+    await save();
   }
   const a = cp.activation;
   if (a.phase === 'off') {
     if (a.wasOn) await power('force-off');
     a.phase = 'reset';
-    save();
+    await save();
   }
   if (a.phase === 'reset') {
     await nested(cp, 'reset', () => ops.resetBmc({ target, manager: 'bmc', waitUntilBackS: timings.bmcRecoveryS }));
     a.phase = input.role === 'compute' ? 'stabilize' : 'on';
-    save();
+    await save();
   }
   if (a.phase === 'stabilize') {
     await pause(timings.acStabilizeS * 1000, cp);
     a.phase = 'on';
-    save();
+    await save();
   }
   if (a.phase === 'on') {
     if (a.wasOn) await power('on');
     a.phase = 'read';
-    save();
+    await save();
   }
   const activate = { startedAt: a.startedAt, finishedAt: now() };
   const inventory = (await nested(cp, 'inventory', () => ops.readFirmwareInventory({ target }))).components;

@@ -5,6 +5,7 @@ import { RedfishError } from '@fleet/redfish';
 import { createAwaitDevicesActivity } from './await-devices.js';
 import { createBmcResetActivity } from './bmc-reset.js';
 import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
+import { activityCheckpoints } from '../journal/action-journal.js';
 import { activateFirmwareWith, applyFirmwareWith } from './firmware-apply.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
@@ -160,6 +161,7 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
   } satisfies Omit<FirmwareActivities, 'fetchArtifact' | 'applyFirmware' | 'activateFirmware'>;
   const ops = {
     ...firmware,
+    checkpoints: activityCheckpoints(deps.journal, () => Context.current().info),
     ...createPowerActivities(deps),
     ...createBmcResetActivity(deps),
     ...createAwaitDevicesActivity(deps),

@@ -10,6 +10,8 @@ export interface JournalEntry {
   action: string;
   /** When, in ms since the epoch. */
   at: number;
+  /** A checkpoint's content (entries of `activityCheckpoints`). */
+  data?: unknown;
 }
 
 /** The same for every attempt of one activity, and for no other activity. */
@@ -101,6 +103,28 @@ export class ActionJournal {
   }
 }
 
+/** The checkpoint of the running activity (its progress across attempts), kept in the journal beside its actions. */
+export interface ActivityCheckpoints {
+  /** What an earlier attempt of this activity saved last, if anything. */
+  load(): unknown;
+  save(deviceId: string, data: unknown): Promise<void>;
+}
+
+/**
+ * Checkpoints of the running activity in the journal: a heartbeat carries one to the next attempt only when it reaches
+ * Temporal; this copy survives a cut or a crash of the satellite (its data dir kept).
+ */
+export function activityCheckpoints(
+  journal: ActionJournal,
+  info: () => Parameters<typeof journalKey>[0],
+): ActivityCheckpoints {
+  const key = () => `${journalKey(info())}#checkpoint`;
+  return {
+    load: () => journal.sent(key())?.data,
+    save: (deviceId, data) => journal.record({ key: key(), deviceId, action: 'checkpoint', data }),
+  };
+}
+
 function notFoundAsEmpty(err: NodeJS.ErrnoException): string {
   if (err.code === 'ENOENT') return '';
   throw err;
@@ -112,7 +136,13 @@ function parseLine(line: string): JournalEntry | undefined {
   try {
     const e = JSON.parse(line) as Partial<JournalEntry>;
     if (typeof e.key === 'string' && typeof e.at === 'number' && typeof e.deviceId === 'string')
-      return { key: e.key, deviceId: e.deviceId, action: String(e.action), at: e.at };
+      return {
+        key: e.key,
+        deviceId: e.deviceId,
+        action: String(e.action),
+        at: e.at,
+        ...('data' in e ? { data: e.data } : {}),
+      };
   } catch {
     // torn write
   }
