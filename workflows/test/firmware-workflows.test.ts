@@ -124,6 +124,8 @@ function recordedFw<A extends ReturnType<typeof bmcFirmware>>(impl: A) {
     prefetch: async (s: ApplyFirmwareStep) => {
       await r.activities.fetchArtifact({ digest: s.step.packageDigest, size: s.step.packageSize });
     },
+    // No disk copy of checkpoints here: these tests replay heartbeats through Temporal only.
+    checkpoints: { load: () => undefined, save: async () => undefined },
   } as unknown as ApplyOps;
   const activities = {
     ...r.activities,
