@@ -6,9 +6,7 @@ import { describe, it } from 'node:test';
 import { parseConfig } from '@fleet/config';
 import { searchAttributes, siteTaskQueue } from '@fleet/domain';
 import { HubConfig } from '@fleet/hub';
-import { NetboxAgentConfig, netboxAgentShutdownGraceS } from '@fleet/netbox-agent';
-import { SatelliteConfig, satelliteShutdownGraceS } from '@fleet/satellite';
-import { AgentConfig, agentShutdownGraceS } from '@fleet/workflow-agent';
+import { SatelliteConfig } from '@fleet/satellite';
 import {
   type ComposeFile,
   type ComposeService,
@@ -18,40 +16,13 @@ import {
 } from '../tools/lib/compose-spec.js';
 import { repoRoot } from '../tools/lib/processes.js';
 import { distEntry } from '../tools/lib/build-entries.js';
+import { configuredPaths, deployedProcesses } from './lib/deployed-processes.js';
 
 const productionPath = join(repoRoot, 'deploy/compose/production.yml');
 const production = readComposeFile(productionPath);
 const validate = composeSpecValidator();
 
-/** How a process reads its config, and how long it takes to stop with it (as in test/k8s-manifests.test.ts). */
-function processSpec<C>(parse: (raw: unknown, source: string) => C, graceS: (config: C) => number) {
-  return { parse, graceS: (raw: unknown, source: string) => graceS(parse(raw, source)) };
-}
-const processes: Record<string, ReturnType<typeof processSpec>> = {
-  [distEntry('apps/hub/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(HubConfig, raw, source),
-    (c) => c.http.shutdownGraceS,
-  ),
-  [distEntry('apps/workflow-agent/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(AgentConfig, raw, source),
-    () => agentShutdownGraceS,
-  ),
-  [distEntry('apps/netbox-agent/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(NetboxAgentConfig, raw, source),
-    () => netboxAgentShutdownGraceS,
-  ),
-  [distEntry('apps/satellite/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(SatelliteConfig, raw, source),
-    satelliteShutdownGraceS,
-  ),
-  // Reads the `database` section of the hub's config; a one-shot before the hub.
-  [distEntry('packages/db/src/migrate-cli.ts')]: processSpec(
-    (raw, source) => parseConfig(HubConfig, raw, source),
-    () => 0,
-  ),
-};
-/** Config keys naming files or folders the process reads; those naming folders it writes. */
-const pathKey = /(File|^path|^dir|Dir)$/;
+/** Config keys naming folders the process writes. */
 const writtenKey = /^(dir|dataDir|blobDir|path)$/;
 
 const asList = (v: string[] | string | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -84,7 +55,7 @@ function mounts(s: ComposeService): { path: string; writable: boolean; kind: str
 function fleetProcesses(compose: ComposeFile, composeDir: string) {
   return Object.entries(compose.services).flatMap(([name, service]) => {
     const command = asList(service.command);
-    const script = Object.keys(processes).find((s) => command.includes(s));
+    const script = Object.keys(deployedProcesses).find((s) => command.includes(s));
     if (!script) return [];
     const configPath = command[command.indexOf('--config') + 1];
     assert.ok(configPath, `${name} starts without --config`);
@@ -94,18 +65,8 @@ function fleetProcesses(compose: ComposeFile, composeDir: string) {
     assert.ok(file, `${name}: config ${ref.source} is not defined by a file`);
     const source = posix.join('deploy/compose', file);
     const raw = JSON.parse(readFileSync(join(composeDir, file), 'utf8')) as unknown;
-    return [{ name, service, script, spec: processes[script]!, raw, source }];
+    return [{ name, service, script, spec: deployedProcesses[script]!, raw, source }];
   });
-}
-
-/** The (key, value) pairs of a config whose key names a file or folder, as the file sets them (defaults aside). */
-function configuredPaths(raw: unknown, out: [string, string][] = []): [string, string][] {
-  if (raw && typeof raw === 'object')
-    for (const [key, value] of Object.entries(raw)) {
-      if (typeof value === 'string' && pathKey.test(key) && value.startsWith('/')) out.push([key, value]);
-      else configuredPaths(value, out);
-    }
-  return out;
 }
 
 /** The stage names a Dockerfile's `FROM ... AS <name>` lines define. */
@@ -132,7 +93,7 @@ describe('deploy/compose/production.yml', () => {
   const fleet = fleetProcesses(production, composeDir);
 
   it('runs every Fleet process with a config its schema accepts, every file it names mounted', () => {
-    assert.deepEqual([...new Set(fleet.map((p) => p.script))].sort(), Object.keys(processes).sort());
+    assert.deepEqual([...new Set(fleet.map((p) => p.script))].sort(), Object.keys(deployedProcesses).sort());
     for (const p of fleet) {
       assert.doesNotThrow(() => p.spec.parse(p.raw, p.source));
       if (p.script === distEntry('packages/db/src/migrate-cli.ts')) continue; // reads only `database`

@@ -3,14 +3,12 @@ import { readdirSync } from 'node:fs';
 import { basename, dirname, join, posix } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseConfig } from '@fleet/config';
+import { SatelliteConfig } from '@fleet/satellite';
 import { siteTaskQueue } from '@fleet/domain';
-import { HubConfig } from '@fleet/hub';
-import { NetboxAgentConfig, netboxAgentShutdownGraceS } from '@fleet/netbox-agent';
-import { SatelliteConfig, satelliteShutdownGraceS } from '@fleet/satellite';
-import { AgentConfig, agentShutdownGraceS } from '@fleet/workflow-agent';
 import { type K8sObject, parseManifests, renderKustomization, validateManifests } from '../tools/lib/kustomize.js';
 import { repoRoot } from '../tools/lib/processes.js';
 import { distEntry } from '../tools/lib/build-entries.js';
+import { configuredPaths, deployedProcesses } from './lib/deployed-processes.js';
 
 interface Mount {
   name: string;
@@ -52,36 +50,7 @@ interface Deployment extends K8sObject {
   };
 }
 
-/** How a process reads its config, and how long it takes to stop with it. */
-function processSpec<C>(parse: (raw: unknown, source: string) => C, graceS: (config: C) => number) {
-  return { parse, graceS: (raw: unknown, source: string) => graceS(parse(raw, source)) };
-}
-/** Each process the manifests run, by the script its container starts. */
-const processes: Record<string, ReturnType<typeof processSpec>> = {
-  [distEntry('apps/hub/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(HubConfig, raw, source),
-    (c) => c.http.shutdownGraceS,
-  ),
-  [distEntry('apps/workflow-agent/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(AgentConfig, raw, source),
-    () => agentShutdownGraceS,
-  ),
-  [distEntry('apps/netbox-agent/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(NetboxAgentConfig, raw, source),
-    () => netboxAgentShutdownGraceS,
-  ),
-  [distEntry('apps/satellite/src/main.ts')]: processSpec(
-    (raw, source) => parseConfig(SatelliteConfig, raw, source),
-    satelliteShutdownGraceS,
-  ),
-  // Reads the `database` section of the hub's config; runs before the hub, in an init container.
-  [distEntry('packages/db/src/migrate-cli.ts')]: processSpec(
-    (raw, source) => parseConfig(HubConfig, raw, source),
-    () => 0,
-  ),
-};
-/** Config keys naming files or folders the process reads; those naming folders it writes. */
-const pathKey = /(File|^path|^dir|Dir)$/;
+/** Config keys naming folders the process writes. */
 const writtenKey = /^(dir|dataDir|blobDir)$/;
 
 const k8sDir = join(repoRoot, 'deploy/k8s');
@@ -122,23 +91,13 @@ function mountedConfig(objects: K8sObject[], d: Deployment, c: Container) {
   return { raw, source: `${d.metadata.namespace ?? ''}/${configMap.metadata.name}/${basename(configPath)}` };
 }
 
-/** The (key, value) pairs of a config whose key names a file or folder, as the file sets them (defaults aside). */
-function configuredPaths(raw: unknown, out: [string, string][] = []): [string, string][] {
-  if (raw && typeof raw === 'object')
-    for (const [key, value] of Object.entries(raw)) {
-      if (typeof value === 'string' && pathKey.test(key) && value.startsWith('/')) out.push([key, value]);
-      else configuredPaths(value, out);
-    }
-  return out;
-}
-
 const mountHolding = (c: Container, path: string) =>
   c.volumeMounts?.find((m) => path === m.mountPath || path.startsWith(`${m.mountPath}/`));
 
 const processOf = (c: Container) => {
-  const script = Object.keys(processes).find((s) => c.command.includes(s));
-  assert.ok(script, `container ${c.name} runs none of ${Object.keys(processes).join(', ')}`);
-  return processes[script]!;
+  const script = Object.keys(deployedProcesses).find((s) => c.command.includes(s));
+  assert.ok(script, `container ${c.name} runs none of ${Object.keys(deployedProcesses).join(', ')}`);
+  return deployedProcesses[script]!;
 };
 
 /** Secret names a pod references, by volume or environment. */

@@ -2,17 +2,15 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import {
-  caseRand,
-  describeLog,
   fuzzCases,
-  fuzzingHandler,
-  fuzzSeed,
-  Tally,
+  fuzzedServer,
+  runFuzzCases,
   watchProcess,
-  withCeiling,
   type Answer,
+  type FuzzOp,
+  type FuzzTarget,
 } from '../../redfish/test/helpers/fuzz.js';
-import { readBody, serve, type TestServer } from '../../redfish/test/helpers/servers.js';
+import { readBody } from '../../redfish/test/helpers/servers.js';
 import {
   applyConfig,
   findPendingAction,
@@ -96,8 +94,7 @@ async function nvueAnswer(req: IncomingMessage, path: string): Promise<Answer> {
   return json(200, req.url?.includes('rev=') ? {} : documents['/nvue_v1/revision/12']);
 }
 
-type Op = [name: string, run: (c: NvueClient) => Promise<unknown>];
-const ops: Op[] = [
+const ops: FuzzOp<NvueClient>[] = [
   ['system', (c) => getSystem(c)],
   ['version', (c) => getVersion(c)],
   ['image', (c) => getImage(c)],
@@ -114,53 +111,39 @@ const ops: Op[] = [
 ];
 
 describe('NVUE fuzz: corrupted answers in the simulator shapes', () => {
-  let server: TestServer;
-  let fuzz: ReturnType<typeof fuzzingHandler>;
+  let target: FuzzTarget<NvueClient>;
   const watch = watchProcess();
 
   before(async () => {
-    let url = '';
-    fuzz = fuzzingHandler(nvueAnswer, { hugeBytes: 4 * maxResponseBytes, self: (p) => `${url}${p}` });
-    server = await serve(fuzz.handler);
-    url = server.url;
+    target = { name: 'nvos', ops, ...(await fuzzedServer(nvueAnswer, 4 * maxResponseBytes)) };
   });
   after(async () => {
     watch.stop();
-    await server.close();
+    await target.server.close();
   });
 
   it(`${CASES} cases: a parse or an NvueError naming switch, method and URI, within the timeouts`, async (t) => {
-    const tally = new Tally();
-    for (let i = 0; i < CASES; i++) {
-      const rand = caseRand(fuzzSeed, i);
-      const [opName, run] = ops[rand(ops.length)]!;
-      fuzz.reset(rand);
-      const client = new NvueClient({
-        baseUrl: server.url,
-        switchId: 'fuzz-switch',
-        credentials: { username: 'admin', password: 'pw' },
-        maxResponseBytes,
-        ...timeouts,
-      });
-      const label = () => `seed ${fuzzSeed} case ${i} (${opName})\n${describeLog(fuzz.log)}`;
-      const before = server.requests.length;
-      const started = performance.now();
-      try {
-        await withCeiling(() => run(client), 30_000, label());
-        tally.count(`${opName}: ok`);
-      } catch (err) {
-        assert.ok(err instanceof NvueError, `${label()}\n${err instanceof Error ? err.stack : String(err)}`);
-        assert.ok(err.uri.startsWith('/nvue_v1/'), `${label()}: URI ${err.uri}`);
-        assert.ok(err.message.includes('fuzz-switch') && err.message.includes(err.uri), `${label()}: ${err.message}`);
-        tally.count(`${opName}: ${err.kind}`);
-      } finally {
-        await withCeiling(() => client.close(), 5_000, `close of ${label()}`);
-      }
-      const elapsed = performance.now() - started;
-      const requests = server.requests.length - before;
-      const budget = requests * (timeouts.requestTimeoutMs + timeouts.maxRetryDelayMs) + poll.timeoutMs * 2 + 1_000;
-      assert.ok(elapsed <= budget, `${label()}\ntook ${Math.round(elapsed)} ms for ${requests} requests`);
-    }
+    const tally = await runFuzzCases({
+      cases: CASES,
+      targets: [target],
+      open: ({ server }) =>
+        new NvueClient({
+          baseUrl: server.url,
+          switchId: 'fuzz-switch',
+          credentials: { username: 'admin', password: 'pw' },
+          maxResponseBytes,
+          ...timeouts,
+        }),
+      typedOutcome: (err, _target, label) => {
+        assert.ok(err instanceof NvueError, `${label}\n${err instanceof Error ? err.stack : String(err)}`);
+        assert.ok(err.uri.startsWith('/nvue_v1/'), `${label}: URI ${err.uri}`);
+        assert.ok(err.message.includes('fuzz-switch') && err.message.includes(err.uri), `${label}: ${err.message}`);
+        return err.kind;
+      },
+      budgetMs: (requests) =>
+        requests * (timeouts.requestTimeoutMs + timeouts.maxRetryDelayMs) + poll.timeoutMs * 2 + 1_000,
+      ceilingMs: 30_000,
+    });
     watch.assertNone();
     t.diagnostic(`outcomes: ${tally}`);
     for (const key of ['image: ok', 'install image: ok', 'apply config: ok', 'platform firmware: ok'])

@@ -20,28 +20,17 @@ import {
   resetSystem,
   setAccountPassword,
   waitForTask,
-  type RedfishClientOptions,
 } from '../src/index.js';
 import {
-  caseRand,
-  describeLog,
   fuzzCases,
-  fuzzingHandler,
-  fuzzSeed,
-  Tally,
+  fuzzedServer,
+  runFuzzCases,
   watchProcess,
-  withCeiling,
   type Answer,
+  type FuzzOp,
+  type FuzzTarget,
 } from './helpers/fuzz.js';
-import {
-  captureDocument,
-  credentials,
-  extractGh200,
-  mockups,
-  readBody,
-  serve,
-  type TestServer,
-} from './helpers/servers.js';
+import { captureDocument, credentials, extractGh200, mockups, readBody } from './helpers/servers.js';
 
 // Issue 20: the client and its readers fed randomly corrupted answers built from the real captures. Every outcome is
 // a parse or a RedfishError naming the BMC and the URI, within the request timeouts; nothing escapes as a TypeError,
@@ -83,7 +72,7 @@ function captureAnswers(root: string) {
   };
 }
 
-type Op = [name: string, run: (c: RedfishClient) => Promise<unknown>, auth?: 'session'];
+type Op = FuzzOp<RedfishClient>;
 
 const gh200Ops: Op[] = [
   ['health', (c) => readDeviceHealth(c, { chassis: 'BMC_0', system: { id: undefined } })],
@@ -129,7 +118,7 @@ export function assertTypedRedfishError(err: unknown, bmc: string, label: string
 
 describe('Redfish fuzz: corrupted answers from the captures', () => {
   let gh200: ReturnType<typeof extractGh200>;
-  const servers: { name: string; server: TestServer; fuzz: ReturnType<typeof fuzzingHandler>; ops: Op[] }[] = [];
+  const targets: FuzzTarget<RedfishClient>[] = [];
   const watch = watchProcess();
 
   before(async () => {
@@ -138,53 +127,33 @@ describe('Redfish fuzz: corrupted answers from the captures', () => {
       ['gh200', gh200.root, gh200Ops],
       ['public-rackmount1', join(mockups, 'public-rackmount1'), rackmountOps],
       ['public-power-shelf', join(mockups, 'public-power-shelf'), shelfOps],
-    ] as const) {
-      let url = '';
-      const fuzz = fuzzingHandler(captureAnswers(root), { hugeBytes: 4 * maxResponseBytes, self: (p) => `${url}${p}` });
-      const server = await serve(fuzz.handler);
-      url = server.url;
-      servers.push({ name, server, fuzz, ops });
-    }
+    ] as const)
+      targets.push({ name, ops, ...(await fuzzedServer(captureAnswers(root), 4 * maxResponseBytes)) });
   });
   after(async () => {
     watch.stop();
-    for (const s of servers) await s.server.close();
+    for (const s of targets) await s.server.close();
     gh200?.cleanup();
   });
 
   it(`${CASES} cases: a parse or a RedfishError naming BMC and URI, within the timeouts`, async (t) => {
-    const tally = new Tally();
-    for (let i = 0; i < CASES; i++) {
-      const { name, server, fuzz, ops } = servers[i % servers.length]!;
-      const rand = caseRand(fuzzSeed, i);
-      const [opName, run, auth] = ops[rand(ops.length)]!;
-      fuzz.reset(rand);
-      const opts: RedfishClientOptions = {
-        baseUrl: server.url,
-        credentials,
-        device: 'fuzz-tray',
-        maxResponseBytes,
-        ...timeouts,
-        ...(auth ? { auth } : {}),
-      };
-      const client = new RedfishClient(opts);
-      const before = server.requests.length;
-      const started = performance.now();
-      const label = () => `seed ${fuzzSeed} case ${i} (${name}: ${opName})\n${describeLog(fuzz.log)}`;
-      try {
-        await withCeiling(() => run(client), 30_000, label());
-        tally.count(`${opName}: ok`);
-      } catch (err) {
-        tally.count(`${opName}: ${assertTypedRedfishError(err, server.url, label()).code}`);
-      } finally {
-        await withCeiling(() => client.close(), 5_000, `close of ${label()}`);
-      }
+    const tally = await runFuzzCases({
+      cases: CASES,
+      targets,
+      open: ({ server }, [, , auth]) =>
+        new RedfishClient({
+          baseUrl: server.url,
+          credentials,
+          device: 'fuzz-tray',
+          maxResponseBytes,
+          ...timeouts,
+          ...(auth ? { auth: auth as 'session' } : {}),
+        }),
+      typedOutcome: (err, { server }, label) => assertTypedRedfishError(err, server.url, label).code,
       // Each request gets at most its timeout (and a capped backoff after it); the task wait its own deadline.
-      const elapsed = performance.now() - started;
-      const requests = server.requests.length - before;
-      const budget = requests * (timeouts.requestTimeoutMs + timeouts.maxRetryDelayMs) + 300 + 1_000;
-      assert.ok(elapsed <= budget, `${label()}\ntook ${Math.round(elapsed)} ms for ${requests} requests`);
-    }
+      budgetMs: (requests) => requests * (timeouts.requestTimeoutMs + timeouts.maxRetryDelayMs) + 300 + 1_000,
+      ceilingMs: 30_000,
+    });
     watch.assertNone();
     t.diagnostic(`outcomes: ${tally}`);
     // The mutations reach every kind of outcome, and most operations still succeed sometimes.

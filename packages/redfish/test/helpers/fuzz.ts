@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serve, type TestServer } from './servers.js';
 
 // Fault injection for the device-client fuzzers (Redfish here, NVUE reuses it): a seeded PRNG, JSON and HTTP
 // mutations of a clean answer, and the checks every fuzzed operation must pass. A failure names the seed, the case
@@ -394,4 +395,65 @@ export class Tally {
   toString(): string {
     return JSON.stringify(Object.fromEntries([...this.seen].sort()));
   }
+}
+
+/** A loopback server answering `clean` through a fuzzing handler; mutated links to "self" point back at it. */
+export async function fuzzedServer(
+  clean: (req: IncomingMessage, path: string) => Answer | Promise<Answer>,
+  hugeBytes: number,
+): Promise<{ server: TestServer; fuzz: ReturnType<typeof fuzzingHandler> }> {
+  let url = '';
+  const fuzz = fuzzingHandler(clean, { hugeBytes, self: (p) => `${url}${p}` });
+  const server = await serve(fuzz.handler);
+  url = server.url;
+  return { server, fuzz };
+}
+
+export type FuzzOp<C> = readonly [name: string, run: (client: C) => Promise<unknown>, ...extra: unknown[]];
+
+/**
+ * The fuzz loop the client fuzzers share: case i runs on `targets[i % n]` one of its operations, picked by the case's
+ * PRNG, through a fresh client. Each outcome must be a result or what `typedOutcome` accepts (it asserts and names
+ * the kind), within `budgetMs` of the requests the case made; the client is closed every time. Returns the tally.
+ */
+export async function runFuzzCases<C extends { close(): Promise<unknown> }, E = object>(o: {
+  cases: number;
+  targets: readonly (FuzzTarget<C> & E)[];
+  open: (target: FuzzTarget<C> & E, op: FuzzOp<C>) => C;
+  typedOutcome: (err: unknown, target: FuzzTarget<C> & E, label: string) => string;
+  budgetMs: (requests: number) => number;
+  ceilingMs: number;
+}): Promise<Tally> {
+  const tally = new Tally();
+  for (let i = 0; i < o.cases; i++) {
+    const target = o.targets[i % o.targets.length]!;
+    const { server, fuzz } = target;
+    const rand = caseRand(fuzzSeed, i);
+    const op = target.ops[rand(target.ops.length)]!;
+    const [opName, run] = op;
+    fuzz.reset(rand);
+    const client = o.open(target, op);
+    const label = () => `seed ${fuzzSeed} case ${i} (${target.name}: ${opName})\n${describeLog(fuzz.log)}`;
+    const before = server.requests.length;
+    const started = performance.now();
+    try {
+      await withCeiling(() => run(client), o.ceilingMs, label());
+      tally.count(`${opName}: ok`);
+    } catch (err) {
+      tally.count(`${opName}: ${o.typedOutcome(err, target, label())}`);
+    } finally {
+      await withCeiling(() => client.close(), 5_000, `close of ${label()}`);
+    }
+    const elapsed = performance.now() - started;
+    const requests = server.requests.length - before;
+    assert.ok(elapsed <= o.budgetMs(requests), `${label()}\ntook ${Math.round(elapsed)} ms for ${requests} requests`);
+  }
+  return tally;
+}
+
+export interface FuzzTarget<C> {
+  name: string;
+  server: TestServer;
+  fuzz: ReturnType<typeof fuzzingHandler>;
+  ops: readonly FuzzOp<C>[];
 }
