@@ -1,13 +1,5 @@
 import { z } from 'zod';
-import {
-  DatabaseConfig,
-  exactlyOneKeyRing,
-  exactlyOneKeyRingMessage,
-  LogConfig,
-  MetricsConfig,
-  payloadKeyRingFields,
-  repositoryPath,
-} from '@fleet/config';
+import { DatabaseConfig, LogConfig, MetricsConfig, PayloadKeyRingConfig, repositoryPath } from '@fleet/config';
 import { defaultBlastRadius, defaultQuarantineRules, faultClasses, nodeTypes, playbookSteps } from '@fleet/domain';
 
 /**
@@ -196,25 +188,20 @@ export const HubConfig = z
      * The Temporal payload key rings the workflow agent and satellites hold (one for every site, or one per site), for
      * the codec endpoint the Temporal UI decodes payloads with (docs/security.md); without them that endpoint refuses.
      */
-    temporalPayloadEncryption: z
-      .object({
-        ...payloadKeyRingFields,
-        /**
-         * Origins of the Temporal UI (e.g. `https://temporal.example.com`) whose browser pages may call the codec
-         * endpoint (CORS), with the signed-in person's bearer token; none: only same-origin pages and the CLI.
-         */
-        uiOrigins: z
-          .array(
-            z
-              .string()
-              .url()
-              .refine((u) => new URL(u).origin === u, 'must be an origin: scheme, host and port only'),
-          )
-          .default([]),
-      })
-      .strict()
-      .refine(exactlyOneKeyRing, exactlyOneKeyRingMessage)
-      .optional(),
+    temporalPayloadEncryption: PayloadKeyRingConfig({
+      /**
+       * Origins of the Temporal UI (e.g. `https://temporal.example.com`) whose browser pages may call the codec
+       * endpoint (CORS), with the signed-in person's bearer token; none: only same-origin pages and the CLI.
+       */
+      uiOrigins: z
+        .array(
+          z
+            .string()
+            .url()
+            .refine((u) => new URL(u).origin === u, 'must be an origin: scheme, host and port only'),
+        )
+        .default([]),
+    }).optional(),
     firmware: z
       .object({
         /** Where package blobs live (content-addressed); made on the first upload. */

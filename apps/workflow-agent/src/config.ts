@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import { burnInTests, defaultFirmwareTimings, defaultNvosInstallTimings } from '@fleet/domain';
-import {
-  DatabaseConfig,
-  exactlyOneKeyRing,
-  exactlyOneKeyRingMessage,
-  LogConfig,
-  MetricsConfig,
-  payloadKeyRingFields,
-  TemporalConfig,
-} from '@fleet/config';
+import { DatabaseConfig, LogConfig, MetricsConfig, PayloadKeyRingConfig, TemporalConfig } from '@fleet/config';
 import { SlaConfig } from './sla-config.js';
 
 const ObserverSettings = z
@@ -65,11 +57,7 @@ export const AgentConfig = z
        * Temporal payload encryption (docs/security.md): the key rings the sites' satellites hold by reference too,
        * one for every site or one per site. Absent: payloads go to Temporal in clear.
        */
-      payloadEncryption: z
-        .object(payloadKeyRingFields)
-        .strict()
-        .refine(exactlyOneKeyRing, exactlyOneKeyRingMessage)
-        .optional(),
+      payloadEncryption: PayloadKeyRingConfig().optional(),
     }),
     dispatch: z
       .object({
