@@ -14,7 +14,6 @@ import {
   fleetLifecycleStates,
   isNvueBaseUrl,
   lifecycleStates,
-  missingForOperation,
   NodeType,
   parseHostPort,
   PowerAction,
@@ -26,7 +25,7 @@ import {
 import { ApiError, invalid } from '../errors.js';
 import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
-import { createDevice } from '../services/inventory.service.js';
+import { createDevice, operableDevice } from '../services/inventory.service.js';
 import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
 import { scopedSiteFilter } from '../services/site-scope.js';
@@ -228,20 +227,7 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
     },
   );
 
-  const operable = async (id: string) => {
-    const device = await getDevice(db, id);
-    if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
-    if (device.deletedAt)
-      throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
-    const missing = missingForOperation(device);
-    if (missing.length)
-      throw new ApiError(
-        'FAILED_PRECONDITION',
-        `device ${device.name} cannot be operated: the inventory gives no ${missing.join(', ')}; see its ` +
-          `inventory issues`,
-      );
-    return device;
-  };
+  const operable = (id: string) => operableDevice(db, id);
 
   defineRoute(
     app,

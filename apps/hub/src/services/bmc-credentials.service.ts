@@ -1,10 +1,10 @@
-import { bmcCredentialSharing, getDevice, getRack, rackDevices, type Db, type Device, type Job } from '@fleet/db';
-import { missingForOperation } from '@fleet/domain';
+import { bmcCredentialSharing, getRack, rackDevices, type Db, type Device, type Job } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import type { OverrideQuarantine } from '../hold-override.js';
 import type { Caller } from './caller.js';
 import { createJob } from './jobs.service.js';
 import { createParentJob } from './parent-jobs.service.js';
+import { operableDevice } from './inventory.service.js';
 
 /**
  * Refuses (409) a BMC password rotation of any device whose BMC credential reference is not its own, naming each: the
@@ -37,16 +37,7 @@ export async function rotateDeviceBmcPassword(
   caller: Caller,
   input: { device_id: string; override_quarantine?: OverrideQuarantine | undefined },
 ): Promise<Job> {
-  const device = await getDevice(db, input.device_id);
-  if (!device) throw new ApiError('NOT_FOUND', `device ${input.device_id} does not exist`);
-  if (device.deletedAt)
-    throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
-  const missing = missingForOperation(device);
-  if (missing.length)
-    throw new ApiError(
-      'FAILED_PRECONDITION',
-      `device ${device.name} cannot rotate its BMC password: the inventory gives no ${missing.join(', ')}`,
-    );
+  const device = await operableDevice(db, input.device_id, 'rotate its BMC password');
   await assertOwnBmcCredentials(db, [device]);
   const { job } = await createJob(db, caller, {
     job: { kind: 'bmc.password_rotation', deviceId: device.id, siteId: device.siteId, params: {} },

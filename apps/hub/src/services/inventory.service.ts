@@ -1,4 +1,14 @@
-import { getSite, insertDevice, isUniqueViolation, uniqueIndexes, type Db, type NewDevice } from '@fleet/db';
+import {
+  getDevice,
+  getSite,
+  insertDevice,
+  isUniqueViolation,
+  uniqueIndexes,
+  type Db,
+  type Device,
+  type NewDevice,
+} from '@fleet/db';
+import { missingForOperation } from '@fleet/domain';
 import { ApiError, invalid } from '../errors.js';
 import { deviceView } from '../views.js';
 import { auditAccepted, type Caller } from './caller.js';
@@ -44,4 +54,22 @@ export async function createDevice(db: Db, caller: Caller, input: DeviceInput): 
       ]);
     throw err;
   });
+}
+
+/**
+ * The device a device job acts on: it exists, is not deleted from the inventory, and the inventory gives what an
+ * operation needs (BMC address, credential reference, node type), else a 404 or a 409 saying what `to` cannot do.
+ */
+export async function operableDevice(db: Db, id: string, to = 'be operated'): Promise<Device> {
+  const device = await getDevice(db, id);
+  if (!device) throw new ApiError('NOT_FOUND', `device ${id} does not exist`);
+  if (device.deletedAt)
+    throw new ApiError('FAILED_PRECONDITION', `device ${device.name} was deleted from the inventory`);
+  const missing = missingForOperation(device);
+  if (missing.length)
+    throw new ApiError(
+      'FAILED_PRECONDITION',
+      `device ${device.name} cannot ${to}: the inventory gives no ${missing.join(', ')}; see its inventory issues`,
+    );
+  return device;
 }
