@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
-  connectDb,
   createApiToken,
   insertDevice,
   insertFirmwarePackage,
@@ -12,27 +11,18 @@ import {
   insertSite,
   type DbHandle,
 } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { AgentConfig } from '../src/config.js';
 import { dispatchOnce } from '../src/dispatcher.js';
 import { createAgentMetrics } from '../src/metrics.js';
 import { reconcileOnce } from '../src/projector.js';
-import type { TemporalClients } from '../src/temporal-clients.js';
-
-/** One client for every site: these tests encrypt nothing. */
-const oneClient = (client: Client): TemporalClients => ({ forSite: () => client, any: client });
+import { oneClient, startAgentTestEnv, type AgentTestEnv } from './helpers/temporal-and-db.js';
 
 // The agent against a real Temporal dev server and a real Postgres. No worker polls
 // the site queue, so workflows stay Running unless the test ends them.
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
 
 describe('workflow agent', () => {
-  let temporal: DevServer;
-  let database: TestDatabase;
+  let env: AgentTestEnv;
   let handle: DbHandle;
-  let connection: Connection;
   let client: Client;
   const metrics = createAgentMetrics(new Registry());
   const log = pino({ level: 'silent' });
@@ -40,11 +30,8 @@ describe('workflow agent', () => {
 
   before(
     async () => {
-      temporal = await startTemporalDevServer();
-      database = await cloneTestDatabase(baseUrl, template);
-      handle = connectDb(database.url, 4);
-      connection = await Connection.connect({ address: temporal.address });
-      client = new Client({ connection });
+      env = await startAgentTestEnv();
+      ({ handle, client } = env);
       await createApiToken(handle.db, 'agent-test', 'operator');
       await insertSite(handle.db, { id: 'lab', name: 'Lab' });
       for (let i = 0; i < 25; i++) {
@@ -67,16 +54,11 @@ describe('workflow agent', () => {
     },
     { timeout: 120_000 },
   );
-  after(async () => {
-    await connection?.close();
-    await handle?.close();
-    await database?.drop();
-    await temporal?.stop();
-  });
+  after(() => env?.close());
 
   const config = AgentConfig.parse({
     metrics: { port: 0 },
-    database: { url: baseUrl },
+    database: { url: 'postgres://unused' },
     temporal: { address: '127.0.0.1:1' },
     dispatch: { batchSize: 100 },
   });

@@ -1,31 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { connectDb, insertSite, siteSatellitesOf, type DbHandle } from '@fleet/db';
-import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
+import { insertSite, siteSatellitesOf, type DbHandle } from '@fleet/db';
 import { siteObserverWorkflowId } from '@fleet/domain';
-import { startTemporalDevServer, type DevServer } from '@fleet/temporal';
 import { AgentConfig } from '../src/config.js';
 import { createAgentMetrics } from '../src/metrics.js';
 import { checkObservers } from '../src/observers.js';
 import { checkSatellites, removeDrainedSites } from '../src/satellites.js';
-import type { TemporalClients } from '../src/temporal-clients.js';
-
-/** One client for every site: these tests encrypt nothing. */
-const oneClient = (client: Client): TemporalClients => ({ forSite: () => client, any: client });
+import { oneClient, startAgentTestEnv, type AgentTestEnv } from './helpers/temporal-and-db.js';
 
 // The agent's site check against a real Temporal dev server and Postgres; no satellite polls here (the two-sites
 // end-to-end test has real ones).
-const baseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const template = process.env['FLEET_TEST_TEMPLATE_DB'] ?? 'fleet_template';
 
 describe('workflow agent: satellite liveness and removed sites', () => {
-  let temporal: DevServer;
-  let database: TestDatabase;
+  let env: AgentTestEnv;
   let handle: DbHandle;
-  let connection: Connection;
   let client: Client;
   const registry = new Registry();
   const metrics = createAgentMetrics(registry);
@@ -33,21 +24,13 @@ describe('workflow agent: satellite liveness and removed sites', () => {
 
   before(
     async () => {
-      temporal = await startTemporalDevServer();
-      database = await cloneTestDatabase(baseUrl, template);
-      handle = connectDb(database.url, 4);
-      connection = await Connection.connect({ address: temporal.address });
-      client = new Client({ connection });
+      env = await startAgentTestEnv();
+      ({ handle, client } = env);
       for (const id of ['lab', 'old']) await insertSite(handle.db, { id, name: id });
     },
     { timeout: 90_000 },
   );
-  after(async () => {
-    await connection?.close();
-    await handle?.close();
-    await database?.drop();
-    await temporal?.stop();
-  });
+  after(() => env?.close());
 
   it('records every listed site in one check: no poller on its queue is no last poll; the gauges say so', async () => {
     const deps = { db: handle.db, client, namespace: 'default', log, metrics };
