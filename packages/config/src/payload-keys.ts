@@ -9,7 +9,7 @@ export function PayloadKeyRingConfig<E extends z.ZodRawShape = Record<never, nev
     .object({
       /** One ring (mode 0600) for every site: the one each satellite holds by reference too. */
       keyRingFile: z.string().min(1).optional(),
-      /** A ring per site, `<dir>/<siteId>.json`, each the one that site's satellite holds: sites cannot read each other. */
+      /** A ring per site, `<dir>/<siteId>.json`, each the one that site's satellite holds: no site reads another's. */
       keyRingDir: z.string().min(1).optional(),
       ...extra,
     })

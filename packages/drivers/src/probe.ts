@@ -2,11 +2,16 @@ import type { DeviceProbe, PowerState } from '@fleet/domain';
 import { RedfishError, type RedfishErrorCode } from '@fleet/redfish';
 import type { ManagerProbe } from './types.js';
 
-/** Failures that mean "the BMC is not answering (yet)": no connection, no answer in time, 503/502, 5xx. */
+/**
+ * Failures that mean "the BMC is not answering (yet)": no connection, no answer in time, 503/502, 5xx, or an answer
+ * that is not Redfish (a BMC half-way through booting serves those; waiting or a BMC reset is the remedy for both).
+ * The error's own code still tells them apart in the reason.
+ */
 export const notAnswering: ReadonlySet<RedfishErrorCode> = new Set<RedfishErrorCode>([
   'Timeout',
   'Unavailable',
   'Internal',
+  'Protocol',
 ]);
 
 /**

@@ -3,8 +3,8 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { NodeType } from '@fleet/domain';
-import { RedfishError } from '@fleet/redfish';
 import {
+  assertTypedRedfishError,
   fuzzCases,
   fuzzedServer,
   runFuzzCases,
@@ -72,11 +72,7 @@ describe('driver fuzz: corrupted answers from the captures', () => {
           credentials,
           redfish: { requestTimeoutMs, maxAttempts: 1 },
         }),
-      typedOutcome: (err, { server }, label) => {
-        assert.ok(err instanceof RedfishError, `${label}\n${err instanceof Error ? err.stack : String(err)}`);
-        assert.ok(err.message.includes(server.url) && err.uri && err.message.includes(err.uri), label);
-        return err.code;
-      },
+      typedOutcome: (err, { server }, label) => assertTypedRedfishError(err, server.url, label).code,
       // The driver's clients make one attempt per request: each request gets at most its timeout.
       budgetMs: (requests) => requests * requestTimeoutMs + 2_000,
       ceilingMs: 60_000,

@@ -37,7 +37,7 @@ export async function allowableValues(
   if (values === undefined || values === null) return undefined;
   // A list the client cannot read must not pass as "anything goes": the reset is refused, naming the ActionInfo.
   if (!Array.isArray(values))
-    throw new RedfishError('Internal', client.bmc, infoUri, `AllowableValues of ${parameter} is not a list`);
+    throw new RedfishError('Protocol', client.bmc, infoUri, `AllowableValues of ${parameter} is not a list`);
   return values.filter((v): v is string => typeof v === 'string');
 }
 

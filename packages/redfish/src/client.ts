@@ -217,7 +217,7 @@ export class RedfishClient {
     if (b !== null && typeof b === 'object' && !Array.isArray(b)) return b as T;
     const what =
       b === undefined ? 'an empty body' : typeof b === 'string' ? 'a body that is not JSON' : `JSON ${kindOf(b)}`;
-    throw new RedfishError('Internal', this.bmc, uri, `answered HTTP ${res.status} with ${what}, not a resource`);
+    throw new RedfishError('Protocol', this.bmc, uri, `answered HTTP ${res.status} with ${what}, not a resource`);
   }
 
   /**
@@ -231,9 +231,9 @@ export class RedfishClient {
     } catch {
       url = undefined;
     }
-    if (!url) throw new RedfishError('Internal', this.bmc, JSON.stringify(uri), 'link is not a URI');
+    if (!url) throw new RedfishError('Protocol', this.bmc, JSON.stringify(uri), 'link is not a URI');
     if (url.origin !== new URL(this.opts.baseUrl).origin)
-      throw new RedfishError('Internal', this.bmc, uri, `link leads off this BMC (to ${url.origin}); not followed`);
+      throw new RedfishError('Protocol', this.bmc, uri, `link leads off this BMC (to ${url.origin}); not followed`);
     return url;
   }
 

@@ -33,7 +33,7 @@ export async function readCollection(client: RedfishClient, uri: string): Promis
     declared ??= typeof count === 'number' ? count : undefined;
     const listedHere: unknown = body.Members ?? [];
     if (!Array.isArray(listedHere))
-      throw new RedfishError('Internal', client.bmc, page, `Members is ${typeof listedHere}, not a list`);
+      throw new RedfishError('Protocol', client.bmc, page, `Members is ${typeof listedHere}, not a list`);
     for (const m of listedHere as (Link | null | undefined)[]) {
       const id = m?.['@odata.id'];
       if (typeof id !== 'string') continue;

@@ -1,5 +1,17 @@
+/**
+ * How a Redfish call failed. `Internal` is the BMC failing (a 5xx); `Protocol` is the BMC answering with what is not
+ * Redfish (not JSON, not a resource, a field of the wrong shape, a link off the BMC, an answer over the size limit):
+ * it answered, but unreadably (docs/simulators.md#answered-but-unreadable).
+ */
 export type RedfishErrorCode =
-  'NotFound' | 'InvalidArgument' | 'Unauthenticated' | 'Timeout' | 'Unavailable' | 'FailedPrecondition' | 'Internal';
+  | 'NotFound'
+  | 'InvalidArgument'
+  | 'Unauthenticated'
+  | 'Timeout'
+  | 'Unavailable'
+  | 'FailedPrecondition'
+  | 'Internal'
+  | 'Protocol';
 
 /** A failed Redfish call, naming the BMC, the URI and the cause. */
 export class RedfishError extends Error {

@@ -109,8 +109,12 @@ function thresholdSeverity(b: Body): { severity: FaultSeverity; threshold: strin
   return undefined;
 }
 
-/** A missing or failing sub-resource (404, 5xx) leaves its branch unexplained rather than losing the whole reading. */
-const skippable = (err: unknown) => err instanceof RedfishError && (err.code === 'NotFound' || err.code === 'Internal');
+/**
+ * A missing, failing or unreadable sub-resource (404, 5xx, not Redfish) leaves its branch unexplained rather than
+ * losing the whole reading.
+ */
+const skippable = (err: unknown) =>
+  err instanceof RedfishError && (err.code === 'NotFound' || err.code === 'Internal' || err.code === 'Protocol');
 
 /**
  * The drill-down of one reading: from the device's chassis through Links.Contains, each chassis's ThermalSubsystem

@@ -104,7 +104,7 @@ export class SessionAuth {
       if (location) {
         await this.io.perform({ method: 'DELETE', uri: location, authenticate: false }).catch(() => undefined);
       }
-      throw new RedfishError('Internal', this.io.bmc, uri, 'session created without an X-Auth-Token header');
+      throw new RedfishError('Protocol', this.io.bmc, uri, 'session created without an X-Auth-Token header');
     }
     const session = { token, uri: location };
     if (this.closed) {

@@ -86,7 +86,7 @@ export async function exchange(
     text = await readBodyText(res.body, spec.maxResponseBytes);
   } catch (err) {
     if (err instanceof ResponseTooLargeError)
-      throw new ExchangeFailure(new RedfishError('Internal', bmc, uri, err.message), 'never');
+      throw new ExchangeFailure(new RedfishError('Protocol', bmc, uri, err.message), 'never');
     throw transportFailure(err, bmc, uri, spec, deadline);
   }
   const body = text ? parseJsonOrText(text) : undefined;

@@ -62,6 +62,6 @@ export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOpti
   const res = await client.upload(pushUri, body);
   const taskUri = taskUriFrom(res);
   if (!taskUri)
-    throw new RedfishError('Internal', client.bmc, pushUri, 'no task in the UpdateService multipart response');
+    throw new RedfishError('Protocol', client.bmc, pushUri, 'no task in the UpdateService multipart response');
   return { taskUri, status: res.status };
 }

@@ -15,13 +15,13 @@ import {
   readDeviceHealth,
   readPasswordPolicy,
   RedfishClient,
-  RedfishError,
   resetChassis,
   resetSystem,
   setAccountPassword,
   waitForTask,
 } from '../src/index.js';
 import {
+  assertTypedRedfishError,
   fuzzCases,
   fuzzedServer,
   runFuzzCases,
@@ -106,15 +106,6 @@ const shelfOps: Op[] = [
   ['session login', (c) => chassisPowerState(c, 'PowerShelf'), 'session'],
   ['accounts', (c) => findAccount(c, 'Administrator')],
 ];
-
-/** The error a fuzzed operation may end with: typed, naming the BMC and the URI it was about. */
-export function assertTypedRedfishError(err: unknown, bmc: string, label: string): RedfishError {
-  assert.ok(err instanceof RedfishError, `${label}\n${err instanceof Error ? err.stack : String(err)}`);
-  assert.equal(err.bmc, bmc, label);
-  assert.ok(err.uri.length > 0, `${label}: no URI in ${err.message}`);
-  assert.ok(err.message.includes(bmc) && err.message.includes(err.uri), `${label}: ${err.message}`);
-  return err;
-}
 
 describe('Redfish fuzz: corrupted answers from the captures', () => {
   let gh200: ReturnType<typeof extractGh200>;

@@ -60,15 +60,15 @@ describe('malformed Redfish answers', () => {
     for (const s of [...servers, elsewhere]) await s.close();
   });
 
-  it('an empty 200 for the service root is Internal naming /redfish/v1', async () => {
+  it('an empty 200 for the service root is Protocol naming /redfish/v1', async () => {
     const { server, client } = await clientOf({ '/redfish/v1': (res: Parameters<typeof json>[0]) => res.end() });
     const err = await failure(() => getPowerState(client));
-    assert.equal(err.code, 'Internal');
+    assert.equal(err.code, 'Protocol');
     assert.equal(err.uri, '/redfish/v1');
     assert.match(err.message, new RegExp(`${server.url} /redfish/v1: answered HTTP 200 with an empty body`));
   });
 
-  it('a truncated or non-object document is Internal naming its URI', async () => {
+  it('a truncated or non-object document is Protocol naming its URI', async () => {
     const { client } = await clientOf({
       '/redfish/v1': root,
       '/redfish/v1/Systems': (res: Parameters<typeof json>[0]) => res.end('{"Members": [{"@odata.id": "/re'),
@@ -78,10 +78,10 @@ describe('malformed Redfish answers', () => {
     assert.match((await failure(() => listChassis(client))).causeText, /JSON array, not a resource/);
   });
 
-  it('Members that is not a list is Internal naming the collection', async () => {
+  it('Members that is not a list is Protocol naming the collection', async () => {
     const { client } = await clientOf({ '/redfish/v1': root, '/redfish/v1/Systems': { Members: { a: 1 } } });
     const err = await failure(() => getPowerState(client));
-    assert.equal(err.code, 'Internal');
+    assert.equal(err.code, 'Protocol');
     assert.equal(err.uri, '/redfish/v1/Systems');
     assert.match(err.causeText, /Members is object, not a list/);
   });
@@ -91,22 +91,22 @@ describe('malformed Redfish answers', () => {
       '/redfish/v1': { Systems: { '@odata.id': `${elsewhere.url}/redfish/v1/Systems` } },
     });
     const err = await failure(() => getPowerState(client));
-    assert.equal(err.code, 'Internal');
+    assert.equal(err.code, 'Protocol');
     assert.match(err.causeText, /link leads off this BMC/);
     assert.equal(elsewhere.requests.length, 0);
   });
 
-  it('a link that is not a URI is Internal, not a TypeError from new URL', async () => {
+  it('a link that is not a URI is Protocol, not a TypeError from new URL', async () => {
     const { client } = await clientOf({ '/redfish/v1': { Systems: { '@odata.id': 'http://[::1' } } });
     const err = await failure(() => getPowerState(client));
-    assert.equal(err.code, 'Internal');
+    assert.equal(err.code, 'Protocol');
     assert.match(err.message, /"http:\/\/\[::1": link is not a URI/);
   });
 
   it('an answer longer than maxResponseBytes is refused, not buffered', async () => {
     const { client } = await clientOf({ '/redfish/v1': { Name: 'x'.repeat(4096) } }, { maxResponseBytes: 1024 });
     const err = await failure(() => client.root());
-    assert.equal(err.code, 'Internal');
+    assert.equal(err.code, 'Protocol');
     assert.match(err.causeText, /longer than 1024 bytes/);
   });
 

@@ -14,6 +14,7 @@ const codeFor: Record<RedfishErrorCode, string> = {
   Unavailable: 'UNAVAILABLE',
   FailedPrecondition: 'FAILED_PRECONDITION',
   Internal: 'INTERNAL',
+  Protocol: 'INTERNAL',
 };
 
 const nvueCodeFor: Record<NvueErrorKind, string> = {
@@ -71,7 +72,7 @@ export function toActivityFailure(err: unknown, deviceId: string): unknown {
       type: codeFor[err.code],
       message: err.message,
       details: [{ deviceId, bmc: err.bmc, uri: err.uri, status: err.status ?? null }],
-      nonRetryable: !err.retryable && err.code !== 'Internal',
+      nonRetryable: !err.retryable && err.code !== 'Internal' && err.code !== 'Protocol',
     });
   }
   if (

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RedfishError } from '../../src/index.js';
 import { serve, type TestServer } from './servers.js';
 
 // Fault injection for the device-client fuzzers (Redfish here, NVUE reuses it): a seeded PRNG, JSON and HTTP
@@ -423,6 +424,8 @@ export async function runFuzzCases<C extends { close(): Promise<unknown> }, E = 
   typedOutcome: (err: unknown, target: FuzzTarget<C> & E, label: string) => string;
   budgetMs: (requests: number) => number;
   ceilingMs: number;
+  /** Checks of the case's own (what the server saw), after its outcome. */
+  afterCase?: (target: FuzzTarget<C> & E, label: string) => void;
 }): Promise<Tally> {
   const tally = new Tally();
   for (let i = 0; i < o.cases; i++) {
@@ -447,6 +450,7 @@ export async function runFuzzCases<C extends { close(): Promise<unknown> }, E = 
     const elapsed = performance.now() - started;
     const requests = server.requests.length - before;
     assert.ok(elapsed <= o.budgetMs(requests), `${label()}\ntook ${Math.round(elapsed)} ms for ${requests} requests`);
+    o.afterCase?.(target, label());
   }
   return tally;
 }
@@ -456,4 +460,13 @@ export interface FuzzTarget<C> {
   server: TestServer;
   fuzz: ReturnType<typeof fuzzingHandler>;
   ops: readonly FuzzOp<C>[];
+}
+
+/** The error a fuzzed operation may end with: typed, naming the BMC and the URI it was about. */
+export function assertTypedRedfishError(err: unknown, bmc: string, label: string): RedfishError {
+  assert.ok(err instanceof RedfishError, `${label}\n${err instanceof Error ? err.stack : String(err)}`);
+  assert.equal(err.bmc, bmc, label);
+  assert.ok(err.uri.length > 0, `${label}: no URI in ${err.message}`);
+  assert.ok(err.message.includes(bmc) && err.message.includes(err.uri), `${label}: ${err.message}`);
+  return err;
 }
