@@ -36,6 +36,7 @@ import { logFilesUnder, recordLeakScan, scanForLeaks, type LeakScanReport, type 
 import { startTestCluster, type TestCluster } from '../../packages/slurm/test/cluster.js';
 import { NetboxWriter, writeFleet } from '../../tools/fleetgen/netbox-writer.js';
 import { startNetbox, type NetboxServer } from './netbox.js';
+import { PrivatePostgres } from './private-postgres.js';
 import { testEnv } from './env.js';
 
 export interface StackOptions {
@@ -68,6 +69,12 @@ export interface StackOptions {
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
   persistentTemporal?: boolean;
+  /**
+   * The stack's database in a PostgreSQL cluster of its own (test/harness/private-postgres.ts) rather than a clone on
+   * the machine's shared server, so that a test can kill -9 and restart it: `stack.postgres`. NetBox, with `netbox`,
+   * stays on the shared server.
+   */
+  privatePostgres?: boolean;
   power?: { heartbeatTimeoutS?: number; settleTimeoutS?: number; maximumAttempts?: number };
   projectionIntervalMs?: number;
   pollIntervalMs?: number;
@@ -185,6 +192,8 @@ export class Stack {
     return this.satelliteLinks.get(this.siteId);
   }
   database!: TestDatabase;
+  /** With `privatePostgres`, the stack's own cluster. */
+  postgres: PrivatePostgres | undefined;
   dbHandle!: DbHandle;
   tokens!: Record<Role, string>;
   /** The first site's satellite token: role satellite, limited to that site. */
@@ -251,7 +260,9 @@ export class Stack {
       this.opts.satelliteLink === 'all-sites' ? this.siteIds : this.opts.satelliteLink ? [this.siteId] : [];
     for (const site of linked)
       this.satelliteLinks.set(site, await LinkProxy.start(this.temporalTlsProxy?.address ?? this.temporal.address));
-    this.database = await cloneTestDatabase(env.databaseUrl, env.templateDb);
+    this.database = this.opts.privatePostgres
+      ? await this.privateDatabase()
+      : await cloneTestDatabase(env.databaseUrl, env.templateDb);
     this.dbHandle = connectDb(this.database.url, 2);
     this.tokens = {
       admin: (await createApiToken(this.dbHandle.db, 'test-admin', 'admin')).token,
@@ -275,6 +286,11 @@ export class Stack {
     await Promise.all(this.siteIds.map((site) => this.startSatellite(site)));
     await this.registerDevices();
     return this;
+  }
+
+  private async privateDatabase(): Promise<TestDatabase> {
+    const cluster = (this.postgres = await PrivatePostgres.create('fleet'));
+    return { name: 'fleet', url: cluster.url('fleet'), drop: () => cluster.destroy() };
   }
 
   async startTemporal(): Promise<void> {

@@ -14,7 +14,8 @@ import type { RedfishSimulator } from './redfish/server.js';
  *   GET    /bmcs                      {items:[{id,url,powerState}]}
  *   GET    /bmcs/:id                  {id,url,powerState,profile,rebooting,acLost,unresponsive,faults,events}
  *   GET    /bmcs/:id/requests         {items:[{at,method,path,status,body?}]} (last 1,000)
- *   DELETE /bmcs/:id/requests         clear the log
+ *   GET    /bmcs/:id/actions          {items:[…]} every action request (POST …/Actions/…), none dropped
+ *   DELETE /bmcs/:id/requests         clear the log (actions included)
  *   GET    /bmcs/:id/faults           current faults
  *   PUT    /bmcs/:id/faults           replace faults (body: Faults, {} clears)
  *   DELETE /bmcs/:id/faults           clear faults
@@ -87,6 +88,7 @@ export async function startAdminServer(
       ];
     }
     if (sub === 'requests' && method === 'GET') return [200, { items: bmc.log }];
+    if (sub === 'actions' && method === 'GET') return [200, { items: bmc.actionLog }];
     if (sub === 'requests' && method === 'DELETE') {
       bmc.clearLog();
       return [204];

@@ -92,3 +92,28 @@ describe('flash log in the admin API', () => {
     assert.equal((await rf(t.url('c'), 'GET', '/redfish/v1/TaskService/Tasks')).body['Members@odata.count'], 3);
   });
 });
+
+describe('action log in the admin API', () => {
+  let t: TestSim;
+  before(async () => {
+    t = await startSim([{ id: 'a' }], { timeScale: 0.001 });
+  });
+  after(() => t.close());
+
+  it('keeps every action request however many reads follow, which the request log drops', async () => {
+    const reset = '/redfish/v1/Systems/System_0/Actions/ComputerSystem.Reset';
+    const on = await rf(t.url('a'), 'POST', reset, { body: { ResetType: 'On' } });
+    assert.ok(on.status < 300, JSON.stringify(on.body));
+    for (let i = 0; i < 1_050; i++) await rf(t.url('a'), 'GET', '/redfish/v1/Systems/System_0');
+    const requests = (await admin(t, 'GET', '/bmcs/a/requests')).body.items as { method: string }[];
+    assert.equal(requests.length, 1_000);
+    assert.ok(!requests.some((r) => r.method === 'POST'), 'the reset left the request log');
+    const actions = (await admin(t, 'GET', '/bmcs/a/actions')).body.items as { path: string; body: unknown }[];
+    assert.deepEqual(
+      actions.map((a) => [a.path, a.body]),
+      [[reset, { ResetType: 'On' }]],
+    );
+    assert.equal((await admin(t, 'DELETE', '/bmcs/a/requests')).status, 204);
+    assert.deepEqual((await admin(t, 'GET', '/bmcs/a/actions')).body.items, []);
+  });
+});

@@ -127,6 +127,8 @@ export class SimulatedBmc {
   private rebootTimer: NodeJS.Timeout | undefined;
   private rebootUntilMs = 0;
   private requestLog: RequestLog | undefined;
+  /** Every Redfish action (POST …/Actions/…) in full: the ring buffer above can lose them under heavy polling. */
+  private actions: LoggedRequest[] | undefined;
   private sessionStore: SessionStore | undefined;
   private taskStore: TaskStore | undefined;
   private installed: Map<string, FirmwareVersion> | undefined;
@@ -175,12 +177,19 @@ export class SimulatedBmc {
     return this.requestLog?.toArray() ?? [];
   }
 
+  /** Every action request (resets, updates), oldest first, however many reads came between them. */
+  get actionLog(): LoggedRequest[] {
+    return this.actions ?? [];
+  }
+
   record(entry: LoggedRequest): void {
     (this.requestLog ??= new RequestLog(LOG_CAPACITY)).push(entry);
+    if (entry.method === 'POST' && entry.path.includes('/Actions/')) (this.actions ??= []).push(entry);
   }
 
   clearLog(): void {
     this.requestLog = undefined;
+    this.actions = undefined;
   }
 
   get serialNumber(): string {
