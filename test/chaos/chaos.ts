@@ -5,6 +5,14 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { project } from '../../apps/workflow-agent/src/projector.js';
 import { manifestFor, type Flash } from '../harness/firmware.js';
 import { Stack } from '../harness/stack.js';
+import {
+  checkFlashes,
+  checkInstalled,
+  checkIntents,
+  checkProjection,
+  checkResets,
+  terminalStates as terminal,
+} from './checks.js';
 
 /** The processes the suite kills; `netbox-agent` only with NetBox. */
 export const chaosProcesses = ['hub', 'agent', 'netbox-agent', 'satellite', 'temporal', 'postgres'] as const;
@@ -100,7 +108,6 @@ function draws(rnd: () => number): Draws {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const terminal = new Set(['succeeded', 'failed', 'cancelled']);
 
 type Logged = { at: string; method: string; path: string; status: number; body?: unknown };
 
@@ -457,7 +464,7 @@ async function checkEndState(
     )
   ).rows;
   report.intents = intents.length;
-  for (const i of intents) if (!i.state || !terminal.has(i.state)) offend('lost_intents', `${i.job_id} (${i.state})`);
+  checkIntents(intents, offend);
   report.lost_intents = report.offenders['lost_intents']?.length ?? 0;
 
   const jobs = (
@@ -488,29 +495,8 @@ async function checkEndState(
   for (const j of firmwareJobs) byDevice.set(j.device_id!, [...(byDevice.get(j.device_id!) ?? []), j]);
   for (const d of campaignDevices) {
     const fw = await sim<{ flashes: (Flash & { at: string })[] }>(d.name, 'firmware');
-    const deviceJobs = byDevice.get(stack.deviceIds.get(d.name)!) ?? [];
     report.evidence.flashes += fw.flashes.length;
-    // No device flashed twice for one job: each job asks for a version no other job asks for.
-    const seen = new Map<string, number>();
-    for (const f of fw.flashes) seen.set(`${f.id}@${f.version}`, (seen.get(`${f.id}@${f.version}`) ?? 0) + 1);
-    for (const [k, n] of seen) if (n > 1) offend('double_flashes', `${d.name} ${k} x${n}`);
-    // No component reported updated unless the BMC flashed that version during the job.
-    for (const j of deviceJobs) {
-      const end = j.finished_at?.getTime() ?? Infinity;
-      for (const c of j.result?.components ?? []) {
-        if (j.state === 'succeeded' && c.status !== 'updated' && c.status !== 'skipped')
-          offend('false_successes', `${d.name} job ${j.id} succeeded with ${c.id} ${c.status}`);
-        if (c.status !== 'updated' && c.status !== 'skipped') continue;
-        // Updated: flashed during the job. Skipped (already there): flashed before its end, every version being new.
-        const from = c.status === 'updated' ? j.created_at.getTime() : 0;
-        const flashed = fw.flashes.some(
-          (f) => f.id === c.id && f.version === c.to && Date.parse(f.at) >= from && Date.parse(f.at) <= end,
-        );
-        if (!flashed) offend('false_successes', `${d.name} job ${j.id} ${c.id} -> ${c.to} (${c.status})`);
-      }
-      if (j.state === 'succeeded' && !(j.result?.components ?? []).length)
-        offend('false_successes', `${d.name} job ${j.id} succeeded with no component result`);
-    }
+    checkFlashes(d.name, fw.flashes, byDevice.get(stack.deviceIds.get(d.name)!) ?? [], offend);
   }
   report.double_flashes = report.offenders['double_flashes']?.length ?? 0;
   // The last campaign's succeeded devices hold its versions now.
@@ -520,10 +506,7 @@ async function checkEndState(
   for (const [deviceId, j] of lastByDevice) {
     if (j.state !== 'succeeded') continue;
     const name = nameOf.get(deviceId)!;
-    const items = (await sim<{ items: { id: string; version: string }[] }>(name, 'firmware')).items;
-    for (const c of j.result?.components ?? [])
-      if (items.find((i) => i.id === c.id)?.version !== c.to)
-        offend('false_successes', `${name} job ${j.id} ${c.id}: installed is not ${c.to}`);
+    checkInstalled(name, j, (await sim<{ items: { id: string; version: string }[] }>(name, 'firmware')).items, offend);
   }
   report.false_successes = report.offenders['false_successes']?.length ?? 0;
 
@@ -531,36 +514,24 @@ async function checkEndState(
   const windows = jobs
     .filter((j) => powerJobs.includes(j.id))
     .map((j) => ({ id: j.id, from: j.created_at.getTime(), to: j.finished_at?.getTime() ?? Infinity }));
-  for (const bmc of powerDevices) {
-    const resets = (await sim<{ items: Logged[] }>(bmc, 'actions')).items.filter(
-      (r) => r.path.endsWith('.Reset') && !r.path.includes('Manager') && r.status > 0 && r.status < 300,
-    );
-    report.evidence.resets += resets.length;
-    const perJob = new Map<string, number>();
-    for (const r of resets) {
-      const at = Date.parse(r.at);
-      const w = windows.find((x) => at >= x.from && at <= x.to);
-      if (!w) offend('duplicate_power_actions', `${bmc} ${r.path} at ${r.at} outside every rack job`);
-      else perJob.set(w.id, (perJob.get(w.id) ?? 0) + 1);
-    }
-    for (const [job, n] of perJob) if (n > 1) offend('duplicate_power_actions', `${bmc} job ${job}: ${n} resets`);
-  }
+  for (const bmc of powerDevices)
+    report.evidence.resets += checkResets(bmc, (await sim<{ items: Logged[] }>(bmc, 'actions')).items, windows, offend);
   report.duplicate_power_actions = report.offenders['duplicate_power_actions']?.length ?? 0;
 
   // Each job's projected state is its workflow's final state (jobs without a workflow of their own are skipped).
   await stack.withTemporal(async (client) => {
     for (const j of jobs) {
+      let state: string | undefined;
       try {
         // The latest run (after any continue-as-new), read as the projector reads a listing.
         const wf = await client.workflow.getHandle(j.id).describe();
         report.evidence.workflows++;
-        const expected = project({ id: j.id } as JobRow, { ...wf, raw: wf.raw.workflowExecutionInfo ?? {} })?.state;
-        if (expected !== j.state)
-          offend('projection_mismatches', `${j.id} ${j.kind}: job ${j.state}, workflow ${expected}`);
+        state = project({ id: j.id } as JobRow, { ...wf, raw: wf.raw.workflowExecutionInfo ?? {} })?.state;
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
-        if (j.run_id) offend('projection_mismatches', `${j.id} ${j.kind}: run ${j.run_id} projected, no workflow`);
+        state = 'no-workflow';
       }
+      checkProjection(j, state, offend);
     }
   });
   report.projection_mismatches = report.offenders['projection_mismatches']?.length ?? 0;
