@@ -41,7 +41,7 @@ describe('shared HTTP transport', () => {
     assert.equal(anySignal(c.signal, undefined), c.signal);
   });
 
-  it("a request's signal follows its caller and its deadline, and once released is no longer hooked to the caller", async () => {
+  it("a request's signal follows its caller and its deadline; released, it is unhooked from the caller", async () => {
     const caller = new AbortController();
     const cancelled = requestSignal(60_000, caller.signal);
     assert.equal(getEventListeners(caller.signal, 'abort').length, 1);

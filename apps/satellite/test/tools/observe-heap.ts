@@ -70,6 +70,8 @@ const hub = {
   targets: async () => targets.map((t) => ({ ...t })),
   deliver: async () => ({ unknown: [] }),
 } as unknown as HubObservations;
+const mib = (rss: number, heap: number) =>
+  `rss ${(rss / 2 ** 20).toFixed(0)} MiB, heap ${(heap / 2 ** 20).toFixed(0)} MiB`;
 let cycles = 0;
 const peak = { rss: 0, heap: 0 };
 const sampler = setInterval(() => {
@@ -94,9 +96,7 @@ const activities = createObserverActivities({
   onCycle: ({ seconds, changes }) => {
     cycles++;
     const m = process.memoryUsage();
-    console.log(
-      `cycle ${cycles}: ${seconds.toFixed(1)} s, ${changes} changes, rss ${(m.rss / 2 ** 20).toFixed(0)} MiB, heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB`,
-    );
+    console.log(`cycle ${cycles}: ${seconds.toFixed(1)} s, ${changes} changes, ${mib(m.rss, m.heapUsed)}`);
     if (cycles === cyclesWanted) done();
   },
 });
@@ -106,9 +106,9 @@ const running = env.run(activities.observeSite, input).catch(() => undefined);
 await enough;
 (globalThis as { gc?: () => void }).gc?.();
 const m = process.memoryUsage();
-console.log(`after gc: rss ${(m.rss / 2 ** 20).toFixed(0)} MiB, heap ${(m.heapUsed / 2 ** 20).toFixed(0)} MiB`);
+console.log(`after gc: ${mib(m.rss, m.heapUsed)}`);
 clearInterval(sampler);
-console.log(`peak: rss ${(peak.rss / 2 ** 20).toFixed(0)} MiB, heap ${(peak.heap / 2 ** 20).toFixed(0)} MiB`);
+console.log(`peak: ${mib(peak.rss, peak.heap)}`);
 writeHeapSnapshot(out);
 console.log(`wrote ${out}`);
 env.cancel();
