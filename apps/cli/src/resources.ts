@@ -257,6 +257,7 @@ export const rmaCases: Resource<RmaCase> = {
   names: ['rma'],
   list: '/v1/rma',
   item: '/v1/rma/{id}',
+  event: 'rma',
   filters: [
     { flag: 'state', param: 'state', description: 'open, shipped, replaced, revalidating, closed' },
     { flag: 'site', param: 'site_id', description: 'site ID' },
@@ -282,6 +283,7 @@ export const slaBreaches: Resource<SlaBreach> = {
   names: ['sla-breaches', 'sla-breach'],
   list: '/v1/sla-breaches',
   item: '/v1/sla-breaches/{id}',
+  event: 'sla_breach',
   filters: [
     { flag: 'status', param: 'status', description: 'open or resolved (both when absent)', single: true },
     { flag: 'object-type', param: 'object_type', description: 'device, job or campaign' },
@@ -313,6 +315,7 @@ export const facilityEvents: Resource<FacilityEvent> = {
   names: ['facility-events', 'facility-event'],
   list: '/v1/facility-events',
   item: '/v1/facility-events/{id}',
+  event: 'facility_event',
   filters: [
     {
       flag: 'state',

@@ -1,12 +1,21 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { slaPolicyWith, type HealthReading } from '@fleet/domain';
 import {
+  applyHealthReadings,
   applyJobProjections,
+  createApiToken,
   insertDevice,
   insertJobWithStartIntent,
   insertSite,
+  openRmaCase,
+  racks,
   setCondition,
   setLifecycle,
+  updateFacilityEvent,
+  updateRmaCase,
+  watchSlas,
   type SetConditionInput,
 } from '@fleet/db';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
@@ -179,6 +188,156 @@ describe('GET /v1/events', () => {
       assert.equal((await devicesOnly.next()).data['power_state'], 'Off');
     } finally {
       devicesOnly.close();
+    }
+  });
+
+  it('day-2 objects have their own types: a health change, a breach, a facility event, an RMA case', async () => {
+    const { db, pool } = hub.handle;
+    const sick = (await insertDevice(db, { name: 'sick', siteId: 'ev', nodeType: 'compute_gb200_nvidia' })).id;
+    const day2 = await openStream(base, hub.tokens.viewer, { query: '?types=health,sla_breach,facility_event,rma' });
+    const rmaOnly = await openStream(base, hub.tokens.viewer, { query: '?types=rma' });
+    const devices = await openStream(base, hub.tokens.viewer, { query: '?types=device' });
+    try {
+      // A health change: the reading's summary, not the BMC's message.
+      const gpu = {
+        class: 'gpu',
+        component: 'GPU_SXM_3',
+        severity: 'Critical',
+        message: 'XID 79 on GPU_SXM_3',
+      } as const;
+      const reading: HealthReading = { reachable: true, credentialsOk: true, powerState: 'On', faults: [gpu] };
+      await applyHealthReadings(db, 'ev', [{ deviceId: sick, observedAt: new Date(Date.now() - 2000), reading }]);
+      // The same reading observed again is no event; the fault gone is one.
+      await applyHealthReadings(db, 'ev', [{ deviceId: sick, observedAt: new Date(Date.now() - 1000), reading }]);
+      await applyHealthReadings(db, 'ev', [
+        { deviceId: sick, observedAt: new Date(), reading: { ...reading, faults: [] } },
+      ]);
+      const faulty = await day2.next();
+      assert.deepEqual(
+        { event: faulty.event, ...faulty.data, changed_at: undefined },
+        {
+          event: 'health',
+          type: 'health',
+          id: sick,
+          device_id: sick,
+          site_id: 'ev',
+          reachable: true,
+          credentials_ok: true,
+          power_state: 'On',
+          fault_count: 1,
+          faults: [{ class: 'gpu', component: 'GPU_SXM_3', severity: 'Critical' }],
+          changed_at: undefined,
+        },
+      );
+      const healthy = await day2.next();
+      assert.deepEqual([healthy.event, healthy.data['id'], healthy.data['fault_count']], ['health', sick, 0]);
+      // Its Healthy condition is the device's event still, and the device stream has no health events.
+      for (const e of [await devices.next(), await devices.next()]) assert.equal(e.event, 'device');
+
+      // A breach opened by the watch, then resolved when the device leaves the state.
+      const change = await setLifecycle(db, {
+        deviceId: sick,
+        to: 'quarantined',
+        writer: 'lifecycle-workflow',
+        jobId,
+        reason: 'Gpu',
+      });
+      await pool.query(`update device_transitions set at = now() - interval '3 days' where id = $1`, [
+        change!.transition!.id,
+      ]);
+      const [breach] = (await watchSlas(db, slaPolicyWith({}), [])).opened;
+      assert.ok(breach, 'the quarantined device breached its limit');
+      const opened = await day2.next();
+      assert.deepEqual(
+        [opened.event, opened.data['id'], opened.data['status'], opened.data['object_id'], opened.data['sla_key']],
+        ['sla_breach', breach.id, 'open', sick, 'lifecycle:quarantined'],
+      );
+      assert.equal(opened.data['object_type'], 'device');
+
+      // A facility event posted by a building management system, then decided.
+      const facility = (await createApiToken(db, 'bms-ev', 'facility')).token;
+      const rackId = (
+        await db.insert(racks).values({ siteId: 'ev', name: 'r1', rackType: 'gb200_nvl72' }).returning()
+      )[0]!.id;
+      const posted = await hub.app.inject({
+        method: 'POST',
+        url: '/v1/facility-events',
+        headers: { authorization: `Bearer ${facility}` },
+        payload: {
+          external_id: randomUUID(),
+          kind: 'cooling',
+          severity: 'info',
+          rack_ids: [rackId],
+          message: 'CRAH 4 filter due',
+        },
+      });
+      assert.equal(posted.statusCode, 201, posted.body);
+      const recorded = await day2.next();
+      assert.deepEqual(
+        [
+          recorded.event,
+          recorded.data['id'],
+          recorded.data['kind'],
+          recorded.data['response'],
+          recorded.data['rack_ids'],
+        ],
+        ['facility_event', posted.json().id, 'cooling', 'record', [rackId]],
+      );
+      assert.equal(recorded.data['message'], undefined, "a facility's message is read from the API");
+      await updateFacilityEvent(db, posted.json().id, { decision: 'reject' });
+      assert.deepEqual((await day2.next()).data['decision'], 'reject');
+
+      // An RMA case opened, then given its vendor case id.
+      const opening = await openRmaCase(db, {
+        deviceId: sick,
+        failedPart: 'GPU_SXM_3',
+        reason: 'XID 79',
+        openedBy: 'op',
+      });
+      await updateRmaCase(db, opening!.rmaCase.id, { vendorCaseId: 'NV-1234', mover: 'operator', by: 'op' });
+      for (const stream of [day2, rmaOnly]) {
+        const [open, updated] = [await stream.next(), await stream.next()];
+        assert.deepEqual(
+          [open.event, open.data['id'], open.data['state'], open.data['device_id'], open.data['vendor_case_id']],
+          ['rma', opening!.rmaCase.id, 'open', sick, null],
+        );
+        assert.deepEqual([updated.event, updated.data['vendor_case_id']], ['rma', 'NV-1234']);
+      }
+
+      // The device moves on to remediation: the breach resolves, its status on the event.
+      await setLifecycle(db, { deviceId: sick, to: 'remediating', writer: 'lifecycle-workflow', jobId, reason: 'Gpu' });
+      assert.equal((await watchSlas(db, slaPolicyWith({}), [])).resolved.length, 1);
+      const resolved = await day2.next();
+      assert.deepEqual(
+        [resolved.event, resolved.data['id'], resolved.data['status'], resolved.data['resolution']],
+        ['sla_breach', breach.id, 'resolved', 'cleared'],
+      );
+
+      // Replay after the first health event, of two of the types only: in order, nothing else.
+      const replayed = await openStream(base, hub.tokens.viewer, {
+        query: '?types=sla_breach,rma',
+        lastEventId: faulty.id!,
+      });
+      try {
+        const got: Received[] = [];
+        for (let i = 0; i < 4; i++) got.push(await replayed.next());
+        assert.deepEqual(
+          got.map((e) => [e.event, e.data['status'] ?? e.data['state']]),
+          [
+            ['sla_breach', 'open'],
+            ['rma', 'open'],
+            ['rma', 'open'],
+            ['sla_breach', 'resolved'],
+          ],
+        );
+        assert.ok(got.every((e, i) => Number(e.id) > Number(i ? got[i - 1]!.id : faulty.id)));
+      } finally {
+        replayed.close();
+      }
+    } finally {
+      day2.close();
+      rmaOnly.close();
+      devices.close();
     }
   });
 

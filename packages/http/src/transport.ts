@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { errors as undiciErrors } from 'undici';
 import { isCertificateError } from './tls.js';
 
@@ -29,13 +30,41 @@ const notConnectedCodes = new Set([
   'EADDRNOTAVAIL',
 ]);
 
-/** The request's own deadline, combined with the caller's signal. */
+/**
+ * The request's own deadline, combined with the caller's signal; `release()` (call it once the exchange is over, body
+ * read) stops the deadline's timer and unhooks the caller. Not AbortSignal.timeout and AbortSignal.any: on Node 20 the
+ * caller's signal keeps a WeakRef to every signal combined with it until the caller itself is collected, and an
+ * activity's cancellation signal lives as long as the activity (the satellite's observer: an hour, three requests a
+ * device a cycle), and a timeout signal's timer outlives its request by the whole timeout.
+ */
 export function requestSignal(
   timeoutMs: number,
   caller: AbortSignal | undefined,
-): { deadline: AbortSignal; signal: AbortSignal } {
-  const deadline = AbortSignal.timeout(timeoutMs);
-  return { deadline, signal: caller ? AbortSignal.any([caller, deadline]) : deadline };
+): { deadline: AbortSignal; signal: AbortSignal; release: () => void } {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    timeoutMs,
+  );
+  timer.unref();
+  if (!caller) return { deadline: deadline.signal, signal: deadline.signal, release: () => clearTimeout(timer) };
+  const either = new AbortController();
+  const onCaller = () => either.abort(caller.reason);
+  if (caller.aborted) either.abort(caller.reason);
+  else {
+    // One listener per request in flight (the observer has a hundred), each removed when it ends: no leak to warn of.
+    setMaxListeners(0, caller);
+    caller.addEventListener('abort', onCaller, { once: true });
+  }
+  deadline.signal.addEventListener('abort', () => either.abort(deadline.signal.reason), { once: true });
+  return {
+    deadline: deadline.signal,
+    signal: either.signal,
+    release: () => {
+      clearTimeout(timer);
+      caller.removeEventListener('abort', onCaller);
+    },
+  };
 }
 
 /**

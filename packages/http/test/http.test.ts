@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { errors as undiciErrors, request } from 'undici';
@@ -38,6 +39,28 @@ describe('shared HTTP transport', () => {
     await assert.rejects(slept, /stop/);
     assert.equal(anySignal(undefined, undefined), undefined);
     assert.equal(anySignal(c.signal, undefined), c.signal);
+  });
+
+  it("a request's signal follows its caller and its deadline; released, it is unhooked from the caller", async () => {
+    const caller = new AbortController();
+    const cancelled = requestSignal(60_000, caller.signal);
+    assert.equal(getEventListeners(caller.signal, 'abort').length, 1);
+    const timedOut = requestSignal(10, caller.signal);
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(timedOut.signal.aborted, true);
+    assert.equal((timedOut.signal.reason as Error).name, 'TimeoutError');
+    assert.equal(timedOut.deadline.aborted, true);
+    timedOut.release();
+
+    // A long-lived caller (an activity's cancellation signal) keeps nothing of the requests it made.
+    for (let i = 0; i < 1000; i++) requestSignal(60_000, caller.signal).release();
+    assert.equal(getEventListeners(caller.signal, 'abort').length, 1, 'only the request still open');
+    caller.abort(new Error('cancelled'));
+    assert.equal(cancelled.signal.aborted, true);
+    assert.equal((cancelled.signal.reason as Error).message, 'cancelled');
+    assert.equal(cancelled.deadline.aborted, false, 'the caller cancelled: no timeout');
+    cancelled.release();
+    assert.equal(requestSignal(60_000, caller.signal).signal.aborted, true, 'a caller aborted already');
   });
 
   it(`classifies failures for retries: refused connections are safe, a caller abort is the caller reason, timeouts may \

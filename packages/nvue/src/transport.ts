@@ -56,7 +56,7 @@ export async function exchange(
     retry: RetryClass,
     extra: { status?: number; cause?: unknown } = {},
   ) => new ExchangeFailure(new NvueError(kind, switchId, spec.method, uri, text, extra), retry);
-  const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
+  const { deadline, signal, release } = requestSignal(spec.timeoutMs, spec.signal);
   let status: number;
   let headers: ResponseHeaders;
   let text: string;
@@ -83,6 +83,8 @@ export async function exchange(
     // The caller cancelled: not a switch failure, so surface the caller's own reason.
     if ('cancelled' in failure) throw failure.cancelled;
     throw fail(failure.kind, failure.message, failure.retry, { cause: failure.cause });
+  } finally {
+    release();
   }
   // NVUE answers some actions with a bare id in text/plain.
   const body = text ? parseJsonOrText(text) : undefined;

@@ -59,7 +59,7 @@ export class RedfishClient {
   private readonly ownsDispatcher: boolean;
   private readonly session: SessionAuth | undefined;
   private readonly basicAuth: string;
-  private tail: Promise<unknown> = Promise.resolve();
+  private tail: Promise<void> = Promise.resolve();
   private rootDoc: Promise<ServiceRoot> | undefined;
   private readonly memo = new Map<string, Promise<unknown>>();
   private closed = false;
@@ -244,7 +244,11 @@ export class RedfishClient {
   private enqueue<T>(job: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new RedfishError('FailedPrecondition', this.bmc, '', 'client is closed'));
     const run = this.tail.then(job);
-    this.tail = run.catch(() => undefined);
+    // The queue keeps no answer: a client cached per device for hours would otherwise hold its last resource body.
+    this.tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
     return run;
   }
 

@@ -59,8 +59,23 @@ export async function exchange(
   spec: ExchangeSpec,
   maxRetryAfterMs: number,
 ): Promise<RedfishResponse> {
+  const { deadline, signal, release } = requestSignal(spec.timeoutMs, spec.signal);
+  try {
+    return await send(dispatcher, bmc, spec, maxRetryAfterMs, deadline, signal);
+  } finally {
+    release();
+  }
+}
+
+async function send(
+  dispatcher: Dispatcher,
+  bmc: string,
+  spec: ExchangeSpec,
+  maxRetryAfterMs: number,
+  deadline: AbortSignal,
+  signal: AbortSignal,
+): Promise<RedfishResponse> {
   const uri = spec.url.pathname;
-  const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
   let res: Dispatcher.ResponseData;
   try {
     res = await request(spec.url, {

@@ -36,7 +36,7 @@ export async function exchange<S extends z.ZodType>(
   schema: S,
 ): Promise<z.infer<S>> {
   const where = spec.url.href;
-  const { deadline, signal } = requestSignal(spec.timeoutMs, spec.signal);
+  const { deadline, signal, release } = requestSignal(spec.timeoutMs, spec.signal);
   let status: number;
   let text: string;
   try {
@@ -60,6 +60,8 @@ export async function exchange<S extends z.ZodType>(
     if ('cancelled' in failure) throw failure.cancelled;
     const kind = failure.kind === 'Timeout' ? 'Timeout' : 'Unavailable';
     throw new SlurmError(kind, spec.method, where, failure.message, { cause: failure.cause });
+  } finally {
+    release();
   }
   // 401 and unknown paths come back as text/plain ("Authentication failure").
   const body = text ? parseJsonOrText(text) : undefined;

@@ -1,6 +1,7 @@
 import { createContext, useContext, useEffect, useState } from 'react';
 import type { QueryClient, QueryKey } from '@tanstack/react-query';
 import { authHeaders } from './client';
+import { keysFor } from './event-keys';
 import { EventStreamParser, type ServerEvent } from './sse';
 
 /**
@@ -19,31 +20,6 @@ export function usePollInterval(ms: number, whileLiveMs?: number): number | fals
 
 export function useLiveState(): LiveState {
   return useContext(LiveContext);
-}
-
-/** The queries an event makes stale: the object's own and every list that may show it. */
-export function keysFor(event: ServerEvent): QueryKey[] {
-  const id = eventObjectId(event.data);
-  switch (event.event) {
-    case 'job':
-      return [['jobs'], ['rack-activity'], ['overview'], ...(id ? [['job', id]] : [])];
-    case 'device':
-      return [['devices'], ['rack'], ['overview'], ['compliance'], ...(id ? [['device', id]] : [])];
-    case 'campaign':
-      return [['campaigns'], ['overview'], ...(id ? [['campaign', id]] : [])];
-    default:
-      return [];
-  }
-}
-
-function eventObjectId(data: string): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(data);
-    if (parsed && typeof parsed === 'object' && 'id' in parsed && typeof parsed.id === 'string') return parsed.id;
-  } catch {
-    // not JSON: the data is the id itself
-  }
-  return data.trim() || undefined;
 }
 
 const maxBackoffMs = 30_000;

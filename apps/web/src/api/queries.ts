@@ -219,7 +219,7 @@ export const useCampaignDevices = (id: string, campaignState: Job['state']) =>
 
 /**
  * The device's last health reading from its site's observer; null until it has been observed (the hub's 404). Under
- * the device's key: the device events its readings' condition changes send refetch it.
+ * the device's key: its health events, and the device events its readings' condition changes send, refetch it.
  */
 export const useDeviceHealth = (id: string) =>
   useQuery({
@@ -236,7 +236,8 @@ export type RmaFilter = Omit<Query<'/v1/rma'>, 'limit' | 'cursor'>;
 export type SlaBreachFilter = Omit<Query<'/v1/sla-breaches'>, 'limit' | 'cursor'>;
 export type FacilityEventFilter = Omit<Query<'/v1/facility-events'>, 'limit' | 'cursor'>;
 
-// RMA cases, breaches and facility events send no events of their own: they poll, stream or not.
+// RMA cases, breaches and facility events have events of their own (rma, sla_breach, facility_event): while the stream
+// is open they refetch on those, and once a minute for what no event announces (a breach's overdue time grows).
 export const useRmaCases = (filter: RmaFilter) =>
   useInfiniteQuery({
     queryKey: ['rma', 'pages', filter],
@@ -245,14 +246,14 @@ export const useRmaCases = (filter: RmaFilter) =>
       unwrap(api().GET('/v1/rma', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
     getNextPageParam: (page) => page.next_cursor ?? undefined,
     placeholderData: keepPreviousData,
-    refetchInterval: 10_000,
+    refetchInterval: usePollInterval(10_000, 60_000),
   });
 
 export const useRmaCase = (id: string) =>
   useQuery({
     queryKey: ['rma', id],
     queryFn: () => unwrap(api().GET('/v1/rma/{id}', { params: { path: { id } } })),
-    refetchInterval: 5000,
+    refetchInterval: usePollInterval(5000, 60_000),
   });
 
 export const useSlaBreaches = (filter: SlaBreachFilter) =>
@@ -263,7 +264,7 @@ export const useSlaBreaches = (filter: SlaBreachFilter) =>
       unwrap(api().GET('/v1/sla-breaches', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
     getNextPageParam: (page) => page.next_cursor ?? undefined,
     placeholderData: keepPreviousData,
-    refetchInterval: 10_000,
+    refetchInterval: usePollInterval(10_000, 60_000),
   });
 
 export const useFacilityEvents = (filter: FacilityEventFilter) =>
@@ -274,5 +275,5 @@ export const useFacilityEvents = (filter: FacilityEventFilter) =>
       unwrap(api().GET('/v1/facility-events', { params: { query: { ...filter, limit: 100, cursor: pageParam } } })),
     getNextPageParam: (page) => page.next_cursor ?? undefined,
     placeholderData: keepPreviousData,
-    refetchInterval: 10_000,
+    refetchInterval: usePollInterval(10_000, 60_000),
   });

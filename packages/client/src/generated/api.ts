@@ -582,10 +582,11 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Live updates as Server-Sent Events, from Postgres (never Temporal): `event: job|campaign|device`, `id:` the event
-     * number, `data:` {type, id, state fields} of the object that changed (read it from the API for more). Reconnect
-     * with Last-Event-ID to be replayed what was missed; `event: reset` means too much was missed: reload. Comment
-     * lines every 15 s keep it open
+     * Live updates as Server-Sent Events, from Postgres (never Temporal): `event:
+     * job|campaign|device|health|sla_breach|facility_event|rma`, `id:` the event number, `data:` {type, id, state
+     * fields} of the object that changed (a `health` event's id is its device's; read the API for more). Reconnect with
+     * Last-Event-ID to be replayed what was missed; `event: reset` means too much was missed: reload. Comment lines
+     * every 15 s keep it open
      */
     get: operations['getV1Events'];
     put?: never;

@@ -3,9 +3,10 @@ import type { Db, DbOrTx } from '../client.js';
 import { listenOn, type ChannelListener } from '../listener.js';
 import { events, type EventRow } from '../schema/index.js';
 
-/** The NOTIFY channel of the event triggers (migration 0010_event_triggers). */
+/** The NOTIFY channel of the event triggers (migrations 0010_event_triggers, 0014 and 0024_day2_events). */
 export const eventChannel = 'fleet_events';
-export const eventTypes = ['job', 'campaign', 'device'] as const;
+/** What the triggers write: jobs, campaigns and devices, and the day-2 objects (docs/day2.md, "Events"). */
+export const eventTypes = ['job', 'campaign', 'device', 'health', 'sla_breach', 'facility_event', 'rma'] as const;
 export type EventType = (typeof eventTypes)[number];
 
 /** A change as the feed carries it: its event id (commit order) and the object's id and state. */
