@@ -139,7 +139,7 @@ describe('remediation playbook steps with mocked activities', () => {
       }
     });
 
-  it('a fault only AC loss ends: the resets are tried first, then the shelves cut AC and the burn-in confirms', async () => {
+  it('a fault only AC loss ends: resets are tried first, then the shelves cut AC, the burn-in confirms', async () => {
     const { activities, calls } = site({ clearedBy: 'ac' });
     const steps: PlaybookStep[] = ['hmc_reset', 'power_cycle', 'ac_cycle', 'firmware_reflash', 'burn_in'];
     const { result, handle } = await run('ac-fix', input('ac-fix', steps), activities);
@@ -230,7 +230,7 @@ describe('remediation playbook steps with mocked activities', () => {
     assert.deepEqual(result.escalated?.faultClass, 'gpu');
   });
 
-  it('runs the default GPU playbook to its end on a tray in no rack, without a manifest: three steps skip', async () => {
+  it('the default GPU playbook on a tray in no rack, without a manifest: three steps skip', async () => {
     const { activities, calls } = site({});
     const steps: PlaybookStep[] = ['hmc_reset', 'power_cycle', 'ac_cycle', 'firmware_reflash', 'burn_in'];
     const noRack = input('no-rack', steps, {
