@@ -41,7 +41,10 @@ import { testEnv } from './env.js';
 
 export interface StackOptions {
   /** Quarantine rules and blast radius (hub) and step verification timings (agent), docs/day2.md. */
-  remediation?: { hub?: Record<string, unknown>; agent?: { verifyTimeoutS?: number; verifyPollS?: number } };
+  remediation?: {
+    hub?: Record<string, unknown>;
+    agent?: { verifyTimeoutS?: number; verifyPollS?: number; acOffFloorS?: number; acPollS?: number };
+  };
   /** The site's health observer (docs/day2.md); off unless given, so tests see only the requests they make. */
   observe?: { intervalS: number; confirmations?: number; concurrency?: number; runForS?: number; checkEveryS?: number };
   /** Simulated compute trays per site (plain BMCs, without `racks`). */

@@ -1,17 +1,24 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowFailure,
   condition,
   defineSignal,
+  executeChild,
   isCancellation,
+  ParentClosePolicy,
   proxyActivities,
   setHandler,
+  sleep,
   upsertMemo,
 } from '@temporalio/workflow';
 import type {
   AwaitedDecision,
+  BmcTarget,
+  BurnInActivities,
   EnrolmentDecision,
   FleetLifecycleState,
+  HealthFault,
   HealthReading,
   JobMemo,
   LifecycleMemo,
@@ -21,9 +28,17 @@ import type {
   RemediationResult,
   StepOutcome,
 } from '@fleet/domain';
-import { decisionSignalName, healthCleared, jobMemoKey, lifecycleMemoKey } from '@fleet/domain/workflow-safe';
-import { deviceActivities } from './activities.js';
+import {
+  burnInPassed,
+  decisionSignalName,
+  healthCleared,
+  jobMemoKey,
+  lifecycleMemoKey,
+} from '@fleet/domain/workflow-safe';
+import { deviceActivities, jobActivityOptions } from './activities.js';
+import { childSearchAttributes } from './child-search-attributes.js';
 import { jobErrorFrom } from './device-power.js';
+import { deviceFirmwareUpdateV2 } from './firmware-update.js';
 import { KeyedMemo } from './timeline.js';
 
 export const remediationDecisionSignal = defineSignal<[EnrolmentDecision]>(decisionSignalName);
@@ -34,7 +49,9 @@ export const remediationDecisionSignal = defineSignal<[EnrolmentDecision]>(decis
  * - quarantine: the device is held (`quarantined`), nothing else;
  * - remediate: held, then (after an operator's approval when the blast radius is exceeded) `remediating` and the
  *   playbook's steps in order, each verified by fresh health readings; the first that clears the fault returns the
- *   device where it was; when none does it is held again and the result asks for an RMA;
+ *   device where it was, once the playbook's `burn_in` (when it has one) passed; when none does, or the burn-in
+ *   fails, it is held again and the result asks for an RMA. A step that cannot act on this device (no shelf feeds
+ *   it, no manifest) is skipped with its reason and no health check;
  * - release: an operator lets a held device go: `remediating`, a health check, and back where it was (held again,
  *   and the job failed, naming the faults, if the check does not pass).
  */
@@ -50,6 +67,8 @@ export async function remediation(input: RemediationInput): Promise<RemediationR
     memo.set(lifecycleMemoKey, lifecycle);
   };
   const steps: StepOutcome[] = [];
+  /** The faults the last health check saw, for a step that skips without one. */
+  let lastFaults: HealthFault[] = input.fault ? [input.fault] : [];
   const result = (extra: Partial<RemediationResult> = {}): RemediationResult => ({
     deviceId: id,
     mode: input.mode,
@@ -58,7 +77,7 @@ export async function remediation(input: RemediationInput): Promise<RemediationR
     ...extra,
   });
   const publish = (m: JobMemo) => memo.set(jobMemoKey, m);
-  const { resetBmc, setDevicePower } = deviceActivities(input.activity);
+  const { resetBmc, setDevicePower, awaitDevices } = deviceActivities(input.activity);
   const { awaitHealthy } = proxyActivities<RemediationActivities>({
     startToCloseTimeout: `${input.verifyTimeoutS + 120}s`,
     heartbeatTimeout: `${input.activity.heartbeatTimeoutS}s`,
@@ -131,16 +150,39 @@ export async function remediation(input: RemediationInput): Promise<RemediationR
     }
 
     const fault = input.fault!;
-    for (const step of input.playbook?.steps ?? []) {
+    const plan = input.playbook?.steps ?? [];
+    // A burn_in in the playbook confirms whichever earlier step cleared the fault before the device goes back.
+    const confirmAt = plan.indexOf('burn_in');
+    let burnInFailed: string | undefined;
+    for (const [i, step] of plan.entries()) {
+      if (step === 'burn_in') {
+        steps.push({
+          step,
+          fixed: false,
+          faults: lastFaults,
+          skipped: true,
+          message: `burn_in not run: ${fault.class} (${fault.component}) is still there, nothing to confirm`,
+        });
+        continue;
+      }
       publish({
         progress: { stage: step, message: `${step} on ${input.deviceName} for ${fault.class} (${fault.component})` },
       });
       memo.flush();
       let message: string | undefined;
       try {
-        await runStep(step);
+        const skipped = await runStep(step, i);
+        if (skipped) {
+          steps.push({ step, fixed: false, faults: lastFaults, skipped: true, message: skipped });
+          continue;
+        }
       } catch (err) {
         if (isCancellation(err)) throw err;
+        const refusal = refusalOf(err);
+        if (refusal) {
+          steps.push({ step, fixed: false, faults: lastFaults, skipped: true, message: refusal });
+          continue;
+        }
         message = `${step} failed: ${jobErrorFrom(err).message}`;
       }
       const reading = await awaitHealthy({
@@ -150,20 +192,29 @@ export async function remediation(input: RemediationInput): Promise<RemediationR
         pollS: input.verifyPollS,
       });
       const fixed = healthCleared(reading, fault.class);
+      lastFaults = reading.faults;
       steps.push({ step, fixed, faults: reading.faults, ...(message ? { message } : {}) });
-      if (fixed) {
-        move(input.returnTo, 'Remediated', `${step} cleared ${fault.class} (${fault.component})`);
-        publish({ progress: { stage: 'done', percent: 100 }, result: { ...result({ fixedBy: step }) } });
-        memo.flush();
-        return result({ fixedBy: step });
+      if (!fixed) continue;
+      if (confirmAt > i) {
+        burnInFailed = await confirmByBurnIn(confirmAt);
+        if (burnInFailed) break;
       }
+      move(input.returnTo, 'Remediated', `${step} cleared ${fault.class} (${fault.component})`);
+      publish({ progress: { stage: 'done', percent: 100 }, result: { ...result({ fixedBy: step }) } });
+      memo.flush();
+      return result({ fixedBy: step });
     }
     const escalated = { part: fault.component, faultClass: fault.class, message: fault.message };
     const tried = steps.map((s) => s.step).join(', ') || 'no playbook step';
-    move('quarantined', 'RemediationExhausted', `${tried} did not clear ${fault.class} (${fault.component}): RMA`);
+    const why = burnInFailed
+      ? `${fault.class} (${fault.component}) cleared but the burn-in failed (${burnInFailed})`
+      : `${tried} did not clear ${fault.class} (${fault.component})`;
+    move('quarantined', 'RemediationExhausted', `${why}: RMA`);
     const error = {
       code: 'REMEDIATION_EXHAUSTED',
-      message: `${input.deviceName}: ${tried} did not clear ${fault.class} on ${fault.component}; an RMA case is open`,
+      message: burnInFailed
+        ? `${input.deviceName}: ${why}; an RMA case is open`
+        : `${input.deviceName}: ${tried} did not clear ${fault.class} on ${fault.component}; an RMA case is open`,
     };
     publish({ progress: { stage: 'escalated', message: error.message }, result: { ...result({ escalated }) }, error });
     memo.flush();
@@ -186,17 +237,197 @@ export async function remediation(input: RemediationInput): Promise<RemediationR
     throw err;
   }
 
-  async function runStep(step: PlaybookStep): Promise<void> {
-    if (step === 'power_cycle') {
-      await setDevicePower({ target: input.target, action: 'power-cycle', settleTimeoutS: input.verifyTimeoutS });
-      return;
+  /** Acts on the device; answers why it did nothing when the step does not apply to it. */
+  async function runStep(step: PlaybookStep, index: number): Promise<string | undefined> {
+    switch (step) {
+      case 'power_cycle':
+        await setDevicePower({ target: input.target, action: 'power-cycle', settleTimeoutS: input.verifyTimeoutS });
+        return undefined;
+      case 'ac_cycle':
+        await acCycle();
+        return undefined;
+      case 'firmware_reflash':
+        return reflash(index);
+      case 'burn_in':
+        throw new Error('burn_in is run as the confirmation of a cleared fault, not as a fix');
+      default:
+        await resetBmc({
+          target: input.target,
+          manager: step === 'hmc_reset' ? 'hmc' : 'bmc',
+          waitUntilBackS: input.verifyTimeoutS,
+        });
+        return undefined;
     }
-    await resetBmc({
-      target: input.target,
-      manager: step === 'hmc_reset' ? 'hmc' : 'bmc',
-      waitUntilBackS: input.verifyTimeoutS,
-    });
   }
+
+  /**
+   * AC off and on through the shelves that feed the tray, refused (before anything is cut) when a shelf does not
+   * answer or another device on the same feed is neither held nor Off. The shelves are switched back on whatever
+   * happens once they were off, cancellation included.
+   */
+  async function acCycle(): Promise<void> {
+    const plan = input.acCycle;
+    if (!plan) throw refuse('ac_cycle', 'the job has no power-shelf plan (it was made before the step existed)');
+    if (plan.refused) throw refuse('ac_cycle', plan.refused);
+    const poll = plan.pollIntervalS;
+    const shelves = await awaitDevices({
+      targets: plan.shelves,
+      condition: 'reachable',
+      pollIntervalS: poll,
+      maxWaitS: 0,
+    });
+    if (shelves.notMet.length)
+      throw refuse('ac_cycle', `power shelf ${shelves.notMet.map((n) => n.deviceId).join(', ')} does not answer`);
+    if (plan.others.length) {
+      const off = await awaitDevices({
+        targets: plan.others.map((o) => o.target),
+        condition: 'off',
+        pollIntervalS: poll,
+        maxWaitS: 0,
+      });
+      if (off.notMet.length) {
+        const live = new Set(off.notMet.map((n) => n.deviceId));
+        const names = plan.others.filter((o) => live.has(o.target.deviceId)).map((o) => o.name);
+        throw refuse(
+          'ac_cycle',
+          `its shelves also feed ${names.length} device(s) that are neither held nor off (${names.join(', ')}): ` +
+            'cutting AC would take them down too; hold them or power them off first',
+        );
+      }
+    }
+    const shelfPower = (action: 'off' | 'on') =>
+      Promise.all(
+        plan.shelves.map((target: BmcTarget) =>
+          setDevicePower({ target, action, settleTimeoutS: input.verifyTimeoutS }),
+        ),
+      );
+    try {
+      await shelfPower('off');
+      const dark = await awaitDevices({
+        targets: [input.target],
+        condition: 'unreachable',
+        pollIntervalS: poll,
+        maxWaitS: input.verifyTimeoutS,
+      });
+      if (dark.notMet.length)
+        throw ApplicationFailure.nonRetryable(
+          `${input.deviceName} still answers with its shelves off: something else feeds it`,
+          'FAILED_PRECONDITION',
+        );
+      if (plan.offFloorS > 0) await sleep(plan.offFloorS * 1000);
+    } finally {
+      await CancellationScope.nonCancellable(() => shelfPower('on'));
+    }
+    const back = await awaitDevices({
+      targets: [input.target],
+      condition: 'reachable',
+      pollIntervalS: poll,
+      maxWaitS: input.verifyTimeoutS,
+    });
+    if (back.notMet.length)
+      throw ApplicationFailure.nonRetryable(
+        `${input.deviceName}'s BMC did not answer within ${input.verifyTimeoutS}s of AC returning`,
+        'UNAVAILABLE',
+      );
+    // A tray gets AC back with its host off; it was serving before the fault.
+    await setDevicePower({ target: input.target, action: 'on', settleTimeoutS: input.verifyTimeoutS });
+  }
+
+  /** The device firmware update (forced: the versions may match while an image is corrupt) as a child. */
+  async function reflash(index: number): Promise<string | undefined> {
+    const fw = input.firmware;
+    if (!fw) return `firmware_reflash skipped: no firmware manifest for ${input.target.nodeType}`;
+    const childId = `${input.jobId}-reflash-${index}`;
+    try {
+      await executeChild(deviceFirmwareUpdateV2, {
+        workflowId: childId,
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        searchAttributes: childSearchAttributes('device.firmware_update', input.siteId ?? '', id),
+        args: [
+          {
+            jobId: childId,
+            target: input.target,
+            role: fw.role,
+            steps: fw.steps,
+            expectedInventory: fw.expectedInventory,
+            force: true,
+            timings: fw.timings,
+            activity: input.activity,
+          },
+        ],
+      });
+    } catch (err) {
+      throw err instanceof ChildWorkflowFailure && err.cause ? err.cause : err;
+    }
+    return undefined;
+  }
+
+  /** Runs the playbook's burn-in on the tray; answers why it failed, or undefined when it passed. */
+  async function confirmByBurnIn(index: number): Promise<string | undefined> {
+    const b = input.burnIn;
+    const record = (fixed: boolean, message: string) =>
+      steps.push({ step: 'burn_in', fixed, faults: fixed ? [] : lastFaults, message });
+    if (!b) {
+      // No tray tests for this device (a switch or a shelf): nothing can confirm more than the health check did.
+      steps.push({
+        step: 'burn_in',
+        fixed: true,
+        faults: [],
+        skipped: true,
+        message: `burn_in skipped: ${input.target.nodeType} runs no tray tests`,
+      });
+      return undefined;
+    }
+    publish({ progress: { stage: 'burn_in', message: `burn-in of ${input.deviceName}: ${b.tests.join(', ')}` } });
+    memo.flush();
+    const burnIn = proxyActivities<BurnInActivities>({
+      ...jobActivityOptions(input.activity),
+      heartbeatTimeout: `${b.heartbeatTimeoutS}s`,
+      startToCloseTimeout: `${b.startToCloseS}s`,
+    });
+    try {
+      await setDevicePower({ target: input.target, action: 'on', settleTimeoutS: b.settleTimeoutS });
+      const r = await burnIn.runBurnIn({
+        jobId: input.jobId,
+        attempt: index + 1,
+        trays: [{ deviceId: id, name: b.name }],
+        tests: b.tests,
+      });
+      if (burnInPassed(r.verdicts)) {
+        record(true, `${r.verdicts.map((v) => v.test).join(', ')} passed`);
+        return undefined;
+      }
+      const why =
+        r.verdicts
+          .filter((v) => v.verdict !== 'pass' || v.reason !== null)
+          .map((v) => `${v.test}: ${v.reason ?? v.verdict}: ${v.message}`)
+          .join('; ') || 'no verdict';
+      record(false, `burn-in failed: ${why}`);
+      return why;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // Fail closed: a burn-in that could not run proves nothing.
+      const why = `burn-in could not run: ${jobErrorFrom(err).message}`;
+      record(false, why);
+      return why;
+    }
+  }
+}
+
+/** A step that does not act on this device, and why: typed (FAILED_PRECONDITION), never retried, named. */
+function refuse(step: PlaybookStep, why: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'FAILED_PRECONDITION',
+    message: `${step} refused: ${why}`,
+    nonRetryable: true,
+    details: [{ refusedStep: step }],
+  });
+}
+
+function refusalOf(err: unknown): string | undefined {
+  if (!(err instanceof ApplicationFailure) || err.type !== 'FAILED_PRECONDITION') return undefined;
+  const d = err.details?.[0] as { refusedStep?: string } | undefined;
+  return d?.refusedStep ? err.message : undefined;
 }
 
 function describeFaults(reading: HealthReading): string {

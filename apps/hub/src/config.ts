@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { DatabaseConfig, LogConfig, MetricsConfig, PayloadKeyRingConfig, repositoryPath } from '@fleet/config';
-import { defaultBlastRadius, defaultQuarantineRules, faultClasses, nodeTypes, playbookSteps } from '@fleet/domain';
+import {
+  computeOnlySteps,
+  defaultBlastRadius,
+  defaultQuarantineRules,
+  faultClasses,
+  kindOfNodeType,
+  nodeTypes,
+  playbookSteps,
+} from '@fleet/domain';
 
 /**
  * The repository's built web console, found from the hub's source or bundle; when it is not built, the folder it would
@@ -39,7 +47,25 @@ const RemediationConfig = z
       .strict()
       .default(defaultBlastRadius),
     /** Per node type, per fault class: replaces the role's default playbook for that class. */
-    playbooks: z.partialRecord(z.enum(nodeTypes), z.partialRecord(z.enum(faultClasses), Playbook)).default({}),
+    playbooks: z
+      .partialRecord(z.enum(nodeTypes), z.partialRecord(z.enum(faultClasses), Playbook))
+      .superRefine((byType, ctx) => {
+        // A burn-in runs SLURM tests on a compute tray's host: a switch or a shelf has none to run them on.
+        for (const [type, byClass] of Object.entries(byType)) {
+          const kind = kindOfNodeType(type);
+          if (kind === 'compute') continue;
+          for (const [faultClass, playbook] of Object.entries(byClass ?? {}))
+            playbook?.steps.forEach((step, i) => {
+              if (computeOnlySteps.includes(step))
+                ctx.addIssue({
+                  code: 'custom',
+                  path: [type, faultClass, 'steps', i],
+                  message: `${step} needs a compute tray's host; ${type} is a ${kind}`,
+                });
+            });
+        }
+      })
+      .default({}),
   })
   .strict()
   .default({ rules: defaultQuarantineRules, blastRadius: defaultBlastRadius, playbooks: {} });

@@ -322,6 +322,30 @@ describe('API tokens and per-site roles', () => {
         createdBy: 'test',
       });
       denied(await fetch(baseline.digest), 'dc-a');
+      // A remediation writes the baseline again only when its playbook reflashes the device.
+      const remediate = async (steps: string[]) => {
+        const tray = await insertDevice(handle.db, {
+          name: `ct-a-${steps.length}`,
+          siteId: 'dc-a',
+          rackId: rack.a,
+          nodeType: 'compute_gb200_nvidia',
+        });
+        const params = { reason: 'x', playbook: { steps } };
+        await handle.db.insert(jobs).values({
+          kind: 'device.remediate',
+          siteId: 'dc-a',
+          deviceId: tray.id,
+          params,
+          state: 'running',
+          createdBy: 't',
+        });
+      };
+      await remediate(['hmc_reset', 'power_cycle']);
+      denied(await fetch(baseline.digest), 'dc-a');
+      await remediate(['hmc_reset', 'firmware_reflash', 'burn_in']);
+      assert.equal((await fetch(baseline.digest)).body, 'baseline');
+      await handle.pool.query(`update jobs set state = 'succeeded' where kind = 'device.remediate'`);
+      denied(await fetch(baseline.digest), 'dc-a');
       await handle.db
         .insert(jobs)
         .values({ kind: 'rack.enrol', siteId: 'dc-a', rackId: rack.a, params: {}, state: 'running', createdBy: 't' });

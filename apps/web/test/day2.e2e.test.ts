@@ -17,7 +17,7 @@ describe('day-2 operations in the web console (Chromium, full stack)', () => {
     power: { heartbeatTimeoutS: 5, maximumAttempts: 2, settleTimeoutS: 60 },
     pollIntervalMs: 50,
     observe: { intervalS: 3, confirmations: 3 },
-    remediation: { agent: { verifyTimeoutS: 5, verifyPollS: 1 } },
+    remediation: { agent: { verifyTimeoutS: 5, verifyPollS: 1, acOffFloorS: 1, acPollS: 0.5 } },
     sla: { intervalS: 1, lifecycle: { quarantined: 2 } },
   });
   let browser: Browser;

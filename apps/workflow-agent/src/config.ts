@@ -142,14 +142,20 @@ export const AgentConfig = z
       })
       .strict()
       .default({ burnInTests: [...burnInTests], burnInTimeoutS: 6 * 3600, burnInHeartbeatTimeoutS: 60 }),
-    /** Remediation jobs (docs/day2.md): how long a playbook step's fix gets to show in the device's health. */
+    /**
+     * Remediation jobs (docs/day2.md): how long a playbook step's fix gets to show in the device's health; for
+     * `ac_cycle`, how long AC stays off once the tray went dark (the cold-reboot runbook's discharge floor) and how
+     * often the tray and shelves are probed meanwhile.
+     */
     remediation: z
       .object({
         verifyTimeoutS: z.number().min(1).max(3600).default(300),
         verifyPollS: z.number().min(0.1).max(600).default(10),
+        acOffFloorS: z.number().min(0).max(3600).default(180),
+        acPollS: z.number().min(0.1).max(600).default(5),
       })
       .strict()
-      .default({ verifyTimeoutS: 300, verifyPollS: 10 }),
+      .default({ verifyTimeoutS: 300, verifyPollS: 10, acOffFloorS: 180, acPollS: 5 }),
     /** Health observation (docs/day2.md): one observer workflow per site, kept running by this agent. */
     observation: ObservationConfig,
     /**

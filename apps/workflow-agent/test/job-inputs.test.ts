@@ -10,13 +10,14 @@ import {
   insertFirmwarePackage,
   insertJobWithStartIntent,
   insertSite,
+  racks,
   type DbHandle,
   type Device,
   type Job,
   type NewDevice,
 } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
-import { CampaignPolicy, jobKindTable, jobKinds, type PlannedDevice } from '@fleet/domain';
+import { CampaignPolicy, jobKindTable, jobKinds, type PlannedDevice, type RemediationInput } from '@fleet/domain';
 import { AgentConfig } from '../src/config.js';
 import {
   inputLoaders,
@@ -398,5 +399,60 @@ describe('job inputs: loaders over the inventory', () => {
         message: `camp-stale: manifest ${goneManifest} or a package of it is gone`,
       },
     ]);
+  });
+  it("a remediation gets its steps' plans: the rack's shelves and unheld devices, manifest, tray tests", async () => {
+    const rack = (
+      await handle.db.insert(racks).values({ siteId: 'lab', name: 'r-ac', rackType: 'gb200_nvl72' }).returning()
+    )[0]!;
+    const bare = (
+      await handle.db.insert(racks).values({ siteId: 'lab', name: 'r-bare', rackType: 'gb200_nvl72' }).returning()
+    )[0]!;
+    const tray = await device('ac-ct1', { rackId: rack.id });
+    const shelf = await device('ac-ps1', { rackId: rack.id, nodeType: 'powershelf_gb200_liteon' });
+    const serving = await device('ac-ct2', { rackId: rack.id, fleetLifecycle: 'in_service' });
+    await device('ac-ct3', { rackId: rack.id, fleetLifecycle: 'quarantined' });
+    await device('ac-panel', { rackId: rack.id, nodeType: null });
+    const params = (steps: string[]) => ({
+      reason: 'gpu-fault',
+      fault: { class: 'gpu', component: 'GPU_1', severity: 'Critical', message: 'off the bus' },
+      playbook: { steps },
+      return_to: 'in_service',
+      already_quarantined: false,
+    });
+    const load = async (d: Device, steps: string[]) =>
+      (await workflowFor(deps, jobOf('device.remediate', { deviceId: d.id, params: params(steps) })))
+        .input as RemediationInput;
+
+    const all = await load(tray, ['hmc_reset', 'ac_cycle', 'firmware_reflash', 'burn_in']);
+    assert.deepEqual(
+      all.acCycle?.shelves.map((t) => t.deviceId),
+      [shelf.id],
+    );
+    assert.deepEqual(
+      all.acCycle?.others.map((o) => o.name),
+      ['ac-ct2'],
+      'held and unmanaged devices are left out',
+    );
+    assert.equal(all.acCycle?.others[0]?.target.deviceId, serving.id);
+    assert.equal(all.acCycle?.refused, undefined);
+    assert.equal(all.firmware, undefined, 'no default manifest for the type: the step will skip');
+    assert.deepEqual(all.burnIn?.tests, ['gpu_stress', 'memory'], 'the rack test needs the whole NVLink domain');
+    assert.equal(all.siteId, 'lab');
+    // Only what the playbook uses travels in the input.
+    const resets = await load(tray, ['hmc_reset']);
+    assert.deepEqual([resets.acCycle, resets.firmware, resets.burnIn], [undefined, undefined, undefined]);
+
+    const refused = async (d: Device) => (await load(d, ['ac_cycle'])).acCycle?.refused;
+    assert.equal(await refused(await device('ac-loose')), 'ac-loose is in no rack: no power shelf feeds it');
+    assert.equal(
+      await refused(await device('ac-bare', { rackId: bare.id })),
+      "no power shelf in ac-bare's rack feeds it",
+    );
+    assert.equal(await refused(shelf), 'ac-ps1 is a power shelf: no shelf feeds it');
+    await device('ac-ct4', { rackId: rack.id, credentialRef: null });
+    assert.equal(
+      await refused(tray),
+      'devices on the same shelves cannot be operated or checked: ac-ct4 (no credential reference)',
+    );
   });
 });

@@ -4,14 +4,31 @@
  * the defaults here, overridden per node type in the hub's config. Dependency-free (no zod) so workflow code may use
  * it.
  */
+import type { BurnInTest } from './burn-in.js';
 import type { ActivityTimeouts, BmcTarget, ManagerKind } from './contracts.js';
+import type { FirmwareStep, FirmwareTimings } from './firmware.js';
 import type { FaultClass, HealthFault, HealthReading } from './health.js';
 import type { FleetLifecycleState } from './lifecycle.js';
 import type { NodeRole } from './hardware.js';
 
-/** What a playbook step does to the device; each is verified by a fresh health reading before the next. */
-export const playbookSteps = ['bmc_reset', 'hmc_reset', 'power_cycle'] as const;
+/**
+ * What a playbook step does to the device; each is verified by a fresh health reading before the next. `ac_cycle`
+ * takes AC away through the rack's power shelves and back, `firmware_reflash` writes the versions of the device's
+ * manifest again, `burn_in` runs the enrolment's tests on the tray: the check that must pass before a cleared fault
+ * counts as fixed.
+ */
+export const playbookSteps = [
+  'bmc_reset',
+  'hmc_reset',
+  'power_cycle',
+  'ac_cycle',
+  'firmware_reflash',
+  'burn_in',
+] as const;
 export type PlaybookStep = (typeof playbookSteps)[number];
+
+/** Steps that need the host's OS (SLURM): only a compute tray can take them. */
+export const computeOnlySteps: readonly PlaybookStep[] = ['burn_in'];
 
 export interface Playbook {
   /** The steps in order: the first that leaves the device without the fault ends the playbook. */
@@ -24,13 +41,13 @@ export interface Playbook {
  */
 export const defaultPlaybooks: Record<NodeRole, Partial<Record<FaultClass, Playbook>>> = {
   compute: {
-    unreachable: { steps: ['bmc_reset', 'power_cycle'] },
-    gpu: { steps: ['hmc_reset', 'power_cycle'] },
+    unreachable: { steps: ['bmc_reset', 'power_cycle', 'ac_cycle'] },
+    gpu: { steps: ['hmc_reset', 'power_cycle', 'ac_cycle', 'firmware_reflash', 'burn_in'] },
     thermal: { steps: ['power_cycle'] },
-    chassis: { steps: ['bmc_reset', 'power_cycle'] },
+    chassis: { steps: ['bmc_reset', 'power_cycle', 'ac_cycle'] },
   },
   switch: {
-    unreachable: { steps: ['bmc_reset', 'power_cycle'] },
+    unreachable: { steps: ['bmc_reset', 'power_cycle', 'ac_cycle'] },
     thermal: { steps: ['power_cycle'] },
     chassis: { steps: ['bmc_reset'] },
   },
@@ -138,6 +155,14 @@ export interface RemediationInput {
   returnTo: FleetLifecycleState;
   /** The device is quarantined already (an operator's remediation of a held device): no quarantine move. */
   alreadyQuarantined: boolean;
+  /** The site, for the firmware reflash's child workflow's search attributes. */
+  siteId?: string;
+  /** How `ac_cycle` reaches the device (absent from jobs made before the step existed). */
+  acCycle?: AcCyclePlan;
+  /** What `firmware_reflash` writes: the device's manifest, absent when its node type has none (the step skips). */
+  firmware?: ReflashPlan;
+  /** What `burn_in` runs: the enrolment's tray tests, absent when the device is no compute tray (the step skips). */
+  burnIn?: RemediationBurnIn;
   /** Seconds a step's fix gets to show in the device's health before the next step. */
   verifyTimeoutS: number;
   /** Seconds between health reads while verifying. */
@@ -145,13 +170,50 @@ export interface RemediationInput {
   activity: ActivityTimeouts;
 }
 
+/**
+ * The power shelves that feed the device and the other devices on the same feed. An NVL72 rack's shelves feed its
+ * whole busbar (powerDomainOf), so taking AC from one tray takes it from every tray and switch of the rack: the step
+ * runs only when each of `others` is held (left out here by the loader) or found Off when the step starts.
+ */
+export interface AcCyclePlan {
+  shelves: BmcTarget[];
+  /** Devices the shelves also feed that are not held: each must be Off, else the step is refused. */
+  others: { target: BmcTarget; name: string }[];
+  /** Why the step cannot run at all (no shelf feeds the device, a shelf has no usable inventory). */
+  refused?: string;
+  /** Seconds AC stays off at least once the tray went dark (capacitors drain), and seconds to poll. */
+  offFloorS: number;
+  pollIntervalS: number;
+}
+
+/** The device's firmware manifest as a device firmware update runs it. */
+export interface ReflashPlan {
+  manifestId: string;
+  role: NodeRole;
+  steps: FirmwareStep[];
+  expectedInventory: string[];
+  timings: FirmwareTimings;
+}
+
+export interface RemediationBurnIn {
+  /** The tray's name for SLURM. */
+  name: string;
+  tests: BurnInTest[];
+  startToCloseS: number;
+  heartbeatTimeoutS: number;
+  /** Seconds the host gets to reach On before the tests. */
+  settleTimeoutS: number;
+}
+
 /** What a step did and what the device's health said after it. */
 export interface StepOutcome {
   step: PlaybookStep;
   fixed: boolean;
-  /** The faults still there after it (empty when fixed). */
+  /** The faults still there after it (empty when fixed); for a skipped step, those seen last. */
   faults: HealthFault[];
   message?: string;
+  /** The step did not act (refused, or nothing to do for this device): no health check followed it. */
+  skipped?: boolean;
 }
 
 export interface RemediationResult {

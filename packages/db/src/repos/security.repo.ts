@@ -189,7 +189,11 @@ export async function siteJobUsesBlob(db: DbOrTx, siteId: string, digest: string
             where m.id::text = j.params->>'manifest_id' and s->>'packageId' = p.id::text
           )
           or (
-            j.kind in ${baselineKinds}
+            (
+              j.kind in ${baselineKinds}
+              -- A remediation whose playbook reflashes the device writes its default manifest again.
+              or (j.kind = 'device.remediate' and j.params->'playbook'->'steps' @> '["firmware_reflash"]'::jsonb)
+            )
             and exists (
               select 1 from firmware_manifests m, jsonb_array_elements(m.steps) s, devices d
               where m.is_default and s->>'packageId' = p.id::text and d.node_type = m.hardware_type

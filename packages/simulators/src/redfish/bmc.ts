@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { PowerState } from '@fleet/domain';
-import { bmcBooted, powerChanged } from './announce.js';
+import { bmcBooted, faultCleared, powerChanged } from './announce.js';
 import { EventLog, type LogRecord } from './event-log.js';
 import { EventService, RETRY_INTERVAL_S } from './event-service.js';
 import type { Faults } from './faults.js';
@@ -11,7 +11,7 @@ import { SessionStore } from './sessions.js';
 import { TaskStore } from './tasks.js';
 import { profiles, type ProfileId } from './profiles/index.js';
 import type { FirmwareSpec, Profile } from './profiles/types.js';
-import { partSerial, TrayHealth, type LogScope } from './tray-health.js';
+import { partSerial, TrayHealth, type ClearEvent, type LogScope } from './tray-health.js';
 
 export type { LoggedRequest } from './request-log.js';
 
@@ -285,6 +285,11 @@ export class SimulatedBmc {
     this.installed ??= new Map();
     for (const [id, v] of this.stagedVersions) this.installed.set(id, v);
     this.stagedVersions = undefined;
+    this.clearFaultsOn('reflash');
+  }
+
+  private clearFaultsOn(event: ClearEvent): void {
+    for (const [key, f] of this.trayHealth?.clearOn(event) ?? []) faultCleared(this, key, f);
   }
 
   // ---- PATCHed properties ---------------------------------------------------------------
@@ -345,6 +350,7 @@ export class SimulatedBmc {
   restoreAc(): void {
     if (!this.acLost) return;
     this.acLost = false;
+    this.clearFaultsOn('ac_loss');
     this.rebootManager();
   }
 

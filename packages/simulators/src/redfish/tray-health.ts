@@ -12,6 +12,14 @@ export type Health = 'OK' | 'Warning' | 'Critical';
 
 const severity = z.enum(['Warning', 'Critical']).default('Critical');
 const reason = z.string().min(1).max(200).optional();
+/**
+ * What alone ends the fault (a remediation playbook's steps are told apart by it): `ac_loss`, the tray losing AC (its
+ * shelves off, then on; a BMC or host reset does not), as a GPU wedged until its power rails drop; `reflash`, a
+ * firmware image activating on the tray, as a corrupt image does. Absent: only clearing or a swap ends it.
+ */
+export const clearEvents = ['ac_loss', 'reflash'] as const;
+export type ClearEvent = (typeof clearEvents)[number];
+const clearsOn = z.enum(clearEvents).optional();
 
 export const PartFault = z.discriminatedUnion('part', [
   /** `offBus`: the GPU fell off the bus; it stays listed with State Absent (always Critical). */
@@ -22,6 +30,7 @@ export const PartFault = z.discriminatedUnion('part', [
       offBus: z.boolean().optional(),
       health: severity,
       reason,
+      clearsOn,
     })
     .strict(),
   /** A memory device by its Redfish id, e.g. GPU_1_DRAM_0 (HBM) or ProcessorModule_0_Memory_0 (LPDDR5X). */
@@ -61,6 +70,7 @@ export interface ActiveFault {
   since: string;
   /** A GPU that fell off the bus. */
   offBus?: boolean;
+  clearsOn?: ClearEvent;
 }
 
 /** What a device is made of, for checking that a fault or swap names a part it has. */
@@ -141,6 +151,7 @@ export class TrayHealth {
       reason: f.reason ?? (offBus ? 'fell off the bus' : `injected ${f.health.toLowerCase()} fault`),
       since: new Date().toISOString(),
       ...(offBus ? { offBus } : {}),
+      ...('clearsOn' in f && f.clearsOn ? { clearsOn: f.clearsOn } : {}),
     };
     this.faults.set(faultKey(f), fault);
     return [faultKey(f), fault];
@@ -150,6 +161,13 @@ export class TrayHealth {
   clear(): [string, ActiveFault][] {
     const cleared = [...this.faults];
     this.faults.clear();
+    return cleared;
+  }
+
+  /** Ends the faults that `event` clears; answers them. */
+  clearOn(event: ClearEvent): [string, ActiveFault][] {
+    const cleared = [...this.faults].filter(([, f]) => f.clearsOn === event);
+    for (const [key] of cleared) this.faults.delete(key);
     return cleared;
   }
 
