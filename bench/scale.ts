@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
@@ -49,6 +50,8 @@ interface Options {
   requests: number;
   parts: Set<string>;
   parallel: boolean;
+  /** Seconds the run may take: a stage projected to end later is not started (a limit of this machine). */
+  budgetS: number;
   workflowDevices: number;
   workflowSites: number;
   campaignCap: number;
@@ -68,6 +71,7 @@ function options(args: string[]): Options {
     requests: Number(value('requests', '1000')),
     parts,
     parallel: args.includes('--parallel'),
+    budgetS: Number(value('budget-min', 'Infinity')) * 60,
     workflowDevices: Number(value('workflow-devices', '10000')),
     workflowSites: Number(value('workflow-sites', '10')),
     campaignCap: Number(value('campaign-cap', '50')),
@@ -78,7 +82,8 @@ type Limit = { devices: number; what: string };
 
 /**
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
- * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10] [--campaign-cap 50]`.
+ * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
+ * [--campaign-cap 50] [--budget-min N]` (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
  * `sites` sites; the NetBox agent's initial sync into an empty mirror and its incremental after 100 changes; the hub
@@ -92,6 +97,8 @@ type Limit = { devices: number; what: string };
  * to power on, so every child workflow runs at once: the agent's projection lag while they do, and the batch's
  * makespan against its floor.
  */
+const runStarted = Date.now();
+
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const o = options(args);
   const out: Record<string, unknown> = { sites: o.sites };
@@ -120,7 +127,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
 async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, unknown>> {
   const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const template = `fleet_bench_scale_${process.pid}`;
+  const template = `fleet_bench_scale_fleet_${process.pid}`;
   await prepareTemplate(databaseUrl, template);
   const netbox = await startNetbox();
   const largest = o.stages[o.stages.length - 1]!;
@@ -132,8 +139,24 @@ async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, 
   });
   const stages: Record<string, unknown>[] = [];
   let loadedRacks = 0;
+  let last: { devices: number; s: number } | undefined;
   try {
     for (const size of o.stages) {
+      // A stage costs about its size's share of the last one (bulk load and sync grow with the devices).
+      const projectedS = last ? (last.s * size) / last.devices : 0;
+      const leftS = o.budgetS - (Date.now() - runStarted) / 1000;
+      if (projectedS > leftS) {
+        limits.push({
+          devices: size,
+          what:
+            `not run: projected ${projectedS.toFixed(0)} s from the last stage, ${Math.max(0, leftS).toFixed(0)} s ` +
+            `left of the run's budget (load average ${loadavg()
+              .map((l) => l.toFixed(1))
+              .join(' ')})`,
+        });
+        break;
+      }
+      const stageStart = Date.now();
       const racksPerSite = racksPerSiteFor(size, o.sites);
       const slice = fleetSlice(plan, loadedRacks, racksPerSite);
       const t0 = Date.now();
@@ -156,6 +179,7 @@ async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, 
           ...(await fleetStage(o, netbox, databaseUrl, template)),
         };
         stages.push(stage);
+        last = { devices: size, s: (Date.now() - stageStart) / 1000 };
         console.error(`scale: stage ${JSON.stringify(stage)}`);
         const [p99, raw] = [stage['list_p99_ms'] as number, stage['list_p99_raw_sql_ms'] as number];
         if (p99 >= listTargetMs)
@@ -178,26 +202,26 @@ async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, 
     await admin.query(`drop database if exists "${template}" with (force)`);
     await admin.end();
   }
-  const last = stages[stages.length - 1];
-  if (!last) return { stages };
-  const rss = last['peak_rss_mib'] as Record<string, number>;
+  const final = stages[stages.length - 1];
+  if (!final) return { stages };
+  const rss = final['peak_rss_mib'] as Record<string, number>;
   return {
-    devices: last['devices'],
-    racks: last['racks'],
-    netbox_sync_s: last['netbox_sync_s'],
-    netbox_sync_requests: last['netbox_sync_requests'],
-    netbox_incremental_requests: last['netbox_incremental_requests'],
-    netbox_incremental_s: last['netbox_incremental_s'],
-    list_p99_ms: last['list_p99_ms'],
-    list_p99_raw_sql_ms: last['list_p99_raw_sql_ms'],
-    detail_p99_ms: last['detail_p99_ms'],
-    detail_p99_raw_sql_ms: last['detail_p99_raw_sql_ms'],
-    compliance_summary_p99_ms: last['compliance_summary_p99_ms'],
-    compliance_summary_p99_raw_sql_ms: last['compliance_summary_p99_raw_sql_ms'],
-    elevation_p99_ms: last['elevation_p99_ms'],
-    elevation_p99_raw_sql_ms: last['elevation_p99_raw_sql_ms'],
+    devices: final['devices'],
+    racks: final['racks'],
+    netbox_sync_s: final['netbox_sync_s'],
+    netbox_sync_requests: final['netbox_sync_requests'],
+    netbox_incremental_requests: final['netbox_incremental_requests'],
+    netbox_incremental_s: final['netbox_incremental_s'],
+    list_p99_ms: final['list_p99_ms'],
+    list_p99_raw_sql_ms: final['list_p99_raw_sql_ms'],
+    detail_p99_ms: final['detail_p99_ms'],
+    detail_p99_raw_sql_ms: final['detail_p99_raw_sql_ms'],
+    compliance_summary_p99_ms: final['compliance_summary_p99_ms'],
+    compliance_summary_p99_raw_sql_ms: final['compliance_summary_p99_raw_sql_ms'],
+    elevation_p99_ms: final['elevation_p99_ms'],
+    elevation_p99_raw_sql_ms: final['elevation_p99_raw_sql_ms'],
     peak_rss_mib: rss,
-    event_loop_lag_p99_ms: last['event_loop_lag_p99_ms'],
+    event_loop_lag_p99_ms: final['event_loop_lag_p99_ms'],
     stages,
   };
 }
@@ -408,7 +432,7 @@ async function fleetStage(
         hub: hubFigures.eventLoopLagP99Ms,
         netbox_sync: Number((loop.percentile(99) / 1e6).toFixed(1)),
       },
-      load_average: (await import('node:os')).loadavg().map((l) => Number(l.toFixed(2))),
+      load_average: loadavg().map((l) => Number(l.toFixed(2))),
     };
   } finally {
     for (const c of cleanups) await c().catch(() => undefined);
@@ -465,7 +489,11 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     { kind: 'workflow_agent', w: new ProcessWindow(stack.agent, 'fleet_agent') },
     ...[...stack.satellites.values()].map((s) => ({ kind: 'satellite', w: new ProcessWindow(s, 'fleet_satellite') })),
   ];
-  const out: Record<string, unknown> = { workflow_devices: devices, workflow_sites: o.workflowSites };
+  const out: Record<string, unknown> = {
+    workflow_devices: devices,
+    workflow_sites: o.workflowSites,
+    stack_start_s: stackStartS,
+  };
   try {
     for (const { w } of windows) await w.start();
     const operator = stack.client('operator');
@@ -561,6 +589,8 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       temporal_actions_sampled_devices: sampled.length,
     });
 
+    if ((Date.now() - runStarted) / 1000 > o.budgetS)
+      throw new Error("power batch not run: the campaign spent the run's budget");
     // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
     const batchStart = Date.now();
     const batch = await unwrap(
@@ -598,21 +628,22 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       projection_lag_p50_s_10k_running: lag.p50,
       projection_lag_jobs: lag.jobs,
       batch_peak_running_workflows: lag.peakRunning,
-      stack_start_s: stackStartS,
     });
+  } catch (err) {
+    limits.push({ devices, what: (err as Error).message.slice(0, 300) });
+  } finally {
+    // Each process kind's peak RSS and worst event-loop p99 over the part, whatever ended it.
     const rss: Record<string, number> = {};
     const lagMs: Record<string, number> = {};
     for (const { kind, w } of windows) {
-      const f = await w.stop();
+      const f = await w.stop().catch(() => undefined);
+      if (!f) continue;
       rss[kind] = Math.max(rss[kind] ?? 0, f.peakRssMiB);
       lagMs[kind] = Math.max(lagMs[kind] ?? 0, f.eventLoopLagP99Ms);
     }
     rss['simulator'] = peakRssMiB(stack.simulator.pid!);
     out['workflow_peak_rss_mib'] = rss;
     out['workflow_event_loop_lag_p99_ms'] = lagMs;
-  } catch (err) {
-    limits.push({ devices, what: (err as Error).message.slice(0, 300) });
-  } finally {
     await connection.close();
     await stack.stop();
     await cleanup();
