@@ -60,7 +60,10 @@ with transaction.atomic():
         cf, created = CustomField.objects.get_or_create(name=name, defaults={"label": label, "type": "text"})
         cf.object_types.add(device_ot)
 
-    sites = {s.slug: s for s in Site.objects.bulk_create([Site(slug=s["slug"], name=s["name"], status="active") for s in plan["sites"]])}
+    # Sites already there are kept, so a plan can add racks to them (a fleet grown in stages).
+    existing = {s.slug: s for s in Site.objects.filter(slug__in=[s["slug"] for s in plan["sites"]])}
+    created = Site.objects.bulk_create([Site(slug=s["slug"], name=s["name"], status="active") for s in plan["sites"] if s["slug"] not in existing])
+    sites = {**existing, **{s.slug: s for s in created}}
     racks = Rack.objects.bulk_create(
         [Rack(name=r["name"], site=sites[r["site"]], status="active", rack_type=rack_types[r["type"]], u_height=48, width=19) for r in plan["racks"]], batch_size=BATCH
     )
