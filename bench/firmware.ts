@@ -8,7 +8,7 @@ import { writeFwpkgFile } from '@fleet/fwpkg';
 import { manifestFor } from '../test/harness/firmware.js';
 import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
-import { prepareStackBench } from './lib/environment.js';
+import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { runTrivialBaseline } from './lib/trivial-workflow-run.js';
 import { measureArtifactPath } from './lib/artifact-fetch.js';
 
@@ -59,14 +59,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const cleanup = await prepareStackBench('firmware');
   // 600 s flash → 6 s, 120 s BMC boot → 1.2 s.
   const timeScale = 0.01;
-  const firmware = {
-    taskPollS: 1,
-    pushDelayS: 1,
-    acStabilizeS: 1,
-    powerStateTimeoutS: 120,
-    bmcRecoveryS: 300,
-    taskTimeoutS: 600,
-  };
+  const firmware = benchFirmwareTimings;
   const stack = new Stack({
     // Measured as the trivial-workflow baseline runs: no codec; no leak scan of thousands of histories at the end.
     payloadEncryption: false,

@@ -36,7 +36,7 @@ import { Stack } from '../test/harness/stack.js';
 import { compareSides, type PageSide, type SideFigures } from './lib/page-load.js';
 import { peakRssMiB } from './lib/proc-memory.js';
 import { ProcessWindow } from './lib/process-metrics.js';
-import { prepareStackBench } from './lib/environment.js';
+import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { batchLowerBound, fleetSlice, parseStages, projectionLag, racksPerSiteFor } from './lib/scale-plan.js';
 import { actionsOf } from './firmware.js';
 
@@ -448,14 +448,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   const slots = 200;
   // A power-on of 8,000 s (40 s scaled): long enough that every batch child has started before the first ends.
   const powerOnS = 8000;
-  const firmware = {
-    taskPollS: 1,
-    pushDelayS: 1,
-    acStabilizeS: 1,
-    powerStateTimeoutS: 120,
-    bmcRecoveryS: 300,
-    taskTimeoutS: 600,
-  };
+  const firmware = benchFirmwareTimings;
   const stack = new Stack({
     payloadEncryption: false,
     leakScan: false,

@@ -22,3 +22,13 @@ export async function prepareStackBench(name: string): Promise<() => Promise<voi
     await admin.end();
   };
 }
+
+/** Workflow-agent firmware timings (seconds, before the time scale) for the benches that flash simulated trays. */
+export const benchFirmwareTimings = {
+  taskPollS: 1,
+  pushDelayS: 1,
+  acStabilizeS: 1,
+  powerStateTimeoutS: 120,
+  bmcRecoveryS: 300,
+  taskTimeoutS: 600,
+};
