@@ -242,7 +242,8 @@ describe('GET /v1/events', () => {
         jobId,
         reason: 'Gpu',
       });
-      await pool.query(`update device_transitions set at = now() - interval '3 days' where id = $1`, [
+      // A day past the 72 h limit: exactly 72 h is no breach, and the watch may run within the same millisecond.
+      await pool.query(`update device_transitions set at = now() - interval '4 days' where id = $1`, [
         change!.transition!.id,
       ]);
       const [breach] = (await watchSlas(db, slaPolicyWith({}), [])).opened;
