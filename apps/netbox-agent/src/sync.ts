@@ -3,6 +3,7 @@ import {
   bmcCandidates,
   deleteByNetboxIds,
   deleteMissing,
+  devicesAffectedBy,
   getOrCreateSyncState,
   openSyncIssueObjects,
   refreshInventoryIssues,
@@ -15,6 +16,7 @@ import {
   upsertRacks,
   upsertSites,
   type Db,
+  type ChangedObjects,
   type DbOrTx,
   type NetboxKind,
   type PassIssues,
@@ -88,6 +90,9 @@ export interface SyncResult {
   refused: Record<string, number>;
   requests: number;
   openIssues: number;
+  /** Devices whose BMC endpoint and inventory issues were recomputed: every device after a full pass, only those
+   * the changes can affect after an incremental one. */
+  derivedDevices: number;
 }
 
 /** A NetBox object as the pass handles it before mapping. */
@@ -109,6 +114,7 @@ class Pass {
   readonly issues: SyncIssue[] = [];
   /** Objects applied or deleted: their earlier sync issues are settled by this pass. */
   readonly touched: { objectType: string; netboxId: number }[] = [];
+  derivedDevices = 0;
 
   constructor(readonly mode: SyncResult['mode']) {
     for (const spec of kinds)
@@ -122,6 +128,19 @@ class Pass {
   issuesForRefresh(): PassIssues {
     return { issues: this.issues, settled: this.mode === 'full' ? 'all' : this.touched };
   }
+}
+
+/** What an incremental pass read or saw deleted, by NetBox id: what the derived state can depend on. */
+function changedObjects(fetched: Map<NetboxKind, NbObject[]>, deletions: NbObjectChange[]): ChangedObjects {
+  const ids = (kind: NetboxKind, type: string) => [
+    ...fetched.get(kind)!.map((o) => o.id),
+    ...deletions.filter((c) => c.changed_object_type === type).map((c) => c.changed_object_id),
+  ];
+  return {
+    devices: ids('device', 'dcim.device'),
+    interfaces: ids('interface', 'dcim.interface'),
+    ips: ids('ip', 'ipam.ipaddress'),
+  };
 }
 
 const label = (spec: KindSpec, o: NbObject) =>
@@ -350,7 +369,10 @@ export class NetboxSync {
     const pass = new Pass('incremental');
     let changeWatermark = state.changeWatermark.toISOString();
     for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
+    const changed = changedObjects(fetched, changes);
     const openIssues = await db.transaction(async (tx) => {
+      // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
+      const affected = new Set(await devicesAffectedBy(tx, changed));
       let watermark = await this.applyAll(tx, fetched, pass);
       if (state.watermark!.toISOString() > watermark) watermark = state.watermark!.toISOString();
       for (const spec of [...kinds].reverse()) {
@@ -358,8 +380,9 @@ export class NetboxSync {
         pass.deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
         pass.touched.push(...ids.map((netboxId) => ({ objectType: spec.changeType, netboxId })));
       }
-      const changed = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
-      const open = changed ? await this.derive(tx, pass) : -1;
+      const any = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
+      if (any) for (const id of await devicesAffectedBy(tx, changed)) affected.add(id);
+      const open = any ? await this.derive(tx, pass, [...affected]) : -1;
       await updateSyncState(tx, scope, {
         watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
         changeWatermark: passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),
@@ -397,13 +420,18 @@ export class NetboxSync {
       refused: pass.refused,
       requests,
       openIssues,
+      derivedDevices: pass.derivedDevices,
     };
   }
 
-  /** BMC endpoints and inventory issues follow from the mirror, recomputed after changes. */
-  private async derive(db: DbOrTx, pass: Pass): Promise<number> {
+  /**
+   * BMC endpoints and inventory issues follow from the mirror, recomputed after changes: for the given devices (an
+   * incremental pass), or for every device.
+   */
+  private async derive(db: DbOrTx, pass: Pass, deviceIds?: string[]): Promise<number> {
     const { metrics } = this.deps;
-    const candidates = await bmcCandidates(db);
+    const candidates = await bmcCandidates(db, deviceIds);
+    pass.derivedDevices = candidates.length;
     await setBmcUrls(
       db,
       candidates.map((c) => ({
@@ -412,7 +440,7 @@ export class NetboxSync {
         bmcUrl: c.duplicated || c.addresses.length === 0 ? null : bmcUrlFor(c.profile, c.addresses[0]!),
       })),
     );
-    const { open } = await refreshInventoryIssues(db, pass.issuesForRefresh());
+    const { open } = await refreshInventoryIssues(db, pass.issuesForRefresh(), deviceIds);
     metrics.openIssues.set(open);
     return open;
   }

@@ -7,7 +7,15 @@ import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { errorText } from '@fleet/config';
 import { createSyncMetrics } from '../src/metrics.js';
 import type { NetboxClient } from '../src/netbox-client.js';
-import type { NbDevice, NbDeviceType, NbObjectChange, NbRack, NbSite } from '../src/netbox-types.js';
+import type {
+  NbDevice,
+  NbDeviceType,
+  NbInterface,
+  NbIpAddress,
+  NbObjectChange,
+  NbRack,
+  NbSite,
+} from '../src/netbox-types.js';
 import { NetboxSync } from '../src/sync.js';
 
 const databaseUrl = process.env['FLEET_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -347,5 +355,151 @@ sync`, async () => {
       { netbox_id: 102, name: 'ct01', deleted: false },
     ]);
     assert.equal((await handle.pool.query("select count(*)::int as n from racks where name = 'r001'")).rows[0].n, 2);
+  });
+});
+
+describe('NetBox sync: an incremental pass recomputes only what its changes affect', () => {
+  let database: TestDatabase;
+  let handle: DbHandle;
+
+  before(async () => {
+    database = await cloneTestDatabase(databaseUrl, template);
+    handle = connectDb(database.url, 2);
+  });
+  after(async () => {
+    await handle?.close();
+    await database?.drop();
+  });
+
+  /** Each device: a BMC interface holding its OOB IP, 10.0.<id / 250>.<id % 250>/24. */
+  const fleet = (netbox: FakeNetbox, devices: number) => {
+    netbox.put('/api/dcim/device-types/', type);
+    netbox.put('/api/dcim/sites/', site(1, 'ams1'));
+    netbox.put('/api/dcim/racks/', rack(10, 1, 'r001'));
+    for (let id = 1; id <= devices; id++) {
+      netbox.put('/api/dcim/devices/', oob(device(id, 1, 10, `ct${id}`), id));
+      const bmc: NbInterface = {
+        id,
+        device: { id },
+        name: 'bmc',
+        type: null,
+        enabled: true,
+        mgmt_only: true,
+        last_updated: '',
+      };
+      netbox.put('/api/dcim/interfaces/', bmc);
+      netbox.put('/api/ipam/ip-addresses/', ip(id, hostOf(id)));
+    }
+  };
+  const oob = (d: NbDevice, ip: number): NbDevice => ({ ...d, oob_ip: { id: ip } });
+  const hostOf = (id: number) => `10.0.${Math.floor(id / 250)}.${id % 250}`;
+  const ip = (id: number, host: string): NbIpAddress => ({
+    id,
+    address: `${host}/24`,
+    status: { value: 'active' },
+    dns_name: '',
+    assigned_object_type: 'dcim.interface',
+    assigned_object_id: id,
+    last_updated: '',
+  });
+  const state = async (names: string[]) =>
+    (
+      await handle.pool.query<{ name: string; bmc_url: string | null; codes: string[] | null }>(
+        `select d.name, d.bmc_url, (select array_agg(i.code order by i.code) from inventory_issues i
+           where i.device_id = d.id and i.resolved_at is null) as codes
+         from devices d where d.name = any($1) order by d.name`,
+        [names],
+      )
+    ).rows;
+
+  /** The same edits at each size; what each pass recomputed and what it left in the mirror. */
+  const run = async (devices: number) => {
+    await handle.pool.query(
+      'truncate sites, racks, devices, interfaces, ip_addresses, inventory_issues, sync_state cascade',
+    );
+    await getOrCreateSyncState(handle.db, 'netbox');
+    const netbox = new FakeNetbox();
+    fleet(netbox, devices);
+    const sync = new NetboxSync({
+      db: handle.db,
+      client: netbox as unknown as NetboxClient,
+      log: pino({ level: 'silent' }),
+      metrics: createSyncMetrics(new Registry(), () => undefined),
+      settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0 },
+    });
+    const full = await sync.full();
+    assert.equal(full.derivedDevices, devices, 'a full pass recomputes every device');
+    const derived: number[] = [];
+    const seen: unknown[] = [];
+    const watched = ['ct2', 'ct3', 'ct4', 'ct5'];
+
+    // ct3's address moves onto ct4's: both are flagged (ct4 did not change), and lose their BMC endpoint.
+    netbox.put('/api/ipam/ip-addresses/', ip(3, hostOf(4)));
+    // ct2 gets a serial.
+    netbox.put('/api/dcim/devices/', oob({ ...device(2, 1, 10, 'ct2'), serial: 'SN2' }, 2));
+    derived.push((await sync.incremental()).derivedDevices);
+    seen.push(await state(watched));
+
+    // Moved back: the flag is gone from both, though only ct3's address changed.
+    netbox.put('/api/ipam/ip-addresses/', ip(3, hostOf(3)));
+    derived.push((await sync.incremental()).derivedDevices);
+    seen.push(await state(watched));
+
+    // ct5 loses its credential, then is deleted: its issue opens, then resolves.
+    netbox.put('/api/dcim/devices/', oob({ ...device(5, 1, 10, 'ct5'), custom_fields: {} }, 5));
+    derived.push((await sync.incremental()).derivedDevices);
+    seen.push(await state(watched));
+    netbox.objects.set(
+      '/api/dcim/devices/',
+      netbox.objects.get('/api/dcim/devices/')!.filter((d) => d.id !== 5),
+    );
+    netbox.changes.push({
+      id: 1,
+      time: netbox.stamp(),
+      action: { value: 'delete' },
+      changed_object_type: 'dcim.device',
+      changed_object_id: 5,
+    });
+    derived.push((await sync.incremental()).derivedDevices);
+    seen.push(await state(watched));
+    return { derived, seen };
+  };
+
+  it(`the devices recomputed and the issues left are the same in a mirror of 20 devices and of 400; a device whose \
+address another device takes or gives back is recomputed though it did not change`, async () => {
+    const small = await run(20);
+    const large = await run(400);
+    assert.deepEqual(large.derived, small.derived, 'the work of an incremental pass does not grow with the mirror');
+    // ct2 and ct3 changed, ct4 holds the address ct3 took; then ct3 and ct4; then ct5 twice (deleted: not recomputed).
+    // Each pass also reads again the last object the one before saw (last_updated__gte its watermark): one device more.
+    assert.deepEqual(small.derived, [3 + 1, 2 + 1, 1 + 1, 0]);
+    assert.deepEqual(large.seen, small.seen);
+    const url = (id: number) => `https://${hostOf(id)}`;
+    assert.deepEqual(small.seen, [
+      [
+        { name: 'ct2', bmc_url: url(2), codes: null },
+        { name: 'ct3', bmc_url: null, codes: ['duplicate_ip'] },
+        { name: 'ct4', bmc_url: null, codes: ['duplicate_ip'] },
+        { name: 'ct5', bmc_url: url(5), codes: null },
+      ],
+      [
+        { name: 'ct2', bmc_url: url(2), codes: null },
+        { name: 'ct3', bmc_url: url(3), codes: null },
+        { name: 'ct4', bmc_url: url(4), codes: null },
+        { name: 'ct5', bmc_url: url(5), codes: null },
+      ],
+      [
+        { name: 'ct2', bmc_url: url(2), codes: null },
+        { name: 'ct3', bmc_url: url(3), codes: null },
+        { name: 'ct4', bmc_url: url(4), codes: null },
+        { name: 'ct5', bmc_url: url(5), codes: ['missing_credential_ref'] },
+      ],
+      [
+        { name: 'ct2', bmc_url: url(2), codes: null },
+        { name: 'ct3', bmc_url: url(3), codes: null },
+        { name: 'ct4', bmc_url: url(4), codes: null },
+        { name: 'ct5', bmc_url: url(5), codes: null },
+      ],
+    ]);
   });
 });

@@ -286,26 +286,73 @@ export async function deleteMissing(
   return res.rowCount ?? 0;
 }
 
-/** Each synced device's candidate BMC addresses: its OOB IP, else IPs on management interfaces. */
+/** NetBox ids of the objects a pass wrote, refused or deleted, by kind (sites and racks derive nothing). */
+export interface ChangedObjects {
+  devices: number[];
+  interfaces: number[];
+  ips: number[];
+}
+
+const intArray = (ids: number[]) => `{${ids.join(',')}}`;
+const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
+
+/**
+ * The mirrored devices whose BMC endpoint or inventory issues may follow from the changed objects: the devices
+ * themselves, those of the interfaces and addresses, those naming an address as OOB IP, and every device holding
+ * one of their addresses (an address on two devices flags both). Run before and after the pass is applied, the
+ * union covers what a change moved away from as well as what it moved to. Each step is an index lookup, so the cost
+ * follows the changes, not the mirror.
+ */
+export async function devicesAffectedBy(db: DbOrTx, changed: ChangedObjects): Promise<string[]> {
+  if (!changed.devices.length && !changed.interfaces.length && !changed.ips.length) return [];
+  const res = await db.execute<{ id: string }>(sql`
+    with direct as (
+      select id from devices where netbox_id = any(${intArray(changed.devices)}::int[])
+      union select device_id from interfaces where netbox_id = any(${intArray(changed.interfaces)}::int[])
+      union select device_id from ip_addresses
+        where netbox_id = any(${intArray(changed.ips)}::int[]) and device_id is not null
+      union select id from devices where oob_ip_netbox_id = any(${intArray(changed.ips)}::int[])
+    ),
+    held as (
+      select split_part(address, '/', 1) as ip from ip_addresses where device_id = any(array(select id from direct))
+      union select split_part(address, '/', 1) from ip_addresses where netbox_id = any(${intArray(changed.ips)}::int[])
+    )
+    select id from direct
+    -- An array, not a join: the planner cannot guess how few addresses there are and would hash the whole table.
+    union select device_id from ip_addresses
+      where split_part(address, '/', 1) = any(array(select ip from held)) and device_id is not null`);
+  return res.rows.map((r) => r.id);
+}
+
+/**
+ * Each synced device's candidate BMC addresses: its OOB IP, else IPs on management interfaces. Limited to the given
+ * devices when there are some (an incremental pass), every synced device otherwise.
+ */
 export async function bmcCandidates(
   db: DbOrTx,
+  deviceIds?: string[],
 ): Promise<{ deviceId: string; profile: string | null; addresses: string[]; duplicated: boolean }[]> {
+  if (deviceIds && !deviceIds.length) return [];
+  const only = deviceIds ? sql` and d.id = any(${uuidArray(deviceIds)}::uuid[])` : sql``;
+  // Correlated lookups go to the tables' indexes (netbox_id, device_id, the host part of the address): a CTE read per
+  // device made this quadratic in the mirror.
   const res = await db.execute<{
     device_id: string;
     profile: string | null;
     addresses: string[] | null;
     duplicated: boolean;
   }>(sql`
-    with host as (select id, device_id, interface_id, netbox_id, split_part(address, '/', 1) as ip from ip_addresses),
-    dup as (select ip from host where device_id is not null group by ip having count(distinct device_id) > 1)
     select d.id as device_id, d.management_profile as profile,
       coalesce(
-        (select array_agg(h.ip) from host h where h.netbox_id = d.oob_ip_netbox_id),
-        (select array_agg(h.ip order by h.ip) from host h join interfaces i on i.id = h.interface_id
+        (select array_agg(split_part(h.address, '/', 1)) from ip_addresses h where h.netbox_id = d.oob_ip_netbox_id),
+        (select array_agg(split_part(h.address, '/', 1) order by split_part(h.address, '/', 1))
+          from ip_addresses h join interfaces i on i.id = h.interface_id
           where i.device_id = d.id and i.mgmt_only)
       ) as addresses,
-      exists (select 1 from host h join dup on dup.ip = h.ip where h.device_id = d.id) as duplicated
-    from devices d where d.netbox_id is not null and d.deleted_at is null`);
+      exists (select 1 from ip_addresses h join ip_addresses o
+          on split_part(o.address, '/', 1) = split_part(h.address, '/', 1)
+        where h.device_id = d.id and o.device_id is not null and o.device_id <> d.id) as duplicated
+    from devices d where d.netbox_id is not null and d.deleted_at is null${only}`);
   return res.rows.map((r) => ({
     deviceId: r.device_id,
     profile: r.profile,
@@ -344,42 +391,57 @@ export interface PassIssues {
 
 /**
  * Recomputes open inventory issues from the mirror as it now is, plus those the pass met:
- * new problems are opened, problems still there are touched, fixed ones are resolved.
+ * new problems are opened, problems still there are touched, fixed ones are resolved. Given devices (an incremental
+ * pass: devicesAffectedBy), only their derived issues are recomputed; the others' cannot have changed.
  */
 export async function refreshInventoryIssues(
   db: DbOrTx,
   pass: PassIssues = { issues: [], settled: 'all' },
+  deviceIds?: string[],
 ): Promise<{ open: number }> {
   const settledAll = pass.settled === 'all';
   const settled = pass.settled === 'all' ? [] : pass.settled;
+  const scoped = deviceIds !== undefined;
+  const devices = uuidArray(deviceIds ?? []);
+  // Each derived branch reads the scoped devices by primary key instead of scanning the mirror.
+  const inScope = scoped ? sql` and d.id = any(${devices}::uuid[])` : sql``;
+  const syncCodes = `{${syncIssueCodes.join(',')}}`;
+  // A sync issue stays open until a pass applies (or deletes) its object again; a derived one is resolved when it is
+  // no longer found among the devices recomputed.
+  const resolvable = scoped
+    ? sql`((not (i.code = any(${syncCodes}::text[])) and i.device_id = any(${devices}::uuid[]))
+        or (i.code = any(${syncCodes}::text[])
+          and exists (select 1 from settled s where s.object_type = i.object_type and s.netbox_id = i.netbox_id)))`
+    : sql`(${settledAll}::boolean or not (i.code = any(${syncCodes}::text[]))
+        or exists (select 1 from settled s where s.object_type = i.object_type and s.netbox_id = i.netbox_id))`;
   await db.execute(sql`
     with found as (
       select 'dcim.device' as object_type, d.netbox_id, d.id as device_id, 'missing_bmc_address' as code,
              'no BMC address: NetBox gives the device no OOB IP and no IP on a management-only interface' as message
-        from devices d where d.netbox_id is not null and d.deleted_at is null and d.bmc_url is null
+        from devices d where d.netbox_id is not null and d.deleted_at is null${inScope} and d.bmc_url is null
           and not exists (select 1 from ip_addresses a where a.device_id = d.id)
       union all
       select 'dcim.device', d.netbox_id, d.id, 'duplicate_ip',
              'BMC address ' || split_part(a.address, '/', 1) || ' is also assigned to another device; '
                || 'the device is not operated until NetBox is fixed'
         from devices d join ip_addresses a on a.device_id = d.id
-        where d.netbox_id is not null and d.deleted_at is null
+        where d.netbox_id is not null and d.deleted_at is null${inScope}
           and exists (select 1 from ip_addresses b where split_part(b.address, '/', 1) = split_part(a.address, '/', 1)
             and b.device_id is not null and b.device_id <> d.id)
       union all
       select 'dcim.device', d.netbox_id, d.id, 'unknown_node_type',
              'no driver for role ' || coalesce(d.role, '?') || ', vendor ' || coalesce(d.vendor, '?')
                || ', model ' || coalesce(d.model, '?')
-        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is null
+        from devices d where d.netbox_id is not null and d.deleted_at is null${inScope} and d.node_type is null
       union all
       select 'dcim.device', d.netbox_id, d.id, 'missing_credential_ref', 'custom field fleet_credential_ref is empty'
-        from devices d where d.netbox_id is not null and d.deleted_at is null and d.node_type is not null
+        from devices d where d.netbox_id is not null and d.deleted_at is null${inScope} and d.node_type is not null
           and d.credential_ref is null
       union all
       select 'dcim.device', d.netbox_id, d.id, 'invalid_management_profile',
              'custom field fleet_management_profile is ' || d.management_profile
                || '; expected redfish, redfish-https:<port> or redfish-http:<port>'
-        from devices d where d.netbox_id is not null and d.deleted_at is null
+        from devices d where d.netbox_id is not null and d.deleted_at is null${inScope}
           and d.management_profile is not null and d.management_profile !~ '^redfish(-https?(:[0-9]{1,5})?)?$'
       union all
       -- NetBox and the hardware disagree: the serial an enrolment read from the BMC is not NetBox's.
@@ -387,14 +449,14 @@ export async function refreshInventoryIssues(
              'NetBox gives serial ' || d.serial || ' but the BMC reports ' || h.serial_number
                || ' (read ' || to_char(h.read_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ')'
         from devices d join device_hardware h on h.device_id = d.id
-        where d.netbox_id is not null and d.deleted_at is null and coalesce(d.serial, '') <> ''
+        where d.netbox_id is not null and d.deleted_at is null${inScope} and coalesce(d.serial, '') <> ''
           and h.serial_number is not null and h.serial_number <> d.serial
       union all
       -- The same rules as the domain's missingForNvos, which refuses the operations themselves.
       select 'dcim.device', d.netbox_id, d.id, 'missing_nvos_endpoint',
              'custom fields fleet_nvos_url and fleet_nvos_ssh must give the switch''s NVUE URL and SSH host:port; '
                || 'NVOS image, firmware, password and certificate operations are refused until they do'
-        from devices d where d.netbox_id is not null and d.deleted_at is null
+        from devices d where d.netbox_id is not null and d.deleted_at is null${inScope}
           and d.node_type like 'switch!_%' escape '!'
           and (d.nvos_url is null or d.nvos_ssh is null)
       union all
@@ -406,7 +468,7 @@ export async function refreshInventoryIssues(
               then 'fleet_nvos_ssh is ' || d.nvos_ssh || '; expected host:port' end,
             case when d.nvos_host_key !~ '^SHA256:[A-Za-z0-9+/]{43}$'
               then 'fleet_nvos_host_key is not an SSH fingerprint (SHA256:<base64>)' end) as problems
-          from devices d where d.netbox_id is not null and d.deleted_at is null
+          from devices d where d.netbox_id is not null and d.deleted_at is null${inScope}
             and coalesce(d.nvos_url, d.nvos_ssh, d.nvos_host_key) is not null
       ) p where p.problems <> ''
       union all
@@ -428,10 +490,7 @@ export async function refreshInventoryIssues(
       do update set last_seen_at = now(), message = excluded.message, device_id = excluded.device_id
       returning id)
     update inventory_issues i set resolved_at = now()
-    where i.resolved_at is null and i.id not in (select id from opened)
-      -- A sync issue stays open until a pass applies (or deletes) its object again.
-      and (${settledAll}::boolean or not (i.code = any(${`{${syncIssueCodes.join(',')}}`}::text[]))
-           or exists (select 1 from settled s where s.object_type = i.object_type and s.netbox_id = i.netbox_id))`);
+    where i.resolved_at is null and i.id not in (select id from opened) and ${resolvable}`);
   const open = await db.execute<{ n: number }>(
     sql`select count(*)::int as n from inventory_issues where resolved_at is null`,
   );

@@ -160,6 +160,8 @@ export const devices = pgTable(
     index('devices_rack_id_idx').on(t.rackId),
     index('devices_role_idx').on(t.role),
     index('devices_vendor_idx').on(t.vendor),
+    // The devices naming a changed address as their OOB IP, found by an incremental sync.
+    index('devices_oob_ip_netbox_id_idx').on(t.oobIpNetboxId),
     index('devices_model_idx').on(t.model),
     index('devices_node_type_idx').on(t.nodeType),
     index('devices_lifecycle_state_idx').on(t.lifecycleState),
@@ -205,6 +207,8 @@ export const ipAddresses = pgTable(
     index('ip_addresses_interface_id_idx').on(t.interfaceId),
     index('ip_addresses_device_id_idx').on(t.deviceId),
     index('ip_addresses_address_idx').on(t.address),
+    // The same host address under any prefix length: duplicate BMC addresses, looked up per device.
+    index('ip_addresses_host_idx').on(sql`split_part(${t.address}, '/', 1)`),
   ],
 );
 

@@ -1,0 +1,2 @@
+CREATE INDEX "devices_oob_ip_netbox_id_idx" ON "devices" USING btree ("oob_ip_netbox_id");--> statement-breakpoint
+CREATE INDEX "ip_addresses_host_idx" ON "ip_addresses" USING btree (split_part("address", '/', 1));
