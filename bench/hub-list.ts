@@ -13,7 +13,7 @@ const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
  * The hub's filtered device page under 20 concurrent clients, against the very statement the hub runs for it
  * (built by the same repository function) sent raw over `pg` with a pool of the hub's size at the same concurrency,
  * in the same run: what the hub adds on top of Postgres shows as `hub_over_raw_sql_p99`. The baseline is the plain
- * page select (listDevices); the hub wraps it so that Postgres also writes each device's JSON and joins the page,
+ * page select (listDevices); the hub wraps it so that Postgres also writes each device's JSON (a row each),
  * and that whole statement raw, sent by name as the hub sends it, is `raw_json_sql_list_*`. Each side's CPU per
  * request (`*_cpu_ms`: the hub process, the database's Postgres backends, this process as the client) is the figure
  * a shared machine's load moves least. Arguments: devices, requests per side, rounds, pool size.
@@ -41,7 +41,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       { limit: query.limit, sort: 'name', filters: { siteId: query.site_id, role: query.role } },
       'netbox',
     );
-    const jsonPage = async () => (await raw.query<{ count: number }>(json)).rows[0]!.count;
+    const jsonPage = async () => Math.min(query.limit, (await raw.query(json)).rows.length);
 
     const [hub, sql, jsonSql] = await compareSides(
       [

@@ -118,7 +118,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const hubPage = async () => (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
     // The statement the hub's page rests on (the repository builds it; limit + 1 tells whether a next page exists),
     // raw over pg with a pool of the hub's size: what the hub adds on top of Postgres. And the hub's whole statement
-    // (each device's JSON written and the page joined by Postgres), sent by name as the hub sends it.
+    // (each device's JSON written by Postgres, a row each), sent by name as the hub sends it.
     const filters = { siteId: query.site_id, role: query.role };
     const statement = deviceListQuery(big.handle.db, { limit: query.limit + 1, sort: 'name', filters }).toSQL();
     const json = deviceJsonListQuery(big.handle.db, { limit: query.limit, sort: 'name', filters }, 'netbox');
@@ -126,7 +126,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     cleanups.unshift(() => rawPool.end());
     const rawPage = async () =>
       Math.min(query.limit, (await rawPool.query(statement.sql, statement.params)).rows.length);
-    const jsonPage = async () => (await rawPool.query<{ count: number }>(json)).rows[0]!.count;
+    const jsonPage = async () => Math.min(query.limit, (await rawPool.query(json)).rows.length);
     const netboxPage = async () => {
       const url = `${netbox.url}/api/dcim/devices/?site=site-02&role=compute-tray&limit=100`;
       const res = await fetch(url, { headers: { authorization: `Bearer ${netbox.token}` } });

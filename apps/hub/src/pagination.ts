@@ -33,3 +33,23 @@ export function cursorPage<R>(
   const last = page.at(-1);
   return { page, nextCursor: rows.length > limit && last ? encodeCursor(keyOf(last)) : null };
 }
+
+/**
+ * A page's JSON (`{"items": [...], "next_cursor": ...}`) from its items' JSON texts, written straight into one
+ * Buffer: joining the texts first made a string of the whole page (100 KB for 100 devices) on the JS heap, and
+ * Buffer.from copied it again.
+ */
+export function jsonPageBody(items: readonly string[], nextCursor: string | null): Buffer {
+  const head = '{"items":[';
+  const tail = `],"next_cursor":${JSON.stringify(nextCursor)}}`;
+  let size = head.length + tail.length + Math.max(0, items.length - 1);
+  for (const item of items) size += Buffer.byteLength(item);
+  const body = Buffer.allocUnsafe(size);
+  let at = body.write(head, 0, 'latin1');
+  for (const [i, item] of items.entries()) {
+    if (i > 0) body[at++] = 0x2c; // ','
+    at += body.write(item, at);
+  }
+  body.write(tail, at);
+  return body;
+}

@@ -199,7 +199,7 @@ describe('hub inventory API over a synced mirror', () => {
     const single = connectDb(database.url, 1);
     try {
       const page = async (siteId: string[]) =>
-        (await listDevicesJson(single.db, { limit: 100, sort: 'name', filters: { siteId } }, 'netbox')).count;
+        (await listDevicesJson(single.db, { limit: 100, sort: 'name', filters: { siteId } }, 'netbox')).items.length;
       assert.deepEqual([await page(['ams1']), await page(['osl1']), await page(['ams1', 'osl1'])], [15, 1, 16]);
       const prepared = await single.pool.query<{ n: number }>(
         "select count(*)::int as n from pg_prepared_statements where name like 'fleet_device_list_%'",

@@ -26,7 +26,7 @@ import { ApiError, invalid } from '../errors.js';
 import { OverrideQuarantine } from '../hold-override.js';
 import { callerOf } from '../services/caller.js';
 import { createDevice, operableDevice } from '../services/inventory.service.js';
-import { decodeCursor, encodeCursor, limitSchema, repeated } from '../pagination.js';
+import { decodeCursor, encodeCursor, jsonPageBody, limitSchema, repeated } from '../pagination.js';
 import { IdParam, uuid } from '../params.js';
 import { scopedSiteFilter } from '../services/site-scope.js';
 import { defineRoute, sendCreated, type ApiDoc } from '../route.js';
@@ -131,8 +131,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       const after = decodeCursor(q.cursor, z.tuple([z.string(), uuid, z.enum(sorts)]));
       if (after && after[2] !== q.sort)
         throw invalid('query.cursor', `the cursor belongs to sort=${after[2]}; keep the sort of the first page`);
-      // Postgres writes each device's JSON (deviceView's, provenance included) and joins the page in the page's own
-      // statement: the hub passes that text through rather than mapping, viewing and stringifying 100 rows a request.
+      // Postgres writes each device's JSON (deviceView's, provenance included) in the page's own statement: the hub
+      // passes those texts through rather than mapping, viewing and stringifying 100 rows a request.
       const page = await listDevicesJson(
         db,
         {
@@ -160,9 +160,8 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       await checkRoleFilter(db, q.role, 'query.role', page.roles);
       const { last } = page;
       const nextCursor = last ? encodeCursor([byName ? last.name : last.createdAt, last.id, q.sort]) : null;
-      // The DevicePage JSON, as returning {items, next_cursor} would send it. As bytes: Node writes them after the
-      // headers as they are, where a string is first joined to the headers and encoded.
-      const body = Buffer.from(`{"items":[${page.items}],"next_cursor":${JSON.stringify(nextCursor)}}`);
+      // The DevicePage JSON, as returning {items, next_cursor} would send it.
+      const body = jsonPageBody(page.items, nextCursor);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

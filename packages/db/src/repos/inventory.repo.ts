@@ -171,12 +171,10 @@ export const pgDialect = new PgDialect();
 const isoText = (column: SQL | AnyPgColumn) =>
   sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** A page of listDevicesJson: its devices as JSON text, and what a keyset cursor after it is made of. */
+/** A page of listDevicesJson: its devices as JSON texts, and what a keyset cursor after it is made of. */
 export interface DeviceJsonPage {
-  /** The page's devices, each the JSON text of the API's `Device`, joined by commas: a JSON array's inside. */
-  items: string;
-  /** How many devices `items` holds. */
-  count: number;
+  /** The page's devices in its order, each the JSON text of the API's `Device`. */
+  items: string[];
   /** The page's last device when more devices follow it (where the next page starts); created_at as ISO 8601. */
   last?: { id: string; name: string; createdAt: string };
   /** The roles the page's devices hold. */
@@ -254,27 +252,24 @@ const deviceJson = (() => {
 /**
  * The page listDevices returns (`q.limit` devices), each device already as the JSON text of the API's `Device` (the
  * hub's deviceView, field for field and in its order, provenance from the `syncScope` sync state): Postgres writes it
- * and joins the page into one text in the same statement, so a list is passed through instead of mapped row by row,
- * viewed and stringified again. Numeric columns go through float8 (`10.50` is `10.5`, as Number() makes it) and
- * timestamps through isoText. The page is cut first (the inner select, the very statement listDevices runs, reading
- * one device more to know whether more follow) so only its rows are turned into JSON.
+ * in the page's own statement, so a list is passed through instead of mapped row by row, viewed and stringified
+ * again. Numeric columns go through float8 (`10.50` is `10.5`, as Number() makes it) and timestamps through isoText.
+ * The page is cut first (the inner select, the very statement listDevices runs, reading one device more to know
+ * whether more follow) so only its rows are turned into JSON. Each device is a row of its own: a page joined into one
+ * text (string_agg) cost the backend more than the hub spends on the rows, and gave the hub a 100 KB string to copy
+ * (docs/inventory.md "Listing devices").
  */
 export async function listDevicesJson(db: Db, q: DevicePageQuery, syncScope: string): Promise<DeviceJsonPage> {
-  const result = await db.$client.query<{
-    items: string | null;
-    count: number;
-    more: boolean;
-    last_id: string | null;
-    last_name: string | null;
-    last_created_at: string | null;
-    roles: (string | null)[] | null;
-  }>(deviceJsonListQuery(db, q, syncScope));
-  const row = result.rows[0]!;
+  const { rows } = await db.$client.query<[json: string, role: string | null]>(deviceJsonListQuery(db, q, syncScope));
+  const page = rows.length > q.limit ? rows.slice(0, q.limit) : rows;
+  const items = page.map((r) => r[0]);
+  // The cursor's keys are the last device's own fields: one device parsed, rather than three more columns a row.
+  const last =
+    rows.length > q.limit ? (JSON.parse(items.at(-1)!) as { id: string; name: string; created_at: string }) : undefined;
   return {
-    items: row.items ?? '',
-    count: row.count,
-    ...(row.more ? { last: { id: row.last_id!, name: row.last_name!, createdAt: row.last_created_at! } } : {}),
-    roles: row.roles ?? [],
+    items,
+    ...(last ? { last: { id: last.id, name: last.name, createdAt: last.created_at } } : {}),
+    roles: [...new Set(page.map((r) => r[1]))],
   };
 }
 
@@ -287,13 +282,14 @@ const MAX_NAMED_LIST_SHAPES = 16;
 const jsonListStatements = new Map<string, { name: string; text: string; params: unknown[] }>();
 
 /**
- * The statement listDevicesJson runs, as pg's query config (benches run it). Its text depends only on the page's
+ * The statement listDevicesJson runs, as pg's query config (benches run it): rows of [device JSON, role], as arrays
+ * (pg builds no object a row). Its text depends only on the page's
  * shape, so it is built once per shape and sent by name: each connection parses it once, and after five runs
  * Postgres keeps a generic plan where it is estimated no dearer than planning for each run's values (first pages;
  * pages after a cursor are still planned), planning having cost a third of running it. The page size is part of the
  * text, not a parameter: with a parameter a generic plan reckons on a tenth of the table, and is never chosen.
  */
-export function deviceJsonListQuery(db: DbOrTx, q: DevicePageQuery, syncScope: string): pg.QueryConfig {
+export function deviceJsonListQuery(db: DbOrTx, q: DevicePageQuery, syncScope: string): pg.QueryArrayConfig {
   if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new RangeError(`page size ${q.limit}`);
   const values: Record<string, unknown> = {};
   // Placeholders carry no column encoder: a Date is sent as drizzle's timestamp columns send it.
@@ -307,34 +303,28 @@ export function deviceJsonListQuery(db: DbOrTx, q: DevicePageQuery, syncScope: s
   let prepared = jsonListStatements.get(shape);
   if (!prepared) {
     const { sql: text, params } = pgDialect.sqlToQuery(deviceJsonListStatement(db, page, q.limit, scope));
-    if (jsonListStatements.size >= MAX_NAMED_LIST_SHAPES) return { text, values: fillPlaceholders(params, values) };
+    if (jsonListStatements.size >= MAX_NAMED_LIST_SHAPES)
+      return { text, values: fillPlaceholders(params, values), rowMode: 'array' };
     const name = `fleet_device_list_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
     prepared = { name, text, params };
     jsonListStatements.set(shape, prepared);
   }
-  return { name: prepared.name, text: prepared.text, values: fillPlaceholders(prepared.params, values) };
+  const { name, text } = prepared;
+  return { name, text, values: fillPlaceholders(prepared.params, values), rowMode: 'array' };
 }
 
-/** The text of deviceJsonListQuery: a page of `size` devices (and the one after it) over the page's conditions. */
+/** The text of deviceJsonListQuery: a page of `size` devices and the one after it, in the page's order. */
 function deviceJsonListStatement(
   db: DbOrTx,
   page: ReturnType<typeof devicePage>,
   size: number,
   scope: Placeholder,
 ): SQL {
-  const rows = sql`select row_number() over (order by ${sql.join(page.orderBy, sql`, `)}) as n,
-      ${devices.id} as id, ${devices.name} as name, ${devices.role} as role, ${devices.createdAt} as created_at,
-      ${deviceJson} as json
+  // The outer order is the inner select's, which the plan keeps without sorting again (the join adds no row).
+  return sql`select ${deviceJson} as json, ${devices.role} as role
     from (${pageSelect(db, page)} limit ${sql.raw(String(size + 1))}) as ${devices}
-    left join ${syncState} on ${syncState.scope} = ${scope}`;
-  // The page's last row is where the next page starts when the row after it was read.
-  const n = sql.raw(String(size));
-  return sql`select string_agg(json, ',' order by n) filter (where n <= ${n}) as items,
-      count(*) filter (where n <= ${n})::int as count, count(*) > ${n} as more,
-      max(id::text) filter (where n = ${n}) as last_id, max(name) filter (where n = ${n}) as last_name,
-      ${isoText(sql`max(created_at) filter (where n = ${n})`)} as last_created_at,
-      array_agg(distinct role) filter (where n <= ${n}) as roles
-    from (${rows}) as r`;
+    left join ${syncState} on ${syncState.scope} = ${scope}
+    order by ${sql.join(page.orderBy, sql`, `)}`;
 }
 
 export async function listRacks(db: DbOrTx, siteIds?: string[]): Promise<(Rack & { deviceCount: number })[]> {
