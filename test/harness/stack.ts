@@ -515,6 +515,8 @@ export class Stack {
     writeFileSync(secrets, JSON.stringify(secretEntries), { mode: 0o600 });
     // From the build, the satellite loads the workflow bundle built beside it.
     const bundle = workflowBundlePath ?? (this.mode === 'tsx' ? testEnv().workflowBundle : undefined);
+    // With the observer on, the BMCs push health events to the satellite's listener (docs/day2.md).
+    const eventsPort = this.opts.observe ? await freePort() : undefined;
     const file = this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
       siteId,
       log: { level: 'info' },
@@ -532,6 +534,14 @@ export class Stack {
       dataDir: join(this.dir, first ? 'satellite-data' : `satellite-data-${siteId}`),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
       ...(this.slurm ? { burnIn: this.burnInConfig(this.slurm) } : {}),
+      ...(eventsPort
+        ? {
+            events: {
+              listen: { host: '127.0.0.1', port: eventsPort },
+              publicUrl: `http://127.0.0.1:${eventsPort}/events`,
+            },
+          }
+        : {}),
       worker: {
         shutdownGraceTimeS: this.opts.shutdownGraceTimeS ?? 5,
         ...(bundle && existsSync(bundle) ? { workflowBundlePath: bundle } : {}),

@@ -83,6 +83,40 @@ const BurnInConfig = z
   .strict();
 export type BurnInConfig = z.infer<typeof BurnInConfig>;
 
+/**
+ * Redfish push events for health observation (docs/day2.md, "Event subscriptions"): the endpoint BMCs POST events to.
+ * Without this section the observer only polls.
+ */
+const EventsConfig = z
+  .object({
+    listen: z
+      .object({
+        host: z.string().min(1).default('0.0.0.0'),
+        /** 0 picks a free port (tests). */
+        port: z.number().int().min(0).max(65535),
+      })
+      .strict(),
+    /** The URL BMCs are told to POST to (subscription Destination): the listener as the BMC network reaches it. */
+    publicUrl: z.string().url(),
+    /** PEM certificate and key files: HTTPS, so the push token does not cross the network in clear. */
+    tls: z
+      .object({ certFile: z.string().min(1), keyFile: z.string().min(1) })
+      .strict()
+      .optional(),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 ** 2)
+      .default(64 * 1024),
+    /** Events for one device within this long give one read. */
+    debounceMs: z.number().int().min(0).max(60_000).default(500),
+    /** How often a device's subscription (or the BMC's lack of an event service) is checked again. */
+    recheckS: z.number().min(10).max(86_400).default(900),
+  })
+  .strict();
+export type EventsConfig = z.infer<typeof EventsConfig>;
+
 export const SatelliteConfig = z
   .object({
     siteId: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be a lower-case slug'),
@@ -212,6 +246,7 @@ export const SatelliteConfig = z
         clientTlsRoot: '/etc/fleet/client-tls',
       }),
     burnIn: BurnInConfig.optional(),
+    events: EventsConfig.optional(),
   })
   .strict();
 export type SatelliteConfig = z.infer<typeof SatelliteConfig>;

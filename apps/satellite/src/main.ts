@@ -32,6 +32,7 @@ import {
 import { createObserverActivities } from './activities/observe.js';
 import { createRemediationActivities } from './activities/remediation.js';
 import { HubObservations } from './observe/hub-observations.js';
+import { startObserverEvents } from './observe/observer-events.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
@@ -86,6 +87,9 @@ const hubCalls = hubAccess && { ...hubAccess, ...(hubDispatcher ? { dispatcher: 
 // Hardware inventory documents go to the hub by digest, as packages come from it.
 const documents = hubCalls && new HubDocumentStore(hubCalls);
 const observations = hubCalls && new HubObservations(hubCalls);
+// Redfish push events for the observer; without the config section it only polls.
+const observerEvents =
+  config.events && (await startObserverEvents(config.events, config.siteId, log, metrics.registry));
 const observationCycle = new Histogram({
   name: 'fleet_satellite_observation_cycle_seconds',
   help: 'Time to observe every device of the site once',
@@ -179,6 +183,7 @@ const worker = await Worker.create({
     ...createObserverActivities({
       ...deviceDeps,
       ...(observations ? { hub: observations } : {}),
+      ...(observerEvents ? { events: observerEvents } : {}),
       onCycle: ({ seconds, changes }) => {
         observationCycle.observe(seconds);
         observedChanges.inc(changes);
@@ -214,6 +219,7 @@ const shutdown = handleShutdown({
     // The SDK Runtime may have begun the worker's shutdown on the same signal.
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
+    await observerEvents?.close();
     await artifacts.close();
     await journal.close();
     await hubDispatcher?.close();

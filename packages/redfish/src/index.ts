@@ -25,3 +25,4 @@ export * from './tasks.js';
 export * from './nvidia.js';
 export * from './hardware-inventory.js';
 export { readDeviceHealth, type HealthSource } from './health.js';
+export * from './events.js';

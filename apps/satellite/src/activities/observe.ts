@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import {
@@ -10,12 +11,25 @@ import {
   type ObserveSiteResult,
 } from '@fleet/domain';
 import type { NodeDriver } from '@fleet/drivers';
+import { RedfishClient } from '@fleet/redfish';
+import { Debouncer } from '../observe/debounce.js';
+import type { EventListener } from '../observe/event-listener.js';
+import type { EventSubscriptions } from '../observe/event-subscriptions.js';
 import { deliveryBatch, type HubObservations } from '../observe/hub-observations.js';
 import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
+
+/** Redfish push events (docs/day2.md, "Event subscriptions"): absent, the observer only polls. */
+export interface ObserverEvents {
+  listener: EventListener;
+  subscriptions: EventSubscriptions;
+  /** Events for one device within this long give one read. */
+  debounceMs: number;
+}
 
 export interface ObserverActivityDeps extends DeviceActivityDeps {
   /** Absent when the satellite has no hub access configured: observeSite then refuses (FAILED_PRECONDITION). */
   hub?: HubObservations;
+  events?: ObserverEvents;
   onCycle?: (c: { seconds: number; devices: number; changes: number }) => void;
   onDelivery?: (seconds: number, readings: number) => void;
 }
@@ -43,7 +57,8 @@ function siteState(siteId: string) {
  * count observations). Nothing per sample reaches Temporal: the activity heartbeats its counters and returns after
  * `runForS`. A new attempt (a restarted satellite) starts with nothing delivered, so its first cycle delivers every
  * reading once and the hub, which stores state, changes only what differs. Readings the hub did not take are kept and
- * delivered with the next cycle's.
+ * delivered with the next cycle's. With `events`, devices whose BMC pushes events are subscribed to as they are read,
+ * and an event reads its device at once (debounced); the cycles go on as the fallback.
  */
 export function createObserverActivities(deps: ObserverActivityDeps): ObserverActivities {
   return {
@@ -77,43 +92,166 @@ async function observe(
   const signal = ctx.cancellationSignal;
   const { delivered, pending } = siteState(input.siteId);
   const endAt = Date.now() + input.runForS * 1000;
-  const totals = { cycles: 0, delivered: 0, slowestCycleS: 0 };
+  // Heartbeat details are these counters; the result leaves out eventReads (reads that events asked for).
+  const totals = { cycles: 0, delivered: 0, slowestCycleS: 0, eventReads: 0 };
   const beat = (extra: Record<string, unknown> = {}) => ctx.heartbeat({ ...totals, ...extra });
+  // When each device's newest queued reading was started: a slower, older read (a cycle's, overtaken by an event's)
+  // must not replace it.
+  const newest = new Map<string, number>();
+  const take = (deviceId: string, reading: HealthReading, startedAt: number, onCycle: boolean) => {
+    if (startedAt < (newest.get(deviceId) ?? 0)) return;
+    newest.set(deviceId, startedAt);
+    const last = delivered.get(deviceId);
+    const same = last !== undefined && sameHealth(last.reading, reading);
+    // Confirmations count cycles: an event's read delivers changes only.
+    const confirming = onCycle && same && reading.faults.length > 0 && last.deliveries < input.confirmations;
+    if (!same || confirming) pending.set(deviceId, { deviceId, observedAt: new Date().toISOString(), reading });
+  };
+  // Cycles and event reads deliver one at a time, so a batch is never sent twice.
+  let delivering: Promise<unknown> = Promise.resolve();
+  const deliver = async () => {
+    const run = delivering.then(() => deliverPending(input.siteId, hub, pending, delivered, signal, deps, log));
+    delivering = run.catch(() => undefined);
+    totals.delivered += await run;
+  };
+  let targetsById = new Map<string, BmcTarget>();
+  const eventReads = deps.events && new EventReads(drivers, log, signal, take, deliver, () => totals.eventReads++);
+  const detach = deps.events && eventReads && attachEvents(deps.events, eventReads, (id) => targetsById.get(id));
 
-  do {
-    const started = Date.now();
-    const targets = await hub.targets(input.siteId, signal);
-    let read = 0;
-    await forEachLimit(targets, input.concurrency, signal, async (target) => {
-      const reading = await readOne(drivers, target, log);
-      if (++read % 500 === 0) beat({ read });
-      if (!reading) return;
-      const last = delivered.get(target.deviceId);
-      const same = last !== undefined && sameHealth(last.reading, reading);
-      const confirming = same && reading.faults.length > 0 && last.deliveries < input.confirmations;
-      if (!same || confirming)
-        pending.set(target.deviceId, { deviceId: target.deviceId, observedAt: new Date().toISOString(), reading });
-    });
-    const changes = pending.size;
-    await deliverPending(input.siteId, hub, pending, delivered, signal, deps, log);
-    totals.delivered += changes - pending.size;
-    // Devices that left the site are forgotten: if they come back they are delivered afresh.
-    const current = new Set(targets.map((t) => t.deviceId));
-    for (const id of delivered.keys()) if (!current.has(id)) delivered.delete(id);
-    for (const id of pending.keys()) if (!current.has(id)) pending.delete(id);
-    await drivers.retain(current);
-    const seconds = (Date.now() - started) / 1000;
-    totals.cycles++;
-    totals.slowestCycleS = Math.max(totals.slowestCycleS, seconds);
-    deps.onCycle?.({ seconds, devices: targets.length, changes });
-    if (seconds > input.intervalS)
-      log.warn({ seconds, devices: targets.length, intervalS: input.intervalS }, 'observation cycle overran');
-    beat({ lastCycleS: seconds, devices: targets.length });
-    const wait = started + input.intervalS * 1000 - Date.now();
-    // The run ends when its next cycle would start, so the next run keeps the pace.
-    if (wait > 0) await pause(wait, totals);
-  } while (Date.now() < endAt);
-  return totals;
+  try {
+    do {
+      const started = Date.now();
+      const targets = await hub.targets(input.siteId, signal);
+      targetsById = new Map(targets.map((t) => [t.deviceId, t]));
+      let read = 0;
+      await forEachLimit(targets, input.concurrency, signal, async (target) => {
+        const readAt = Date.now();
+        const reading = await readOne(drivers, target, log);
+        if (++read % 500 === 0) beat({ read });
+        if (!reading) return;
+        take(target.deviceId, reading, readAt, true);
+        if (deps.events && reading.reachable)
+          await deps.events.subscriptions.ensure(target, () => redfishClient(deps, target));
+      });
+      const changes = pending.size;
+      await deliver();
+      // Devices that left the site are forgotten: if they come back they are delivered afresh.
+      const current = new Set(targets.map((t) => t.deviceId));
+      for (const id of delivered.keys()) if (!current.has(id)) delivered.delete(id);
+      for (const id of pending.keys()) if (!current.has(id)) pending.delete(id);
+      for (const id of newest.keys()) if (!current.has(id)) newest.delete(id);
+      deps.events?.subscriptions.retain(current);
+      await drivers.retain(current);
+      const seconds = (Date.now() - started) / 1000;
+      totals.cycles++;
+      totals.slowestCycleS = Math.max(totals.slowestCycleS, seconds);
+      deps.onCycle?.({ seconds, devices: targets.length, changes });
+      if (seconds > input.intervalS)
+        log.warn({ seconds, devices: targets.length, intervalS: input.intervalS }, 'observation cycle overran');
+      beat({ lastCycleS: seconds, devices: targets.length });
+      const wait = started + input.intervalS * 1000 - Date.now();
+      // The run ends when its next cycle would start, so the next run keeps the pace.
+      if (wait > 0) await pause(wait, totals);
+    } while (Date.now() < endAt);
+  } finally {
+    detach?.();
+    await eventReads?.stop();
+  }
+  return { cycles: totals.cycles, delivered: totals.delivered, slowestCycleS: totals.slowestCycleS };
+}
+
+/**
+ * Hands the listener's events to `reads`, debounced per device, while the run lasts; returns the detach. The timers
+ * run in the activity's context (bound here), as the listener calls from its own request handlers.
+ */
+function attachEvents(
+  events: ObserverEvents,
+  reads: EventReads,
+  targetOf: (deviceId: string) => BmcTarget | undefined,
+): () => void {
+  const debouncer = new Debouncer(
+    events.debounceMs,
+    AsyncResource.bind((deviceId: string) => {
+      const target = targetOf(deviceId);
+      if (target) reads.read(target);
+    }),
+  );
+  const detach = events.listener.attach((context) => {
+    const deviceId = events.subscriptions.deviceOf(context);
+    if (deviceId === undefined || !targetOf(deviceId)) return false;
+    debouncer.hit(deviceId);
+    return true;
+  });
+  return () => {
+    detach();
+    debouncer.clear();
+  };
+}
+
+/**
+ * Reads of one device that an event asked for, each delivered at once if it changed. One read per device at a time:
+ * an event during a read gives one more read after it, so the change it announces is not missed.
+ */
+class EventReads {
+  private readonly reading = new Set<string>();
+  private readonly again = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly drivers: DriverCache,
+    private readonly log: ReturnType<typeof attemptLog>,
+    private readonly signal: AbortSignal,
+    private readonly take: (deviceId: string, reading: HealthReading, startedAt: number, onCycle: boolean) => void,
+    private readonly deliver: () => Promise<void>,
+    private readonly counted: () => void,
+  ) {}
+
+  read(target: BmcTarget): void {
+    if (this.signal.aborted) return;
+    if (this.reading.has(target.deviceId)) {
+      this.again.add(target.deviceId);
+      return;
+    }
+    const p = this.run(target).finally(() => this.running.delete(p));
+    this.running.add(p);
+  }
+
+  /** Waits for the reads under way (the run is ending, its drivers about to close). */
+  async stop(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+
+  private async run(target: BmcTarget): Promise<void> {
+    const id = target.deviceId;
+    this.reading.add(id);
+    try {
+      do {
+        this.again.delete(id);
+        const startedAt = Date.now();
+        const reading = await readOne(this.drivers, target, this.log);
+        this.counted();
+        if (reading) this.take(id, reading, startedAt, false);
+      } while (this.again.has(id) && !this.signal.aborted);
+      await this.deliver();
+    } catch (err) {
+      if (!this.signal.aborted) this.log.warn({ deviceId: id, err: (err as Error).message }, 'event read failed');
+    } finally {
+      this.reading.delete(id);
+      this.again.delete(id);
+    }
+  }
+}
+
+/** A Redfish client of the device's BMC for its event subscription, with the credentials its reference resolves to. */
+async function redfishClient(deps: DeviceActivityDeps, target: BmcTarget): Promise<RedfishClient> {
+  const credentials = await deps.secrets.resolve(target.credentialRef);
+  return new RedfishClient({
+    baseUrl: target.bmcUrl,
+    credentials,
+    device: target.deviceId,
+    ...deps.redfish,
+    signal: Context.current().cancellationSignal,
+  });
 }
 
 /**
@@ -181,8 +319,9 @@ async function deliverPending(
   signal: AbortSignal,
   deps: ObserverActivityDeps,
   log: ReturnType<typeof attemptLog>,
-): Promise<void> {
+): Promise<number> {
   const all = [...pending.values()];
+  let count = 0;
   for (let i = 0; i < all.length; i += deliveryBatch) {
     const batch = all.slice(i, i + deliveryBatch);
     const started = Date.now();
@@ -194,16 +333,19 @@ async function deliverPending(
       if (signal.aborted) throw err;
       // Kept: the next cycle delivers them with its own.
       log.warn({ err: (err as Error).message, readings: all.length - i }, 'delivery to the hub failed; will retry');
-      return;
+      return count;
     }
     deps.onDelivery?.((Date.now() - started) / 1000, batch.length);
     for (const c of batch) {
       const last = delivered.get(c.deviceId);
       const same = last !== undefined && sameHealth(last.reading, c.reading);
       delivered.set(c.deviceId, { reading: c.reading, deliveries: same ? last.deliveries + 1 : 1 });
-      pending.delete(c.deviceId);
+      // A newer reading queued meanwhile (an event's) stays for the next delivery.
+      if (pending.get(c.deviceId) === c) pending.delete(c.deviceId);
+      count++;
     }
   }
+  return count;
 }
 
 /** Runs `fn` over `items`, `limit` at a time; stops starting new ones once `signal` aborts, and rethrows it. */

@@ -12,6 +12,8 @@ export interface BmcQuirks {
   resetTypes?: readonly ResetType[];
   /** Further host systems listed after the profile's own, as a bladed enclosure's BMC does (trays only). */
   extraSystems?: readonly string[];
+  /** The service root links no EventService, as BMCs without push events (the resource itself stays, unlinked). */
+  noEventService?: boolean;
 }
 
 export const SYSTEMS = '/redfish/v1/Systems';

@@ -97,8 +97,8 @@ export function addServiceBasics(
     UpdateService: ref('/redfish/v1/UpdateService'),
     Tasks: ref('/redfish/v1/TaskService'),
     SessionService: ref('/redfish/v1/SessionService'),
-    // Every profile adds it with addEventService (profiles/logs.ts).
-    EventService: ref('/redfish/v1/EventService'),
+    // Every profile adds it with addEventService (profiles/logs.ts); a quirk leaves it unlinked.
+    ...(bmc.spec.quirks?.noEventService ? {} : { EventService: ref('/redfish/v1/EventService') }),
     // Every profile adds it with addAccountService (profiles/accounts.ts).
     AccountService: ref('/redfish/v1/AccountService'),
     Links: {
