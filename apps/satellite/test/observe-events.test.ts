@@ -28,7 +28,7 @@ async function until<T>(what: string, check: () => T | undefined, ms = 15_000): 
  * One satellite process's observer with events on: its own token, listener and subscriptions (a restart is a second
  * one), observing ct1 (EventService), ct2 (none) and ct3 (full) through a hub stand-in that records deliveries.
  */
-async function startObserver(bench: Bench, intervalS: number) {
+async function startObserver(bench: Bench, intervalS: number, confirmations = 1) {
   const token = `token-${Math.random()}`;
   const listener = await EventListener.start({ host: '127.0.0.1', port: 0, token, maxBodyBytes: 65_536, log });
   const subscriptions = new EventSubscriptions({
@@ -56,7 +56,7 @@ async function startObserver(bench: Bench, intervalS: number) {
     events: { listener, subscriptions, debounceMs: 100 },
   });
   const env = mockEnv();
-  const input: ObserveSiteInput = { siteId, intervalS, runForS: 3600, concurrency: 4, confirmations: 1 };
+  const input: ObserveSiteInput = { siteId, intervalS, runForS: 3600, concurrency: 4, confirmations };
   const running = env.run(activities.observeSite, input).catch(() => undefined);
   const faultsOf = (deviceId: string, since: number) =>
     delivered.find((d) => d.at >= since && d.change.deviceId === deviceId && d.change.reading.faults.length > 0);
@@ -160,6 +160,38 @@ describe('observer with Redfish event subscriptions (simulator)', () => {
       );
       assert.ok(healthy.at - cleared < 10_000, `delivered ${healthy.at - cleared} ms after the clearing`);
     } finally {
+      await obs.stop();
+    }
+  });
+
+  it('an event shows a fault at once but confirms it no sooner: one observation a cycle, as without events', async () => {
+    const intervalS = 2;
+    const obs = await startObserver(bench, intervalS, 3);
+    try {
+      // ct2's fault (still there, confirmed by each of the first cycles) marks when a cycle runs: the fault comes
+      // half an interval after one, so without the rule the next cycle would confirm it half an interval later.
+      const started = Date.now();
+      const cycle = await until('a cycle', () =>
+        obs.delivered.find((d) => d.at >= started && d.change.deviceId === 'dev-ct2'),
+      );
+      await until('ct1 subscribed', () => (obs.subscriptions.isSubscribed('dev-ct1') ? true : undefined));
+      await sleep(Math.max(0, cycle.at + intervalS * 500 - Date.now()));
+      const injected = Date.now();
+      await inject('ct1', 'POST');
+      const faulty = () =>
+        obs.delivered.filter(
+          (d) => d.at >= injected && d.change.deviceId === 'dev-ct1' && d.change.reading.faults.length > 0,
+        );
+      const [first] = await until('the event read', () => (faulty().length >= 1 ? faulty() : undefined));
+      assert.ok(first!.at - injected < intervalS * 1000, `first seen ${first!.at - injected} ms after the fault`);
+      const [, second] = await until('a confirmation', () => (faulty().length >= 2 ? faulty() : undefined));
+      // The cycle right after the event read saw the same observation; the one after that confirms it.
+      assert.ok(
+        second!.at - first!.at >= intervalS * 1000 - 500,
+        `confirmed ${second!.at - first!.at} ms after the event read, within one interval`,
+      );
+    } finally {
+      await inject('ct1', 'DELETE');
       await obs.stop();
     }
   });

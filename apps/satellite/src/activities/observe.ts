@@ -38,7 +38,12 @@ export interface ObserverActivityDeps extends DeviceActivityDeps {
 interface Delivered {
   reading: HealthReading;
   deliveries: number;
+  /** Delivered from an event's read, and no cycle has read the device since. */
+  byEvent: boolean;
 }
+
+/** The readings that events' reads queued (the others are cycles'). */
+const fromEvents = new WeakSet<HealthChange>();
 
 /**
  * Per site, what this process delivered and what the hub has not taken yet: kept across the workflow's runs, so a new
@@ -103,9 +108,23 @@ async function observe(
     newest.set(deviceId, startedAt);
     const last = delivered.get(deviceId);
     const same = last !== undefined && sameHealth(last.reading, reading);
+    if (onCycle && same && last.byEvent) {
+      // The first cycle to read a change an event's read delivered sees the same observation: rules count one a
+      // cycle, with or without events, so an event shows a fault at once but does not confirm it sooner.
+      delivered.set(deviceId, { ...last, byEvent: false });
+      pending.delete(deviceId);
+      return;
+    }
     // Confirmations count cycles: an event's read delivers changes only.
     const confirming = onCycle && same && reading.faults.length > 0 && last.deliveries < input.confirmations;
-    if (!same || confirming) pending.set(deviceId, { deviceId, observedAt: new Date().toISOString(), reading });
+    if (same && !confirming) {
+      // Newer than anything queued, and what the hub has already.
+      pending.delete(deviceId);
+      return;
+    }
+    const change = { deviceId, observedAt: new Date().toISOString(), reading };
+    if (!onCycle) fromEvents.add(change);
+    pending.set(deviceId, change);
   };
   // Cycles and event reads deliver one at a time, so a batch is never sent twice.
   let delivering: Promise<unknown> = Promise.resolve();
@@ -339,7 +358,11 @@ async function deliverPending(
     for (const c of batch) {
       const last = delivered.get(c.deviceId);
       const same = last !== undefined && sameHealth(last.reading, c.reading);
-      delivered.set(c.deviceId, { reading: c.reading, deliveries: same ? last.deliveries + 1 : 1 });
+      delivered.set(c.deviceId, {
+        reading: c.reading,
+        deliveries: same ? last.deliveries + 1 : 1,
+        byEvent: fromEvents.has(c),
+      });
       // A newer reading queued meanwhile (an event's) stays for the next delivery.
       if (pending.get(c.deviceId) === c) pending.delete(c.deviceId);
       count++;
