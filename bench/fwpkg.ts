@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32MibPerS, probeParse, sha256MibPerS, writeBenchPackage, type ParseProbe } from './lib/fwpkg-parse.js';
+import { probeParse, sha256MibPerS, writeBenchPackage, type ParseProbe } from './lib/fwpkg-parse.js';
 
 const runs = 3;
 
@@ -10,9 +10,7 @@ const runs = 3;
  * each image) on a 1 GiB package against a plain streamed SHA-256 of the same file in the same run:
  * the parser should cost little more than the one hash the hub needs anyway. Each parse runs in a
  * fresh process, so its peak RSS is its own; hash and parse alternate, so load from elsewhere on
- * the machine falls on both. `cpu_bound_mib_per_s` is the rate the parse's CPU work (two SHA-256 passes and a CRC-32,
- * each at its measured single-thread rate, spread over every core) allows at best, so a ratio under the issue's 0.8
- * can be read as the parser's overhead or the machine's cores. `pnpm bench fwpkg [MiB]`.
+ * the machine falls on both. `pnpm bench fwpkg [MiB]`.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const mib = Number(args[0] ?? 1024);
@@ -27,31 +25,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // Both read the file from the page cache; one untimed pass makes sure it is all there.
     await sha256MibPerS(path);
     const sha: number[] = [];
-    const crc: number[] = [];
     const parse: ParseProbe[] = [];
     for (let i = 0; i < runs; i++) {
       sha.push(await sha256MibPerS(path));
-      crc.push(await crc32MibPerS(path));
       const probe = probeParse(path);
       if (probe.sha256 !== sha256) throw new Error(`the parse gave sha256 ${probe.sha256}, the package is ${sha256}`);
       parse.push(probe);
     }
     const shaBest = Math.max(...sha);
     const parseBest = Math.max(...parse.map((p) => p.mibPerS));
-    const crcBest = Math.max(...crc);
-    // The parse must hash every byte twice (the package's digest, and its images' digests over the same bytes) and
-    // CRC it once: with the cores busy on nothing else, that CPU work alone caps its rate here.
-    const cores = availableParallelism();
-    const cpuFloorMibPerS = cores / (2 / shaBest + 1 / crcBest);
     return {
       package_mib: Number((size / 2 ** 20).toFixed(0)),
       sha256_mib_per_s: round(shaBest, 1),
       fwpkg_parse_mib_per_s: round(parseBest, 1),
       parse_over_sha256: round(parseBest / shaBest, 3),
-      crc32_mib_per_s: round(crcBest, 1),
-      cpu_bound_mib_per_s: round(Math.min(cpuFloorMibPerS, shaBest), 1),
-      cpu_bound_over_sha256: round(Math.min(cpuFloorMibPerS, shaBest) / shaBest, 3),
-      parse_over_cpu_bound: round(parseBest / Math.min(cpuFloorMibPerS, shaBest), 3),
       fwpkg_parse_peak_rss_mib: round(Math.max(...parse.map((p) => p.peakRssMib)), 1),
       fwpkg_parse_baseline_rss_mib: round(Math.max(...parse.map((p) => p.baselineRssMib)), 1),
       sha256_runs_mib_per_s: sha.map((s) => round(s, 1)),

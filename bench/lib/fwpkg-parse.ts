@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { crc32 } from 'node:zlib';
 import { inspectFwpkgFile, writeFwpkgFile } from '@fleet/fwpkg';
 
 /** Figures of one parse, measured in a process of its own so peak RSS is the parser's. */
@@ -47,30 +46,19 @@ export function probeParse(path: string): ParseProbe {
 
 /** MiB/s of a streamed SHA-256 of the file alone, in `chunk`-byte reads into one reused buffer. */
 export async function sha256MibPerS(path: string, chunk = 4 * 1024 * 1024): Promise<number> {
-  const hash = createHash('sha256');
-  const mibPerS = await streamedMibPerS(path, chunk, (bytes) => hash.update(bytes));
-  hash.digest();
-  return mibPerS;
-}
-
-/** MiB/s of a streamed CRC-32 (zlib's, as the parser's payload checksum) of the file alone. */
-export async function crc32MibPerS(path: string, chunk = 4 * 1024 * 1024): Promise<number> {
-  let crc = 0;
-  return streamedMibPerS(path, chunk, (bytes) => (crc = crc32(bytes, crc)));
-}
-
-async function streamedMibPerS(path: string, chunk: number, consume: (bytes: Buffer) => void): Promise<number> {
   const file = await open(path, 'r');
   try {
     const buffer = Buffer.allocUnsafe(chunk);
+    const hash = createHash('sha256');
     let size = 0;
     const started = process.hrtime.bigint();
     for (;;) {
       const { bytesRead } = await file.read(buffer, 0, chunk, size);
       if (bytesRead === 0) break;
-      consume(buffer.subarray(0, bytesRead));
+      hash.update(buffer.subarray(0, bytesRead));
       size += bytesRead;
     }
+    hash.digest();
     return size / 2 ** 20 / (Number(process.hrtime.bigint() - started) / 1e9);
   } finally {
     await file.close();
