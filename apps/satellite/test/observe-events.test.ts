@@ -137,7 +137,7 @@ describe('observer with Redfish event subscriptions (simulator)', () => {
     }
   });
 
-  it('a restarted satellite replaces its subscription rather than adding one, and polling still finds ct2', async () => {
+  it('a restarted satellite replaces its subscription, not adding one, and polling still finds ct2', async () => {
     const before = subscriptionIds('ct1');
     assert.equal(before.length, 1);
     const obs = await startObserver(bench, 60);
@@ -164,7 +164,7 @@ describe('observer with Redfish event subscriptions (simulator)', () => {
     }
   });
 
-  it('an event shows a fault at once but confirms it no sooner: one observation a cycle, as without events', async () => {
+  it('an event shows a fault at once but confirms it no sooner: one observation a cycle, as polling', async () => {
     const intervalS = 2;
     const obs = await startObserver(bench, intervalS, 3);
     try {

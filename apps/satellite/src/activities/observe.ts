@@ -103,6 +103,8 @@ async function observe(
   // When each device's newest queued reading was started: a slower, older read (a cycle's, overtaken by an event's)
   // must not replace it.
   const newest = new Map<string, number>();
+  // Readings queued since the last cycle ended, by the cycle's reads and by events' alike: the cycle's changes.
+  let queued = 0;
   const take = (deviceId: string, reading: HealthReading, startedAt: number, onCycle: boolean) => {
     if (startedAt < (newest.get(deviceId) ?? 0)) return;
     newest.set(deviceId, startedAt);
@@ -125,6 +127,7 @@ async function observe(
     const change = { deviceId, observedAt: new Date().toISOString(), reading };
     if (!onCycle) fromEvents.add(change);
     pending.set(deviceId, change);
+    queued++;
   };
   // Cycles and event reads deliver one at a time, so a batch is never sent twice.
   let delivering: Promise<unknown> = Promise.resolve();
@@ -152,7 +155,8 @@ async function observe(
         if (deps.events && reading.reachable)
           await deps.events.subscriptions.ensure(target, () => redfishClient(deps, target));
       });
-      const changes = pending.size;
+      const changes = queued;
+      queued = 0;
       await deliver();
       // Devices that left the site are forgotten: if they come back they are delivered afresh.
       const current = new Set(targets.map((t) => t.deviceId));

@@ -94,12 +94,18 @@ export class EventSubscriptions {
     }
   }
 
-  /** Forgets devices no longer observed (their subscription stays on the BMC until this or a later process replaces it). */
+  /**
+   * Forgets devices no longer observed (their subscription stays on the BMC until this or a later process replaces
+   * it).
+   */
   retain(current: Set<string>): void {
     for (const id of this.devices.keys()) if (!current.has(id)) this.devices.delete(id);
   }
 
-  /** Our subscription's URI: `mine` kept if the BMC still has it, every other one of ours deleted, one created if none is left. */
+  /**
+   * Our subscription's URI: `mine` kept if the BMC still has it, every other one of ours deleted, one created if none
+   * is left.
+   */
   private async subscribe(c: RedfishClient, deviceId: string, mine: string | undefined): Promise<string | undefined> {
     const collection = await eventSubscriptionsUri(c);
     if (!collection) return undefined;
