@@ -1,17 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import type { RedfishError } from '../src/index.js';
 import { findAccount, readPasswordPolicy, RedfishClient, setAccountPassword } from '../src/index.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort } from './helpers/servers.js';
 
 describe('AccountService calls against the BMC simulator', () => {
   let sim: RedfishSimulator;

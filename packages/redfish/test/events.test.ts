@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import {
@@ -10,16 +9,9 @@ import {
   RedfishClient,
   RedfishError,
 } from '../src/index.js';
+import { freePort } from './helpers/servers.js';
 
 const SUBS = '/redfish/v1/EventService/Subscriptions';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('EventService subscriptions against the BMC simulator', () => {
   let sim: RedfishSimulator;

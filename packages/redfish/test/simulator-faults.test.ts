@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -28,6 +27,7 @@ import {
   type FirmwareInventory,
   type RedfishClientOptions,
 } from '../src/index.js';
+import { freePort } from './helpers/servers.js';
 
 // The real client against the real simulator (in-process), one simulated BMC per scenario,
 // faults switched through the simulator's admin API. Assertions are on outcomes, typed
@@ -45,14 +45,6 @@ const gb300 = profiles['gb300-compute'];
 const fwSpec = (id: string) => gb200.firmware.find((f) => f.id === id)!;
 const BMC_FW = fwSpec('FW_BMC_0');
 const GPU_FW = fwSpec('HGX_FW_GPU_0');
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 // ---- PLDM firmware packages (DSP0267 1.0 layout), as packages/simulators/test builds them ----
 

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,14 +7,7 @@ import { connect } from 'node:tls';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createCa, type CertificateAuthority } from '@fleet/simulators/pki';
 import { getPowerState, RedfishClient, RedfishError, type RedfishTlsOptions } from '../src/index.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort } from './helpers/servers.js';
 
 /** The certificate a BMC presents, checked against `ca` for the BMC's address (its IP SAN). */
 function presented(url: string, ca: string): Promise<{ fingerprint: string; subjectaltname: string }> {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import {
@@ -13,15 +12,7 @@ import {
   RedfishError,
   waitForTask,
 } from '../src/index.js';
-import { peers } from './helpers/servers.js';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+import { freePort, peers } from './helpers/servers.js';
 
 // Against the project's own BMC simulator (built by another team), in-process: sessions,
 // fault injection and the firmware update flow. The core tests above do not depend on it.

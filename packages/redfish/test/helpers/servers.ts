@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttps } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcp, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,3 +99,12 @@ export async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 export const credentials = { username: 'admin', password: 'secret-pw' };
+
+/** A loopback port free now, for a simulated BMC to listen on. */
+export async function freePort(): Promise<number> {
+  const s = createTcp();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
