@@ -2,12 +2,12 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { BmcCredentialActivities, BmcPasswordRotationResult, BmcTarget } from '@fleet/domain';
 import type { BmcCredentials } from '@fleet/drivers';
-import { findAccount, readPasswordPolicy, RedfishClient, RedfishError, setAccountPassword } from '@fleet/redfish';
+import { findAccount, readPasswordPolicy, RedfishError, setAccountPassword, type RedfishClient } from '@fleet/redfish';
 import { generatePassword } from '../credentials/password.js';
 import type { PendingPasswords } from '../credentials/pending-passwords.js';
 import { nextRef, previousRef, type SecretWriter } from '../credentials/secret-writer.js';
 import { permanentFailure, switchFailure } from '../switch/failures.js';
-import { attemptLog, type DeviceActivityDeps } from './context.js';
+import { attemptLog, redfishClientFor, type DeviceActivityDeps } from './context.js';
 
 /** What a BMC rotation heartbeats: how far it got, never the password (the record is the pending store on disk). */
 export interface BmcRotationHeartbeat {
@@ -34,14 +34,7 @@ const preferredLength = 32;
  */
 export function createBmcPasswordActivity(deps: BmcPasswordDeps): BmcCredentialActivities {
   const client = (target: BmcTarget, credentials: BmcCredentials, auth?: 'session') =>
-    new RedfishClient({
-      baseUrl: target.bmcUrl,
-      credentials,
-      device: target.deviceId,
-      ...deps.redfish,
-      ...(auth ? { auth } : {}),
-      signal: Context.current().cancellationSignal,
-    });
+    redfishClientFor(deps, target, credentials, auth);
   const using = async <T>(c: RedfishClient, op: (c: RedfishClient) => Promise<T>): Promise<T> => {
     try {
       return await op(c);

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { BmcTarget, ManagerKind, PowerAction } from '@fleet/domain';
-import { driverFor, type NodeDriver, type RedfishTransport } from '@fleet/drivers';
+import { driverFor, type BmcCredentials, type NodeDriver, type RedfishTransport } from '@fleet/drivers';
+import { RedfishClient } from '@fleet/redfish';
 import type { ActionJournal } from '../journal/action-journal.js';
 import type { SecretStore } from '../secrets/index.js';
 import { toActivityFailure } from './failures.js';
@@ -50,4 +51,21 @@ export async function pause(ms: number, details: unknown): Promise<void> {
     await ctx.sleep(Math.min(left, maxQuietMs));
     if (left > maxQuietMs) ctx.heartbeat(details);
   }
+}
+
+/** A plain Redfish client for a target (calls no driver makes), cancelled with the activity. */
+export function redfishClientFor(
+  deps: Pick<DeviceActivityDeps, 'redfish'>,
+  target: BmcTarget,
+  credentials: BmcCredentials,
+  auth?: 'session',
+): RedfishClient {
+  return new RedfishClient({
+    baseUrl: target.bmcUrl,
+    credentials,
+    device: target.deviceId,
+    ...deps.redfish,
+    ...(auth ? { auth } : {}),
+    signal: Context.current().cancellationSignal,
+  });
 }

@@ -11,12 +11,12 @@ import {
   type ObserveSiteResult,
 } from '@fleet/domain';
 import type { NodeDriver } from '@fleet/drivers';
-import { RedfishClient } from '@fleet/redfish';
+import type { RedfishClient } from '@fleet/redfish';
 import { Debouncer } from '../observe/debounce.js';
 import type { EventListener } from '../observe/event-listener.js';
 import type { EventSubscriptions } from '../observe/event-subscriptions.js';
 import { deliveryBatch, type HubObservations } from '../observe/hub-observations.js';
-import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
+import { attemptLog, openDriver, pause, redfishClientFor, type DeviceActivityDeps } from './context.js';
 
 /** Redfish push events (docs/day2.md, "Event subscriptions"): absent, the observer only polls. */
 export interface ObserverEvents {
@@ -267,14 +267,7 @@ class EventReads {
 
 /** A Redfish client of the device's BMC for its event subscription, with the credentials its reference resolves to. */
 async function redfishClient(deps: DeviceActivityDeps, target: BmcTarget): Promise<RedfishClient> {
-  const credentials = await deps.secrets.resolve(target.credentialRef);
-  return new RedfishClient({
-    baseUrl: target.bmcUrl,
-    credentials,
-    device: target.deviceId,
-    ...deps.redfish,
-    signal: Context.current().cancellationSignal,
-  });
+  return redfishClientFor(deps, target, await deps.secrets.resolve(target.credentialRef));
 }
 
 /**

@@ -293,8 +293,8 @@ export interface ChangedObjects {
   ips: number[];
 }
 
-const intArray = (ids: number[]) => `{${ids.join(',')}}`;
-const uuidArray = (ids: string[]) => `{${ids.join(',')}}`;
+// One array parameter however many ids (pg sends a JS array as a Postgres array).
+const arrayParam = (values: readonly (number | string)[]) => sql.param([...values]);
 
 /**
  * The mirrored devices whose BMC endpoint or inventory issues may follow from the changed objects: the devices
@@ -307,15 +307,16 @@ export async function devicesAffectedBy(db: DbOrTx, changed: ChangedObjects): Pr
   if (!changed.devices.length && !changed.interfaces.length && !changed.ips.length) return [];
   const res = await db.execute<{ id: string }>(sql`
     with direct as (
-      select id from devices where netbox_id = any(${intArray(changed.devices)}::int[])
-      union select device_id from interfaces where netbox_id = any(${intArray(changed.interfaces)}::int[])
+      select id from devices where netbox_id = any(${arrayParam(changed.devices)}::int[])
+      union select device_id from interfaces where netbox_id = any(${arrayParam(changed.interfaces)}::int[])
       union select device_id from ip_addresses
-        where netbox_id = any(${intArray(changed.ips)}::int[]) and device_id is not null
-      union select id from devices where oob_ip_netbox_id = any(${intArray(changed.ips)}::int[])
+        where netbox_id = any(${arrayParam(changed.ips)}::int[]) and device_id is not null
+      union select id from devices where oob_ip_netbox_id = any(${arrayParam(changed.ips)}::int[])
     ),
     held as (
       select split_part(address, '/', 1) as ip from ip_addresses where device_id = any(array(select id from direct))
-      union select split_part(address, '/', 1) from ip_addresses where netbox_id = any(${intArray(changed.ips)}::int[])
+      union select split_part(address, '/', 1) from ip_addresses
+        where netbox_id = any(${arrayParam(changed.ips)}::int[])
     )
     select id from direct
     -- An array, not a join: the planner cannot guess how few addresses there are and would hash the whole table.
@@ -333,7 +334,7 @@ export async function bmcCandidates(
   deviceIds?: string[],
 ): Promise<{ deviceId: string; profile: string | null; addresses: string[]; duplicated: boolean }[]> {
   if (deviceIds && !deviceIds.length) return [];
-  const only = deviceIds ? sql` and d.id = any(${uuidArray(deviceIds)}::uuid[])` : sql``;
+  const only = deviceIds ? sql` and d.id = any(${arrayParam(deviceIds)}::uuid[])` : sql``;
   // Correlated lookups go to the tables' indexes (netbox_id, device_id, the host part of the address): a CTE read per
   // device made this quadratic in the mirror.
   const res = await db.execute<{
@@ -402,10 +403,10 @@ export async function refreshInventoryIssues(
   const settledAll = pass.settled === 'all';
   const settled = pass.settled === 'all' ? [] : pass.settled;
   const scoped = deviceIds !== undefined;
-  const devices = uuidArray(deviceIds ?? []);
+  const devices = arrayParam(deviceIds ?? []);
   // Each derived branch reads the scoped devices by primary key instead of scanning the mirror.
   const inScope = scoped ? sql` and d.id = any(${devices}::uuid[])` : sql``;
-  const syncCodes = `{${syncIssueCodes.join(',')}}`;
+  const syncCodes = arrayParam(syncIssueCodes);
   // A sync issue stays open until a pass applies (or deletes) its object again; a derived one is resolved when it is
   // no longer found among the devices recomputed.
   const resolvable = scoped
