@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import {
+  analyzeMirror,
   bmcCandidates,
   deleteByNetboxIds,
   deleteMissing,
@@ -29,14 +30,15 @@ import type { NetboxAgentConfig } from './config.js';
 import { refusesTheRows } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
-import type {
-  NbDevice,
-  NbDeviceType,
-  NbInterface,
-  NbIpAddress,
-  NbObjectChange,
-  NbRack,
-  NbSite,
+import {
+  fieldsParam,
+  type NbDevice,
+  type NbDeviceType,
+  type NbInterface,
+  type NbIpAddress,
+  type NbObjectChange,
+  type NbRack,
+  type NbSite,
 } from './netbox-types.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -53,21 +55,27 @@ interface KindSpec {
 
 /** In dependency order: a rack needs its site, a device its rack, an address its interface. */
 const kinds: KindSpec[] = [
-  { kind: 'site', path: '/api/dcim/sites/', changeType: 'dcim.site', siteParam: 'slug' },
-  { kind: 'rack', path: '/api/dcim/racks/', changeType: 'dcim.rack', siteParam: 'site' },
+  { kind: 'site', path: '/api/dcim/sites/', changeType: 'dcim.site', siteParam: 'slug', params: fieldsParam('site') },
+  { kind: 'rack', path: '/api/dcim/racks/', changeType: 'dcim.rack', siteParam: 'site', params: fieldsParam('rack') },
   {
     kind: 'device',
     path: '/api/dcim/devices/',
     changeType: 'dcim.device',
     siteParam: 'site',
-    params: { exclude: 'config_context' },
+    params: { exclude: 'config_context', ...fieldsParam('device') },
   },
-  { kind: 'interface', path: '/api/dcim/interfaces/', changeType: 'dcim.interface', siteParam: 'site' },
+  {
+    kind: 'interface',
+    path: '/api/dcim/interfaces/',
+    changeType: 'dcim.interface',
+    siteParam: 'site',
+    params: fieldsParam('interface'),
+  },
   {
     kind: 'ip',
     path: '/api/ipam/ip-addresses/',
     changeType: 'ipam.ipaddress',
-    params: { assigned_object_type: 'dcim.interface' },
+    params: { assigned_object_type: 'dcim.interface', ...fieldsParam('ip') },
   },
 ];
 
@@ -250,13 +258,20 @@ export class NetboxSync {
     }
   }
 
-  /** Reads every object of each kind (cursor pages), in dependency order. */
+  /**
+   * Reads every object of each kind (cursor pages). The kinds are read side by side: NetBox serves requests in
+   * parallel, while one kind's pages must follow each other (each names the next). They are applied in dependency
+   * order afterwards. A failed kind fails the pass, once the others have stopped.
+   */
   private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, NbObject[]>> {
-    const out = new Map<NetboxKind, NbObject[]>();
-    for (const spec of kinds) {
-      out.set(spec.kind, await this.deps.client.all(spec.path, { ...spec.params, ...this.siteFilter(spec), ...extra }));
-    }
-    return out;
+    const reads = await Promise.allSettled(
+      kinds.map((spec) =>
+        this.deps.client.all<NbObject>(spec.path, { ...spec.params, ...this.siteFilter(spec), ...extra }),
+      ),
+    );
+    const failed = reads.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return new Map(kinds.map((spec, i) => [spec.kind, (reads[i] as PromiseFulfilledResult<NbObject[]>).value]));
   }
 
   /** Objects an earlier pass could not apply are read again, whether or not they changed since. */
@@ -294,7 +309,8 @@ export class NetboxSync {
     const { client } = this.deps;
     const requestsBefore = client.requests;
     this.deviceTypes.clear();
-    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/')) this.deviceTypes.set(t.id, t);
+    for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', fieldsParam('deviceType')))
+      this.deviceTypes.set(t.id, t);
     // Everything changed before this moment (NetBox's clock) is in what follows.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll();
@@ -311,6 +327,7 @@ export class NetboxSync {
           sites,
         );
       }
+      await analyzeMirror(tx);
       const open = await this.derive(tx, pass);
       const now = new Date();
       const mark = passStart ?? (watermark ? new Date(watermark) : now);
@@ -351,7 +368,7 @@ export class NetboxSync {
     const overlapMs = settings.overlapS * 1000;
     const since = new Date(state.watermark.getTime() - overlapMs).toISOString();
     // Device types carry height, model and vendor; a fresh process loads them all once.
-    const typeFilter: Record<string, string> = this.deviceTypes.size ? { last_updated__gte: since } : {};
+    const typeFilter = { ...fieldsParam('deviceType'), ...(this.deviceTypes.size ? { last_updated__gte: since } : {}) };
     for (const t of await client.all<NbDeviceType>('/api/dcim/device-types/', typeFilter))
       this.deviceTypes.set(t.id, t);
     // The next pass starts from here (NetBox's clock, less the overlap): its cost follows
@@ -364,6 +381,7 @@ export class NetboxSync {
     const changes = await client.all<NbObjectChange>('/api/core/object-changes/', {
       action: 'delete',
       time_after: changesSince,
+      ...fieldsParam('objectChange'),
       changed_object_type: kinds.map((k) => k.changeType),
     });
     const pass = new Pass('incremental');

@@ -28,6 +28,8 @@ class FakeNetbox {
   readonly baseUrl = 'http://netbox.invalid';
   readonly objects = new Map<string, { id: number; last_updated: string }[]>();
   readonly changes: NbObjectChange[] = [];
+  /** The `fields` parameter of the latest list of each path. */
+  readonly fieldsAsked = new Map<string, string[] | undefined>();
   private clock = Date.parse('2026-01-01T00:00:00Z');
 
   stamp(): string {
@@ -48,11 +50,15 @@ class FakeNetbox {
     const since = params['last_updated__gte'] as string | undefined;
     // Nested site briefs carry the site's current slug, as NetBox serialises them.
     const slugs = new Map((this.objects.get('/api/dcim/sites/') ?? []).map((s) => [s.id, (s as NbSite).slug]));
+    // `?fields=` as NetBox has it: only the named fields are serialised.
+    const fields = typeof params['fields'] === 'string' ? params['fields'].split(',') : undefined;
+    this.fieldsAsked.set(path, fields);
     return (this.objects.get(path) ?? [])
       .filter((o) => (!ids || ids.has(o.id)) && (!since || o.last_updated >= since))
       .map((o) =>
         'site' in o ? { ...o, site: { id: (o as NbRack).site.id, slug: slugs.get((o as NbRack).site.id) } } : o,
-      ) as T[];
+      )
+      .map((o) => (fields ? Object.fromEntries(Object.entries(o).filter(([k]) => fields.includes(k))) : o)) as T[];
   }
 
   async close(): Promise<void> {}
@@ -328,6 +334,47 @@ sync`, async () => {
         ['dcim.site', 3, 'site_id_taken'],
       ],
     );
+  });
+
+  it(`the agent asks NetBox only for the fields it reads (\`?fields=\`), and those are enough to mirror every \
+column`, async () => {
+    netbox.put('/api/dcim/devices/', {
+      ...device(101, 1, 10, 'ct02'),
+      platform: { id: 3, slug: 'nvos' },
+      serial: 'SN-101',
+      position: 7,
+      face: { value: 'front' },
+      custom_fields: { fleet_credential_ref: 'bmc/ct02', fleet_redfish_system_id: 'System_1', unrelated: 'x' },
+      // What a full serialisation also carries and the mirror has no use for.
+      tenant: { id: 9 },
+      interface_count: 4,
+    } as NbDevice);
+    await sync().full();
+    for (const path of ['/api/dcim/sites/', '/api/dcim/racks/', '/api/dcim/devices/', '/api/dcim/device-types/'])
+      assert.ok(netbox.fieldsAsked.get(path)?.includes('last_updated'), `${path} is read with ?fields=`);
+    assert.ok(!netbox.fieldsAsked.get('/api/dcim/devices/')!.includes('interface_count'));
+    const row = (
+      await handle.pool.query(
+        `select d.serial, d.platform, d."position", d.face, d.role, d.credential_ref, d.redfish_system_id, d.u_height,
+           d.vendor, d.model, r.name as rack, r.u_height as rack_u_height, s.id as site
+         from devices d join racks r on r.id = d.rack_id join sites s on s.id = d.site_id where d.name = 'ct02'`,
+      )
+    ).rows[0];
+    assert.deepEqual(row, {
+      serial: 'SN-101',
+      platform: 'nvos',
+      position: '7',
+      face: 'front',
+      role: 'compute-tray',
+      credential_ref: 'bmc/ct02',
+      redfish_system_id: 'System_1',
+      u_height: '1',
+      vendor: 'nvidia',
+      model: 'GB200 NVL72 Compute Tray',
+      rack: 'r001',
+      rack_u_height: 48,
+      site: 'ams1',
+    });
   });
 
   it('a device reusing a deleted device name, and names repeated in one site, are mirrored', async () => {

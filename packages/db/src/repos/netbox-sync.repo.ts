@@ -326,6 +326,16 @@ export async function devicesAffectedBy(db: DbOrTx, changed: ChangedObjects): Pr
 }
 
 /**
+ * Refreshes the planner's statistics of the mirror tables. A full pass into an empty or much smaller mirror would
+ * otherwise plan its derive statements for the row counts from before the pass: at 10,000 devices the BMC lookup
+ * below took 30 s instead of a fraction of one. ANALYZE samples the rows this transaction wrote; a role that does
+ * not own the tables gets a warning from Postgres and the old statistics.
+ */
+export async function analyzeMirror(db: DbOrTx): Promise<void> {
+  await db.execute(sql`analyze sites, racks, devices, interfaces, ip_addresses`);
+}
+
+/**
  * Each synced device's candidate BMC addresses: its OOB IP, else IPs on management interfaces. Limited to the given
  * devices when there are some (an incremental pass), every synced device otherwise.
  */
