@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { ManifestStep } from '@fleet/domain';
 import type { DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
 import {
+  deviceCompliance,
   devices,
   firmwareManifests,
   firmwarePackages,
@@ -228,46 +229,13 @@ export interface DeviceCompliance {
   components: ComponentCompliance[];
 }
 
-/**
- * Each live device with its type's default manifest and a status: outdated when a component
- * reports another version than desired, else unknown when one has reported none, else
- * compliant. A component named by several steps is desired at its last step's version.
- * With `components`, also the per-component comparison as JSON.
- */
-function complianceRows(f: ComplianceFilters, components: boolean): SQL {
-  const c: SQL[] = [isNull(devices.deletedAt)];
+/** Conditions on `devices` for the compliance filters. */
+function deviceConditions(f: ComplianceFilters): SQL[] {
+  const c: SQL[] = [];
   if (f.siteId?.length) c.push(inArray(devices.siteId, f.siteId));
   if (f.rackId?.length) c.push(inArray(devices.rackId, f.rackId));
   if (f.nodeType?.length) c.push(inArray(devices.nodeType, f.nodeType));
-  const list = components
-    ? sql`, coalesce(jsonb_agg(jsonb_build_object('id', w.component_id, 'desired', w.version, 'installed', f.version,
-        'compliant', f.version is not distinct from w.version) order by w.component_id), '[]'::jsonb) as components`
-    : sql``;
-  return sql`
-    with desired as (
-      select distinct on (m.id, comp->>'id') m.id as manifest_id, comp->>'id' as component_id,
-        comp->>'version' as version
-      from firmware_manifests m,
-        jsonb_array_elements(m.steps) with ordinality as s(step, si),
-        jsonb_array_elements(s.step->'components') with ordinality as cv(comp, ci)
-      where m.is_default
-      order by m.id, comp->>'id', si desc, ci desc)
-    select devices.id as device_id, devices.name, devices.site_id, devices.rack_id, devices.node_type,
-      m.id as manifest_id,
-      case when m.id is null then 'no_manifest'
-           when cmp.outdated > 0 then 'outdated'
-           when cmp.missing > 0 then 'unknown'
-           else 'compliant' end as status
-      ${components ? sql`, coalesce(cmp.components, '[]'::jsonb) as components` : sql``}
-    from devices
-    left join firmware_manifests m on m.is_default and m.hardware_type = devices.node_type
-    left join lateral (
-      select count(*) filter (where f.version is distinct from w.version and f.version is not null) as outdated,
-             count(*) filter (where f.version is null) as missing
-             ${list}
-      from desired w left join device_firmware f on f.device_id = devices.id and f.component_id = w.component_id
-      where w.manifest_id = m.id) cmp on true
-    where ${and(...c)}`;
+  return c;
 }
 
 export interface CompliancePageQuery extends ComplianceFilters {
@@ -277,11 +245,18 @@ export interface CompliancePageQuery extends ComplianceFilters {
   after?: { name: string; id: string };
 }
 
-/** A page of devices with their compliance, by (name, id). */
+/**
+ * A page of devices with their compliance, by (name, id). The status is device_compliance's, which triggers keep
+ * (migration 0026): outdated when a component reports another version than its type's default manifest desires, else
+ * unknown when one has reported none, else compliant. The per-component comparison is built for the page's devices.
+ */
 export async function listDeviceCompliance(db: DbOrTx, q: CompliancePageQuery): Promise<DeviceCompliance[]> {
-  const c: SQL[] = [sql`true`];
-  if (q.status?.length) c.push(sql`r.status in ${q.status}`);
-  if (q.after) c.push(sql`(r.name, r.device_id) > (${q.after.name}, ${q.after.id}::uuid)`);
+  const c = deviceConditions(q);
+  if (q.status?.length) c.push(inArray(deviceCompliance.status, q.status));
+  // The same (name, id) order either way; with a status, device_compliance's copy of the name makes the page one
+  // range of its (status, name, device_id) index, without one the devices indexes on (name, id) serve.
+  const [name, id] = q.status?.length ? [deviceCompliance.name, deviceCompliance.deviceId] : [devices.name, devices.id];
+  if (q.after) c.push(sql`(${name}, ${id}) > (${q.after.name}, ${q.after.id}::uuid)`);
   const res = await db.execute<{
     device_id: string;
     name: string;
@@ -291,9 +266,22 @@ export async function listDeviceCompliance(db: DbOrTx, q: CompliancePageQuery): 
     manifest_id: string | null;
     status: ComplianceStatus;
     components: ComponentCompliance[];
-  }>(
-    sql`select * from (${complianceRows(q, true)}) r where ${and(...c)} order by r.name, r.device_id limit ${q.limit}`,
-  );
+  }>(sql`
+    with page as (
+      select devices.id as device_id, devices.name, devices.site_id, devices.rack_id, devices.node_type,
+        device_compliance.manifest_id, device_compliance.status
+      from device_compliance join devices on devices.id = device_compliance.device_id
+      ${c.length ? sql`where ${and(...c)}` : sql``}
+      order by ${name}, ${id}
+      limit ${q.limit})
+    select page.*, coalesce(cmp.components, '[]'::jsonb) as components
+    from page left join lateral (
+      select jsonb_agg(jsonb_build_object('id', w.component_id, 'desired', w.version, 'installed', f.version,
+        'compliant', f.version is not distinct from w.version) order by w.component_id) as components
+      from fleet_desired_components() w
+        left join device_firmware f on f.device_id = page.device_id and f.component_id = w.component_id
+      where w.manifest_id = page.manifest_id) cmp on true
+    order by page.name, page.device_id`);
   return res.rows.map((r) => ({
     deviceId: r.device_id,
     name: r.name,
@@ -306,12 +294,17 @@ export async function listDeviceCompliance(db: DbOrTx, q: CompliancePageQuery): 
   }));
 }
 
-/** Device counts by compliance status, in one aggregate. */
+/** Live device counts by compliance status: an aggregate over device_compliance (one row per live device). */
 export async function complianceSummary(db: DbOrTx, f: ComplianceFilters): Promise<Record<ComplianceStatus, number>> {
-  const res = await db.execute<{ status: ComplianceStatus; n: number }>(
-    sql`select r.status, count(*)::int as n from (${complianceRows(f, false)}) r group by r.status`,
-  );
+  const c = deviceConditions(f);
+  const counts = db
+    .select({ status: deviceCompliance.status, n: sql<number>`count(*)::int` })
+    .from(deviceCompliance)
+    .$dynamic();
+  // Unfiltered, the count needs no device row (Postgres does not drop an unused join).
+  if (c.length) counts.innerJoin(devices, eq(devices.id, deviceCompliance.deviceId)).where(and(...c));
+  const rows = await counts.groupBy(deviceCompliance.status);
   const out = Object.fromEntries(complianceStatuses.map((s) => [s, 0])) as Record<ComplianceStatus, number>;
-  for (const r of res.rows) out[r.status] = r.n;
+  for (const r of rows) out[r.status as ComplianceStatus] = r.n;
   return out;
 }

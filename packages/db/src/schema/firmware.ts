@@ -78,6 +78,27 @@ export const deviceFirmware = pgTable(
   (t) => [primaryKey({ columns: [t.deviceId, t.componentId] })],
 );
 
+/**
+ * Each live device's compliance with its type's default manifest, kept by triggers (migration 0026) in the
+ * transaction of the write that changes it, so the compliance summary and a status-filtered page read an index
+ * instead of comparing every device's firmware per request. A deleted device has no row.
+ */
+export const deviceCompliance = pgTable(
+  'device_compliance',
+  {
+    deviceId: uuid('device_id')
+      .primaryKey()
+      .references(() => devices.id, { onDelete: 'cascade' }),
+    /** The default manifest it was compared with; null with status no_manifest. No FK: a trigger recomputes. */
+    manifestId: uuid('manifest_id'),
+    /** compliant, outdated, unknown or no_manifest. */
+    status: text('status').notNull(),
+    /** The device's name, copied so that a page of one status by name is one index range. */
+    name: text('name').notNull(),
+  },
+  (t) => [index('device_compliance_status_name_id_idx').on(t.status, t.name, t.deviceId)],
+);
+
 /** A firmware rollout over one site's devices; its job (same id) carries state and progress. */
 export const campaigns = pgTable(
   'campaigns',
@@ -117,5 +138,6 @@ export const maintenanceWindows = pgTable(
 export type FirmwarePackage = typeof firmwarePackages.$inferSelect;
 export type FirmwareManifest = typeof firmwareManifests.$inferSelect;
 export type DeviceFirmware = typeof deviceFirmware.$inferSelect;
+export type DeviceComplianceRow = typeof deviceCompliance.$inferSelect;
 export type Campaign = typeof campaigns.$inferSelect;
 export type MaintenanceWindow = typeof maintenanceWindows.$inferSelect;
