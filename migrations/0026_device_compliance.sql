@@ -103,8 +103,19 @@ CREATE TRIGGER device_firmware_compliance_update AFTER UPDATE ON device_firmware
 CREATE TRIGGER device_firmware_compliance_delete AFTER DELETE ON device_firmware
   REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION fleet_compliance_on_device_firmware();
 --> statement-breakpoint
+-- A transaction that sets fleet.compliance_deferred (the NetBox sync, which writes many devices in one long
+-- transaction) skips the device triggers and calls fleet_compliance_refresh itself once, over sorted ids, before it
+-- commits: row by row, it would hold compliance rows locked in NetBox order for minutes against the firmware reports,
+-- which lock them in id order, and pay a refresh per renamed or deleted device.
+CREATE FUNCTION fleet_compliance_deferred() RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT coalesce(current_setting('fleet.compliance_deferred', true), '') = 'on'
+$$;
+--> statement-breakpoint
 CREATE FUNCTION fleet_compliance_on_device_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF fleet_compliance_deferred() THEN
+    RETURN NULL;
+  END IF;
   PERFORM fleet_compliance_refresh(ARRAY(SELECT id FROM changed));
   RETURN NULL;
 END
@@ -116,6 +127,9 @@ CREATE TRIGGER devices_compliance_insert AFTER INSERT ON devices
 -- A row trigger with a WHEN clause: the frequent device updates (power, lifecycle, projections) never call it.
 CREATE FUNCTION fleet_compliance_on_device_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  IF fleet_compliance_deferred() THEN
+    RETURN NULL;
+  END IF;
   PERFORM fleet_compliance_refresh(ARRAY[NEW.id]);
   RETURN NULL;
 END

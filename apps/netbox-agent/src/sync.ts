@@ -2,11 +2,13 @@ import type { Logger } from 'pino';
 import {
   analyzeMirror,
   bmcCandidates,
+  deferCompliance,
   deleteByNetboxIds,
   deleteMissing,
   devicesAffectedBy,
   getOrCreateSyncState,
   openSyncIssueObjects,
+  refreshCompliance,
   refreshInventoryIssues,
   setBmcUrls,
   siteIdsByNetboxId,
@@ -317,6 +319,7 @@ export class NetboxSync {
     const pass = new Pass('full');
     // One transaction: readers of the mirror never see half a sync.
     const openIssues = await this.deps.db.transaction(async (tx) => {
+      await deferCompliance(tx);
       const watermark = await this.applyAll(tx, fetched, pass);
       const sites = await this.siteScope(tx, fetched.get('site')!);
       for (const spec of [...kinds].reverse()) {
@@ -329,6 +332,7 @@ export class NetboxSync {
       }
       await analyzeMirror(tx);
       const open = await this.derive(tx, pass);
+      await refreshCompliance(tx);
       const now = new Date();
       const mark = passStart ?? (watermark ? new Date(watermark) : now);
       await updateSyncState(tx, scope, {
@@ -389,6 +393,7 @@ export class NetboxSync {
     for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
     const changed = changedObjects(fetched, changes);
     const openIssues = await db.transaction(async (tx) => {
+      await deferCompliance(tx);
       // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
       const affected = new Set(await devicesAffectedBy(tx, changed));
       let watermark = await this.applyAll(tx, fetched, pass);
@@ -401,6 +406,7 @@ export class NetboxSync {
       const any = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
       if (any) for (const id of await devicesAffectedBy(tx, changed)) affected.add(id);
       const open = any ? await this.derive(tx, pass, [...affected]) : -1;
+      if (any) await refreshCompliance(tx, [...affected]);
       await updateSyncState(tx, scope, {
         watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
         changeWatermark: passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),

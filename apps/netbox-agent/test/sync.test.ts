@@ -349,10 +349,60 @@ column`, async () => {
       tenant: { id: 9 },
       interface_count: 4,
     } as NbDevice);
+    netbox.put('/api/dcim/interfaces/', {
+      id: 500,
+      device: { id: 101 },
+      name: 'bmc',
+      type: { value: '1000base-t' },
+      enabled: true,
+      mgmt_only: true,
+      primary_mac_address: { mac_address: '02:00:00:00:01:01' },
+    } as NbInterface);
+    netbox.put('/api/ipam/ip-addresses/', {
+      id: 600,
+      address: '10.0.0.101/24',
+      status: { value: 'active' },
+      dns_name: 'ct02-bmc.example',
+      assigned_object_type: 'dcim.interface',
+      assigned_object_id: 500,
+    } as NbIpAddress);
     await sync().full();
-    for (const path of ['/api/dcim/sites/', '/api/dcim/racks/', '/api/dcim/devices/', '/api/dcim/device-types/'])
+    for (const path of [
+      '/api/dcim/sites/',
+      '/api/dcim/racks/',
+      '/api/dcim/devices/',
+      '/api/dcim/device-types/',
+      '/api/dcim/interfaces/',
+      '/api/ipam/ip-addresses/',
+    ])
       assert.ok(netbox.fieldsAsked.get(path)?.includes('last_updated'), `${path} is read with ?fields=`);
-    assert.ok(!netbox.fieldsAsked.get('/api/dcim/devices/')!.includes('interface_count'));
+    const addressed = (
+      await handle.pool.query(
+        `select i.name, i.type, i.mac_address, i.mgmt_only, i.enabled, a.address, a.status, a.dns_name,
+           s.status as site_status, r.serial as rack_serial, r.rack_type, r.status as rack_status,
+           d.lifecycle_state, d.bmc_url
+         from interfaces i join ip_addresses a on a.interface_id = i.id join devices d on d.id = i.device_id
+           join racks r on r.id = d.rack_id join sites s on s.id = d.site_id`,
+      )
+    ).rows;
+    assert.deepEqual(addressed, [
+      {
+        name: 'bmc',
+        type: '1000base-t',
+        mac_address: '02:00:00:00:01:01',
+        mgmt_only: true,
+        enabled: true,
+        address: '10.0.0.101/24',
+        status: 'active',
+        dns_name: 'ct02-bmc.example',
+        site_status: 'active',
+        rack_serial: null,
+        rack_type: 'gb200_nvl72',
+        rack_status: 'active',
+        lifecycle_state: 'active',
+        bmc_url: 'https://10.0.0.101',
+      },
+    ]);
     const row = (
       await handle.pool.query(
         `select d.serial, d.platform, d."position", d.face, d.role, d.credential_ref, d.redfish_system_id, d.u_height,
@@ -402,6 +452,39 @@ column`, async () => {
       { netbox_id: 102, name: 'ct01', deleted: false },
     ]);
     assert.equal((await handle.pool.query("select count(*)::int as n from racks where name = 'r001'")).rows[0].n, 2);
+  });
+
+  it(`the firmware compliance of the devices a pass writes follows once, at the end of the pass: new, renamed and \
+deleted devices`, async () => {
+    const compliance = async () =>
+      (
+        await handle.pool.query<{ name: string; status: string }>(
+          'select name, status from device_compliance order by name',
+        )
+      ).rows.map((r) => `${r.name}:${r.status}`);
+    await sync().full();
+    assert.deepEqual(await compliance(), ['ct01:no_manifest']);
+    netbox.put('/api/dcim/devices/', device(100, 1, 10, 'ct01-renamed'));
+    netbox.put('/api/dcim/devices/', device(101, 1, 10, 'ct02'));
+    await sync().incremental();
+    assert.deepEqual(await compliance(), ['ct01-renamed:no_manifest', 'ct02:no_manifest']);
+    netbox.objects.set(
+      '/api/dcim/devices/',
+      netbox.objects.get('/api/dcim/devices/')!.filter((d) => d.id !== 101),
+    );
+    netbox.changes.push({
+      id: 2,
+      time: netbox.stamp(),
+      action: { value: 'delete' },
+      changed_object_type: 'dcim.device',
+      changed_object_id: 101,
+    });
+    await sync().incremental();
+    assert.deepEqual(await compliance(), ['ct01-renamed:no_manifest']);
+    // A full pass over a mirror whose compliance went missing puts it back.
+    await handle.pool.query('delete from device_compliance');
+    await sync().full();
+    assert.deepEqual(await compliance(), ['ct01-renamed:no_manifest']);
   });
 });
 

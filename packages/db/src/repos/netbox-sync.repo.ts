@@ -326,6 +326,25 @@ export async function devicesAffectedBy(db: DbOrTx, changed: ChangedObjects): Pr
 }
 
 /**
+ * Defers the compliance triggers on devices for the rest of this transaction (migration 0026): the sync writes many
+ * devices in one long transaction and refreshes their compliance once at the end (`refreshCompliance`).
+ */
+export async function deferCompliance(tx: DbOrTx): Promise<void> {
+  await tx.execute(sql`select set_config('fleet.compliance_deferred', 'on', true)`);
+}
+
+/**
+ * Recomputes the compliance of the given devices (every device, live or with a compliance row, without ids) in one
+ * set-based pass that locks their rows in id order, as the firmware reports do.
+ */
+export async function refreshCompliance(tx: DbOrTx, deviceIds?: string[]): Promise<void> {
+  const ids = deviceIds
+    ? sql`(select id from unnest(${arrayParam(deviceIds)}::uuid[]) as i(id) order by 1)`
+    : sql`(select id from devices where deleted_at is null union select device_id from device_compliance order by 1)`;
+  await tx.execute(sql`select fleet_compliance_refresh(array${ids})`);
+}
+
+/**
  * Refreshes the planner's statistics of the mirror tables. A full pass into an empty or much smaller mirror would
  * otherwise plan its derive statements for the row counts from before the pass: at 10,000 devices the BMC lookup
  * below took 30 s instead of a fraction of one. ANALYZE samples the rows this transaction wrote; a role that does
