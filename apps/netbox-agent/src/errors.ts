@@ -15,3 +15,12 @@ function sqlState(err: unknown): string | undefined {
 export function refusesTheRows(err: unknown): boolean {
   return /^2[23]/.test(sqlState(err) ?? '');
 }
+
+/**
+ * Whether Postgres aborted the transaction for a concurrent writer (a deadlock, a serialization failure): the same
+ * writes can succeed when tried again, unlike a refused row or a lost connection.
+ */
+export function abortedByConflict(err: unknown): boolean {
+  const state = sqlState(err);
+  return state === '40P01' || state === '40001';
+}

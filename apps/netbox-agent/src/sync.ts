@@ -29,7 +29,7 @@ import {
 import { errorText } from '@fleet/config';
 import { bmcUrlFor, SITE_ID_RULE } from '@fleet/domain';
 import type { NetboxAgentConfig } from './config.js';
-import { refusesTheRows } from './errors.js';
+import { abortedByConflict, refusesTheRows } from './errors.js';
 import { deviceRow, interfaceRow, ipRow, rackRow, siteRow } from './mapping.js';
 import type { NetboxClient } from './netbox-client.js';
 import {
@@ -316,9 +316,8 @@ export class NetboxSync {
     // Everything changed before this moment (NetBox's clock) is in what follows.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll();
-    const pass = new Pass('full');
     // One transaction: readers of the mirror never see half a sync.
-    const openIssues = await this.deps.db.transaction(async (tx) => {
+    const { pass, value: openIssues } = await this.transaction('full', async (tx, pass) => {
       await deferCompliance(tx);
       const watermark = await this.applyAll(tx, fetched, pass);
       const sites = await this.siteScope(tx, fetched.get('site')!);
@@ -388,11 +387,10 @@ export class NetboxSync {
       ...fieldsParam('objectChange'),
       changed_object_type: kinds.map((k) => k.changeType),
     });
-    const pass = new Pass('incremental');
     let changeWatermark = state.changeWatermark.toISOString();
     for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
     const changed = changedObjects(fetched, changes);
-    const openIssues = await db.transaction(async (tx) => {
+    const { pass, value: openIssues } = await this.transaction('incremental', async (tx, pass) => {
       await deferCompliance(tx);
       // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
       const affected = new Set(await devicesAffectedBy(tx, changed));
@@ -418,6 +416,30 @@ export class NetboxSync {
       return open;
     });
     return this.done(pass, client.requests - requestsBefore, openIssues);
+  }
+
+  /**
+   * Runs a pass's transaction with a fresh Pass, and again (three attempts in all) when Postgres aborted it for a
+   * concurrent writer, such as a deadlock with a firmware report over the same devices: what was read from NetBox is
+   * applied again rather than read again, which at 100,000 devices is minutes of NetBox's time.
+   */
+  private async transaction<T>(
+    mode: SyncResult['mode'],
+    work: (tx: Tx, pass: Pass) => Promise<T>,
+  ): Promise<{ pass: Pass; value: T }> {
+    for (let attempt = 1; ; attempt++) {
+      const pass = new Pass(mode);
+      try {
+        return { pass, value: await this.deps.db.transaction((tx) => work(tx, pass)) };
+      } catch (err) {
+        if (!abortedByConflict(err) || attempt >= 3) throw err;
+        this.deps.log.warn(
+          { mode, attempt, err: errorText(err, { keys: true }) },
+          'Postgres aborted the sync transaction for a concurrent writer; applying what was read again',
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.random() * 200));
+      }
+    }
   }
 
   /** Counts a finished pass in the metrics and reports it. */

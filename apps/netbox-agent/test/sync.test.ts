@@ -202,13 +202,18 @@ mirrored`, async () => {
 
   it(`a transient database failure fails the whole pass, to be retried, with no issues; a refused row is an \
 issue`, async () => {
-    // Postgres fails every write of rack r-flaky with the SQLSTATE in test_fault while it holds one.
+    // Postgres fails every write of rack r-flaky with the SQLSTATE in test_fault while it holds one; with `once`, only
+    // the first write (a sequence, which a rollback does not undo).
     await handle.pool.query(`
-      create table test_fault (sqlstate text not null);
+      create table test_fault (sqlstate text not null, once boolean not null default false);
+      create sequence test_fault_once;
       create function test_fault() returns trigger language plpgsql as $$
-      declare s text := (select sqlstate from test_fault limit 1);
+      declare f test_fault%rowtype;
       begin
-        if s is not null and new.name = 'r-flaky' then raise exception 'simulated failure' using errcode = s; end if;
+        select * into f from test_fault limit 1;
+        if found and new.name = 'r-flaky' and (not f.once or nextval('test_fault_once') = 1) then
+          raise exception 'simulated failure' using errcode = f.sqlstate;
+        end if;
         return new;
       end $$;
       create trigger test_fault before insert or update on racks for each row execute function test_fault();`);
@@ -236,6 +241,21 @@ issue`, async () => {
           `${sqlstate}: not a success`,
         );
       }
+      // A deadlock that clears (the other writer's transaction ends): the pass applies what it read again, without
+      // reading NetBox again, and succeeds.
+      await handle.pool.query('delete from test_fault');
+      await handle.pool.query(`insert into test_fault values ('40P01', true)`);
+      const requestsBefore = netbox.requests;
+      const retried = await sync().full();
+      assert.equal(netbox.requests - requestsBefore, retried.requests);
+      assert.equal(retried.requests, 6, 'device types and the five kinds, once each');
+      assert.deepEqual(await racks(), ['r-flaky', 'r001']);
+      assert.deepEqual(retried.written, { site: 1, rack: 2, device: 1, interface: 0, ip: 0 }, 'counted once');
+      assert.ok(
+        warnings.some((w) => w.includes('SQLSTATE 40P01') && w.includes('aborted the sync transaction')),
+        'the retry is logged with its cause',
+      );
+      await handle.pool.query('truncate sites, racks, devices, inventory_issues cascade');
       // The next pass, the database well again, mirrors everything.
       await fault(null);
       await sync().full();
@@ -272,7 +292,10 @@ issue`, async () => {
         );
       }
     } finally {
-      await handle.pool.query('drop trigger test_fault on racks; drop function test_fault(); drop table test_fault');
+      await handle.pool.query(
+        'drop trigger test_fault on racks; drop function test_fault(); drop table test_fault; ' +
+          'drop sequence test_fault_once',
+      );
     }
   });
 
