@@ -57,27 +57,21 @@ interface KindSpec {
 
 /** In dependency order: a rack needs its site, a device its rack, an address its interface. */
 const kinds: KindSpec[] = [
-  { kind: 'site', path: '/api/dcim/sites/', changeType: 'dcim.site', siteParam: 'slug', params: fieldsParam('site') },
-  { kind: 'rack', path: '/api/dcim/racks/', changeType: 'dcim.rack', siteParam: 'site', params: fieldsParam('rack') },
+  { kind: 'site', path: '/api/dcim/sites/', changeType: 'dcim.site', siteParam: 'slug' },
+  { kind: 'rack', path: '/api/dcim/racks/', changeType: 'dcim.rack', siteParam: 'site' },
   {
     kind: 'device',
     path: '/api/dcim/devices/',
     changeType: 'dcim.device',
     siteParam: 'site',
-    params: { exclude: 'config_context', ...fieldsParam('device') },
+    params: { exclude: 'config_context' },
   },
-  {
-    kind: 'interface',
-    path: '/api/dcim/interfaces/',
-    changeType: 'dcim.interface',
-    siteParam: 'site',
-    params: fieldsParam('interface'),
-  },
+  { kind: 'interface', path: '/api/dcim/interfaces/', changeType: 'dcim.interface', siteParam: 'site' },
   {
     kind: 'ip',
     path: '/api/ipam/ip-addresses/',
     changeType: 'ipam.ipaddress',
-    params: { assigned_object_type: 'dcim.interface', ...fieldsParam('ip') },
+    params: { assigned_object_type: 'dcim.interface' },
   },
 ];
 
@@ -169,9 +163,14 @@ export class NetboxSync {
     private deviceTypes = new Map<number, NbDeviceType>(),
   ) {}
 
-  private siteFilter(spec: KindSpec): Record<string, string[]> {
+  /** A kind's list parameters: its own, the fields the agent reads, and the configured sites. */
+  private listParams(spec: KindSpec): Record<string, string | string[]> {
     const sites = this.deps.settings.sites;
-    return sites && spec.siteParam ? { [spec.siteParam]: sites } : {};
+    return {
+      ...spec.params,
+      ...fieldsParam(spec.kind),
+      ...(sites && spec.siteParam ? { [spec.siteParam]: sites } : {}),
+    };
   }
 
   /** One statement per kind; the NetBox ids written and the objects refused with a reason. */
@@ -267,9 +266,7 @@ export class NetboxSync {
    */
   private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, NbObject[]>> {
     const reads = await Promise.allSettled(
-      kinds.map((spec) =>
-        this.deps.client.all<NbObject>(spec.path, { ...spec.params, ...this.siteFilter(spec), ...extra }),
-      ),
+      kinds.map((spec) => this.deps.client.all<NbObject>(spec.path, { ...this.listParams(spec), ...extra })),
     );
     const failed = reads.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
@@ -286,8 +283,7 @@ export class NetboxSync {
         .map((o) => String(o.netboxId));
       for (let i = 0; i < ids.length; i += 100) {
         const more = await this.deps.client.all<NbObject>(spec.path, {
-          ...spec.params,
-          ...this.siteFilter(spec),
+          ...this.listParams(spec),
           id: ids.slice(i, i + 100),
         });
         fetched.get(spec.kind)!.push(...more);
@@ -318,7 +314,6 @@ export class NetboxSync {
     const fetched = await this.fetchAll();
     // One transaction: readers of the mirror never see half a sync.
     const { pass, value: openIssues } = await this.transaction('full', async (tx, pass) => {
-      await deferCompliance(tx);
       const watermark = await this.applyAll(tx, fetched, pass);
       const sites = await this.siteScope(tx, fetched.get('site')!);
       for (const spec of [...kinds].reverse()) {
@@ -391,7 +386,6 @@ export class NetboxSync {
     for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
     const changed = changedObjects(fetched, changes);
     const { pass, value: openIssues } = await this.transaction('incremental', async (tx, pass) => {
-      await deferCompliance(tx);
       // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
       const affected = new Set(await devicesAffectedBy(tx, changed));
       let watermark = await this.applyAll(tx, fetched, pass);
@@ -430,7 +424,12 @@ export class NetboxSync {
     for (let attempt = 1; ; attempt++) {
       const pass = new Pass(mode);
       try {
-        return { pass, value: await this.deps.db.transaction((tx) => work(tx, pass)) };
+        const value = await this.deps.db.transaction(async (tx) => {
+          // The pass refreshes the compliance of what it wrote once, before it commits (refreshCompliance).
+          await deferCompliance(tx);
+          return work(tx, pass);
+        });
+        return { pass, value };
       } catch (err) {
         if (!abortedByConflict(err) || attempt >= 3) throw err;
         this.deps.log.warn(
