@@ -456,6 +456,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     sites: o.workflowSites,
     bmcs: perSite,
     bulkRegister: true,
+    simulatorPerSite: true,
     timeScale,
     timings: { powerOnS },
     projectionIntervalMs: 1000,
@@ -635,7 +636,8 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       rss[kind] = Math.max(rss[kind] ?? 0, f.peakRssMiB);
       lagMs[kind] = Math.max(lagMs[kind] ?? 0, f.eventLoopLagP99Ms);
     }
-    rss['simulator'] = peakRssMiB(stack.simulator.pid!);
+    // One simulator process per site: the largest.
+    rss['simulator'] = Math.max(...stack.simulators.map((s) => peakRssMiB(s.pid!)));
     out['workflow_peak_rss_mib'] = rss;
     out['workflow_event_loop_lag_p99_ms'] = lagMs;
     await connection.close();

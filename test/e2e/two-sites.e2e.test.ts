@@ -24,8 +24,9 @@ interface CreatedSiteBody extends SiteBody {
 const linesOf = (log: string, jobId: string) => log.split('\n').filter((l) => l.includes(`"workflowId":"${jobId}"`));
 
 describe('many sites: each site on its own satellite; sites added, removed and watched through the API', () => {
-  // Three trays per site: bmc-0001..3 are site A's, bmc-0004..6 site B's.
-  const stack = new Stack({ sites: 2, bmcs: 3, timeScale: 0.02 });
+  // Three trays per site: bmc-0001..3 are site A's, bmc-0004..6 site B's, each site's in a simulator process of its own
+  // (the scale bench's layout).
+  const stack = new Stack({ sites: 2, bmcs: 3, timeScale: 0.02, simulatorPerSite: true });
   const [siteA, siteB] = stack.siteIds as [string, string];
   const siteC = stack.siteId.replace(/-01$/, '-03');
   before(() => stack.start(), { timeout: 180_000 });
@@ -88,6 +89,12 @@ describe('many sites: each site on its own satellite; sites added, removed and w
     }
     for (const bmc of ['bmc-0002', 'bmc-0003', 'bmc-0005', 'bmc-0006'])
       assert.equal((await stack.simRequests(bmc)).length, 0, bmc);
+    // Each site's BMCs are another process's: A's simulator does not know B's BMC.
+    assert.equal(new Set(stack.simulators.map((s) => s.pid)).size, 2);
+    const [adminA, adminB] = [stack.simAdminUrlOf('bmc-0001'), stack.simAdminUrlOf('bmc-0004')];
+    assert.notEqual(adminA, adminB);
+    assert.equal((await fetch(`${adminA}/bmcs/bmc-0004/requests`)).status, 404);
+    assert.equal((await fetch(`${adminB}/bmcs/bmc-0001/requests`)).status, 404);
 
     for (const id of [siteA, siteB]) {
       const s = await satelliteIs(id, 'connected', 15_000);

@@ -28,6 +28,7 @@ import { EncryptionCodec, openPayloadKeys, randomKeyRingDocument } from '@fleet/
 import { twoPersonRules } from '@fleet/hub';
 import { defaultProcessMode, ManagedProcess, repoRoot, type ProcessMode } from '../../tools/lib/processes.js';
 import { createCa, loopbackServer, type CertificateAuthority } from '@fleet/simulators/pki';
+import { generatedBmcs } from '@fleet/simulators/config';
 import { startTemporalTlsProxy, type TemporalTlsProxy } from '../../tools/lib/temporal-tls-proxy.js';
 import { LinkProxy } from './link-proxy.js';
 import { Agent, setGlobalDispatcher } from 'undici';
@@ -68,6 +69,11 @@ export interface StackOptions {
   tls?: boolean;
   /** The hub's per-token rate limit (config `rateLimit`); benches that poll hard turn it off. */
   rateLimit?: { enabled: boolean; perSecond?: number; burst?: number };
+  /**
+   * A simulator process per site, each serving its site's BMCs (the first also the switches), rather than one for the
+   * stack: benches with thousands of devices per site (issue 20), where one process would be CPU-bound.
+   */
+  simulatorPerSite?: boolean;
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
@@ -212,7 +218,14 @@ export class Stack {
   satellite!: ManagedProcess;
   /** Every site's satellite, by site id. */
   readonly satellites = new Map<string, ManagedProcess>();
+  /** The (first) simulator process. */
   simulator!: ManagedProcess;
+  /** Every simulator process: one, or one per site with `simulatorPerSite`. */
+  readonly simulators: ManagedProcess[] = [];
+  /** Each site's simulator admin API (`simAdminUrl` is the first site's). */
+  readonly simAdminUrls = new Map<string, string>();
+  /** The admin API of the simulator serving each BMC, by BMC id. */
+  private readonly bmcAdminUrls = new Map<string, string>();
   bmcs: SimBmc[] = [];
   switches: SimSwitch[] = [];
   /** With `burnIn`, the stack's SLURM. */
@@ -344,11 +357,9 @@ export class Stack {
 
   private async startSimulator(): Promise<void> {
     const port = await freePort();
-    const adminPort = await freePort();
     // A random 127.x.y.0/24 block per stack keeps parallel test files apart; switches take the block after it.
     const [x, y] = [randomInt(2, 250), randomInt(0, 200)];
     const block = `127.${x}.${y}`;
-    const count = (this.opts.bmcs ?? 2) * this.siteIds.length;
     if (this.opts.racks) {
       this.fleet = planFleet({
         sites: this.siteIds.length,
@@ -358,34 +369,27 @@ export class Stack {
         sitePrefix: this.sitePrefix,
       });
     }
-    const bmcs = this.fleet
-      ? {
-          bmcs: this.fleet.devices.map((d) => ({
+    const credentials = { port, username: 'admin', password: this.bmcPassword };
+    // Each BMC with the site it belongs to: a rack's, or plain BMCs dealt out to the sites in equal runs.
+    const bmcs: { site: string; spec: Record<string, unknown> }[] = this.fleet
+      ? this.fleet.devices.map((d) => ({
+          site: d.site,
+          spec: {
             id: d.name,
             address: d.ip,
-            port,
-            username: 'admin',
-            password: this.bmcPassword,
+            ...credentials,
             profile: simulatorProfile(d),
             powerDomain: `${d.site}/${d.rack}`,
             // The hardware reports the serial NetBox holds, as a correctly recorded rack does.
             serialNumber: d.serial,
-          })),
-        }
-      : count > 0
-        ? {
-            generate: [
-              {
-                count,
-                idPrefix: 'bmc-',
-                firstAddress: `${block}.1`,
-                port,
-                username: 'admin',
-                password: this.bmcPassword,
-              },
-            ],
-          }
-        : {};
+          },
+        }))
+      : generatedBmcs({
+          count: (this.opts.bmcs ?? 2) * this.siteIds.length,
+          idPrefix: 'bmc-',
+          firstAddress: `${block}.1`,
+          ...credentials,
+        }).map((spec, i) => ({ site: this.siteIds[Math.floor(i / (this.opts.bmcs ?? 2))]!, spec }));
     const [nvuePort, sshPort] = [await freePort(), await freePort()];
     const switches = Array.from({ length: this.opts.switches ?? 0 }, (_, i) => ({
       id: `sw-${String(i + 1).padStart(4, '0')}`,
@@ -401,22 +405,41 @@ export class Stack {
       mkdirSync(pki, { recursive: true });
       this.bmcCa = createCa(pki, 'site-bmc-ca');
     }
-    const file = this.writeConfig('simulator', {
-      log: { level: 'info' },
-      ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
-      timeScale: this.opts.timeScale ?? 0.01,
-      ...(this.opts.timings ? { timings: this.opts.timings } : {}),
-      ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
-      admin: { port: adminPort },
-      ...bmcs,
-      switches,
-    });
-    this.simulator = new ManagedProcess('simulator', 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
-    // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
-    await this.simulator.start('redfish simulator ready', Math.max(60_000, count * 20));
-    this.simAdminUrl = `http://127.0.0.1:${adminPort}`;
-    const list = (await (await fetch(`${this.simAdminUrl}/bmcs`)).json()) as { items: SimBmc[] };
-    this.bmcs = list.items;
+    // One process for the stack, or one per site (the first also serving the switches), in site order.
+    const shards = this.opts.simulatorPerSite
+      ? this.siteIds.map((site, i) => ({ site, name: i === 0 ? 'simulator' : `simulator-${site}` }))
+      : [{ site: undefined, name: 'simulator' }];
+    const started = await Promise.all(
+      shards.map(async ({ site, name }, i) => {
+        const own = bmcs.filter((b) => site === undefined || b.site === site).map((b) => b.spec);
+        const adminPort = await freePort();
+        const file = this.writeConfig(name, {
+          log: { level: 'info' },
+          ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
+          timeScale: this.opts.timeScale ?? 0.01,
+          ...(this.opts.timings ? { timings: this.opts.timings } : {}),
+          ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
+          admin: { port: adminPort },
+          bmcs: own,
+          switches: i === 0 ? switches : [],
+        });
+        const simulator = new ManagedProcess(name, 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
+        // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
+        await simulator.start('redfish simulator ready', Math.max(60_000, own.length * 20));
+        const adminUrl = `http://127.0.0.1:${adminPort}`;
+        const list = (await (await fetch(`${adminUrl}/bmcs`)).json()) as { items: SimBmc[] };
+        return { site, simulator, adminUrl, bmcs: list.items };
+      }),
+    );
+    this.simulators.push(...started.map((s) => s.simulator));
+    this.simulator = this.simulators[0]!;
+    this.simAdminUrl = started[0]!.adminUrl;
+    for (const shard of started) {
+      for (const site of shard.site === undefined ? this.siteIds : [shard.site])
+        this.simAdminUrls.set(site, shard.adminUrl);
+      for (const bmc of shard.bmcs) this.bmcAdminUrls.set(bmc.id, shard.adminUrl);
+    }
+    this.bmcs = started.flatMap((s) => s.bmcs);
     this.switches = ((await (await fetch(`${this.simAdminUrl}/switches`)).json()) as { items: SimSwitch[] }).items;
   }
 
@@ -533,7 +556,7 @@ export class Stack {
       artifacts: { dir: join(this.dir, first ? 'artifacts' : `artifacts-${siteId}`) },
       dataDir: join(this.dir, first ? 'satellite-data' : `satellite-data-${siteId}`),
       ...(this.opts.nvos ? { nvos: this.opts.nvos } : {}),
-      ...(this.slurm ? { burnIn: this.burnInConfig(this.slurm) } : {}),
+      ...(this.slurm ? { burnIn: this.burnInConfig(this.slurm, siteId) } : {}),
       ...(eventsPort
         ? {
             events: {
@@ -564,14 +587,14 @@ export class Stack {
     await satellite.start('satellite worker started');
   }
 
-  private burnInConfig(c: TestCluster) {
+  private burnInConfig(c: TestCluster, siteId: string) {
     return {
       slurm: { url: c.url, user: c.user, tokenFile: c.tokenFile, partition: c.partition },
       outputDir: c.jobsDir,
       timeLimitsMin: { gpu_stress: 2, memory: 2, nvlink_allreduce: 2 },
       startDeadlineS: this.opts.burnIn?.startDeadlineS ?? 300,
       pollIntervalMs: this.opts.burnIn?.pollIntervalMs ?? 300,
-      site: { kind: 'simulated', simulatorUrl: this.simAdminUrl },
+      site: { kind: 'simulated', simulatorUrl: this.simAdminUrls.get(siteId)! },
     };
   }
 
@@ -777,8 +800,13 @@ export class Stack {
     }
   }
 
+  /** The admin API of the simulator serving a BMC. */
+  simAdminUrlOf(bmcId: string): string {
+    return this.bmcAdminUrls.get(bmcId) ?? this.simAdminUrl;
+  }
+
   async simRequests(bmcId: string): Promise<{ method: string; path: string; status: number; body?: unknown }[]> {
-    return ((await (await fetch(`${this.simAdminUrl}/bmcs/${bmcId}/requests`)).json()) as { items: [] }).items;
+    return ((await (await fetch(`${this.simAdminUrlOf(bmcId)}/bmcs/${bmcId}/requests`)).json()) as { items: [] }).items;
   }
 
   /** The metrics port a process picked (configs ask for port 0). */
@@ -793,7 +821,7 @@ export class Stack {
       ...[...this.satellites.values()].map((s) => s.stop()),
       this.agent?.stop(),
       ...this.hubs.map((h) => h?.stop()),
-      this.simulator?.stop(),
+      ...this.simulators.map((s) => s.stop()),
       this.netboxAgent?.stop(),
     ]);
     await this.netbox?.stop(true);

@@ -111,27 +111,27 @@ export const SimulatorConfig = z
   });
 export type SimulatorConfig = z.infer<typeof SimulatorConfig>;
 
-/** Expands `generate` blocks into BMC specs: 127.a.b.c counting up from firstAddress. */
+/** Expands `generate` blocks into BMC specs. */
 export function expandBmcs(c: SimulatorConfig): z.infer<typeof Bmc>[] {
-  const out = [...c.bmcs];
-  for (const g of c.generate) {
-    const base = g.firstAddress
-      .split('.')
-      .map(Number)
-      .reduce((acc, o) => acc * 256 + o, 0);
-    for (let i = 0; i < g.count; i++) {
-      const n = base + i;
-      const address = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-      out.push({
-        id: `${g.idPrefix}${String(i + 1).padStart(4, '0')}`,
-        address,
-        port: g.port,
-        username: g.username,
-        password: g.password,
-        ...(g.profile ? { profile: g.profile } : {}),
-        ...(g.sessionLimit ? { sessionLimit: g.sessionLimit } : {}),
-      });
-    }
-  }
-  return out;
+  return [...c.bmcs, ...c.generate.flatMap(generatedBmcs)];
+}
+
+/** One `generate` block's BMC specs: ids `<idPrefix>0001` on, on 127.a.b.c counting up from firstAddress. */
+export function generatedBmcs(g: z.infer<typeof Generated>): z.infer<typeof Bmc>[] {
+  const base = g.firstAddress
+    .split('.')
+    .map(Number)
+    .reduce((acc, o) => acc * 256 + o, 0);
+  return Array.from({ length: g.count }, (_, i) => {
+    const n = base + i;
+    return {
+      id: `${g.idPrefix}${String(i + 1).padStart(4, '0')}`,
+      address: [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.'),
+      port: g.port,
+      username: g.username,
+      password: g.password,
+      ...(g.profile ? { profile: g.profile } : {}),
+      ...(g.sessionLimit ? { sessionLimit: g.sessionLimit } : {}),
+    };
+  });
 }
