@@ -35,6 +35,7 @@ import { manifestFor } from '../test/harness/firmware.js';
 import { Stack } from '../test/harness/stack.js';
 import { compareSides, type PageSide, type SideFigures } from './lib/page-load.js';
 import { peakRssMiB } from './lib/proc-memory.js';
+import { processCpu } from './lib/process-cpu.js';
 import { ProcessWindow } from './lib/process-metrics.js';
 import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { batchLowerBound, fleetSlice, parseStages, projectionLag, racksPerSiteFor } from './lib/scale-plan.js';
@@ -503,6 +504,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       maxConcurrentPerPowerDomain: 36,
       failureBudget: 10,
     };
+    const campaignCpu = stackCpu(stack);
     const started = Date.now();
     const campaigns = await Promise.all(
       stack.siteIds.map(async (site) => {
@@ -539,6 +541,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
       campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
       campaign_cap_per_site: o.campaignCap,
+      ...cpuFigures('campaign', campaignCpu, devices),
     });
     if (campaignS > 1.25 * siteBound)
       limits.push({ devices, what: `campaign makespan ${campaignS.toFixed(0)} s > 1.25 x ${siteBound.toFixed(0)} s` });
@@ -586,6 +589,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     if ((Date.now() - runStarted) / 1000 > o.budgetS)
       throw new Error("power batch not run: the campaign spent the run's budget");
     // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
+    const batchCpu = stackCpu(stack);
     const batchStart = Date.now();
     const batch = await unwrap(
       operator.POST('/v1/power-batches', { body: { action: 'on', filter: { site_id: stack.siteIds } } }),
@@ -618,6 +622,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     Object.assign(out, {
       batch_10k_makespan_s: Number(batchS.toFixed(1)),
       batch_10k_lower_bound_s: batchBound,
+      ...cpuFigures('batch', batchCpu, devices),
       projection_lag_p95_s_10k_running: lag.p95,
       projection_lag_p50_s_10k_running: lag.p50,
       projection_lag_jobs: lag.jobs,
@@ -645,4 +650,37 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     await cleanup();
   }
   return out;
+}
+
+/** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */
+function stackCpu(stack: Stack) {
+  const window = processCpu({
+    hub: stack.hub.pid!,
+    workflow_agent: stack.agent.pid!,
+    temporal: stack.temporal.process.pid!,
+    postgres: { comm: 'postgres' },
+    ...Object.fromEntries([...stack.satellites.values()].map((s, i) => [`satellite/${i}`, s.pid!])),
+    ...Object.fromEntries(stack.simulators.map((s, i) => [`simulator/${i}`, s.pid!])),
+  });
+  return () => {
+    const byKind: Record<string, number> = {};
+    for (const [name, s] of Object.entries(window.stop())) {
+      const kind = name.split('/')[0]!;
+      byKind[kind] = Number(((byKind[kind] ?? 0) + s).toFixed(1));
+    }
+    return byKind;
+  };
+}
+
+/**
+ * Where a phase's CPU went: seconds per process kind and in all per device. On two cores, a phase whose CPU per
+ * device times its devices exceeds twice its floor cannot meet the floor whatever the caps.
+ */
+function cpuFigures(phase: string, stop: () => Record<string, number>, devices: number) {
+  const byKind = stop();
+  const total = Object.values(byKind).reduce((a, b) => a + b, 0);
+  return {
+    [`${phase}_cpu_s`]: byKind,
+    [`${phase}_cpu_ms_per_device`]: Number(((total * 1000) / devices).toFixed(1)),
+  };
 }

@@ -74,19 +74,21 @@ export interface Flash {
 
 /** Every image the simulated BMC actually flashed (its flash log). */
 export async function flashes(stack: Stack, bmcId: string): Promise<Flash[]> {
-  const body = (await (await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/firmware`)).json()) as { flashes: Flash[] };
+  const body = (await (await fetch(`${stack.simAdminUrlOf(bmcId)}/bmcs/${bmcId}/firmware`)).json()) as {
+    flashes: Flash[];
+  };
   return body.flashes;
 }
 
 export async function installed(stack: Stack, bmcId: string): Promise<Map<string, string>> {
-  const body = (await (await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/firmware`)).json()) as {
+  const body = (await (await fetch(`${stack.simAdminUrlOf(bmcId)}/bmcs/${bmcId}/firmware`)).json()) as {
     items: { id: string; version: string }[];
   };
   return new Map(body.items.map((i) => [i.id, i.version]));
 }
 
 export async function setFaults(stack: Stack, bmcId: string, faults: Record<string, unknown>): Promise<void> {
-  const res = await fetch(`${stack.simAdminUrl}/bmcs/${bmcId}/faults`, {
+  const res = await fetch(`${stack.simAdminUrlOf(bmcId)}/bmcs/${bmcId}/faults`, {
     method: 'PUT',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(faults),

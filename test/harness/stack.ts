@@ -105,7 +105,7 @@ export interface StackOptions {
   nvosInstall?: Record<string, number>;
   /**
    * Burn-in: a single-node SLURM of this stack's own (tools/slurm/start.sh), and the satellite's `burnIn` section with
-   * the simulated site's job scripts asking this stack's simulator.
+   * the simulated site's job scripts asking the site's simulator.
    */
   burnIn?: { startDeadlineS?: number; pollIntervalMs?: number };
   /** Workflow agent enrolment settings (config `enrolment`). */
@@ -226,6 +226,8 @@ export class Stack {
   readonly simAdminUrls = new Map<string, string>();
   /** The admin API of the simulator serving each BMC, by BMC id. */
   private readonly bmcAdminUrls = new Map<string, string>();
+  /** The site each BMC belongs to, by BMC id. */
+  private readonly bmcSites = new Map<string, string>();
   bmcs: SimBmc[] = [];
   switches: SimSwitch[] = [];
   /** With `burnIn`, the stack's SLURM. */
@@ -370,6 +372,7 @@ export class Stack {
       });
     }
     const credentials = { port, username: 'admin', password: this.bmcPassword };
+    const perSite = this.opts.bmcs ?? 2;
     // Each BMC with the site it belongs to: a rack's, or plain BMCs dealt out to the sites in equal runs.
     const bmcs: { site: string; spec: Record<string, unknown> }[] = this.fleet
       ? this.fleet.devices.map((d) => ({
@@ -385,11 +388,12 @@ export class Stack {
           },
         }))
       : generatedBmcs({
-          count: (this.opts.bmcs ?? 2) * this.siteIds.length,
+          count: perSite * this.siteIds.length,
           idPrefix: 'bmc-',
           firstAddress: `${block}.1`,
           ...credentials,
-        }).map((spec, i) => ({ site: this.siteIds[Math.floor(i / (this.opts.bmcs ?? 2))]!, spec }));
+        }).map((spec, i) => ({ site: this.siteIds[Math.floor(i / perSite)]!, spec }));
+    for (const b of bmcs) this.bmcSites.set(b.spec['id'] as string, b.site);
     const [nvuePort, sshPort] = [await freePort(), await freePort()];
     const switches = Array.from({ length: this.opts.switches ?? 0 }, (_, i) => ({
       id: `sw-${String(i + 1).padStart(4, '0')}`,
@@ -405,38 +409,43 @@ export class Stack {
       mkdirSync(pki, { recursive: true });
       this.bmcCa = createCa(pki, 'site-bmc-ca');
     }
-    // One process for the stack, or one per site (the first also serving the switches), in site order.
+    // One process for the stack, or one per site with BMCs (the first also serving the switches), in site order.
     const shards = this.opts.simulatorPerSite
-      ? this.siteIds.map((site, i) => ({ site, name: i === 0 ? 'simulator' : `simulator-${site}` }))
+      ? this.siteIds
+          .filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
+          .map((site, i) => ({ site, name: i === 0 ? 'simulator' : `simulator-${site}` }))
       : [{ site: undefined, name: 'simulator' }];
-    const started = await Promise.all(
-      shards.map(async ({ site, name }, i) => {
-        const own = bmcs.filter((b) => site === undefined || b.site === site).map((b) => b.spec);
-        const adminPort = await freePort();
-        const file = this.writeConfig(name, {
-          log: { level: 'info' },
-          ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
-          timeScale: this.opts.timeScale ?? 0.01,
-          ...(this.opts.timings ? { timings: this.opts.timings } : {}),
-          ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
-          admin: { port: adminPort },
-          bmcs: own,
-          switches: i === 0 ? switches : [],
-        });
-        const simulator = new ManagedProcess(name, 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
-        // Thousands of BMCs take a while to listen; a few hundred are ready well within the minute.
-        await simulator.start('redfish simulator ready', Math.max(60_000, own.length * 20));
-        const adminUrl = `http://127.0.0.1:${adminPort}`;
-        const list = (await (await fetch(`${adminUrl}/bmcs`)).json()) as { items: SimBmc[] };
-        return { site, simulator, adminUrl, bmcs: list.items };
-      }),
-    );
-    this.simulators.push(...started.map((s) => s.simulator));
+    const startShard = async ({ site, name }: (typeof shards)[number], i: number) => {
+      const own = bmcs.filter((b) => site === undefined || b.site === site).map((b) => b.spec);
+      const adminPort = await freePort();
+      const file = this.writeConfig(name, {
+        log: { level: 'info' },
+        ...(this.bmcCa ? { bmcTls: { caCertFile: this.bmcCa.certFile, caKeyFile: this.bmcCa.keyFile } } : {}),
+        timeScale: this.opts.timeScale ?? 0.01,
+        ...(this.opts.timings ? { timings: this.opts.timings } : {}),
+        ...(this.opts.nvosTimings ? { nvosTimings: this.opts.nvosTimings } : {}),
+        admin: { port: adminPort },
+        bmcs: own,
+        switches: i === 0 ? switches : [],
+      });
+      const simulator = new ManagedProcess(name, 'packages/simulators/src/main.ts', file, this.dir, {}, this.mode);
+      this.simulators[i] = simulator;
+      // Thousands of BMCs take a while to listen (the shards share the cores: the budget counts every BMC); a few
+      // hundred are ready well within the minute.
+      await simulator.start('redfish simulator ready', Math.max(60_000, bmcs.length * 20));
+      const adminUrl = `http://127.0.0.1:${adminPort}`;
+      const list = (await (await fetch(`${adminUrl}/bmcs`)).json()) as { items: SimBmc[] };
+      return { site, adminUrl, bmcs: list.items };
+    };
+    // Shards issuing BMC certificates from one CA would race on its serial file: those start one after another.
+    const started: Awaited<ReturnType<typeof startShard>>[] = [];
+    if (this.bmcCa) for (const [i, shard] of shards.entries()) started.push(await startShard(shard, i));
+    else started.push(...(await Promise.all(shards.map(startShard))));
     this.simulator = this.simulators[0]!;
     this.simAdminUrl = started[0]!.adminUrl;
+    for (const site of this.siteIds) this.simAdminUrls.set(site, this.simAdminUrl);
     for (const shard of started) {
-      for (const site of shard.site === undefined ? this.siteIds : [shard.site])
-        this.simAdminUrls.set(site, shard.adminUrl);
+      if (shard.site !== undefined) this.simAdminUrls.set(shard.site, shard.adminUrl);
       for (const bmc of shard.bmcs) this.bmcAdminUrls.set(bmc.id, shard.adminUrl);
     }
     this.bmcs = started.flatMap((s) => s.bmcs);
@@ -594,7 +603,7 @@ export class Stack {
       timeLimitsMin: { gpu_stress: 2, memory: 2, nvlink_allreduce: 2 },
       startDeadlineS: this.opts.burnIn?.startDeadlineS ?? 300,
       pollIntervalMs: this.opts.burnIn?.pollIntervalMs ?? 300,
-      site: { kind: 'simulated', simulatorUrl: this.simAdminUrls.get(siteId)! },
+      site: { kind: 'simulated', simulatorUrl: this.simAdminUrls.get(siteId) ?? this.simAdminUrl },
     };
   }
 
@@ -716,10 +725,9 @@ export class Stack {
     };
   }
 
-  /** The site a plain BMC belongs to: the simulator's BMCs are dealt out to the sites in equal runs. */
+  /** The site of the BMC at `index` in `bmcs`. */
   siteOfBmc(index: number): string {
-    const perSite = this.bmcs.length / this.siteIds.length;
-    return this.siteIds[Math.floor(index / perSite)]!;
+    return this.bmcSites.get(this.bmcs[index]!.id)!;
   }
 
   private async registerBmcs(): Promise<void> {
