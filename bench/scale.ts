@@ -56,6 +56,7 @@ interface Options {
   workflowDevices: number;
   workflowSites: number;
   campaignCap: number;
+  workflowPhases: Set<string>;
 }
 
 function options(args: string[]): Options {
@@ -65,6 +66,9 @@ function options(args: string[]): Options {
   };
   const parts = new Set(value('parts', 'fleet,workflows').split(','));
   for (const p of parts) if (p !== 'fleet' && p !== 'workflows') throw new Error(`--parts: fleet,workflows, not ${p}`);
+  const workflowPhases = new Set(value('workflow-phases', 'campaign,batch').split(','));
+  for (const p of workflowPhases)
+    if (p !== 'campaign' && p !== 'batch') throw new Error(`--workflow-phases: campaign,batch, not ${p}`);
   return {
     stages: parseStages(value('devices', '10000,50000,100000')),
     sites: Number(value('sites', '10')),
@@ -76,6 +80,7 @@ function options(args: string[]): Options {
     workflowDevices: Number(value('workflow-devices', '10000')),
     workflowSites: Number(value('workflow-sites', '10')),
     campaignCap: Number(value('campaign-cap', '50')),
+    workflowPhases,
   };
 }
 
@@ -84,7 +89,7 @@ type Limit = { devices: number; what: string };
 /**
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
- * [--campaign-cap 50] [--budget-min N]` (docs/scale.md).
+ * [--campaign-cap 50] [--workflow-phases campaign,batch] [--budget-min N]` (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
  * `sites` sites; the NetBox agent's initial sync into an empty mirror and its incremental after 100 changes; the hub
@@ -493,99 +498,105 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     for (const { w } of windows) await w.start();
     const operator = stack.client('operator');
 
-    // The campaign: one per site (a campaign belongs to a site), all at once.
-    await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
-    const policy = {
-      canarySize: 0,
-      autoApprove: true,
-      waveSize: perSite,
-      maxConcurrentPerSite: o.campaignCap,
-      maxConcurrentPerRack: 18,
-      maxConcurrentPerPowerDomain: 36,
-      failureBudget: 10,
-    };
-    const campaignCpu = stackCpu(stack);
-    const started = Date.now();
-    const campaigns = await Promise.all(
-      stack.siteIds.map(async (site) => {
-        const created = await unwrap(
-          operator.POST('/v1/firmware-campaigns', { body: { name: `scale-${site}`, site_id: site, policy } }),
-        );
-        if (!('id' in created)) throw new Error('the campaign was planned, not started');
-        return created.id;
-      }),
-    );
-    const done = (await Promise.all(campaigns.map((id) => stack.waitForJob(id, 7_200_000)))) as {
-      state: string;
-      finished_at: string;
-      error?: unknown;
-    }[];
-    const failed = done.filter((d) => d.state !== 'succeeded');
-    if (failed.length) throw new Error(`campaign ${failed[0]!.state}: ${JSON.stringify(failed[0]!.error)}`);
-    const campaignS = (Math.max(...done.map((d) => Date.parse(d.finished_at))) - started) / 1000;
-    // Per device: two flashes, the push delay between them, a BMC reboot, stabilisation (as bench/firmware.ts).
-    const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
-    const siteBound = makespanLowerBound(
-      Array.from({ length: perSite }, (_, i) => ({
-        deviceId: `d${i}`,
-        rackId: null,
-        powerDomain: `device:${i}`,
-        nodeType: 'compute_gb200_nvidia',
-      })),
-      policy,
-      () => perDeviceS,
-    );
-    // Sites run side by side: the fleet's floor is a site's.
-    Object.assign(out, {
-      campaign_10k_makespan_s: Number(campaignS.toFixed(1)),
-      campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
-      campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
-      campaign_cap_per_site: o.campaignCap,
-      ...cpuFigures('campaign', campaignCpu, devices),
-    });
-    if (campaignS > 1.25 * siteBound)
-      limits.push({ devices, what: `campaign makespan ${campaignS.toFixed(0)} s > 1.25 x ${siteBound.toFixed(0)} s` });
-    console.error(`scale: campaign ${JSON.stringify(out)}`);
-
-    // History events per device from the listing; Actions from a sample of the device workflows' histories.
-    let childEvents = 0;
-    let children = 0;
-    const sampled: { workflowId: string; runId: string }[] = [];
-    for await (const wf of temporal.workflow.list({
-      query: `FleetJobKind = 'device.firmware_update'`,
-      pageSize: 500,
-    })) {
-      childEvents += wf.historyLength ?? 0;
-      if (children++ % Math.max(1, Math.floor(devices / 100)) === 0) sampled.push(wf);
-    }
-    let sampleActions = 0;
-    for (const wf of sampled)
-      sampleActions += actionsOf(
-        ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
-          string,
-          unknown
-        >[],
+    if (o.workflowPhases.has('campaign')) {
+      // The campaign: one per site (a campaign belongs to a site), all at once.
+      await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
+      const policy = {
+        canarySize: 0,
+        autoApprove: true,
+        waveSize: perSite,
+        maxConcurrentPerSite: o.campaignCap,
+        maxConcurrentPerRack: 18,
+        maxConcurrentPerPowerDomain: 36,
+        failureBudget: 10,
+      };
+      const campaignCpu = stackCpu(stack);
+      const started = Date.now();
+      const campaigns = await Promise.all(
+        stack.siteIds.map(async (site) => {
+          const created = await unwrap(
+            operator.POST('/v1/firmware-campaigns', { body: { name: `scale-${site}`, site_id: site, policy } }),
+          );
+          if (!('id' in created)) throw new Error('the campaign was planned, not started');
+          return created.id;
+        }),
       );
-    let parentEvents = 0;
-    let parentActions = 0;
-    for (const id of campaigns)
-      for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
-        parentEvents += wf.historyLength ?? 0;
-        parentActions += actionsOf(
+      const done = (await Promise.all(campaigns.map((id) => stack.waitForJob(id, 7_200_000)))) as {
+        state: string;
+        finished_at: string;
+        error?: unknown;
+      }[];
+      const failed = done.filter((d) => d.state !== 'succeeded');
+      if (failed.length) throw new Error(`campaign ${failed[0]!.state}: ${JSON.stringify(failed[0]!.error)}`);
+      const campaignS = (Math.max(...done.map((d) => Date.parse(d.finished_at))) - started) / 1000;
+      // Per device: two flashes, the push delay between them, a BMC reboot, stabilisation (as bench/firmware.ts).
+      const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
+      const siteBound = makespanLowerBound(
+        Array.from({ length: perSite }, (_, i) => ({
+          deviceId: `d${i}`,
+          rackId: null,
+          powerDomain: `device:${i}`,
+          nodeType: 'compute_gb200_nvidia',
+        })),
+        policy,
+        () => perDeviceS,
+      );
+      // Sites run side by side: the fleet's floor is a site's.
+      Object.assign(out, {
+        campaign_10k_makespan_s: Number(campaignS.toFixed(1)),
+        campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
+        campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
+        campaign_cap_per_site: o.campaignCap,
+        ...cpuFigures('campaign', campaignCpu, devices),
+      });
+      if (campaignS > 1.25 * siteBound)
+        limits.push({
+          devices,
+          what: `campaign makespan ${campaignS.toFixed(0)} s > 1.25 x ${siteBound.toFixed(0)} s`,
+        });
+      console.error(`scale: campaign ${JSON.stringify(out)}`);
+
+      // History events per device from the listing; Actions from a sample of the device workflows' histories.
+      let childEvents = 0;
+      let children = 0;
+      const sampled: { workflowId: string; runId: string }[] = [];
+      for await (const wf of temporal.workflow.list({
+        query: `FleetJobKind = 'device.firmware_update'`,
+        pageSize: 500,
+      })) {
+        childEvents += wf.historyLength ?? 0;
+        if (children++ % Math.max(1, Math.floor(devices / 100)) === 0) sampled.push(wf);
+      }
+      let sampleActions = 0;
+      for (const wf of sampled)
+        sampleActions += actionsOf(
           ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
             string,
             unknown
           >[],
         );
-      }
-    Object.assign(out, {
-      history_events_per_device: Number(((childEvents + parentEvents) / devices).toFixed(1)),
-      temporal_actions_per_device: Number(
-        (sampleActions / Math.max(1, sampled.length) + parentActions / devices).toFixed(1),
-      ),
-      temporal_actions_sampled_devices: sampled.length,
-    });
+      let parentEvents = 0;
+      let parentActions = 0;
+      for (const id of campaigns)
+        for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
+          parentEvents += wf.historyLength ?? 0;
+          parentActions += actionsOf(
+            ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
+              string,
+              unknown
+            >[],
+          );
+        }
+      Object.assign(out, {
+        history_events_per_device: Number(((childEvents + parentEvents) / devices).toFixed(1)),
+        temporal_actions_per_device: Number(
+          (sampleActions / Math.max(1, sampled.length) + parentActions / devices).toFixed(1),
+        ),
+        temporal_actions_sampled_devices: sampled.length,
+      });
+    }
 
+    if (!o.workflowPhases.has('batch')) return out;
     if ((Date.now() - runStarted) / 1000 > o.budgetS)
       throw new Error("power batch not run: the campaign spent the run's budget");
     // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
@@ -666,9 +677,9 @@ function stackCpu(stack: Stack) {
     const byKind: Record<string, number> = {};
     for (const [name, s] of Object.entries(window.stop())) {
       const kind = name.split('/')[0]!;
-      byKind[kind] = Number(((byKind[kind] ?? 0) + s).toFixed(1));
+      byKind[kind] = (byKind[kind] ?? 0) + s;
     }
-    return byKind;
+    return Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, Number(v.toFixed(1))]));
   };
 }
 

@@ -76,15 +76,21 @@ export const AgentConfig = z
         pageSize: z.number().int().min(1).max(1000).default(200),
         intervalMs: z.number().int().min(10).max(60_000).default(1000),
         /**
-         * Every Nth cycle is a full sweep of the open jobs (their progress); the others ask only for workflows started
-         * or closed since the last cycle. 1: every cycle sweeps.
+         * Every cycle asks for the workflows started or closed since the last one; every Nth also starts a sweep of
+         * the open jobs (their progress), which reads `sweepPagesPerCycle` pages a cycle until it has read them all.
+         * 1: a new sweep as soon as one ends.
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
+        /**
+         * Pages of open jobs a cycle's sweep step reads: a sweep of many open jobs is spread over cycles rather than
+         * holding up the quick ones (with 5,000 open jobs, 25 pages would each wait on a busy Temporal).
+         */
+        sweepPagesPerCycle: z.number().int().min(1).max(1000).default(2),
         /** How far a quick cycle looks back past the last one: visibility lag, clock skew (agent vs Temporal). */
         visibilityLagMs: z.number().int().min(0).max(600_000).default(500),
       })
       .strict()
-      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, sweepPagesPerCycle: 2, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),

@@ -121,21 +121,33 @@ async function dispatchLoop(): Promise<void> {
 }
 
 async function reconcileLoop(): Promise<void> {
-  const { intervalMs, sweepEvery, visibilityLagMs, pageSize } = config.projection;
+  const { intervalMs, sweepEvery, sweepPagesPerCycle, visibilityLagMs, pageSize } = config.projection;
   /** When the last successful cycle started: a quick cycle asks for what started or closed since (less the lag). */
   let lastStart: number | undefined;
+  /** The sweep in progress, a few pages a cycle: where its next page starts and the open jobs it has counted. */
+  let sweep: { after: string | undefined; open: number } | undefined;
   for (let cycle = 0; !stopping;) {
     const started = Date.now();
-    const since =
-      lastStart === undefined || cycle % sweepEvery === 0 ? undefined : new Date(lastStart - visibilityLagMs);
+    // The first cycle sweeps every open job at once (nothing to compare with yet); later ones are quick, and every
+    // sweepEvery-th starts a sweep that the following cycles carry on.
+    const since = lastStart === undefined ? undefined : new Date(lastStart - visibilityLagMs);
+    if (since && !sweep && cycle % sweepEvery === 0) sweep = { after: undefined, open: 0 };
     const end = metrics.reconcileSeconds.startTimer();
     try {
-      const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
+      const step = since && sweep ? { after: sweep.after, pages: sweepPagesPerCycle } : undefined;
+      const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since, step);
+      if (step && sweep) {
+        sweep.open += stats.openJobs;
+        if (stats.sweepAfter === undefined) {
+          metrics.openJobs.set(sweep.open);
+          sweep = undefined;
+        } else sweep.after = stats.sweepAfter;
+      }
       if (stats.changed > 0) log.debug(stats, 'reconciled');
       lastStart = started;
       cycle++;
     } catch (err) {
-      // lastStart stays: the next cycle covers this one's window too.
+      // lastStart stays: the next cycle covers this one's window too (and the sweep step is taken again).
       log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
     } finally {
       end();

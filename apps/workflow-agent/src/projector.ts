@@ -42,6 +42,14 @@ export interface ReconcileStats {
   workflows: number;
   openJobs: number;
   changed: number;
+  /** After a sweep step that did not reach the last open job: the id its next step starts after. */
+  sweepAfter?: string;
+}
+
+/** A step of a full sweep spread over quick cycles: the open jobs after `after` (by id), at most `pages` pages. */
+export interface SweepStep {
+  after: string | undefined;
+  pages: number;
 }
 
 /** The job kinds whose workflows move the lifecycle and report conditions and hardware (fleet_lifecycle memo). */
@@ -85,10 +93,12 @@ let lastListed = new Map<string, string>();
  * visibility query (WorkflowId IN (...)), never one Temporal call per job. With `since`, a quick cycle: one query for
  * the workflows that started or closed since then (`StartTime >= since OR CloseTime >= since`), which is every state
  * change a job can make; only the jobs it names are read from Postgres, so its cost follows the changes, not the open
- * jobs, and the interval can be short. Running workflows' progress (memo) changes are picked up by the sweeps.
+ * jobs, and the interval can be short. Running workflows' progress (memo) changes are picked up by the sweeps: with
+ * `sweep`, the quick cycle also takes one step of a sweep, a few pages, so that with thousands of open jobs a sweep
+ * (tens of visibility queries against a busy Temporal) never holds up the quick cycles that carry the state changes.
  * Workflows publish progress, result and error in their memo, so the listing carries it all.
  */
-export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<ReconcileStats> {
+export async function reconcileOnce(deps: ProjectorDeps, since?: Date, sweep?: SweepStep): Promise<ReconcileStats> {
   const stats: ReconcileStats = { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
   if (since) {
     // Nothing open, nothing to ask Temporal: an idle agent makes no calls.
@@ -96,20 +106,12 @@ export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<
       deps.metrics.busyCycles.inc();
       await projectChanges(deps, stats, since);
     }
-  } else {
-    for (let after: string | undefined; ;) {
-      const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
-      if (page.length === 0) break;
-      stats.openJobs += page.length;
-      after = page[page.length - 1]!.id;
-      await projectListing(
-        deps,
-        stats,
-        new Map(page.map((j) => [j.id, j])),
-        `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`,
-      );
-      if (page.length < deps.pageSize) break;
+    if (sweep) {
+      const after = await sweepOpenJobs(deps, stats, sweep.after, sweep.pages);
+      if (after !== undefined) stats.sweepAfter = after;
     }
+  } else {
+    await sweepOpenJobs(deps, stats, undefined, Infinity);
     deps.metrics.openJobs.set(stats.openJobs);
     if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
   }
@@ -118,6 +120,32 @@ export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
   return stats;
+}
+
+/**
+ * Up to `pages` pages of the open jobs after `after`, each projected from one visibility query; the id the next page
+ * starts after, or undefined once the last open job was read.
+ */
+async function sweepOpenJobs(
+  deps: ProjectorDeps,
+  stats: ReconcileStats,
+  after: string | undefined,
+  pages: number,
+): Promise<string | undefined> {
+  for (let n = 0; n < pages; n++) {
+    const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
+    if (page.length === 0) return undefined;
+    stats.openJobs += page.length;
+    after = page[page.length - 1]!.id;
+    await projectListing(
+      deps,
+      stats,
+      new Map(page.map((j) => [j.id, j])),
+      `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`,
+    );
+    if (page.length < deps.pageSize) return undefined;
+  }
+  return after;
 }
 
 /** A quick cycle: the workflows that started or closed since `since` (one call), then the open jobs among them. */

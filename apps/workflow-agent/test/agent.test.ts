@@ -144,6 +144,39 @@ describe('workflow agent', () => {
     assert.deepEqual(rows[0], { state: 'failed', code: 'TERMINATED' });
   });
 
+  it('a sweep spread over quick cycles reads its pages a step at a time and projects what only it sees', async () => {
+    const deps = { db: handle.db, client, log, metrics, pageSize: 10 };
+    const open = (await reconcileOnce(deps)).openJobs;
+    assert.ok(open > 10, `${open} open jobs: more than one page`);
+    // A window in the future: the quick part lists nothing, so whatever is projected came from the sweep.
+    const never = new Date(Date.now() + 3_600_000);
+    const first = await reconcileOnce(deps, never, { after: undefined, pages: 1 });
+    assert.deepEqual(
+      { calls: first.temporalCalls, workflows: first.workflows, open: first.openJobs },
+      { calls: 2, workflows: 10, open: 10 },
+    );
+    assert.ok(first.sweepAfter, 'the step stopped after its one page');
+    // A running job the first page did not hold ends; the next step, through the last page, projects it.
+    const { rows: later } = await handle.pool.query(
+      // jobIds[3] stays running for the cancel test.
+      `select id from jobs where state = 'running' and id > $1 and id <> $2 order by id desc limit 1`,
+      [first.sweepAfter, jobIds[3]],
+    );
+    const ended = later[0].id as string;
+    await client.workflow.getHandle(ended).terminate('operator pulled the plug');
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowId = '${ended}' AND ExecutionStatus = 'Terminated'`)).count;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const rest = await reconcileOnce(deps, never, { after: first.sweepAfter, pages: 100 });
+    assert.equal(rest.sweepAfter, undefined, 'the sweep reached the last open job');
+    assert.equal(rest.openJobs, open - 10);
+    assert.equal(rest.temporalCalls, 1 + Math.ceil((open - 10) / 10));
+    const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
+    assert.equal(rows[0].state, 'failed');
+  });
+
   it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
     await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
