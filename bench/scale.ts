@@ -92,8 +92,7 @@ type Limit = { devices: number; what: string };
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
  * [--campaign-cap 50] [--workflow-phases campaign,batch] [--sweep-pages N] [--budget-min N]` (docs/scale.md).
- * `--sweep-pages` sets the agent's projection.sweepPagesPerCycle: 1000 reads a whole sweep in one cycle, as before it
- * was spread over the cycles (the baseline of the projection lag).
+ * `--sweep-pages` sets the agent's projection.sweepPagesPerCycle (its default, 1000, reads a whole sweep in one cycle).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
  * `sites` sites; the NetBox agent's initial sync into an empty mirror and its incremental after 100 changes; the hub
