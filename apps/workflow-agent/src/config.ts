@@ -82,10 +82,10 @@ export const AgentConfig = z
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
         /**
-         * Pages of open jobs a cycle's sweep step reads; the default reads a whole sweep in one cycle. Fewer spread a
-         * sweep of many open jobs over cycles, so it holds up the quick ones less: at 6,000 devices on a saturated
-         * 2-core machine, 2 pages a cycle cut the median close-to-Postgres lag from 9.4 to 3.8 s but raised the p95
-         * from 27 to 36 s (docs/scale.md), so it is a choice, not the default.
+         * Pages of open jobs a cycle's sweep step reads; the default reads a whole sweep (up to 1,000 pages) in one
+         * cycle. Fewer spread a sweep of many open jobs over cycles, so it holds up the quick ones less: at 6,000
+         * devices on a saturated 2-core machine, 2 pages a cycle cut the median close-to-Postgres lag from 9.4 to 3.8 s
+         * but raised the p95 from 27 to 36 s (docs/scale.md), so it is a choice, not the default.
          */
         sweepPagesPerCycle: z.number().int().min(1).max(1000).default(1000),
         /** How far a quick cycle looks back past the last one: visibility lag, clock skew (agent vs Temporal). */

@@ -27,7 +27,7 @@ export function createAgentMetrics(registry: Registry) {
     }),
     openJobs: new Gauge({
       name: 'fleet_agent_open_jobs',
-      help: 'Open jobs seen by the last reconcile cycle',
+      help: 'Open jobs counted by the last completed sweep',
       registers: [registry],
     }),
     busyCycles: new Counter({
