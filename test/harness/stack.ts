@@ -272,8 +272,17 @@ export class Stack {
       }
     }
     const env = testEnv();
-    this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
-    await this.startTemporal();
+    // The ports are the stack's for good (a restart reuses them), so they are picked here rather than by the dev
+    // server's own retry; another test file can take one between the pick and the bind: pick again, a few times.
+    for (let attempt = 1; ; attempt++) {
+      this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
+      try {
+        await this.startTemporal();
+        break;
+      } catch (err) {
+        if (attempt >= 5 || !/bind: address already in use/.test((err as Error).message)) throw err;
+      }
+    }
     if (this.opts.temporalTls)
       this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
     const linked =
