@@ -237,7 +237,8 @@ export class Stack {
   /** With `netbox`, the NetBox the racks are in, and its agent. */
   netbox: NetboxServer | undefined;
   netboxAgent: ManagedProcess | undefined;
-  private temporalPorts!: { port: number; uiPort: number };
+  /** The first start's ports (the dev server picks them), which restarts keep. */
+  private temporalPorts: { port: number; uiPort: number } | undefined;
   /** With `payloadEncryption`, the key ring document and its file. */
   keyRing: { document: string; file: string } | undefined;
   /** With payload encryption and more than one site: each site's ring document, in `<keyRingDir>/<siteId>.json`. */
@@ -272,17 +273,7 @@ export class Stack {
       }
     }
     const env = testEnv();
-    // The ports are the stack's for good (a restart reuses them), so they are picked here rather than by the dev
-    // server's own retry; another test file can take one between the pick and the bind: pick again, a few times.
-    for (let attempt = 1; ; attempt++) {
-      this.temporalPorts = { port: await freePort(), uiPort: await freePort() };
-      try {
-        await this.startTemporal();
-        break;
-      } catch (err) {
-        if (attempt >= 5 || !/bind: address already in use/.test((err as Error).message)) throw err;
-      }
-    }
+    await this.startTemporal();
     if (this.opts.temporalTls)
       this.temporalTlsProxy = await startTemporalTlsProxy({ dir: this.dir, target: this.temporal.address });
     const linked =
@@ -327,6 +318,7 @@ export class Stack {
       ...this.temporalPorts,
       ...(this.temporalDbFile ? { dbFile: this.temporalDbFile } : {}),
     });
+    this.temporalPorts ??= { port: this.temporal.port, uiPort: this.temporal.uiPort };
   }
 
   /** A site's payload key ring document: the stack's one ring, or the site's own (made on first use) per site. */
@@ -492,7 +484,7 @@ export class Stack {
       metrics: { port: 0 },
       database: { url: this.database.url, poolSize: 5 },
       http: { port, shutdownGraceS: 5, ...(this.hubTls ? { tls: this.hubTls } : { allowPlainHttp: true }) },
-      temporalUiUrl: `http://127.0.0.1:${this.temporalPorts.uiPort}`,
+      temporalUiUrl: `http://127.0.0.1:${this.temporal.uiPort}`,
       ...(this.payloadKeyConfig ? { temporalPayloadEncryption: this.payloadKeyConfig } : {}),
       firmware: { blobDir: join(this.dir, 'blobs') },
       ...(this.opts.remediation?.hub ? { remediation: this.opts.remediation.hub } : {}),
