@@ -8,6 +8,7 @@ import { createApiToken } from '@fleet/db';
 import { ArtifactCache } from '@fleet/satellite';
 import { writeBenchPackage } from './fwpkg-parse.js';
 import { loopbackCopyMibPerS } from './loopback-copy.js';
+import { processCpu } from './process-cpu.js';
 import { startSeededHub } from './seeded-hub.js';
 
 export interface ArtifactTransferFigures {
@@ -20,7 +21,21 @@ export interface ArtifactTransferFigures {
   artifact_fetch_mib_per_s: number;
   artifact_upload_ratio: number;
   artifact_fetch_ratio: number;
+  /**
+   * The package file copied into a new file on the same disk in 4 MiB writes and fsynced: what storing the bytes
+   * durably costs here, which both paths must pay (the loopback copy stores nothing).
+   */
+  raw_disk_write_mib_per_s: number;
+  artifact_upload_over_disk_ratio: number;
+  artifact_fetch_over_disk_ratio: number;
+  /**
+   * CPU seconds per GiB moved, summed over the best round's processes (the hub; this process as the uploading client
+   * or the fetching satellite), against the loopback copy's (sender and receiver): on two cores the paths are
+   * CPU-bound, and this says by what.
+   */
+  cpu_s_per_gib: { loopback: Record<string, number>; upload: Record<string, number>; fetch: Record<string, number> };
   raw_loopback_runs_mib_per_s: number[];
+  raw_disk_write_runs_mib_per_s: number[];
   artifact_upload_runs_mib_per_s: number[];
   artifact_fetch_runs_mib_per_s: number[];
   statistic: string;
@@ -39,6 +54,7 @@ export interface BenchHub {
   operator: string;
   admin: string;
   dir: string;
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -52,7 +68,7 @@ export async function startArtifactHub(name: string): Promise<BenchHub> {
   });
   try {
     const admin = (await createApiToken(stack.db, `bench-${name}-admin`, 'admin')).token;
-    return { url: stack.url, operator: stack.token, admin, dir: stack.dir, close: stack.close };
+    return { url: stack.url, operator: stack.token, admin, dir: stack.dir, pid: stack.hub.pid!, close: stack.close };
   } catch (err) {
     await stack.close();
     throw err;
@@ -99,13 +115,38 @@ async function remove(hub: BenchHub, id: string): Promise<void> {
   if (res.statusCode !== 204) throw new Error(`delete: HTTP ${res.statusCode}`);
 }
 
+/** `path` copied into a new file beside it (4 MiB reads and writes), fsynced, then deleted: MiB/s. */
+async function diskWriteMibPerS(path: string): Promise<number> {
+  const source = await open(path, 'r');
+  const copy = `${path}.disk-copy`;
+  const target = await open(copy, 'wx');
+  try {
+    const buffer = Buffer.allocUnsafe(4 << 20);
+    const started = process.hrtime.bigint();
+    let at = 0;
+    for (;;) {
+      const { bytesRead } = await source.read(buffer, 0, buffer.length, at);
+      if (bytesRead === 0) break;
+      await target.write(buffer, 0, bytesRead, at);
+      at += bytesRead;
+    }
+    await target.sync();
+    return at / 2 ** 20 / seconds(started);
+  } finally {
+    await target.close();
+    await source.close();
+    rmSync(copy, { force: true });
+  }
+}
+
 const seconds = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e9;
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 
 /**
  * The firmware data paths against the machine's own loopback: one generated PLDM package copied over plain
  * loopback TCP, uploaded into a hub (separate process, as deployed) and fetched from it by a satellite's
- * artifact cache (this process), in interleaved rounds. Each upload is a new package (the previous round's
+ * artifact cache (this process), in interleaved rounds, with the same bytes written durably to a new file on the
+ * same disk as the storage baseline. Each upload is a new package (the previous round's
  * is deleted), and each fetch goes into an empty cache. Best of the rounds; ratios of the bests.
  */
 export async function measureArtifactTransfer(options: ArtifactTransferOptions = {}): Promise<ArtifactTransferFigures> {
@@ -118,14 +159,25 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
     await settle(path);
     const mib = size / 2 ** 20;
     const loopback: number[] = [];
+    const disk: number[] = [];
     const uploads: number[] = [];
     const fetches: number[] = [];
+    type Cpu = Record<string, number>;
+    const cpu = { loopback: [] as Cpu[], upload: [] as Cpu[], fetch: [] as Cpu[] };
+    const perGib = (used: Cpu) =>
+      Object.fromEntries(Object.entries(used).map(([k, v]) => [k, round(v / (mib / 1024), 2)]));
     for (let i = 0; i < runs; i++) {
+      // The loopback copy's receiver is a child of this process: the tree is both ends.
+      let used = processCpu({ loopback: process.pid });
       loopback.push(await loopbackCopyMibPerS(path, 1));
+      cpu.loopback.push(perGib(used.stop()));
+      disk.push(await diskWriteMibPerS(path));
 
+      used = processCpu({ hub: hub.pid, client: { pid: process.pid } });
       let started = process.hrtime.bigint();
       const pkg = await upload(hub, path, size);
       uploads.push(mib / seconds(started));
+      cpu.upload.push(perGib(used.stop()));
       if (pkg.digest !== sha256) throw new Error(`the hub stored digest ${pkg.digest}, the package is ${sha256}`);
 
       const cacheDir = join(hub.dir, `cache-${i}`);
@@ -136,9 +188,11 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
         log: pino({ level: 'silent' }),
       });
       try {
+        used = processCpu({ hub: hub.pid, satellite: { pid: process.pid } });
         started = process.hrtime.bigint();
         await cache.ensure(sha256, size);
         fetches.push(mib / seconds(started));
+        cpu.fetch.push(perGib(used.stop()));
       } finally {
         await cache.close();
         rmSync(cacheDir, { recursive: true, force: true });
@@ -146,6 +200,16 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
       await remove(hub, pkg.id);
     }
     const best = (xs: number[]) => Math.max(...xs);
+    const ofBest = (xs: number[], figures: Cpu[]) => {
+      const chosen = figures[xs.indexOf(best(xs))]!;
+      return {
+        ...chosen,
+        total: round(
+          Object.values(chosen).reduce((a, b) => a + b, 0),
+          2,
+        ),
+      };
+    };
     return {
       package_mib: round(mib, 0),
       raw_loopback_mib_per_s: round(best(loopback)),
@@ -153,7 +217,16 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
       artifact_fetch_mib_per_s: round(best(fetches)),
       artifact_upload_ratio: round(best(uploads) / best(loopback), 3),
       artifact_fetch_ratio: round(best(fetches) / best(loopback), 3),
+      raw_disk_write_mib_per_s: round(best(disk)),
+      artifact_upload_over_disk_ratio: round(best(uploads) / best(disk), 3),
+      artifact_fetch_over_disk_ratio: round(best(fetches) / best(disk), 3),
+      cpu_s_per_gib: {
+        loopback: ofBest(loopback, cpu.loopback),
+        upload: ofBest(uploads, cpu.upload),
+        fetch: ofBest(fetches, cpu.fetch),
+      },
       raw_loopback_runs_mib_per_s: loopback.map((x) => round(x)),
+      raw_disk_write_runs_mib_per_s: disk.map((x) => round(x)),
       artifact_upload_runs_mib_per_s: uploads.map((x) => round(x)),
       artifact_fetch_runs_mib_per_s: fetches.map((x) => round(x)),
       statistic: `best of ${runs}`,

@@ -130,7 +130,9 @@ describe('site artifact cache', () => {
     await upload.commit(digest);
     return digest;
   };
-  const newCache = async (opts: { maxBytes?: number; url?: string; token?: string } = {}) => {
+  const newCache = async (
+    opts: { maxBytes?: number; url?: string; token?: string; parallelHashFromBytes?: number } = {},
+  ) => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-artifacts-'));
     dirs.push(dir);
     const cache = new ArtifactCache({
@@ -138,92 +140,101 @@ describe('site artifact cache', () => {
       maxBytes: opts.maxBytes ?? 1024 * MiB,
       hub: { url: opts.url ?? hubUrl, token: async () => opts.token ?? token },
       log: silent,
+      parallelHashFromBytes: opts.parallelHashFromBytes,
     });
     caches.push(cache);
     return { cache, dir };
   };
   const requestsFor = (digest: string) => requests.filter((r) => r.digest === digest);
 
-  it('downloads and verifies a blob; a second call is served from disk without a request', async () => {
-    const bytes = randomBytes(3 * MiB);
-    const digest = await putBlob(bytes);
-    const { cache, dir } = await newCache();
-    const progress: number[] = [];
-    const path = await cache.ensure(digest, bytes.length, { onProgress: (b) => progress.push(b) });
-    assert.equal(path, join(dir, digest));
-    assert.equal(sha256(await readFile(path)), digest);
-    assert.equal(progress.at(-1), bytes.length);
-    assert.deepEqual(requestsFor(digest), [{ digest, range: undefined }]);
-    const again = await cache.acquire(digest, bytes.length);
-    again.release();
-    assert.equal(again.path, path);
-    assert.equal(again.fetchedBytes, 0);
-    assert.equal(requestsFor(digest).length, 1);
-    assert.deepEqual(await readdir(dir), [digest]);
-  });
-
-  it(`a transfer cut part-way keeps its partial file; the next call resumes with a Range request and \
-verifies`, async () => {
-    const bytes = randomBytes(4 * MiB);
-    const digest = await putBlob(bytes);
-    const { cache, dir } = await newCache({ url: proxyUrl });
-    proxy.cutAfter = MiB + 12_345;
-    await assert.rejects(
-      cache.ensure(digest, bytes.length),
-      (err: unknown) =>
-        err instanceof ArtifactFetchError &&
-        err.reason === 'unavailable' &&
-        err.retryable &&
-        err.url === `${proxyUrl}/v1/firmware/blobs/${digest}`,
-    );
-    proxy.cutAfter = Infinity;
-    const partial = (await stat(join(dir, `${digest}.partial`))).size;
-    assert.ok(partial > 0 && partial < bytes.length, `partial has ${partial} bytes`);
-    const lease = await cache.acquire(digest, bytes.length);
-    lease.release();
-    assert.equal(lease.fetchedBytes, bytes.length - partial);
-    assert.deepEqual(
-      requestsFor(digest).map((r) => r.range),
-      [undefined, `bytes=${partial}-`],
-    );
-    assert.equal(sha256(await readFile(lease.path)), digest);
-    assert.deepEqual(await readdir(dir), [digest]);
-  });
-
-  it('an aborted call stops the transfer, and the next one resumes from what it had', async () => {
-    const bytes = randomBytes(4 * MiB);
-    const digest = await putBlob(bytes);
-    const { cache, dir } = await newCache({ url: proxyUrl });
-    proxy.stallAfter = 2 * MiB;
-    const controller = new AbortController();
-    const aborted = cache.ensure(digest, bytes.length, {
-      signal: controller.signal,
-      onProgress: (b) => b >= MiB && controller.abort(new Error('operator cancelled')),
+  // Each transfer case with the blob hashed in this thread (as small blobs are) and on a worker thread (as
+  // blobs of PARALLEL_FILE_BYTES and more are), so resume and failure behave the same both ways.
+  for (const [how, parallelHashFromBytes] of [
+    ['hashed in-thread', undefined],
+    ['hashed on a worker thread', 0],
+  ] as const) {
+    it(`${how}: downloads and verifies a blob; a second call is served from disk without a request`, async () => {
+      const bytes = randomBytes(3 * MiB);
+      const digest = await putBlob(bytes);
+      const { cache, dir } = await newCache({ parallelHashFromBytes });
+      const progress: number[] = [];
+      const path = await cache.ensure(digest, bytes.length, { onProgress: (b) => progress.push(b) });
+      assert.equal(path, join(dir, digest));
+      assert.equal(sha256(await readFile(path)), digest);
+      assert.equal(progress.at(-1), bytes.length);
+      assert.deepEqual(requestsFor(digest), [{ digest, range: undefined }]);
+      const again = await cache.acquire(digest, bytes.length);
+      again.release();
+      assert.equal(again.path, path);
+      assert.equal(again.fetchedBytes, 0);
+      assert.equal(requestsFor(digest).length, 1);
+      assert.deepEqual(await readdir(dir), [digest]);
     });
-    await assert.rejects(aborted, /operator cancelled/);
-    proxy.stallAfter = Infinity;
-    const partial = (await stat(join(dir, `${digest}.partial`))).size;
-    assert.ok(partial > 0 && partial < bytes.length, `partial has ${partial} bytes`);
-    await cache.ensure(digest, bytes.length);
-    assert.equal(requestsFor(digest).at(-1)!.range, `bytes=${partial}-`);
-    assert.equal(sha256(await readFile(join(dir, digest))), digest);
-  });
 
-  it('bytes that do not hash to the digest: a typed error and nothing left on disk', async () => {
-    const bytes = randomBytes(MiB);
-    const wrong = sha256(Buffer.from('something else'));
-    await putBlob(bytes, wrong);
-    const { cache, dir } = await newCache();
-    await assert.rejects(
-      cache.ensure(wrong, bytes.length),
-      (err: unknown) =>
-        err instanceof ArtifactFetchError &&
-        err.reason === 'digest_mismatch' &&
-        err.digest === wrong &&
-        /hash to [0-9a-f]{64}/.test(err.message),
-    );
-    assert.deepEqual(await readdir(dir), []);
-  });
+    it(`${how}: a transfer cut part-way keeps its partial file; the next call resumes with a Range request and \
+  verifies`, async () => {
+      const bytes = randomBytes(4 * MiB);
+      const digest = await putBlob(bytes);
+      const { cache, dir } = await newCache({ url: proxyUrl, parallelHashFromBytes });
+      proxy.cutAfter = MiB + 12_345;
+      await assert.rejects(
+        cache.ensure(digest, bytes.length),
+        (err: unknown) =>
+          err instanceof ArtifactFetchError &&
+          err.reason === 'unavailable' &&
+          err.retryable &&
+          err.url === `${proxyUrl}/v1/firmware/blobs/${digest}`,
+      );
+      proxy.cutAfter = Infinity;
+      const partial = (await stat(join(dir, `${digest}.partial`))).size;
+      assert.ok(partial > 0 && partial < bytes.length, `partial has ${partial} bytes`);
+      const lease = await cache.acquire(digest, bytes.length);
+      lease.release();
+      assert.equal(lease.fetchedBytes, bytes.length - partial);
+      assert.deepEqual(
+        requestsFor(digest).map((r) => r.range),
+        [undefined, `bytes=${partial}-`],
+      );
+      assert.equal(sha256(await readFile(lease.path)), digest);
+      assert.deepEqual(await readdir(dir), [digest]);
+    });
+
+    it(`${how}: an aborted call stops the transfer, and the next one resumes from what it had`, async () => {
+      const bytes = randomBytes(12 * MiB);
+      const digest = await putBlob(bytes);
+      const { cache, dir } = await newCache({ url: proxyUrl, parallelHashFromBytes });
+      // Past the first 4 MiB slot, which is when a worker-thread download first reports progress.
+      proxy.stallAfter = 6 * MiB;
+      const controller = new AbortController();
+      const aborted = cache.ensure(digest, bytes.length, {
+        signal: controller.signal,
+        onProgress: (b) => b >= MiB && controller.abort(new Error('operator cancelled')),
+      });
+      await assert.rejects(aborted, /operator cancelled/);
+      proxy.stallAfter = Infinity;
+      const partial = (await stat(join(dir, `${digest}.partial`))).size;
+      assert.ok(partial > 0 && partial < bytes.length, `partial has ${partial} bytes`);
+      await cache.ensure(digest, bytes.length);
+      assert.equal(requestsFor(digest).at(-1)!.range, `bytes=${partial}-`);
+      assert.equal(sha256(await readFile(join(dir, digest))), digest);
+    });
+
+    it(`${how}: bytes that do not hash to the digest: a typed error and nothing left on disk`, async () => {
+      const bytes = randomBytes(MiB);
+      const wrong = sha256(Buffer.from('something else'));
+      await putBlob(bytes, wrong);
+      const { cache, dir } = await newCache({ parallelHashFromBytes });
+      await assert.rejects(
+        cache.ensure(wrong, bytes.length),
+        (err: unknown) =>
+          err instanceof ArtifactFetchError &&
+          err.reason === 'digest_mismatch' &&
+          err.digest === wrong &&
+          /hash to [0-9a-f]{64}/.test(err.message),
+      );
+      assert.deepEqual(await readdir(dir), []);
+    });
+  }
 
   it('concurrent callers share one download', async () => {
     const bytes = randomBytes(2 * MiB);

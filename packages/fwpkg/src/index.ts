@@ -11,6 +11,10 @@
  *   hashed on two worker threads (package digest, image digests), about one SHA-256 pass long.
  * - `new FwpkgInspector()`: the same as a Writable, for the end of a pipeline that also stores
  *   the bytes, e.g. `await pipeline(upload, tee, inspector); const r = await inspector.result`.
+ * - `new ParallelFwpkgInspector(forward)` / `new ParallelSha256(forward)`: the same (or the digest
+ *   alone) for large streams: the bytes are copied into 4 MiB shared-memory slots hashed on worker
+ *   threads, and each filled slot goes to `forward` (a write to disk), so the receiving thread
+ *   neither hashes nor writes in small pieces. From PARALLEL_FILE_BYTES on.
  *
  * Writing, for tests, benchmarks and simulators: `buildFwpkg(spec)` in memory,
  * `writeFwpkgFile(path, spec)` streamed to disk (images may be `{ size, fill }`).
@@ -20,7 +24,14 @@
  */
 export { FwpkgError, type FwpkgErrorCode } from './errors.js';
 export { parseFwpkgHeader } from './header-parser.js';
-export { FwpkgInspector, inspectFwpkg, inspectFwpkgFile, type FwpkgInspection } from './inspector.js';
+export {
+  FwpkgInspector,
+  inspectFwpkg,
+  inspectFwpkgFile,
+  PARALLEL_FILE_BYTES,
+  type FwpkgInspection,
+} from './inspector.js';
+export { ParallelFwpkgInspector, ParallelSha256, type SlotForward } from './parallel-inspector.js';
 export {
   buildFwpkg,
   writeFwpkgFile,

@@ -141,7 +141,7 @@ export class FwpkgInspector extends Writable {
 }
 
 /** What only the whole package shows: every image inside it and, for 1.3, PackagePayloadChecksum. */
-function checkAfterLastByte(header: FwpkgHeader, size: number, payloadCrc: number): void {
+export function checkAfterLastByte(header: FwpkgHeader, size: number, payloadCrc: number): void {
   for (const c of header.components) {
     if (c.locationOffset > size) {
       throw new FwpkgError(
@@ -183,7 +183,7 @@ export async function inspectFwpkg(
 export const PARALLEL_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Inspects a package file: small ones as a stream in this thread, large ones in FILE_CHUNK reads
+ * Inspects a package file: small ones as a stream in this thread, large ones in SLOT_BYTES reads
  * hashed on two worker threads (the package digest and the image digests cover the same bytes, and
  * SHA-256 cannot be split), so the whole inspection takes about as long as one SHA-256 pass.
  */

@@ -3,12 +3,41 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { buildFwpkg, crc32, FwpkgError, inspectFwpkg, inspectFwpkgFile, parseFwpkgHeader } from '../src/index.js';
-import { FILE_CHUNK } from '../src/file-scan.js';
+import { pipeline } from 'node:stream/promises';
+import {
+  buildFwpkg,
+  crc32,
+  FwpkgError,
+  inspectFwpkg,
+  inspectFwpkgFile,
+  ParallelFwpkgInspector,
+  ParallelSha256,
+  parseFwpkgHeader,
+  type SlotForward,
+} from '../src/index.js';
+import { SLOT_BYTES as FILE_CHUNK } from '../src/slot-hashers.js';
 import { chunked, reseal, sampleSpec, sha256, vectors } from './helpers.js';
 
 /** Forces the worker-thread file path whatever the size. */
 const parallel = { parallelFromBytes: 0 };
+
+/** The parallel stream inspector over `bytes` in `size`-byte chunks; what it forwarded, in order. */
+async function streamedInParallel(bytes: Uint8Array, size = 65_536, forward?: SlotForward) {
+  const forwarded: Buffer[] = [];
+  const inspector = new ParallelFwpkgInspector(async (view, at) => {
+    assert.equal(
+      at,
+      forwarded.reduce((n, b) => n + b.length, 0),
+      'slots arrive in order, at their offsets',
+    );
+    forwarded.push(Buffer.from(view));
+    await forward?.(view, at);
+  });
+  await pipeline(chunked(bytes, size), inspector);
+  const result = await inspector.result;
+  assert.deepEqual(Buffer.concat(forwarded), Buffer.from(bytes), 'forward saw every byte once, in order');
+  return result;
+}
 
 describe('large-file inspection on worker threads', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fwpkg-scan-'));
@@ -22,7 +51,13 @@ describe('large-file inspection on worker threads', () => {
   /** The error (or result) of the streamed inspection and of the worker-thread one. */
   const both = async (bytes: Uint8Array) => {
     const settle = (p: Promise<unknown>) => p.catch((err: unknown) => err);
-    return [await settle(inspectFwpkg(chunked(bytes, 4096))), await settle(inspectFwpkgFile(file(bytes), parallel))];
+    const streamed = await settle(inspectFwpkg(chunked(bytes, 4096)));
+    const scanned = await settle(inspectFwpkgFile(file(bytes), parallel));
+    // The parallel stream inspector agrees with both, errors included.
+    const parallelStreamed = await settle(streamedInParallel(bytes));
+    assert.deepEqual(parallelStreamed, scanned);
+    if (scanned instanceof FwpkgError) assert.equal((parallelStreamed as Error).message, scanned.message);
+    return [streamed, scanned];
   };
 
   it('crc32 is CRC-32/IEEE, and continues across pieces', () => {
@@ -60,6 +95,35 @@ describe('large-file inspection on worker threads', () => {
     assert.equal(result.sha256, sha256(pkg));
     assert.deepEqual(result.componentSha256, images.map(sha256));
     assert.deepEqual(result.header, parseFwpkgHeader(pkg));
+    // Streamed in odd-sized chunks that straddle the slots: the same result.
+    assert.deepEqual(await streamedInParallel(pkg, 3 * 1024 * 1024 + 17), result);
+  });
+
+  it('the parallel stream fails with its forward, and stops its threads when destroyed', async () => {
+    const pkg = buildFwpkg({
+      ...sampleSpec('1.0'),
+      components: [3 * FILE_CHUNK, 1, 0].map((size, i) => ({
+        classification: 1,
+        identifier: i,
+        version: `v${i}`,
+        image: { size, fill: i + 1 },
+      })),
+    });
+    await assert.rejects(
+      streamedInParallel(pkg, 65_536, async (_, at) => {
+        if (at > 0) throw new Error('disk full');
+      }),
+      /disk full/,
+    );
+    const destroyed = new ParallelSha256();
+    destroyed.on('error', () => undefined);
+    destroyed.write(Buffer.alloc(FILE_CHUNK + 1));
+    destroyed.destroy(new Error('client gone'));
+    await assert.rejects(destroyed.result, /client gone/);
+
+    const digest = new ParallelSha256();
+    await pipeline(chunked(pkg, 100_000), digest);
+    assert.deepEqual(await digest.result, { sha256: sha256(pkg), size: pkg.length });
   });
 
   it('overlapping images are each hashed whole', async () => {

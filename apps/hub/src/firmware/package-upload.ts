@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FirmwarePackageMetadata } from '@fleet/domain';
-import { FwpkgError, FwpkgInspector } from '@fleet/fwpkg';
+import {
+  FwpkgError,
+  FwpkgInspector,
+  PARALLEL_FILE_BYTES,
+  ParallelFwpkgInspector,
+  ParallelSha256,
+  type FwpkgInspection,
+  type SlotForward,
+} from '@fleet/fwpkg';
 import { ApiError } from '../errors.js';
 import type { BlobStore } from './blob-store.js';
 import { HttpStatusError } from './http-status-error.js';
@@ -50,25 +58,32 @@ class DigestInspector extends Writable {
   }
 }
 
-/**
- * Passes the bytes on unchanged while counting them against the size limit and feeding the
- * inspector, which hashes (and for PLDM parses) them. A write waits for the inspector, so
- * memory stays at a few chunks whatever the package size.
- */
-class InspectingTap<T extends { sha256: string; size: number }> extends Transform {
+/** Passes the bytes on unchanged while counting them against the size limit. */
+class SizeLimit extends Transform {
   private bytes = 0;
 
-  constructor(
-    private readonly inspector: Inspector<T>,
-    private readonly maxBytes: number,
-  ) {
+  constructor(private readonly maxBytes: number) {
     super();
-    inspector.on('error', (err) => this.destroy(err));
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) return done(tooLarge(this.maxBytes));
+    done(null, chunk);
+  }
+}
+
+/**
+ * Passes the bytes on unchanged while feeding the inspector, which hashes (and for PLDM parses)
+ * them. A write waits for the inspector, so memory stays at a few chunks whatever the package size.
+ */
+class InspectingTap<T extends { sha256: string; size: number }> extends Transform {
+  constructor(private readonly inspector: Inspector<T>) {
+    super();
+    inspector.on('error', (err) => this.destroy(err));
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.inspector.write(chunk, (err) => done(err, chunk));
   }
 
@@ -77,6 +92,32 @@ class InspectingTap<T extends { sha256: string; size: number }> extends Transfor
     this.inspector.result.then(() => done(), done);
   }
 }
+
+/**
+ * How a kind of upload is inspected: in this thread, each chunk passed on to the blob store as it
+ * came; or, for a large one, hashed on worker threads from 4 MiB slots that are also what the blob
+ * store writes, so the thread serving HTTP neither hashes nor writes in small pieces.
+ */
+interface InspectorKind<T extends { sha256: string; size: number }> {
+  inThread(): Inspector<T>;
+  parallel(forward: SlotForward): Inspector<T>;
+}
+
+const pldmPackage: InspectorKind<FwpkgInspection> = {
+  inThread: () => new FwpkgInspector(),
+  parallel: (forward) => new ParallelFwpkgInspector(forward),
+};
+
+const opaqueImage: InspectorKind<{ sha256: string; size: number }> = {
+  inThread: () => new DigestInspector(),
+  parallel: (forward) => new ParallelSha256(forward),
+};
+
+/** A write into the blob store that settles once the bytes are in the kernel's hands (the slot is then free). */
+const writeTo =
+  (stream: Writable): SlotForward =>
+  (bytes) =>
+    new Promise((resolve, reject) => stream.write(bytes, (err) => (err ? reject(err) : resolve())));
 
 /** The client-facing reason an upload failed; anything unexpected stays as it is (a 500). */
 function rejection(err: unknown, body: Readable): unknown {
@@ -99,12 +140,16 @@ function rejection(err: unknown, body: Readable): unknown {
 async function receive<T extends { sha256: string; size: number }>(
   body: Readable,
   blobs: BlobStore,
-  maxBytes: number,
-  inspector: Inspector<T>,
+  limits: UploadLimits,
+  kind: InspectorKind<T>,
 ): Promise<T> {
   const upload = await blobs.beginWrite();
+  const parallel = limits.declaredBytes !== undefined && limits.declaredBytes >= PARALLEL_FILE_BYTES;
+  const inspector = parallel ? kind.parallel(writeTo(upload.stream)) : kind.inThread();
   try {
-    await pipeline(body.iterator({ destroyOnReturn: false }), new InspectingTap(inspector, maxBytes), upload.stream);
+    const source = body.iterator({ destroyOnReturn: false });
+    if (parallel) await pipeline(source, new SizeLimit(limits.maxBytes), inspector);
+    else await pipeline(source, new SizeLimit(limits.maxBytes), new InspectingTap(inspector), upload.stream);
     const inspection = await inspector.result;
     await upload.commit(inspection.sha256);
     return inspection;
@@ -115,9 +160,15 @@ async function receive<T extends { sha256: string; size: number }>(
   }
 }
 
+/** The hub's size limit, and the size the client declared (Content-Length), when it did. */
+export interface UploadLimits {
+  maxBytes: number;
+  declaredBytes?: number | undefined;
+}
+
 /** A PLDM package (DSP0267), parsed as it streams: its version is the header's. */
-export async function receivePackage(body: Readable, blobs: BlobStore, maxBytes: number): Promise<ReceivedPackage> {
-  const inspection = await receive(body, blobs, maxBytes, new FwpkgInspector());
+export async function receivePackage(body: Readable, blobs: BlobStore, limits: UploadLimits): Promise<ReceivedPackage> {
+  const inspection = await receive(body, blobs, limits, pldmPackage);
   return {
     digest: inspection.sha256,
     size: inspection.size,
@@ -130,14 +181,16 @@ export async function receivePackage(body: Readable, blobs: BlobStore, maxBytes:
 export async function receiveNvosImage(
   body: Readable,
   blobs: BlobStore,
-  maxBytes: number,
+  limits: UploadLimits,
   buildId: string,
 ): Promise<ReceivedPackage> {
-  const { sha256, size } = await receive(body, blobs, maxBytes, new DigestInspector());
+  const { sha256, size } = await receive(body, blobs, limits, opaqueImage);
   return { digest: sha256, size, packageVersion: buildId, metadata: { format: 'nvos', buildId } };
 }
 
-/** 413 before reading a byte when the client declares a body over the limit. */
-export function checkDeclaredSize(contentLength: string | undefined, maxBytes: number): void {
-  if (contentLength !== undefined && Number(contentLength) > maxBytes) throw tooLarge(maxBytes);
+/** 413 before reading a byte when the client declares a body over the limit; else the upload's limits. */
+export function checkDeclaredSize(contentLength: string | undefined, maxBytes: number): UploadLimits {
+  const declaredBytes = contentLength === undefined ? undefined : Number(contentLength);
+  if (declaredBytes !== undefined && declaredBytes > maxBytes) throw tooLarge(maxBytes);
+  return { maxBytes, declaredBytes: Number.isSafeInteger(declaredBytes) ? declaredBytes : undefined };
 }

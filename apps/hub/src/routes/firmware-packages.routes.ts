@@ -272,10 +272,10 @@ async function receiveUpload(
   if (!(request.body instanceof Readable))
     throw invalid('body', 'send the package as the request body, with Content-Type: application/octet-stream');
   try {
-    checkDeclaredSize(request.headers['content-length'], deps.maxPackageBytes);
+    const limits = checkDeclaredSize(request.headers['content-length'], deps.maxPackageBytes);
     return nvosBuild
-      ? await receiveNvosImage(request.body, deps.blobs, deps.maxPackageBytes, nvosBuild)
-      : await receivePackage(request.body, deps.blobs, deps.maxPackageBytes);
+      ? await receiveNvosImage(request.body, deps.blobs, limits, nvosBuild)
+      : await receivePackage(request.body, deps.blobs, limits);
   } catch (err) {
     if (!request.raw.complete) void reply.header('connection', 'close');
     throw err;

@@ -25,6 +25,8 @@ export interface ArtifactCacheOptions {
   /** Where artifacts come from; without it only what is cached already can be served. */
   hub?: HubSource | undefined;
   log: Logger;
+  /** From this size on a download is hashed on a worker thread; PARALLEL_FILE_BYTES (64 MiB) unless set. */
+  parallelHashFromBytes?: number | undefined;
 }
 
 export interface EnsureOptions {
@@ -238,6 +240,7 @@ export class ArtifactCache {
       dispatcher: this.dispatcher,
       signal,
       onProgress,
+      parallelFromBytes: this.options.parallelHashFromBytes,
     });
     this.entries.set(digest, { size, usedAt: ++this.useClock });
     this.totalBytes += size;

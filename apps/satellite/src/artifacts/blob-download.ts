@@ -1,8 +1,11 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { finished } from 'node:stream/promises';
 import { request, type Dispatcher } from 'undici';
+import { PARALLEL_FILE_BYTES, ParallelSha256 } from '@fleet/fwpkg';
 import { ArtifactFetchError } from './artifact-errors.js';
 
 /** Disk I/O in 1 MiB chunks: far fewer syscalls than the defaults, and memory stays small. */
@@ -22,47 +25,64 @@ export interface BlobDownload {
   signal?: AbortSignal | undefined;
   /** Bytes of the blob on disk so far (resumed + received), as they grow. */
   onProgress?: ((bytes: number) => void) | undefined;
+  /** From this size on, the blob is hashed on a worker thread (PARALLEL_FILE_BYTES unless set). */
+  parallelFromBytes?: number | undefined;
 }
 
-/** Hashes what an earlier attempt left in the partial file: the bytes on disk are the prefix to resume after. */
-async function resumePoint(d: BlobDownload, hash: Hash): Promise<number> {
+/** The size of what an earlier attempt left in the partial file: the prefix to resume after (0: none usable). */
+async function resumePoint(d: BlobDownload): Promise<number> {
   const existing = await stat(d.partialPath).catch(() => undefined);
   if (!existing) return 0;
   if (existing.size > d.size) {
     await rm(d.partialPath, { force: true });
     return 0;
   }
-  for await (const chunk of createReadStream(d.partialPath, { highWaterMark: ioChunk })) hash.update(chunk as Buffer);
   return existing.size;
 }
 
 /**
- * Appends a response body to the partial file, hashing it on the way, in ~1 MiB writes.
- * Progress counts only bytes the kernel has taken, and a transfer that breaks off or is
- * cancelled keeps what arrived (a valid prefix): the file is settled before this returns,
- * so a resume that starts next never races a late write.
+ * Appends a response body to the partial file after the `offset` bytes already there, and digests the whole
+ * file's bytes (that prefix, re-read, then the body). Progress counts only bytes the kernel has taken, and a
+ * transfer that breaks off or is cancelled keeps what arrived (a valid prefix): the file is settled before
+ * `write` returns, so a resume that starts next never races a late write.
  */
-class PartialFileWriter {
+interface PartialWriter {
+  /** Bytes of the blob on disk. */
+  readonly onDisk: number;
+  write(body: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void>;
+  /** The sha256 of every byte on disk, once `write` returned. */
+  digest(): Promise<string>;
+}
+
+function checkRoom(d: BlobDownload, bytes: number): void {
+  if (bytes > d.size)
+    throw new ArtifactFetchError(
+      'size_mismatch',
+      d.digest,
+      d.url,
+      `the hub sent more than the ${d.size} bytes expected`,
+    );
+}
+
+/** In this thread: hashes each chunk as it comes and appends ~1 MiB batches. Small blobs. */
+class InThreadWriter implements PartialWriter {
+  private readonly hash = createHash('sha256');
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
   constructor(
     private readonly d: BlobDownload,
-    private readonly hash: Hash,
     public onDisk: number,
   ) {}
 
-  async write(body: AsyncIterable<Buffer>): Promise<void> {
+  async write(body: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void> {
+    if (this.onDisk > 0)
+      for await (const chunk of createReadStream(this.d.partialPath, { highWaterMark: ioChunk, end: this.onDisk - 1 }))
+        this.hash.update(chunk as Buffer);
     const file = await open(this.d.partialPath, this.onDisk > 0 ? 'a' : 'w');
     try {
       for await (const chunk of body) {
-        if (this.onDisk + this.pendingBytes + chunk.length > this.d.size)
-          throw new ArtifactFetchError(
-            'size_mismatch',
-            this.d.digest,
-            this.d.url,
-            `the hub sent more than the ${this.d.size} bytes expected`,
-          );
+        checkRoom(this.d, this.onDisk + this.pendingBytes + chunk.length);
         this.hash.update(chunk);
         this.pending.push(chunk);
         this.pendingBytes += chunk.length;
@@ -77,6 +97,10 @@ class PartialFileWriter {
     }
   }
 
+  digest(): Promise<string> {
+    return Promise.resolve(this.hash.digest('hex'));
+  }
+
   private async flush(file: FileHandle): Promise<void> {
     if (this.pendingBytes === 0) return;
     // Taken before writing: a failed write is never retried, which could append a batch twice.
@@ -88,6 +112,83 @@ class PartialFileWriter {
     if (bytesWritten !== bytes)
       throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${bytes} bytes`);
     this.onDisk += bytesWritten;
+    this.d.onProgress?.(this.onDisk);
+  }
+}
+
+/**
+ * For large blobs: the bytes go into 4 MiB shared-memory slots hashed on a worker thread, and each slot is
+ * written at its offset, so the thread on the socket neither hashes nor writes in small pieces. A body that
+ * breaks off still has what arrived written (the last slot is flushed) before the error goes on.
+ */
+class ParallelWriter implements PartialWriter {
+  private readonly resumedAt: number;
+  private result: Promise<{ sha256: string }> | undefined;
+  /** Slot writes, one after another: the file only ever grows by a contiguous prefix, even when one fails. */
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly d: BlobDownload,
+    public onDisk: number,
+  ) {
+    this.resumedAt = onDisk;
+  }
+
+  async write(body: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void> {
+    const file = await open(this.d.partialPath, this.resumedAt > 0 ? 'r+' : 'w');
+    const hasher = new ParallelSha256(
+      (bytes, at) => (this.writes = this.writes.then(() => this.store(file, bytes, at))),
+    );
+    // Its failures surface through `feed` and `finished` below.
+    hasher.on('error', () => undefined);
+    this.result = hasher.result;
+    const feed = async (chunk: Buffer) => {
+      if (hasher.errored) throw hasher.errored;
+      if (!hasher.write(chunk)) await once(hasher, 'drain');
+    };
+    let failure: unknown;
+    try {
+      try {
+        if (this.resumedAt > 0)
+          for await (const chunk of file.createReadStream({
+            highWaterMark: ioChunk,
+            start: 0,
+            end: this.resumedAt - 1,
+            autoClose: false,
+          }))
+            await feed(chunk as Buffer);
+        let received = this.resumedAt;
+        for await (const chunk of body) {
+          received += chunk.length;
+          checkRoom(this.d, received);
+          await feed(chunk);
+        }
+      } catch (err) {
+        failure = err;
+      }
+      // Flushes the last slot, also after a failure: what arrived is a valid prefix worth keeping.
+      hasher.end();
+      await finished(hasher).catch((err: unknown) => (failure ??= err));
+    } finally {
+      hasher.destroy();
+      await file.close();
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  async digest(): Promise<string> {
+    return (await this.result!).sha256;
+  }
+
+  /** Writes the part of a slot past the resumed prefix (which is on disk already) at its offset. */
+  private async store(file: FileHandle, bytes: Uint8Array, at: number): Promise<void> {
+    const skip = Math.max(0, this.resumedAt - at);
+    if (skip >= bytes.length) return;
+    const length = bytes.length - skip;
+    const { bytesWritten } = await file.write(bytes, skip, length, at + skip);
+    if (bytesWritten !== length)
+      throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${length} bytes`);
+    this.onDisk = at + bytes.length;
     this.d.onProgress?.(this.onDisk);
   }
 }
@@ -157,8 +258,11 @@ function bodyOffset(
  * received over the network. Memory stays at a few chunks.
  */
 export async function downloadBlob(d: BlobDownload): Promise<number> {
-  let hash = createHash('sha256');
-  let have = await resumePoint(d, hash);
+  const parallel = d.size >= (d.parallelFromBytes ?? PARALLEL_FILE_BYTES);
+  const writerAt = (offset: number): PartialWriter =>
+    parallel ? new ParallelWriter(d, offset) : new InThreadWriter(d, offset);
+  const have = await resumePoint(d);
+  let writer = writerAt(have);
   let received = 0;
   if (have < d.size) {
     let res: Dispatcher.ResponseData;
@@ -185,8 +289,7 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
       throw failureFor(d, res.statusCode);
     }
     const offset = bodyOffset(d, res.statusCode, res.headers, have);
-    if (offset === 0 && have > 0) hash = createHash('sha256'); // the hub sent the whole blob: start over
-    const writer = new PartialFileWriter(d, hash, offset);
+    if (offset !== have) writer = writerAt(offset); // the hub sent the whole blob: start over
     try {
       await writer.write(res.body);
     } catch (err) {
@@ -201,11 +304,15 @@ export async function downloadBlob(d: BlobDownload): Promise<number> {
       );
     }
     received = writer.onDisk - offset;
-    have = writer.onDisk;
-  }
-  if (have !== d.size)
-    throw new ArtifactFetchError('unavailable', d.digest, d.url, `the transfer ended after ${have} of ${d.size} bytes`);
-  const actual = hash.digest('hex');
+  } else await writer.write([]);
+  if (writer.onDisk !== d.size)
+    throw new ArtifactFetchError(
+      'unavailable',
+      d.digest,
+      d.url,
+      `the transfer ended after ${writer.onDisk} of ${d.size} bytes`,
+    );
+  const actual = await writer.digest();
   if (actual !== d.digest) {
     await rm(d.partialPath, { force: true });
     throw new ArtifactFetchError(
