@@ -136,7 +136,9 @@ async function reconcileLoop(): Promise<void> {
     try {
       const step = since && sweep ? { after: sweep.after, pages: sweepPagesPerCycle } : undefined;
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since, step);
-      if (step && sweep) {
+      if (step && sweep && stats.sweepError !== undefined)
+        log.warn({ err: errorText(stats.sweepError) }, 'projection sweep step failed; will take it again next cycle');
+      else if (step && sweep) {
         sweep.open += stats.openJobs;
         if (stats.sweepAfter === undefined) {
           metrics.openJobs.set(sweep.open);
@@ -147,7 +149,7 @@ async function reconcileLoop(): Promise<void> {
       lastStart = started;
       cycle++;
     } catch (err) {
-      // lastStart stays: the next cycle covers this one's window too (and the sweep step is taken again).
+      // lastStart stays: the next cycle covers this one's window too.
       log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
     } finally {
       end();

@@ -44,6 +44,11 @@ export interface ReconcileStats {
   changed: number;
   /** After a sweep step that did not reach the last open job: the id its next step starts after. */
   sweepAfter?: string;
+  /**
+   * Why the sweep step failed, when it did: the quick part stands on its own (its window advances), and the step
+   * is taken again from the same place next cycle; `openJobs` then counts nothing.
+   */
+  sweepError?: unknown;
 }
 
 /** A step of a full sweep spread over quick cycles: the open jobs after `after` (by id), at most `pages` pages. */
@@ -107,8 +112,13 @@ export async function reconcileOnce(deps: ProjectorDeps, since?: Date, sweep?: S
       await projectChanges(deps, stats, since);
     }
     if (sweep) {
-      const after = await sweepOpenJobs(deps, stats, sweep.after, sweep.pages);
-      if (after !== undefined) stats.sweepAfter = after;
+      try {
+        const after = await sweepOpenJobs(deps, stats, sweep.after, sweep.pages);
+        if (after !== undefined) stats.sweepAfter = after;
+      } catch (err) {
+        stats.sweepError = err;
+        stats.openJobs = 0;
+      }
     }
   } else {
     await sweepOpenJobs(deps, stats, undefined, Infinity);

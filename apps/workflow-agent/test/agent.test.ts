@@ -177,6 +177,50 @@ describe('workflow agent', () => {
     assert.equal(rows[0].state, 'failed');
   });
 
+  it(`a sweep step that fails leaves the quick part's projection standing, and is taken again from the same \
+place`, async () => {
+    // Visibility answers the quick cycle's query but not the sweep's (WorkflowId IN ...).
+    const workflow = new Proxy(client.workflow, {
+      get(target, prop) {
+        if (prop === 'list')
+          return (options: { query?: string }) => {
+            if (options.query?.startsWith('WorkflowId IN')) throw new Error('visibility store unavailable');
+            return target.list(options);
+          };
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const failing = { db: handle.db, client: { ...client, workflow } as Client, log, metrics, pageSize: 10 };
+    const since = new Date();
+    const { rows: running } = await handle.pool.query(
+      `select id from jobs where state = 'running' and id <> $1 order by id limit 1`,
+      [jobIds[3]],
+    );
+    const ended = running[0].id as string;
+    await client.workflow.getHandle(ended).terminate('operator pulled the plug');
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowId = '${ended}' AND ExecutionStatus = 'Terminated'`)).count;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const stats = await reconcileOnce(failing, since, { after: undefined, pages: 2 });
+    assert.match(String(stats.sweepError), /visibility store unavailable/);
+    assert.deepEqual(
+      { changed: stats.changed, open: stats.openJobs, after: stats.sweepAfter },
+      {
+        changed: 1,
+        open: 0,
+        after: undefined,
+      },
+    );
+    const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
+    assert.equal(rows[0].state, 'failed', 'the quick part projected the ended job despite the sweep failing');
+    const retried = await reconcileOnce({ ...failing, client }, since, { after: undefined, pages: 100 });
+    assert.equal(retried.sweepError, undefined);
+    assert.ok(retried.openJobs > 0);
+  });
+
   it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
     await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
     await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
