@@ -500,152 +500,15 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     sweep_pages_per_cycle: o.sweepPages ?? null,
     stack_start_s: stackStartS,
   };
+  const part: WorkflowPart = { o, stack, temporal, perSite, devices, timeScale, slots, powerOnS, limits };
   try {
     for (const { w } of windows) await w.start();
-    const operator = stack.client('operator');
 
-    if (o.workflowPhases.has('campaign')) {
-      // The campaign: one per site (a campaign belongs to a site), all at once.
-      await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
-      const policy = {
-        canarySize: 0,
-        autoApprove: true,
-        waveSize: perSite,
-        maxConcurrentPerSite: o.campaignCap,
-        maxConcurrentPerRack: 18,
-        maxConcurrentPerPowerDomain: 36,
-        failureBudget: 10,
-      };
-      const campaignCpu = stackCpu(stack);
-      const started = Date.now();
-      const campaigns = await Promise.all(
-        stack.siteIds.map(async (site) => {
-          const created = await unwrap(
-            operator.POST('/v1/firmware-campaigns', { body: { name: `scale-${site}`, site_id: site, policy } }),
-          );
-          if (!('id' in created)) throw new Error('the campaign was planned, not started');
-          return created.id;
-        }),
-      );
-      const done = (await Promise.all(campaigns.map((id) => stack.waitForJob(id, 7_200_000)))) as {
-        state: string;
-        finished_at: string;
-        error?: unknown;
-      }[];
-      const failed = done.filter((d) => d.state !== 'succeeded');
-      if (failed.length) throw new Error(`campaign ${failed[0]!.state}: ${JSON.stringify(failed[0]!.error)}`);
-      const campaignS = (Math.max(...done.map((d) => Date.parse(d.finished_at))) - started) / 1000;
-      // Per device: two flashes, the push delay between them, a BMC reboot, stabilisation (as bench/firmware.ts).
-      const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
-      const siteBound = makespanLowerBound(
-        Array.from({ length: perSite }, (_, i) => ({
-          deviceId: `d${i}`,
-          rackId: null,
-          powerDomain: `device:${i}`,
-          nodeType: 'compute_gb200_nvidia',
-        })),
-        policy,
-        () => perDeviceS,
-      );
-      // Sites run side by side: the fleet's floor is a site's.
-      Object.assign(out, {
-        campaign_10k_makespan_s: Number(campaignS.toFixed(1)),
-        campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
-        campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
-        campaign_cap_per_site: o.campaignCap,
-        ...cpuFigures('campaign', campaignCpu, devices),
-      });
-      if (campaignS > 1.25 * siteBound)
-        limits.push({
-          devices,
-          what: `campaign makespan ${campaignS.toFixed(0)} s > 1.25 x ${siteBound.toFixed(0)} s`,
-        });
-      console.error(`scale: campaign ${JSON.stringify(out)}`);
-
-      // History events per device from the listing; Actions from a sample of the device workflows' histories.
-      let childEvents = 0;
-      let children = 0;
-      const sampled: { workflowId: string; runId: string }[] = [];
-      for await (const wf of temporal.workflow.list({
-        query: `FleetJobKind = 'device.firmware_update'`,
-        pageSize: 500,
-      })) {
-        childEvents += wf.historyLength ?? 0;
-        if (children++ % Math.max(1, Math.floor(devices / 100)) === 0) sampled.push(wf);
-      }
-      let sampleActions = 0;
-      for (const wf of sampled)
-        sampleActions += actionsOf(
-          ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
-            string,
-            unknown
-          >[],
-        );
-      let parentEvents = 0;
-      let parentActions = 0;
-      for (const id of campaigns)
-        for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
-          parentEvents += wf.historyLength ?? 0;
-          parentActions += actionsOf(
-            ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
-              string,
-              unknown
-            >[],
-          );
-        }
-      Object.assign(out, {
-        history_events_per_device: Number(((childEvents + parentEvents) / devices).toFixed(1)),
-        temporal_actions_per_device: Number(
-          (sampleActions / Math.max(1, sampled.length) + parentActions / devices).toFixed(1),
-        ),
-        temporal_actions_sampled_devices: sampled.length,
-      });
-    }
-
+    if (o.workflowPhases.has('campaign')) Object.assign(out, await campaignPhase(part));
     if (!o.workflowPhases.has('batch')) return out;
     if ((Date.now() - runStarted) / 1000 > o.budgetS)
       throw new Error("power batch not run: the campaign spent the run's budget");
-    // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
-    const batchCpu = stackCpu(stack);
-    const batchStart = Date.now();
-    const batch = await unwrap(
-      operator.POST('/v1/power-batches', { body: { action: 'on', filter: { site_id: stack.siteIds } } }),
-    );
-    if (!('id' in batch)) throw new Error('the power batch waits for an approval');
-    const batchDone = (await stack.waitForJob(batch.id, 7_200_000)) as { state: string; finished_at: string };
-    if (batchDone.state !== 'succeeded') throw new Error(`power batch ${batchDone.state}`);
-    const batchS = (Date.parse(batchDone.finished_at) - batchStart) / 1000;
-    const batchBound = batchLowerBound(
-      stack.siteIds.map(() => perSite),
-      slots,
-      powerOnS * timeScale,
-    );
-    const jobsDb = new pg.Client({ connectionString: stack.database.url });
-    await jobsDb.connect();
-    const rows = await jobsDb
-      .query<{ started_at: Date; finished_at: Date; updated_at: Date }>(
-        'select started_at, finished_at, updated_at from jobs where parent_id = $1 and finished_at is not null',
-        [batch.id],
-      )
-      .finally(() => jobsDb.end());
-    const batchChildren = rows.rows.map((r) => ({
-      startedAt: new Date(r.started_at),
-      finishedAt: new Date(r.finished_at),
-      projectedAt: new Date(r.updated_at),
-    }));
-    // While at least 90% of the most that ran at once still ran: all the devices when the dispatch keeps up.
-    const peakRunning = projectionLag(batchChildren, Infinity).peakRunning;
-    const lag = projectionLag(batchChildren, Math.floor(0.9 * peakRunning));
-    Object.assign(out, {
-      batch_10k_makespan_s: Number(batchS.toFixed(1)),
-      batch_10k_lower_bound_s: batchBound,
-      ...cpuFigures('batch', batchCpu, devices),
-      projection_lag_p95_s_10k_running: lag.p95,
-      projection_lag_p50_s_10k_running: lag.p50,
-      projection_lag_jobs: lag.jobs,
-      projection_lag_min_running: Math.floor(0.9 * peakRunning),
-      batch_peak_running_workflows: lag.peakRunning,
-    });
+    Object.assign(out, await batchPhase(part));
   } catch (err) {
     limits.push({ devices, what: (err as Error).message.slice(0, 300) });
   } finally {
@@ -667,6 +530,172 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     await cleanup();
   }
   return out;
+}
+
+/** What the workflow part's phases share: the stack at its size and the timings it runs with. */
+interface WorkflowPart {
+  o: Options;
+  stack: Stack;
+  temporal: Client;
+  perSite: number;
+  devices: number;
+  timeScale: number;
+  slots: number;
+  powerOnS: number;
+  limits: Limit[];
+}
+
+/** A firmware campaign per site, all at once: makespan against the floor, CPU, history events and Actions. */
+async function campaignPhase(part: WorkflowPart): Promise<Record<string, unknown>> {
+  const { o, stack, temporal, perSite, devices, timeScale, limits } = part;
+  const operator = stack.client('operator');
+  const firmware = benchFirmwareTimings;
+  const figures: Record<string, unknown> = {};
+  // The campaign: one per site (a campaign belongs to a site), all at once.
+  await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
+  const policy = {
+    canarySize: 0,
+    autoApprove: true,
+    waveSize: perSite,
+    maxConcurrentPerSite: o.campaignCap,
+    maxConcurrentPerRack: 18,
+    maxConcurrentPerPowerDomain: 36,
+    failureBudget: 10,
+  };
+  const campaignCpu = stackCpu(stack);
+  const started = Date.now();
+  const campaigns = await Promise.all(
+    stack.siteIds.map(async (site) => {
+      const created = await unwrap(
+        operator.POST('/v1/firmware-campaigns', { body: { name: `scale-${site}`, site_id: site, policy } }),
+      );
+      if (!('id' in created)) throw new Error('the campaign was planned, not started');
+      return created.id;
+    }),
+  );
+  const done = (await Promise.all(campaigns.map((id) => stack.waitForJob(id, 7_200_000)))) as {
+    state: string;
+    finished_at: string;
+    error?: unknown;
+  }[];
+  const failed = done.filter((d) => d.state !== 'succeeded');
+  if (failed.length) throw new Error(`campaign ${failed[0]!.state}: ${JSON.stringify(failed[0]!.error)}`);
+  const campaignS = (Math.max(...done.map((d) => Date.parse(d.finished_at))) - started) / 1000;
+  // Per device: two flashes, the push delay between them, a BMC reboot, stabilisation (as bench/firmware.ts).
+  const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
+  const siteBound = makespanLowerBound(
+    Array.from({ length: perSite }, (_, i) => ({
+      deviceId: `d${i}`,
+      rackId: null,
+      powerDomain: `device:${i}`,
+      nodeType: 'compute_gb200_nvidia',
+    })),
+    policy,
+    () => perDeviceS,
+  );
+  // Sites run side by side: the fleet's floor is a site's.
+  Object.assign(figures, {
+    campaign_10k_makespan_s: Number(campaignS.toFixed(1)),
+    campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
+    campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
+    campaign_cap_per_site: o.campaignCap,
+    ...cpuFigures('campaign', campaignCpu, devices),
+  });
+  if (campaignS > 1.25 * siteBound)
+    limits.push({
+      devices,
+      what: `campaign makespan ${campaignS.toFixed(0)} s > 1.25 x ${siteBound.toFixed(0)} s`,
+    });
+  console.error(`scale: campaign ${JSON.stringify(figures)}`);
+
+  // History events per device from the listing; Actions from a sample of the device workflows' histories.
+  let childEvents = 0;
+  let children = 0;
+  const sampled: { workflowId: string; runId: string }[] = [];
+  for await (const wf of temporal.workflow.list({
+    query: `FleetJobKind = 'device.firmware_update'`,
+    pageSize: 500,
+  })) {
+    childEvents += wf.historyLength ?? 0;
+    if (children++ % Math.max(1, Math.floor(devices / 100)) === 0) sampled.push(wf);
+  }
+  let sampleActions = 0;
+  for (const wf of sampled)
+    sampleActions += actionsOf(
+      ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
+        string,
+        unknown
+      >[],
+    );
+  let parentEvents = 0;
+  let parentActions = 0;
+  for (const id of campaigns)
+    for await (const wf of temporal.workflow.list({ query: `WorkflowId = '${id}'` })) {
+      parentEvents += wf.historyLength ?? 0;
+      parentActions += actionsOf(
+        ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
+          string,
+          unknown
+        >[],
+      );
+    }
+  Object.assign(figures, {
+    history_events_per_device: Number(((childEvents + parentEvents) / devices).toFixed(1)),
+    temporal_actions_per_device: Number(
+      (sampleActions / Math.max(1, sampled.length) + parentActions / devices).toFixed(1),
+    ),
+    temporal_actions_sampled_devices: sampled.length,
+  });
+  return figures;
+}
+
+/** A power batch over every tray: makespan against the floor, CPU, and the projection lag while most run. */
+async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> {
+  const { stack, perSite, devices, timeScale, slots, powerOnS } = part;
+  const operator = stack.client('operator');
+  const figures: Record<string, unknown> = {};
+  // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
+  const batchCpu = stackCpu(stack);
+  const batchStart = Date.now();
+  const batch = await unwrap(
+    operator.POST('/v1/power-batches', { body: { action: 'on', filter: { site_id: stack.siteIds } } }),
+  );
+  if (!('id' in batch)) throw new Error('the power batch waits for an approval');
+  const batchDone = (await stack.waitForJob(batch.id, 7_200_000)) as { state: string; finished_at: string };
+  if (batchDone.state !== 'succeeded') throw new Error(`power batch ${batchDone.state}`);
+  const batchS = (Date.parse(batchDone.finished_at) - batchStart) / 1000;
+  const batchBound = batchLowerBound(
+    stack.siteIds.map(() => perSite),
+    slots,
+    powerOnS * timeScale,
+  );
+  const jobsDb = new pg.Client({ connectionString: stack.database.url });
+  await jobsDb.connect();
+  const rows = await jobsDb
+    .query<{ started_at: Date; finished_at: Date; updated_at: Date }>(
+      'select started_at, finished_at, updated_at from jobs where parent_id = $1 and finished_at is not null',
+      [batch.id],
+    )
+    .finally(() => jobsDb.end());
+  const batchChildren = rows.rows.map((r) => ({
+    startedAt: new Date(r.started_at),
+    finishedAt: new Date(r.finished_at),
+    projectedAt: new Date(r.updated_at),
+  }));
+  // While at least 90% of the most that ran at once still ran: all the devices when the dispatch keeps up.
+  const peakRunning = projectionLag(batchChildren, Infinity).peakRunning;
+  const lag = projectionLag(batchChildren, Math.floor(0.9 * peakRunning));
+  Object.assign(figures, {
+    batch_10k_makespan_s: Number(batchS.toFixed(1)),
+    batch_10k_lower_bound_s: batchBound,
+    ...cpuFigures('batch', batchCpu, devices),
+    projection_lag_p95_s_10k_running: lag.p95,
+    projection_lag_p50_s_10k_running: lag.p50,
+    projection_lag_jobs: lag.jobs,
+    projection_lag_min_running: Math.floor(0.9 * peakRunning),
+    batch_peak_running_workflows: lag.peakRunning,
+  });
+  return figures;
 }
 
 /** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */
