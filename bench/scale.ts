@@ -65,6 +65,14 @@ function options(args: string[]): Options {
     const i = args.indexOf(`--${name}`);
     return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
   };
+  const count = (name: string, fallback: string) => {
+    const n = Number(value(name, fallback));
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new Error(`--${name}: a positive whole number, not ${value(name, fallback)}`);
+    return n;
+  };
+  const budgetMin = Number(value('budget-min', 'Infinity'));
+  if (!(budgetMin > 0)) throw new Error(`--budget-min: minutes above 0, not ${value('budget-min', '')}`);
   const parts = new Set(value('parts', 'fleet,workflows').split(','));
   for (const p of parts) if (p !== 'fleet' && p !== 'workflows') throw new Error(`--parts: fleet,workflows, not ${p}`);
   const workflowPhases = new Set(value('workflow-phases', 'campaign,batch').split(','));
@@ -72,17 +80,17 @@ function options(args: string[]): Options {
     if (p !== 'campaign' && p !== 'batch') throw new Error(`--workflow-phases: campaign,batch, not ${p}`);
   return {
     stages: parseStages(value('devices', '10000,50000,100000')),
-    sites: Number(value('sites', '10')),
-    clients: Number(value('clients', '50')),
-    requests: Number(value('requests', '1000')),
+    sites: count('sites', '10'),
+    clients: count('clients', '50'),
+    requests: count('requests', '1000'),
     parts,
     parallel: args.includes('--parallel'),
-    budgetS: Number(value('budget-min', 'Infinity')) * 60,
-    workflowDevices: Number(value('workflow-devices', '10000')),
-    workflowSites: Number(value('workflow-sites', '10')),
-    campaignCap: Number(value('campaign-cap', '50')),
+    budgetS: budgetMin * 60,
+    workflowDevices: count('workflow-devices', '10000'),
+    workflowSites: count('workflow-sites', '10'),
+    campaignCap: count('campaign-cap', '50'),
     workflowPhases,
-    sweepPages: args.includes('--sweep-pages') ? Number(value('sweep-pages', '')) : undefined,
+    sweepPages: args.includes('--sweep-pages') ? count('sweep-pages', '') : undefined,
   };
 }
 
