@@ -29,11 +29,11 @@ export interface ArtifactTransferFigures {
   artifact_upload_over_disk_ratio: number;
   artifact_fetch_over_disk_ratio: number;
   /**
-   * CPU seconds per GiB moved, summed over the best round's processes (the hub; this process as the uploading client
-   * or the fetching satellite), against the loopback copy's (sender and receiver): on two cores the paths are
-   * CPU-bound, and this says by what.
+   * CPU seconds per GiB moved in the best round, per process (the hub; this process as the uploading client or the
+   * fetching satellite): on two cores the paths are CPU-bound, and this says by what. One round's figures: the load
+   * of the moment moves them too.
    */
-  cpu_s_per_gib: { loopback: Record<string, number>; upload: Record<string, number>; fetch: Record<string, number> };
+  cpu_s_per_gib: { upload: Record<string, number>; fetch: Record<string, number> };
   raw_loopback_runs_mib_per_s: number[];
   raw_disk_write_runs_mib_per_s: number[];
   artifact_upload_runs_mib_per_s: number[];
@@ -163,17 +163,14 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
     const uploads: number[] = [];
     const fetches: number[] = [];
     type Cpu = Record<string, number>;
-    const cpu = { loopback: [] as Cpu[], upload: [] as Cpu[], fetch: [] as Cpu[] };
+    const cpu = { upload: [] as Cpu[], fetch: [] as Cpu[] };
     const perGib = (used: Cpu) =>
       Object.fromEntries(Object.entries(used).map(([k, v]) => [k, round(v / (mib / 1024), 2)]));
     for (let i = 0; i < runs; i++) {
-      // The loopback copy's receiver is a child of this process: the tree is both ends.
-      let used = processCpu({ loopback: process.pid });
       loopback.push(await loopbackCopyMibPerS(path, 1));
-      cpu.loopback.push(perGib(used.stop()));
       disk.push(await diskWriteMibPerS(path));
 
-      used = processCpu({ hub: hub.pid, client: { pid: process.pid } });
+      let used = processCpu({ hub: { pid: hub.pid }, client: { pid: process.pid } });
       let started = process.hrtime.bigint();
       const pkg = await upload(hub, path, size);
       uploads.push(mib / seconds(started));
@@ -188,7 +185,7 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
         log: pino({ level: 'silent' }),
       });
       try {
-        used = processCpu({ hub: hub.pid, satellite: { pid: process.pid } });
+        used = processCpu({ hub: { pid: hub.pid }, satellite: { pid: process.pid } });
         started = process.hrtime.bigint();
         await cache.ensure(sha256, size);
         fetches.push(mib / seconds(started));
@@ -221,7 +218,6 @@ export async function measureArtifactTransfer(options: ArtifactTransferOptions =
       artifact_upload_over_disk_ratio: round(best(uploads) / best(disk), 3),
       artifact_fetch_over_disk_ratio: round(best(fetches) / best(disk), 3),
       cpu_s_per_gib: {
-        loopback: ofBest(loopback, cpu.loopback),
         upload: ofBest(uploads, cpu.upload),
         fetch: ofBest(fetches, cpu.fetch),
       },

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { buildFwpkg, PARALLEL_FILE_BYTES } from '@fleet/fwpkg';
-import { FileBlobStore } from '../src/firmware/blob-store.js';
+import { FileBlobStore, type BlobStore } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
 
 // The large-upload path (hashing on worker threads from shared-memory slots that are also what gets written)
@@ -42,7 +42,7 @@ describe('package upload on worker threads', () => {
   const limits = (declared: number | undefined, max = 2 * pkg.length) =>
     checkDeclaredSize(declared === undefined ? undefined : String(declared), max);
 
-  it('a declared size from PARALLEL_FILE_BYTES on takes it; the result and the blob equal the in-thread path', async () => {
+  it('from PARALLEL_FILE_BYTES of declared size on: the result and the blob equal the in-thread path', async () => {
     assert.ok(pkg.length >= PARALLEL_FILE_BYTES);
     assert.deepEqual(limits(pkg.length), { maxBytes: 2 * pkg.length, declaredBytes: pkg.length });
     const [inThread, parallel] = [store(), store()];
@@ -82,5 +82,25 @@ describe('package upload on worker threads', () => {
       );
       assert.deepEqual(await files(blobs), [], `${what}: nothing stored`);
     }
+  });
+
+  it('a write that fails (a full disk) fails the upload, aborts the blob and leaves the hub running', async () => {
+    let writes = 0;
+    let aborted = 0;
+    const full: BlobStore = {
+      ...store(),
+      beginWrite: async () => ({
+        stream: new Writable({
+          write(_chunk, _encoding, done) {
+            done(++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
+          },
+        }),
+        commit: () => Promise.reject(new Error('a failed upload must not be committed')),
+        abort: async () => void aborted++,
+      }),
+    };
+    await assert.rejects(receivePackage(body(pkg), full, limits(pkg.length)), /ENOSPC/);
+    assert.equal(aborted, 1);
+    assert.ok(writes >= 3 && writes < pkg.length / (4 * 1024 * 1024), `${writes} slot writes: it stopped early`);
   });
 });

@@ -171,8 +171,7 @@ describe('site artifact cache', () => {
       assert.deepEqual(await readdir(dir), [digest]);
     });
 
-    it(`${how}: a transfer cut part-way keeps its partial file; the next call resumes with a Range request and \
-  verifies`, async () => {
+    it(`${how}: a transfer cut part-way keeps its partial file; the next call resumes with a Range`, async () => {
       const bytes = randomBytes(4 * MiB);
       const digest = await putBlob(bytes);
       const { cache, dir } = await newCache({ url: proxyUrl, parallelHashFromBytes });

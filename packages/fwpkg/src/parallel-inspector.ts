@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
-import { SlotPackageCheck } from './file-scan.js';
 import { checkAfterLastByte, type FwpkgInspection } from './inspector.js';
 import { SLOT_BYTES, SlotHashers, type HasherRole } from './slot-hashers.js';
+import { SlotPackageCheck } from './slot-package-check.js';
 
 /**
  * Receives each filled slot (its bytes and their offset in the stream), e.g. to write them to disk. The slot's

@@ -61,12 +61,14 @@ export class SlotHashers {
   private readonly freed = new Array<(() => void) | undefined>(SLOTS);
   private readonly digestWaiters: ((digests: string[]) => void)[] = [];
   private next = 0;
-  private fail!: (err: Error) => void;
-  /** Rejects with the first failure of a hashing thread or of a hold; never unhandled. */
+  private reject!: (err: Error) => void;
+  /** The first failure (of a hashing thread or a hold), or the close: from then on nothing more is taken or sent. */
+  private stopped: Error | undefined;
+  /** Rejects with `stopped` when it is set; never unhandled. */
   readonly failure: Promise<never>;
 
   constructor(readonly roles: readonly HasherRole[]) {
-    this.failure = new Promise<never>((_, reject) => (this.fail = reject));
+    this.failure = new Promise<never>((_, reject) => (this.reject = reject));
     this.failure.catch(() => undefined);
     this.workers = roles.map((role, index) => {
       const worker = new Worker(HASHER, { eval: true, execArgv: [], workerData: { role, slots: this.buffers } });
@@ -82,6 +84,7 @@ export class SlotHashers {
 
   /** The next slot to fill, once it is free, and its memory. */
   async take(): Promise<{ slot: number; view: Uint8Array }> {
+    if (this.stopped) throw this.stopped;
     const slot = this.next;
     this.next = (slot + 1) % SLOTS;
     if (this.busy[slot]! > 0)
@@ -97,6 +100,10 @@ export class SlotHashers {
 
   /** Hands the slot's first `length` bytes, at data offset `at`, to the hashers; `hold` keeps it taken too. */
   submit(slot: number, at: number, length: number, hold?: Promise<void>): void {
+    if (this.stopped) {
+      hold?.catch(() => undefined);
+      return;
+    }
     this.busy[slot] = this.workers.length + (hold ? 1 : 0);
     for (const w of this.workers) w.postMessage({ slot, at, length });
     hold?.then(() => this.release(slot), this.fail);
@@ -121,13 +128,20 @@ export class SlotHashers {
     );
   }
 
-  /** Stops the threads; safe at any point and more than once. */
+  /** Stops the threads; safe at any point and more than once. Whoever still waits on a slot gets an error. */
   close(): void {
+    this.fail(new Error('the hashing threads were stopped'));
     for (const w of this.workers) {
       w.removeAllListeners('exit');
       void w.terminate();
     }
   }
+
+  private readonly fail = (err: Error): void => {
+    if (this.stopped) return;
+    this.stopped = err;
+    this.reject(err);
+  };
 
   private release(slot: number): void {
     if (--this.busy[slot]! === 0) {

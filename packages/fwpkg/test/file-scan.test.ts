@@ -99,7 +99,7 @@ describe('large-file inspection on worker threads', () => {
     assert.deepEqual(await streamedInParallel(pkg, 3 * 1024 * 1024 + 17), result);
   });
 
-  it('the parallel stream fails with its forward, and stops its threads when destroyed', async () => {
+  it('the parallel stream fails with its forward; destroyed, its result rejects with the reason', async () => {
     const pkg = buildFwpkg({
       ...sampleSpec('1.0'),
       components: [3 * FILE_CHUNK, 1, 0].map((size, i) => ({

@@ -144,20 +144,44 @@ async function receive<T extends { sha256: string; size: number }>(
   kind: InspectorKind<T>,
 ): Promise<T> {
   const upload = await blobs.beginWrite();
-  const parallel = limits.declaredBytes !== undefined && limits.declaredBytes >= PARALLEL_FILE_BYTES;
-  const inspector = parallel ? kind.parallel(writeTo(upload.stream)) : kind.inThread();
+  const parallel = takeParallelSlot(limits.declaredBytes);
+  let inspector: Inspector<T> | undefined;
   try {
     const source = body.iterator({ destroyOnReturn: false });
-    if (parallel) await pipeline(source, new SizeLimit(limits.maxBytes), inspector);
-    else await pipeline(source, new SizeLimit(limits.maxBytes), new InspectingTap(inspector), upload.stream);
+    if (parallel) {
+      const slots = kind.parallel(writeTo(upload.stream));
+      inspector = slots;
+      // Written outside the pipeline: a failed write (a full disk) fails the upload instead of going unheard.
+      upload.stream.on('error', (err) => slots.destroy(err));
+      await pipeline(source, new SizeLimit(limits.maxBytes), slots);
+    } else {
+      inspector = kind.inThread();
+      await pipeline(source, new SizeLimit(limits.maxBytes), new InspectingTap(inspector), upload.stream);
+    }
     const inspection = await inspector.result;
     await upload.commit(inspection.sha256);
     return inspection;
   } catch (err) {
-    inspector.destroy();
+    inspector?.destroy();
     await upload.abort();
     throw rejection(err, body);
+  } finally {
+    if (parallel) parallelUploads--;
   }
+}
+
+/**
+ * Uploads hashing on worker threads at once: each holds two threads and 16 MiB of shared memory, and a client only
+ * has to declare a large Content-Length to get them, so past this many the rest hash in the request's thread.
+ */
+const MAX_PARALLEL_UPLOADS = 4;
+let parallelUploads = 0;
+
+function takeParallelSlot(declaredBytes: number | undefined): boolean {
+  if (declaredBytes === undefined || declaredBytes < PARALLEL_FILE_BYTES) return false;
+  if (parallelUploads >= MAX_PARALLEL_UPLOADS) return false;
+  parallelUploads++;
+  return true;
 }
 
 /** The hub's size limit, and the size the client declared (Content-Length), when it did. */
