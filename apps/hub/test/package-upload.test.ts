@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { buildFwpkg, PARALLEL_FILE_BYTES } from '@fleet/fwpkg';
-import { FileBlobStore, type BlobStore } from '../src/firmware/blob-store.js';
+import { FileBlobStore, type BlobUpload } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
 
 // The large-upload path (hashing on worker threads from shared-memory slots that are also what gets written)
@@ -87,18 +87,20 @@ describe('package upload on worker threads', () => {
   it('a write that fails (a full disk) fails the upload, aborts the blob and leaves the hub running', async () => {
     let writes = 0;
     let aborted = 0;
-    const full: BlobStore = {
-      ...store(),
-      beginWrite: async () => ({
-        stream: new Writable({
-          write(_chunk, _encoding, done) {
-            done(++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
-          },
-        }),
-        commit: () => Promise.reject(new Error('a failed upload must not be committed')),
-        abort: async () => void aborted++,
-      }),
-    };
+    class FullDisk extends FileBlobStore {
+      override async beginWrite(): Promise<BlobUpload> {
+        return {
+          stream: new Writable({
+            write(_chunk, _encoding, done) {
+              done(++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
+            },
+          }),
+          commit: () => Promise.reject(new Error('a failed upload must not be committed')),
+          abort: async () => void aborted++,
+        };
+      }
+    }
+    const full = new FullDisk(join(dir, 'full'));
     await assert.rejects(receivePackage(body(pkg), full, limits(pkg.length)), /ENOSPC/);
     assert.equal(aborted, 1);
     assert.ok(writes >= 3 && writes < pkg.length / (4 * 1024 * 1024), `${writes} slot writes: it stopped early`);
