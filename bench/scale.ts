@@ -40,6 +40,7 @@ import { ProcessWindow } from './lib/process-metrics.js';
 import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { batchLowerBound, fleetSlice, parseStages, projectionLag, racksPerSiteFor } from './lib/scale-plan.js';
 import { actionsOf } from './firmware.js';
+import { agentCycles } from './lib/agent-cycles.js';
 
 /** The hub list target of issue 20 (p99 of a filtered page of 100 under 50 clients). */
 const listTargetMs = 50;
@@ -664,6 +665,7 @@ async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> 
   const figures: Record<string, unknown> = {};
   // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
   const batchCpu = stackCpu(stack);
+  const cycles = await agentCycles(`http://127.0.0.1:${stack.metricsPort(stack.agent)}/metrics`);
   const batchStart = Date.now();
   const batch = await unwrap(
     operator.POST('/v1/power-batches', { body: { action: 'on', filter: { site_id: stack.siteIds } } }),
@@ -672,6 +674,7 @@ async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> 
   const batchDone = (await stack.waitForJob(batch.id, 7_200_000)) as { state: string; finished_at: string };
   if (batchDone.state !== 'succeeded') throw new Error(`power batch ${batchDone.state}`);
   const batchS = (Date.parse(batchDone.finished_at) - batchStart) / 1000;
+  const batchCycles = await cycles.stop();
   const batchBound = batchLowerBound(
     stack.siteIds.map(() => perSite),
     slots,
@@ -702,6 +705,7 @@ async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> 
     projection_lag_jobs: lag.jobs,
     projection_lag_min_running: Math.floor(0.9 * peakRunning),
     batch_peak_running_workflows: lag.peakRunning,
+    batch_agent_cycles: batchCycles,
   });
   return figures;
 }

@@ -42,6 +42,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const metrics = async () => {
       const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort(stack.agent)}/metrics`)).text();
       const read = (re: RegExp) => Number(text.match(re)?.[1] ?? 0);
+      // A histogram's series summed over its labels (the reconcile cycles carry their kind).
+      const total = (series: string) =>
+        [...text.matchAll(new RegExp(`^${series}(?:\\{[^}]*\\})? ([\\d.e+-]+)$`, 'gm'))].reduce(
+          (n, m) => n + Number(m[1]),
+          0,
+        );
       return {
         listCalls: read(/fleet_agent_temporal_calls_total\{op="list"\} (\d+)/),
         startCalls: read(/fleet_agent_temporal_calls_total\{op="start"\} (\d+)/),
@@ -51,8 +57,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
           ['start', 'intent_wait', 'reconcile'].map((h) => [
             h,
             {
-              sum: read(new RegExp(`fleet_agent_${h}_seconds_sum ([\\d.e+-]+)`)),
-              count: read(new RegExp(`fleet_agent_${h}_seconds_count (\\d+)`)),
+              sum: total(`fleet_agent_${h}_seconds_sum`),
+              count: total(`fleet_agent_${h}_seconds_count`),
             },
           ]),
         ) as Record<string, { sum: number; count: number }>,

@@ -132,9 +132,9 @@ async function reconcileLoop(): Promise<void> {
     // sweepEvery-th starts a sweep that the following cycles carry on.
     const since = lastStart === undefined ? undefined : new Date(lastStart - visibilityLagMs);
     if (since && !sweep && cycle % sweepEvery === 0) sweep = { after: undefined, open: 0 };
-    const end = metrics.reconcileSeconds.startTimer();
+    const step = since && sweep ? { after: sweep.after, pages: sweepPagesPerCycle } : undefined;
+    const end = metrics.reconcileSeconds.startTimer({ kind: !since ? 'full' : step ? 'sweep' : 'quick' });
     try {
-      const step = since && sweep ? { after: sweep.after, pages: sweepPagesPerCycle } : undefined;
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since, step);
       if (step && sweep && stats.sweepError !== undefined)
         log.warn({ err: errorText(stats.sweepError) }, 'projection sweep step failed; will take it again next cycle');

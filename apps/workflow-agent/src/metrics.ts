@@ -54,7 +54,10 @@ export function createAgentMetrics(registry: Registry) {
     }),
     reconcileSeconds: new Histogram({
       name: 'fleet_agent_reconcile_seconds',
-      help: 'Duration of one reconcile cycle',
+      help:
+        'Duration of one reconcile cycle, by kind: quick (what started or closed since the last cycle), sweep (a ' +
+        'quick cycle that also took a step of the sweep over the open jobs), full (the first cycle, every open job)',
+      labelNames: ['kind'],
       registers: [registry],
     }),
     slaOpenBreaches: new Gauge({
