@@ -513,11 +513,11 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   try {
     for (const { w } of windows) await w.start();
 
-    if (o.workflowPhases.has('campaign')) Object.assign(out, await campaignPhase(part));
+    if (o.workflowPhases.has('campaign')) await campaignPhase(part, out);
     if (!o.workflowPhases.has('batch')) return out;
     if ((Date.now() - runStarted) / 1000 > o.budgetS)
       throw new Error("power batch not run: the campaign spent the run's budget");
-    Object.assign(out, await batchPhase(part));
+    await batchPhase(part, out);
   } catch (err) {
     limits.push({ devices, what: (err as Error).message.slice(0, 300) });
   } finally {
@@ -554,12 +554,14 @@ interface WorkflowPart {
   limits: Limit[];
 }
 
-/** A firmware campaign per site, all at once: makespan against the floor, CPU, history events and Actions. */
-async function campaignPhase(part: WorkflowPart): Promise<Record<string, unknown>> {
+/**
+ * A firmware campaign per site, all at once: makespan against the floor, CPU, history events and Actions, written
+ * into `figures` as they are known (a later failure keeps the earlier ones).
+ */
+async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown>): Promise<void> {
   const { o, stack, temporal, perSite, devices, timeScale, limits } = part;
   const operator = stack.client('operator');
   const firmware = benchFirmwareTimings;
-  const figures: Record<string, unknown> = {};
   // The campaign: one per site (a campaign belongs to a site), all at once.
   await manifestFor(stack, 'gb200-compute', 'compute_gb200_nvidia', '25.11.0', { isDefault: true });
   const policy = {
@@ -655,17 +657,16 @@ async function campaignPhase(part: WorkflowPart): Promise<Record<string, unknown
     ),
     temporal_actions_sampled_devices: sampled.length,
   });
-  return figures;
 }
 
 /** A power batch over every tray: makespan against the floor, CPU, and the projection lag while most run. */
-async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> {
+async function batchPhase(part: WorkflowPart, figures: Record<string, unknown>): Promise<void> {
   const { stack, perSite, devices, timeScale, slots, powerOnS } = part;
   const operator = stack.client('operator');
-  const figures: Record<string, unknown> = {};
   // The power batch: every tray on. Its children all run while the first wave of each site waits for power.
   const batchCpu = stackCpu(stack);
-  const cycles = await agentCycles(`http://127.0.0.1:${stack.metricsPort(stack.agent)}/metrics`);
+  // The cycle figures are a bonus: an agent whose metrics cannot be read does not stop the batch.
+  const cycles = await agentCycles(`http://127.0.0.1:${stack.metricsPort(stack.agent)}/metrics`).catch(() => undefined);
   const batchStart = Date.now();
   const batch = await unwrap(
     operator.POST('/v1/power-batches', { body: { action: 'on', filter: { site_id: stack.siteIds } } }),
@@ -674,7 +675,7 @@ async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> 
   const batchDone = (await stack.waitForJob(batch.id, 7_200_000)) as { state: string; finished_at: string };
   if (batchDone.state !== 'succeeded') throw new Error(`power batch ${batchDone.state}`);
   const batchS = (Date.parse(batchDone.finished_at) - batchStart) / 1000;
-  const batchCycles = await cycles.stop();
+  const batchCycles = (await cycles?.stop().catch(() => undefined)) ?? null;
   const batchBound = batchLowerBound(
     stack.siteIds.map(() => perSite),
     slots,
@@ -707,7 +708,6 @@ async function batchPhase(part: WorkflowPart): Promise<Record<string, unknown>> 
     batch_peak_running_workflows: lag.peakRunning,
     batch_agent_cycles: batchCycles,
   });
-  return figures;
 }
 
 /** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */

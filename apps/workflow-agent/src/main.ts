@@ -136,9 +136,10 @@ async function reconcileLoop(): Promise<void> {
     const end = metrics.reconcileSeconds.startTimer({ kind: !since ? 'full' : step ? 'sweep' : 'quick' });
     try {
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since, step);
-      if (step && sweep && stats.sweepError !== undefined)
+      if (step && sweep && stats.sweepError !== undefined) {
+        metrics.sweepStepErrors.inc();
         log.warn({ err: errorText(stats.sweepError) }, 'projection sweep step failed; will take it again next cycle');
-      else if (step && sweep) {
+      } else if (step && sweep) {
         sweep.open += stats.openJobs;
         if (stats.sweepAfter === undefined) {
           metrics.openJobs.set(sweep.open);

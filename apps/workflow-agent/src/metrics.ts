@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function createAgentMetrics(registry: Registry) {
-  return {
+  const metrics = {
     intentsDispatched: new Counter({
       name: 'fleet_agent_intents_dispatched_total',
       help: 'Intents turned into Temporal calls',
@@ -115,6 +115,15 @@ export function createAgentMetrics(registry: Registry) {
       labelNames: ['webhook'],
       registers: [registry],
     }),
+    sweepStepErrors: new Counter({
+      name: 'fleet_agent_sweep_step_errors_total',
+      help: 'Sweep steps that failed (taken again from the same place next cycle); the quick part went on',
+      registers: [registry],
+    }),
   };
+  // A labelled histogram prints nothing before its first sample: zeroed, an agent whose first cycle never ends still
+  // shows a flat series, which FleetProjectionStalled needs.
+  for (const kind of ['quick', 'sweep', 'full']) metrics.reconcileSeconds.zero({ kind });
+  return metrics;
 }
 export type AgentMetrics = ReturnType<typeof createAgentMetrics>;
