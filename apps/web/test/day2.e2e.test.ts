@@ -236,6 +236,8 @@ describe('day-2 operations in the web console (Chromium, full stack)', () => {
       await viewer.getByRole('heading', { level: 1, name: 'Facility events' }).waitFor();
       const all = viewer.getByRole('table', { name: 'Facility events, newest first (2)' });
       await all.waitFor();
+      // The rack's name arrives with its own query; until then the cell shows the id's first characters.
+      await all.getByText('r001').first().waitFor();
       const rows = await rowTexts(all);
       assert.deepEqual(
         rows.map((r) => [r[1], r[2], r[3], r[4]]),
