@@ -27,6 +27,15 @@ describe('workflow agent', () => {
   const metrics = createAgentMetrics(new Registry());
   const log = pino({ level: 'silent' });
   const jobIds: string[] = [];
+  /** Terminates a job's workflow and waits until visibility lists it as terminated. */
+  const terminate = async (id: string) => {
+    await client.workflow.getHandle(id).terminate('operator pulled the plug');
+    for (let i = 0; i < 50; i++) {
+      const n = (await client.workflow.count(`WorkflowId = '${id}' AND ExecutionStatus = 'Terminated'`)).count;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
 
   before(
     async () => {
@@ -102,12 +111,7 @@ describe('workflow agent', () => {
   });
 
   it('a terminated workflow is projected as failed with its finish time, and leaves the open set', async () => {
-    await client.workflow.getHandle(jobIds[2]!).terminate('operator pulled the plug');
-    for (let i = 0; i < 50; i++) {
-      const n = (await client.workflow.count(`WorkflowId = '${jobIds[2]}' AND ExecutionStatus = 'Terminated'`)).count;
-      if (n === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await terminate(jobIds[2]!);
     await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 });
     const { rows } = await handle.pool.query(
       `select state, finished_at is not null as finished, error->>'code' as code from jobs where id = $1`,
@@ -120,12 +124,7 @@ describe('workflow agent', () => {
 
   it('a quick cycle makes one call for what started or closed since, whatever the number of open jobs', async () => {
     const since = new Date();
-    await client.workflow.getHandle(jobIds[24]!).terminate('operator pulled the plug');
-    for (let i = 0; i < 50; i++) {
-      const n = (await client.workflow.count(`WorkflowId = '${jobIds[24]}' AND ExecutionStatus = 'Terminated'`)).count;
-      if (n === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await terminate(jobIds[24]!);
     // 24 open jobs, 3 pages of 10, yet one call, reading only the workflow that changed.
     const stats = await reconcileOnce({ db: handle.db, client, log, metrics, pageSize: 10 }, since);
     assert.deepEqual(
@@ -163,12 +162,7 @@ describe('workflow agent', () => {
       [first.sweepAfter, jobIds[3]],
     );
     const ended = later[0].id as string;
-    await client.workflow.getHandle(ended).terminate('operator pulled the plug');
-    for (let i = 0; i < 50; i++) {
-      const n = (await client.workflow.count(`WorkflowId = '${ended}' AND ExecutionStatus = 'Terminated'`)).count;
-      if (n === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await terminate(ended);
     const rest = await reconcileOnce(deps, never, { after: first.sweepAfter, pages: 100 });
     assert.equal(rest.sweepAfter, undefined, 'the sweep reached the last open job');
     assert.equal(rest.openJobs, open - 10);
@@ -198,12 +192,7 @@ place`, async () => {
       [jobIds[3]],
     );
     const ended = running[0].id as string;
-    await client.workflow.getHandle(ended).terminate('operator pulled the plug');
-    for (let i = 0; i < 50; i++) {
-      const n = (await client.workflow.count(`WorkflowId = '${ended}' AND ExecutionStatus = 'Terminated'`)).count;
-      if (n === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await terminate(ended);
     const stats = await reconcileOnce(failing, since, { after: undefined, pages: 2 });
     assert.match(String(stats.sweepError), /visibility store unavailable/);
     assert.deepEqual(

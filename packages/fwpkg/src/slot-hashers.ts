@@ -87,8 +87,7 @@ export class SlotHashers {
     if (this.stopped) throw this.stopped;
     const slot = this.next;
     this.next = (slot + 1) % SLOTS;
-    if (this.busy[slot]! > 0)
-      await Promise.race([new Promise<void>((resolve) => (this.freed[slot] = resolve)), this.failure]);
+    await this.whenFree(slot);
     return { slot, view: new Uint8Array(this.buffers[slot]!) };
   }
 
@@ -111,9 +110,7 @@ export class SlotHashers {
 
   /** Waits for every submitted slot to be hashed and released (holds included). */
   async drain(): Promise<void> {
-    for (let slot = 0; slot < SLOTS; slot++)
-      if (this.busy[slot]! > 0)
-        await Promise.race([new Promise<void>((resolve) => (this.freed[slot] = resolve)), this.failure]);
+    for (let slot = 0; slot < SLOTS; slot++) await this.whenFree(slot);
   }
 
   /** The digests, one list per role in `roles` order, once everything submitted is hashed. */
@@ -142,6 +139,12 @@ export class SlotHashers {
     this.stopped = err;
     this.reject(err);
   };
+
+  /** Resolves once nothing holds `slot` (at once when nothing does); rejects with the first failure. */
+  private async whenFree(slot: number): Promise<void> {
+    if (this.busy[slot]! > 0)
+      await Promise.race([new Promise<void>((resolve) => (this.freed[slot] = resolve)), this.failure]);
+  }
 
   private release(slot: number): void {
     if (--this.busy[slot]! === 0) {
