@@ -58,7 +58,6 @@ interface Options {
   workflowSites: number;
   campaignCap: number;
   workflowPhases: Set<string>;
-  sweepPages: number | undefined;
 }
 
 function options(args: string[]): Options {
@@ -91,7 +90,6 @@ function options(args: string[]): Options {
     workflowSites: count('workflow-sites', '10'),
     campaignCap: count('campaign-cap', '50'),
     workflowPhases,
-    sweepPages: args.includes('--sweep-pages') ? count('sweep-pages', '') : undefined,
   };
 }
 
@@ -100,8 +98,7 @@ type Limit = { devices: number; what: string };
 /**
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
- * [--campaign-cap 50] [--workflow-phases campaign,batch] [--sweep-pages N] [--budget-min N]` (docs/scale.md).
- * `--sweep-pages` sets the agent's projection.sweepPagesPerCycle (its default, 1000, reads a whole sweep in one cycle).
+ * [--campaign-cap 50] [--workflow-phases campaign,batch] [--budget-min N]` (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
  * `sites` sites; the NetBox agent's initial sync into an empty mirror and its incremental after 100 changes; the hub
@@ -478,7 +475,6 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     timeScale,
     timings: { powerOnS },
     projectionIntervalMs: 1000,
-    ...(o.sweepPages ? { sweepPagesPerCycle: o.sweepPages } : {}),
     pollIntervalMs: 500,
     power: { heartbeatTimeoutS: 60, settleTimeoutS: 3600 },
     firmware,
@@ -505,8 +501,6 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   const out: Record<string, unknown> = {
     workflow_devices: devices,
     workflow_sites: o.workflowSites,
-    // null: the agent's default.
-    sweep_pages_per_cycle: o.sweepPages ?? null,
     stack_start_s: stackStartS,
   };
   const part: WorkflowPart = { o, stack, temporal, perSite, devices, timeScale, slots, powerOnS, limits };

@@ -27,10 +27,10 @@ async function snapshot(metricsUrl: string): Promise<Snapshot> {
 }
 
 /**
- * The workflow agent's reconcile cycles between start() and stop(), from its metrics: per kind (quick, and quick with
- * a sweep step) how many and how long (mean, and the share over 1, 5 and 10 s), and what all of them read from
- * Temporal's visibility. What the projection lag is made of: a job's close reaches Postgres once a cycle that starts
- * after it (less the visibility lag) ends.
+ * The workflow agent's reconcile cycles between start() and stop(), from its metrics: per kind (quick cycles, and the
+ * sweep's steps beside them) how many and how long (mean, and the share over 1, 5 and 10 s), and what all of them read
+ * from Temporal's visibility. What the projection lag is made of: a job's close reaches Postgres once a quick cycle
+ * that starts after it (less the visibility lag) ends.
  */
 export async function agentCycles(metricsUrl: string) {
   const before = await snapshot(metricsUrl);

@@ -86,8 +86,6 @@ export interface StackOptions {
   privatePostgres?: boolean;
   power?: { heartbeatTimeoutS?: number; settleTimeoutS?: number; maximumAttempts?: number };
   projectionIntervalMs?: number;
-  /** The agent's `projection.sweepPagesPerCycle` (its default when absent). */
-  sweepPagesPerCycle?: number;
   pollIntervalMs?: number;
   /** Seconds the satellite lets running activities finish on SIGTERM. */
   shutdownGraceTimeS?: number;
@@ -508,10 +506,7 @@ export class Stack {
         this.payloadKeyConfig ? { payloadEncryption: this.payloadKeyConfig } : {},
       ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
-      projection: {
-        intervalMs: this.opts.projectionIntervalMs ?? 200,
-        ...(this.opts.sweepPagesPerCycle ? { sweepPagesPerCycle: this.opts.sweepPagesPerCycle } : {}),
-      },
+      projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
       // Satellite liveness and drained-site removal, checked often so tests see them soon.
       sites: { checkEveryS: 1 },
       power: {

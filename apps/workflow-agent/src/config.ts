@@ -76,23 +76,16 @@ export const AgentConfig = z
         pageSize: z.number().int().min(1).max(1000).default(200),
         intervalMs: z.number().int().min(10).max(60_000).default(1000),
         /**
-         * Every cycle asks for the workflows started or closed since the last one; every Nth also starts a sweep of
-         * the open jobs (their progress), which reads `sweepPagesPerCycle` pages a cycle until it has read them all.
-         * 1: a new sweep as soon as one ends.
+         * Every cycle asks for the workflows started or closed since the last one. Beside the cycles, a sweep of the
+         * open jobs (their progress, a visibility query per page) starts every `sweepEvery` intervals, or as soon as
+         * the last one ended when it took longer.
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
-        /**
-         * Pages of open jobs a cycle's sweep step reads; the default reads a whole sweep (up to 1,000 pages) in one
-         * cycle. Fewer spread a sweep of many open jobs over cycles, so it holds up the quick ones less: at 6,000
-         * devices on a saturated 2-core machine, 2 pages a cycle cut the median close-to-Postgres lag from 9.4 to 3.8 s
-         * but raised the p95 from 27 to 36 s (docs/scale.md), so it is a choice, not the default.
-         */
-        sweepPagesPerCycle: z.number().int().min(1).max(1000).default(1000),
         /** How far a quick cycle looks back past the last one: visibility lag, clock skew (agent vs Temporal). */
         visibilityLagMs: z.number().int().min(0).max(600_000).default(500),
       })
       .strict()
-      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, sweepPagesPerCycle: 1000, visibilityLagMs: 500 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),

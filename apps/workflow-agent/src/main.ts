@@ -18,7 +18,7 @@ import { AgentConfig, agentShutdownGraceS } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
-import { reconcileOnce } from './projector.js';
+import { reconcileOnce, sweepStep } from './projector.js';
 import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
 import { temporalClients } from './temporal-clients.js';
@@ -120,35 +120,24 @@ async function dispatchLoop(): Promise<void> {
   }
 }
 
+/** Settled once the first reconcile cycle (a full sweep) has ended, or the agent stops: sweeps follow it. */
+let firstCycleEnded: () => void = () => undefined;
+const firstCycle = new Promise<void>((resolve) => (firstCycleEnded = resolve));
+
+/** Quick cycles: what started or closed since the last one, one interval apart (the first one sweeps every job). */
 async function reconcileLoop(): Promise<void> {
-  const { intervalMs, sweepEvery, sweepPagesPerCycle, visibilityLagMs, pageSize } = config.projection;
+  const { intervalMs, visibilityLagMs, pageSize } = config.projection;
   /** When the last successful cycle started: a quick cycle asks for what started or closed since (less the lag). */
   let lastStart: number | undefined;
-  /** The sweep in progress, a few pages a cycle: where its next page starts and the open jobs it has counted. */
-  let sweep: { after: string | undefined; open: number } | undefined;
-  for (let cycle = 0; !stopping;) {
+  while (!stopping) {
     const started = Date.now();
-    // The first cycle sweeps every open job at once (nothing to compare with yet); later ones are quick, and every
-    // sweepEvery-th starts a sweep that the following cycles carry on.
     const since = lastStart === undefined ? undefined : new Date(lastStart - visibilityLagMs);
-    if (since && !sweep && cycle % sweepEvery === 0) sweep = { after: undefined, open: 0 };
-    const step = since && sweep ? { after: sweep.after, pages: sweepPagesPerCycle } : undefined;
-    const end = metrics.reconcileSeconds.startTimer({ kind: !since ? 'full' : step ? 'sweep' : 'quick' });
+    const end = metrics.reconcileSeconds.startTimer({ kind: since ? 'quick' : 'full' });
     try {
-      const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since, step);
-      if (step && sweep && stats.sweepError !== undefined) {
-        metrics.sweepStepErrors.inc();
-        log.warn({ err: errorText(stats.sweepError) }, 'projection sweep step failed; will take it again next cycle');
-      } else if (step && sweep) {
-        sweep.open += stats.openJobs;
-        if (stats.sweepAfter === undefined) {
-          metrics.openJobs.set(sweep.open);
-          sweep = undefined;
-        } else sweep.after = stats.sweepAfter;
-      }
+      const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
       if (stats.changed > 0) log.debug(stats, 'reconciled');
       lastStart = started;
-      cycle++;
+      firstCycleEnded();
     } catch (err) {
       // lastStart stays: the next cycle covers this one's window too.
       log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
@@ -158,6 +147,43 @@ async function reconcileLoop(): Promise<void> {
     // Fixed rate: cycles start one interval apart (not an interval after the last one ended), so a workflow's change
     // reaches Postgres within one interval plus one cycle, and a slow cycle does not stretch the next wait.
     await sleep('reconcile', intervalMs - (Date.now() - started));
+  }
+}
+
+/** Pages of open jobs a sweep reads between two looks at `stopping`; a failed step is taken again from its start. */
+const sweepStepPages = 10;
+
+/**
+ * Sweeps of the open jobs, which carry running jobs' progress, in a loop of their own beside the quick cycles: at
+ * thousands of open jobs a sweep is tens of visibility queries, and quick cycles (the state changes) must not wait for
+ * it (docs/scale.md). One starts every sweepEvery intervals, or as soon as the last ended when it took longer.
+ */
+async function sweepLoop(): Promise<void> {
+  const { intervalMs, sweepEvery, pageSize } = config.projection;
+  await firstCycle;
+  let sweep = { after: undefined as string | undefined, open: 0 };
+  while (!stopping) {
+    const started = Date.now();
+    for (let ended = false; !ended && !stopping;) {
+      const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
+      try {
+        const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages);
+        sweep.open += step.openJobs;
+        if (step.after !== undefined) sweep.after = step.after;
+        else {
+          metrics.openJobs.set(sweep.open);
+          sweep = { after: undefined, open: 0 };
+          ended = true;
+        }
+      } catch (err) {
+        metrics.sweepStepErrors.inc();
+        log.warn({ err: errorText(err) }, 'projection sweep step failed; will take it again');
+        ended = true;
+      } finally {
+        end();
+      }
+    }
+    await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
   }
 }
 
@@ -208,7 +234,7 @@ const slaRun = slaLoop();
 // The loops start once Temporal has the search attributes; a shutdown before then has no cycle to wait for.
 let loops: Promise<unknown> = Promise.resolve();
 void ensureNamespace().then(() => {
-  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop(), observerLoop(), siteLoop()]);
+  if (!stopping) loops = Promise.all([dispatchLoop(), reconcileLoop(), sweepLoop(), observerLoop(), siteLoop()]);
 });
 handleShutdown({
   name: 'workflow agent',
@@ -217,6 +243,7 @@ handleShutdown({
   drain: async () => {
     stopping = true;
     for (const done of [...sleepers.values()]) done();
+    firstCycleEnded();
     await listener?.end().catch(() => undefined);
     await loops; // each loop finishes its current cycle
     await slaRun;

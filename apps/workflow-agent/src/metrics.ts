@@ -56,7 +56,7 @@ export function createAgentMetrics(registry: Registry) {
       name: 'fleet_agent_reconcile_seconds',
       help:
         'Duration of one reconcile cycle, by kind: quick (what started or closed since the last cycle), sweep (a ' +
-        'quick cycle that also took a step of the sweep over the open jobs), full (the first cycle, every open job)',
+        'step of the sweep over the open jobs, beside the quick cycles), full (the first cycle, every open job)',
       labelNames: ['kind'],
       registers: [registry],
     }),
@@ -117,7 +117,7 @@ export function createAgentMetrics(registry: Registry) {
     }),
     sweepStepErrors: new Counter({
       name: 'fleet_agent_sweep_step_errors_total',
-      help: 'Sweep steps that failed (taken again from the same place next cycle); the quick part went on',
+      help: 'Sweep steps that failed (taken again from the same place by the next sweep); quick cycles go on',
       registers: [registry],
     }),
   };

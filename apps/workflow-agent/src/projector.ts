@@ -27,6 +27,7 @@ import {
 } from '@fleet/domain';
 import { applyDeviceVersions, deviceVersionsOf, type DeviceVersions } from './device-versions.js';
 import type { AgentMetrics } from './metrics.js';
+import { ListingOrder, type Listing } from './listing-order.js';
 import { applyRma, collectRma, noRmaReports } from './rma-projection.js';
 
 export interface ProjectorDeps {
@@ -42,19 +43,11 @@ export interface ReconcileStats {
   workflows: number;
   openJobs: number;
   changed: number;
-  /** After a sweep step that did not reach the last open job: the id its next step starts after. */
-  sweepAfter?: string;
-  /**
-   * Why the sweep step failed, when it did: the quick part stands on its own (its window advances), and the step
-   * is taken again from the same place next cycle; `openJobs` then counts nothing.
-   */
-  sweepError?: unknown;
 }
 
-/** A step of a full sweep spread over quick cycles: the open jobs after `after` (by id), at most `pages` pages. */
-export interface SweepStep {
-  after: string | undefined;
-  pages: number;
+/** After a sweep step that did not reach the last open job: the id its next step starts after. */
+export interface SweepStepStats extends ReconcileStats {
+  after?: string;
 }
 
 /** The job kinds whose workflows move the lifecycle and report conditions and hardware (fleet_lifecycle memo). */
@@ -94,42 +87,68 @@ const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState
 let lastListed = new Map<string, string>();
 
 /**
+ * The order of the listings of the quick cycles and of the sweep, which run side by side: a listing never overwrites
+ * what a newer one wrote (listing-order.ts).
+ */
+const listings = new ListingOrder();
+
+function emptyStats(): ReconcileStats {
+  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
+}
+
+/**
  * One reconcile cycle. Without `since`, a full sweep: the open jobs a page at a time, each page answered by a single
  * visibility query (WorkflowId IN (...)), never one Temporal call per job. With `since`, a quick cycle: one query for
  * the workflows that started or closed since then (`StartTime >= since OR CloseTime >= since`), which is every state
  * change a job can make; only the jobs it names are read from Postgres, so its cost follows the changes, not the open
- * jobs, and the interval can be short. Running workflows' progress (memo) changes are picked up by the sweeps: with
- * `sweep`, the quick cycle also takes one step of a sweep, a few pages, so that with thousands of open jobs a sweep
- * (tens of visibility queries against a busy Temporal) never holds up the quick cycles that carry the state changes.
- * Workflows publish progress, result and error in their memo, so the listing carries it all.
+ * jobs, and the interval can be short. Running workflows' progress (memo) changes are picked up by sweeps
+ * (`sweepStep`), which the agent runs in a loop of their own: with thousands of open jobs a sweep is tens of visibility
+ * queries against a busy Temporal, and the quick cycles that carry the state changes do not wait for it. Workflows
+ * publish progress, result and error in their memo, so the listing carries it all.
  */
-export async function reconcileOnce(deps: ProjectorDeps, since?: Date, sweep?: SweepStep): Promise<ReconcileStats> {
-  const stats: ReconcileStats = { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
+export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<ReconcileStats> {
+  const stats = emptyStats();
   if (since) {
     // Nothing open, nothing to ask Temporal: an idle agent makes no calls.
     if (await hasOpenDispatchedJobs(deps.db)) {
       deps.metrics.busyCycles.inc();
       await projectChanges(deps, stats, since);
     }
-    if (sweep) {
-      try {
-        const after = await sweepOpenJobs(deps, stats, sweep.after, sweep.pages);
-        if (after !== undefined) stats.sweepAfter = after;
-      } catch (err) {
-        stats.sweepError = err;
-        stats.openJobs = 0;
-      }
-    }
   } else {
     await sweepOpenJobs(deps, stats, undefined, Infinity);
     deps.metrics.openJobs.set(stats.openJobs);
     if (stats.openJobs > 0) deps.metrics.busyCycles.inc();
   }
+  await finishCycle(deps, stats);
+  return stats;
+}
+
+/**
+ * A step of a sweep: up to `pages` pages of the open jobs after `after` (by id); `after` in the result is where the
+ * next step starts, absent once the last open job was read.
+ */
+export async function sweepStep(
+  deps: ProjectorDeps,
+  after: string | undefined,
+  pages: number,
+): Promise<SweepStepStats> {
+  const stats: SweepStepStats = emptyStats();
+  const next = await sweepOpenJobs(deps, stats, after, pages);
+  if (next !== undefined) stats.after = next;
+  await finishCycle(deps, stats);
+  return stats;
+}
+
+async function finishCycle(deps: ProjectorDeps, stats: ReconcileStats): Promise<void> {
   // Batches have no workflow: their state follows their children.
-  stats.changed += await aggregateBatchParents(deps.db);
+  const listing = listings.begin();
+  try {
+    stats.changed += await listings.write(listing, [], () => aggregateBatchParents(deps.db));
+  } finally {
+    listings.end(listing);
+  }
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
-  return stats;
 }
 
 /**
@@ -166,13 +185,14 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
   const listed = new Map<string, string>();
   const changed: { wf: WorkflowExecutionInfo; seen: string }[] = [];
   const query = `StartTime >= '${at}' OR CloseTime >= '${at}'`;
-  for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
-    stats.workflows++;
-    const seen = `${wf.runId} ${wf.status.name} ${wf.historyLength} ${JSON.stringify(wf.memo ?? {})}`;
-    if (lastListed.get(wf.workflowId) === seen) listed.set(wf.workflowId, seen);
-    else changed.push({ wf, seen });
-  }
+  const listing = listings.begin();
   try {
+    for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
+      stats.workflows++;
+      const seen = `${wf.runId} ${wf.status.name} ${wf.historyLength} ${JSON.stringify(wf.memo ?? {})}`;
+      if (lastListed.get(wf.workflowId) === seen) listed.set(wf.workflowId, seen);
+      else changed.push({ wf, seen });
+    }
     for (let i = 0; i < changed.length; i += deps.pageSize) {
       const page = changed.slice(i, i + deps.pageSize);
       const jobs = await openDispatchedJobsAmong(
@@ -188,12 +208,14 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
         // looked up again next time. A closed one without an open job has nothing more to say.
         if (job || stateFor[wf.status.name] !== 'running') listed.set(wf.workflowId, seen);
       }
-      if (batch.length) stats.changed += await applyPage(deps, batch);
+      if (batch.length) stats.changed += await applyPage(deps, listing, batch);
     }
   } catch (err) {
     // Whatever was not written is listed again next time, as new.
     lastListed = new Map();
     throw err;
+  } finally {
+    listings.end(listing);
   }
   lastListed = listed;
 }
@@ -207,23 +229,37 @@ async function projectListing(
 ): Promise<void> {
   deps.metrics.temporalCalls.inc({ op: 'list' });
   stats.temporalCalls++;
-  let batch: { job: Job; wf: WorkflowExecutionInfo }[] = [];
-  for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
-    stats.workflows++;
-    const job = open.get(wf.workflowId);
-    // A child workflow, or a job already projected as ended.
-    if (!job) continue;
-    batch.push({ job, wf });
-    if (batch.length >= deps.pageSize) {
-      stats.changed += await applyPage(deps, batch);
-      batch = [];
+  const listing = listings.begin();
+  try {
+    let batch: { job: Job; wf: WorkflowExecutionInfo }[] = [];
+    for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
+      stats.workflows++;
+      const job = open.get(wf.workflowId);
+      // A child workflow, or a job already projected as ended.
+      if (!job) continue;
+      batch.push({ job, wf });
+      if (batch.length >= deps.pageSize) {
+        stats.changed += await applyPage(deps, listing, batch);
+        batch = [];
+      }
     }
+    if (batch.length) stats.changed += await applyPage(deps, listing, batch);
+  } finally {
+    listings.end(listing);
   }
-  if (batch.length) stats.changed += await applyPage(deps, batch);
 }
 
-/** One transaction per page: a reader never sees a finished parent with open children. */
-async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExecutionInfo }[]): Promise<number> {
+type ListedJob = { job: Job; wf: WorkflowExecutionInfo };
+
+/**
+ * One transaction per page: a reader never sees a finished parent with open children. Written after every earlier
+ * write, and only for the jobs no newer listing has written (listing-order.ts).
+ */
+function applyPage(deps: ProjectorDeps, listing: Listing, page: ListedJob[]): Promise<number> {
+  return listings.write(listing, page, (fresh) => applyFreshPage(deps, listing.at, fresh));
+}
+
+async function applyFreshPage(deps: ProjectorDeps, listedAt: Date, page: ListedJob[]): Promise<number> {
   const projections: JobProjection[] = [];
   const readings: { deviceId: string; powerState: string; at: Date }[] = [];
   const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
@@ -249,7 +285,8 @@ async function applyPage(deps: ProjectorDeps, page: { job: Job; wf: WorkflowExec
       rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
       for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
         if (o.powerState && PowerState.safeParse(o.powerState).success)
-          readings.push({ deviceId, powerState: o.powerState, at: new Date() });
+          // As of the listing, not of the write: a reading listed later wins whichever is written last.
+          readings.push({ deviceId, powerState: o.powerState, at: listedAt });
       }
     }
   }

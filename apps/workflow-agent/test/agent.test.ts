@@ -14,7 +14,7 @@ import {
 import { AgentConfig } from '../src/config.js';
 import { dispatchOnce } from '../src/dispatcher.js';
 import { createAgentMetrics } from '../src/metrics.js';
-import { reconcileOnce } from '../src/projector.js';
+import { reconcileOnce, sweepStep } from '../src/projector.js';
 import { oneClient, startAgentTestEnv, type AgentTestEnv } from './helpers/temporal-and-db.js';
 
 // The agent against a real Temporal dev server and a real Postgres. No worker polls
@@ -143,36 +143,80 @@ describe('workflow agent', () => {
     assert.deepEqual(rows[0], { state: 'failed', code: 'TERMINATED' });
   });
 
-  it('a sweep spread over quick cycles reads its pages a step at a time and projects what only it sees', async () => {
+  it('a sweep reads its pages a step at a time and projects what only it sees', async () => {
     const deps = { db: handle.db, client, log, metrics, pageSize: 10 };
     const open = (await reconcileOnce(deps)).openJobs;
     assert.ok(open > 10, `${open} open jobs: more than one page`);
-    // A window in the future: the quick part lists nothing, so whatever is projected came from the sweep.
-    const never = new Date(Date.now() + 3_600_000);
-    const first = await reconcileOnce(deps, never, { after: undefined, pages: 1 });
+    const first = await sweepStep(deps, undefined, 1);
     assert.deepEqual(
       { calls: first.temporalCalls, workflows: first.workflows, open: first.openJobs },
-      { calls: 2, workflows: 10, open: 10 },
+      { calls: 1, workflows: 10, open: 10 },
     );
-    assert.ok(first.sweepAfter, 'the step stopped after its one page');
+    assert.ok(first.after, 'the step stopped after its one page');
     // A running job the first page did not hold ends; the next step, through the last page, projects it.
     const { rows: later } = await handle.pool.query(
       // jobIds[3] stays running for the cancel test.
       `select id from jobs where state = 'running' and id > $1 and id <> $2 order by id desc limit 1`,
-      [first.sweepAfter, jobIds[3]],
+      [first.after, jobIds[3]],
     );
     const ended = later[0].id as string;
     await terminate(ended);
-    const rest = await reconcileOnce(deps, never, { after: first.sweepAfter, pages: 100 });
-    assert.equal(rest.sweepAfter, undefined, 'the sweep reached the last open job');
+    const rest = await sweepStep(deps, first.after, 100);
+    assert.equal(rest.after, undefined, 'the sweep reached the last open job');
     assert.equal(rest.openJobs, open - 10);
-    assert.equal(rest.temporalCalls, 1 + Math.ceil((open - 10) / 10));
+    assert.equal(rest.temporalCalls, Math.ceil((open - 10) / 10));
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
     assert.equal(rows[0].state, 'failed');
   });
 
-  it(`a sweep step that fails leaves the quick part's projection standing, and is taken again from the same \
-place`, async () => {
+  it(`a quick cycle does not wait for a sweep whose listing is slow, and the sweep's older listing, written last, \
+does not undo what the quick cycle wrote`, async () => {
+    // Visibility answers the sweep's query (WorkflowId IN ...) at once but the answer arrives only when let through:
+    // what it holds is as of the call.
+    let letThrough!: () => void;
+    const gate = new Promise<void>((resolve) => (letThrough = resolve));
+    let listed!: () => void;
+    const sweepListed = new Promise<void>((resolve) => (listed = resolve));
+    const workflow = new Proxy(client.workflow, {
+      get(target, prop) {
+        if (prop === 'list')
+          return (options: { query?: string }) => {
+            if (!options.query?.startsWith('WorkflowId IN')) return target.list(options);
+            return (async function* () {
+              const page = [];
+              for await (const wf of target.list(options)) page.push(wf);
+              listed();
+              await gate;
+              yield* page;
+            })();
+          };
+        const value = Reflect.get(target, prop, target) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const slow = { db: handle.db, client: { ...client, workflow } as Client, log, metrics, pageSize: 100 };
+    const { rows: running } = await handle.pool.query(
+      `select id from jobs where state = 'running' and id <> $1 order by id limit 1`,
+      [jobIds[3]],
+    );
+    const ended = running[0].id as string;
+    const since = new Date();
+    const sweep = sweepStep(slow, undefined, 1);
+    await sweepListed;
+    // The sweep listed the job running; it ends now, and a quick cycle projects that while the sweep still waits.
+    await terminate(ended);
+    const quick = await reconcileOnce(slow, since);
+    assert.ok(quick.changed >= 1, 'the quick cycle wrote the ended job');
+    const { rows: mid } = await handle.pool.query(`select state, updated_at from jobs where id = $1`, [ended]);
+    assert.equal(mid[0].state, 'failed');
+    letThrough();
+    const swept = await sweep;
+    assert.ok(swept.openJobs > 0);
+    const { rows } = await handle.pool.query(`select state, updated_at from jobs where id = $1`, [ended]);
+    assert.deepEqual(rows[0], mid[0], 'the older listing wrote nothing over the newer one');
+  });
+
+  it('a sweep step that fails throws and leaves quick cycles working; the next step retries it', async () => {
     // Visibility answers the quick cycle's query but not the sweep's (WorkflowId IN ...).
     const workflow = new Proxy(client.workflow, {
       get(target, prop) {
@@ -193,20 +237,12 @@ place`, async () => {
     );
     const ended = running[0].id as string;
     await terminate(ended);
-    const stats = await reconcileOnce(failing, since, { after: undefined, pages: 2 });
-    assert.match(String(stats.sweepError), /visibility store unavailable/);
-    assert.deepEqual(
-      { changed: stats.changed, open: stats.openJobs, after: stats.sweepAfter },
-      {
-        changed: 1,
-        open: 0,
-        after: undefined,
-      },
-    );
+    await assert.rejects(sweepStep(failing, undefined, 2), /visibility store unavailable/);
+    const quick = await reconcileOnce(failing, since);
+    assert.equal(quick.changed, 1);
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
-    assert.equal(rows[0].state, 'failed', 'the quick part projected the ended job despite the sweep failing');
-    const retried = await reconcileOnce({ ...failing, client }, since, { after: undefined, pages: 100 });
-    assert.equal(retried.sweepError, undefined);
+    assert.equal(rows[0].state, 'failed', 'the quick cycle projected the ended job despite the sweep failing');
+    const retried = await sweepStep({ ...failing, client }, undefined, 100);
     assert.ok(retried.openJobs > 0);
   });
 
