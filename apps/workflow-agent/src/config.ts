@@ -81,10 +81,20 @@ export const AgentConfig = z
          * the last one ended when it took longer.
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
-        /** How far a quick cycle looks back past the last one: visibility lag, clock skew (agent vs Temporal). */
+        /** Ignored (the agent says so at start): sweeps were spread over the quick cycles, now they run beside. */
+        sweepPagesPerCycle: z.number().int().min(1).max(1000).optional(),
+        /**
+         * How far a quick cycle looks back past the last one at least: visibility lag, clock skew (agent vs Temporal).
+         * The agent looks further back while it sees visibility show closes later (lookback.ts).
+         */
         visibilityLagMs: z.number().int().min(0).max(600_000).default(500),
       })
       .strict()
+      // FleetProjectionStalled takes five minutes without a sweep step for a stall.
+      .refine((p) => p.sweepEvery * p.intervalMs <= 120_000, {
+        message: 'sweepEvery x intervalMs: a sweep at least every 120,000 ms',
+        path: ['sweepEvery'],
+      })
       .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
     power: z
       .object({

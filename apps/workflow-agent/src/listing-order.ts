@@ -6,18 +6,22 @@ export interface Listing {
 
 /**
  * The quick cycles and the sweep run side by side (main.ts), so a sweep page listed before a quick cycle may reach
- * Postgres after it: written as it comes, its older view would overwrite the newer one (a running job's progress, a
- * rack's power readings). Here every listing takes a number when it is taken, writes are made one at a time, and a job
- * is written only from a listing newer than the one that last wrote it. Jobs in a terminal state need no guard (their
- * state, result and error never change again: applyJobProjections), the rest does.
+ * Postgres after it. Writes are made one at a time, and a running workflow's view (progress, a rack's power readings)
+ * is written only from a listing taken after the one that last wrote that job, so an older view does not overwrite a
+ * newer one. A final view (the workflow ended) is never held back: visibility keeps no version of a running workflow,
+ * and the order listings were taken in is not quite the order they read it (a listing of several pages reads its
+ * later pages after listings taken since), so an ended workflow's view must not lose to an older running one. Its
+ * writing once is the page transaction's job (lockOpenJobs).
  */
-export class ListingOrder {
+export class ListingOrder<T extends { job: { id: string } }> {
   private last = 0;
   /** The listing that last wrote each job. */
   private readonly writtenBy = new Map<string, number>();
   /** Listings taken and not yet ended: only they can still write. */
   private readonly open = new Set<number>();
   private writes: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly isFinal: (entry: T) => boolean) {}
 
   begin(): Listing {
     const listing = { seq: ++this.last, at: new Date() };
@@ -35,19 +39,18 @@ export class ListingOrder {
   }
 
   /**
-   * Runs `write` with the entries of `page` no newer listing has written yet, after every write before it; the
-   * entries it was given count as written by `listing` once it resolves.
+   * Runs `write` after every write asked for before it, with the entries of `page` that are final or that no newer
+   * listing has written; those count as written by `listing` once it resolves. `held` are the others.
    */
-  write<T extends { job: { id: string } }, R>(
-    listing: Listing,
-    page: T[],
-    write: (fresh: T[]) => Promise<R>,
-  ): Promise<R> {
+  async write<R>(listing: Listing, page: T[], write: (fresh: T[]) => Promise<R>): Promise<{ result: R; held: T[] }> {
     const run = this.writes.then(async () => {
-      const fresh = page.filter(({ job }) => (this.writtenBy.get(job.id) ?? 0) < listing.seq);
+      const fresh: T[] = [];
+      const held: T[] = [];
+      for (const entry of page)
+        ((this.writtenBy.get(entry.job.id) ?? 0) < listing.seq || this.isFinal(entry) ? fresh : held).push(entry);
       const result = await write(fresh);
-      for (const { job } of fresh) this.writtenBy.set(job.id, listing.seq);
-      return result;
+      for (const { job } of fresh) this.writtenBy.set(job.id, Math.max(listing.seq, this.writtenBy.get(job.id) ?? 0));
+      return { result, held };
     });
     this.writes = run.catch(() => undefined);
     return run;

@@ -18,6 +18,7 @@ import { AgentConfig, agentShutdownGraceS } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
+import { Lookback } from './lookback.js';
 import { reconcileOnce, sweepStep } from './projector.js';
 import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
@@ -124,18 +125,23 @@ async function dispatchLoop(): Promise<void> {
 let firstCycleEnded: () => void = () => undefined;
 const firstCycle = new Promise<void>((resolve) => (firstCycleEnded = resolve));
 
+/** How far quick cycles look back: at least the configured visibility lag, at most five minutes. */
+const lookback = new Lookback(config.projection.visibilityLagMs, Math.max(config.projection.visibilityLagMs, 300_000));
+
 /** Quick cycles: what started or closed since the last one, one interval apart (the first one sweeps every job). */
 async function reconcileLoop(): Promise<void> {
-  const { intervalMs, visibilityLagMs, pageSize } = config.projection;
+  const { intervalMs, pageSize } = config.projection;
   /** When the last successful cycle started: a quick cycle asks for what started or closed since (less the lag). */
   let lastStart: number | undefined;
   while (!stopping) {
     const started = Date.now();
-    const since = lastStart === undefined ? undefined : new Date(lastStart - visibilityLagMs);
+    const since = lastStart === undefined ? undefined : new Date(lastStart - lookback.currentMs);
     const end = metrics.reconcileSeconds.startTimer({ kind: since ? 'quick' : 'full' });
     try {
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
       if (stats.changed > 0) log.debug(stats, 'reconciled');
+      if (since) lookback.quickSaw(stats.endAgeMs);
+      metrics.lookbackSeconds.set(lookback.currentMs / 1000);
       lastStart = started;
       firstCycleEnded();
     } catch (err) {
@@ -160,15 +166,24 @@ const sweepStepPages = 10;
  */
 async function sweepLoop(): Promise<void> {
   const { intervalMs, sweepEvery, pageSize } = config.projection;
+  if (config.projection.sweepPagesPerCycle !== undefined)
+    log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
   let sweep = { after: undefined as string | undefined, open: 0 };
-  while (!stopping) {
-    const started = Date.now();
+  // The first cycle has just swept every open job.
+  for (let started = Date.now(); !stopping;) {
+    await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
+    started = Date.now();
     for (let ended = false; !ended && !stopping;) {
       const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
       try {
         const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages);
         sweep.open += step.openJobs;
+        if (step.endsWritten > 0) {
+          // Ends the quick cycles should have written: visibility showed them after the quick window had passed.
+          metrics.sweepFoundEnds.inc(step.endsWritten);
+          lookback.sweepFound(step.endAgeMs);
+        }
         if (step.after !== undefined) sweep.after = step.after;
         else {
           metrics.openJobs.set(sweep.open);
@@ -183,7 +198,6 @@ async function sweepLoop(): Promise<void> {
         end();
       }
     }
-    await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
   }
 }
 

@@ -115,6 +115,16 @@ export function createAgentMetrics(registry: Registry) {
       labelNames: ['webhook'],
       registers: [registry],
     }),
+    lookbackSeconds: new Gauge({
+      name: 'fleet_agent_projection_lookback_seconds',
+      help: "How far quick cycles look back past the last one's start: it follows how late visibility shows closes",
+      registers: [registry],
+    }),
+    sweepFoundEnds: new Counter({
+      name: 'fleet_agent_sweep_found_ends_total',
+      help: 'Job ends a sweep wrote because no quick cycle had listed them (visibility showed them late)',
+      registers: [registry],
+    }),
     sweepStepErrors: new Counter({
       name: 'fleet_agent_sweep_step_errors_total',
       help: 'Sweep steps that failed (taken again from the same place by the next sweep); quick cycles go on',

@@ -8,9 +8,11 @@ import {
   closeOpenChildren,
   hasOpenDispatchedJobs,
   listOpenDispatchedJobs,
+  lockOpenJobs,
   openDispatchedJobsAmong,
   recordPowerStates,
   type Db,
+  type DbOrTx,
   type Job,
   type JobProjection,
   type LifecycleJobReport,
@@ -43,6 +45,11 @@ export interface ReconcileStats {
   workflows: number;
   openJobs: number;
   changed: number;
+  /** Listed jobs not written: a newer listing had written their running view, or their end was already written. */
+  skipped: number;
+  /** Jobs whose end this cycle wrote, and the oldest of those ends when listed (ms): how late visibility showed it. */
+  endsWritten: number;
+  endAgeMs: number;
 }
 
 /** After a sweep step that did not reach the last open job: the id its next step starts after. */
@@ -90,10 +97,10 @@ let lastListed = new Map<string, string>();
  * The order of the listings of the quick cycles and of the sweep, which run side by side: a listing never overwrites
  * what a newer one wrote (listing-order.ts).
  */
-const listings = new ListingOrder();
+const listings = new ListingOrder<ListedJob>(({ wf }) => (stateFor[wf.status.name] ?? 'running') !== 'running');
 
 function emptyStats(): ReconcileStats {
-  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0 };
+  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0, skipped: 0, endsWritten: 0, endAgeMs: 0 };
 }
 
 /**
@@ -143,7 +150,7 @@ async function finishCycle(deps: ProjectorDeps, stats: ReconcileStats): Promise<
   // Batches have no workflow: their state follows their children.
   const listing = listings.begin();
   try {
-    stats.changed += await listings.write(listing, [], () => aggregateBatchParents(deps.db));
+    stats.changed += (await listings.write(listing, [], () => aggregateBatchParents(deps.db))).result;
   } finally {
     listings.end(listing);
   }
@@ -201,14 +208,18 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
       );
       const open = new Map(jobs.map((j) => [j.id, j]));
       const batch = [];
-      for (const { wf, seen } of page) {
+      for (const { wf } of page) {
         const job = open.get(wf.workflowId);
         if (job) batch.push({ job, wf });
-        // A running workflow without an open dispatched job may be one whose start is not yet marked dispatched:
-        // looked up again next time. A closed one without an open job has nothing more to say.
-        if (job || stateFor[wf.status.name] !== 'running') listed.set(wf.workflowId, seen);
       }
-      if (batch.length) stats.changed += await applyPage(deps, listing, batch);
+      const held = batch.length ? await applyPage(deps, stats, listing, batch) : new Set<string>();
+      for (const { wf, seen } of page) {
+        // A running workflow without an open dispatched job may be one whose start is not yet marked dispatched, and
+        // a view held back for a newer one may be older than what the next cycle lists: both are looked at again
+        // next time. A closed one without an open job has nothing more to say.
+        const job = open.get(wf.workflowId);
+        if (job ? !held.has(job.id) : stateFor[wf.status.name] !== 'running') listed.set(wf.workflowId, seen);
+      }
     }
   } catch (err) {
     // Whatever was not written is listed again next time, as new.
@@ -239,11 +250,11 @@ async function projectListing(
       if (!job) continue;
       batch.push({ job, wf });
       if (batch.length >= deps.pageSize) {
-        stats.changed += await applyPage(deps, listing, batch);
+        await applyPage(deps, stats, listing, batch);
         batch = [];
       }
     }
-    if (batch.length) stats.changed += await applyPage(deps, listing, batch);
+    if (batch.length) await applyPage(deps, stats, listing, batch);
   } finally {
     listings.end(listing);
   }
@@ -255,11 +266,41 @@ type ListedJob = { job: Job; wf: WorkflowExecutionInfo };
  * One transaction per page: a reader never sees a finished parent with open children. Written after every earlier
  * write, and only for the jobs no newer listing has written (listing-order.ts).
  */
-function applyPage(deps: ProjectorDeps, listing: Listing, page: ListedJob[]): Promise<number> {
-  return listings.write(listing, page, (fresh) => applyFreshPage(deps, listing.at, fresh));
+async function applyPage(
+  deps: ProjectorDeps,
+  stats: ReconcileStats,
+  listing: Listing,
+  page: ListedJob[],
+): Promise<Set<string>> {
+  const { result, held } = await listings.write(listing, page, (fresh) =>
+    deps.db.transaction(async (tx) => {
+      // A job another listing has just written as ended is left alone: its end and what follows were written once.
+      const open = await lockOpenJobs(
+        tx,
+        fresh.map(({ job }) => job.id),
+      );
+      const still = fresh.filter(({ job }) => open.has(job.id));
+      return { ...(await applyFreshPage(deps, tx, listing.at, still)), still, ended: fresh.length - still.length };
+    }),
+  );
+  result.committed();
+  stats.changed += result.changed;
+  stats.skipped += held.length + result.ended;
+  for (const { wf } of result.still) {
+    if (!wf.closeTime || (stateFor[wf.status.name] ?? 'running') === 'running') continue;
+    stats.endsWritten++;
+    stats.endAgeMs = Math.max(stats.endAgeMs, listing.at.getTime() - wf.closeTime.getTime());
+  }
+  return new Set(held.map(({ job }) => job.id));
 }
 
-async function applyFreshPage(deps: ProjectorDeps, listedAt: Date, page: ListedJob[]): Promise<number> {
+/** Writes a page of jobs, all still open, in the caller's transaction; `committed` once the transaction has. */
+async function applyFreshPage(
+  deps: ProjectorDeps,
+  tx: DbOrTx,
+  listedAt: Date,
+  page: ListedJob[],
+): Promise<{ changed: number; committed: () => void }> {
   const projections: JobProjection[] = [];
   const readings: { deviceId: string; powerState: string; at: Date }[] = [];
   const rackChildren: { parentId: string; memo: JobMemo; terminal: boolean }[] = [];
@@ -290,34 +331,35 @@ async function applyFreshPage(deps: ProjectorDeps, listedAt: Date, page: ListedJ
       }
     }
   }
-  const changed = await deps.db.transaction(async (tx) => {
-    // Lifecycle first: a job seen ended has its last moves applied in the same transaction as its end.
-    const applied = await applyLifecycleReports(tx, lifecycle);
-    for (const r of applied.refused)
-      deps.log.warn(
-        { jobId: r.jobId, workflowId: r.jobId, deviceId: r.deviceId, err: r.message },
-        'lifecycle move refused',
-      );
-    // RMA cases after the lifecycle: they read the devices' new states and hardware.
-    await applyRma(tx, rma, deps.log);
-    const changed = await applyJobProjections(tx, projections);
-    await recordPowerStates(tx, readings);
-    // Rack workflows drive their child jobs through the memo; children left open when
-    // the parent ended were never reached.
-    for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
-    await closeOpenChildren(
-      tx,
-      rackChildren.filter((r) => r.terminal).map((r) => r.parentId),
-      'not reached: the rack job ended first',
+  // Lifecycle first: a job seen ended has its last moves applied in the same transaction as its end.
+  const applied = await applyLifecycleReports(tx, lifecycle);
+  for (const r of applied.refused)
+    deps.log.warn(
+      { jobId: r.jobId, workflowId: r.jobId, deviceId: r.deviceId, err: r.message },
+      'lifecycle move refused',
     );
-    await applyDeviceVersions(tx, firmware);
-    // A campaign that ended (cancelled, failed) never started the devices still queued.
-    await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
-    return changed;
-  });
-  for (const r of lifecycle) appliedLifecycleRevs.set(r.jobId, r.lifecycle.rev);
-  for (const p of projections) if (p.state !== 'running') appliedLifecycleRevs.delete(p.id);
-  return changed;
+  // RMA cases after the lifecycle: they read the devices' new states and hardware.
+  await applyRma(tx, rma, deps.log);
+  const changed = await applyJobProjections(tx, projections);
+  await recordPowerStates(tx, readings);
+  // Rack workflows drive their child jobs through the memo; children left open when
+  // the parent ended were never reached.
+  for (const r of rackChildren) await applyChildOutcomes(tx, r.parentId, r.memo.devices ?? {});
+  await closeOpenChildren(
+    tx,
+    rackChildren.filter((r) => r.terminal).map((r) => r.parentId),
+    'not reached: the rack job ended first',
+  );
+  await applyDeviceVersions(tx, firmware);
+  // A campaign that ended (cancelled, failed) never started the devices still queued.
+  await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
+  return {
+    changed,
+    committed: () => {
+      for (const r of lifecycle) appliedLifecycleRevs.set(r.jobId, r.lifecycle.rev);
+      for (const p of projections) if (p.state !== 'running') appliedLifecycleRevs.delete(p.id);
+    },
+  };
 }
 
 /** A lifecycle job's memo report, when it changed since it was last applied. */

@@ -167,6 +167,9 @@ describe('workflow agent', () => {
     assert.equal(rest.temporalCalls, Math.ceil((open - 10) / 10));
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
     assert.equal(rows[0].state, 'failed');
+    // An end only a sweep wrote: what widens the quick cycles' lookback (lookback.ts).
+    assert.equal(rest.endsWritten, 1);
+    assert.ok(rest.endAgeMs >= 0 && rest.endAgeMs < 60_000, `${rest.endAgeMs} ms`);
   });
 
   it(`a quick cycle does not wait for a sweep whose listing is slow, and the sweep's older listing, written last, \
@@ -211,7 +214,8 @@ does not undo what the quick cycle wrote`, async () => {
     assert.equal(mid[0].state, 'failed');
     letThrough();
     const swept = await sweep;
-    assert.ok(swept.openJobs > 0);
+    assert.ok(swept.openJobs > 1);
+    assert.equal(swept.skipped, 1, "the sweep's view of the ended job was not written; the others were");
     const { rows } = await handle.pool.query(`select state, updated_at from jobs where id = $1`, [ended]);
     assert.deepEqual(rows[0], mid[0], 'the older listing wrote nothing over the newer one');
   });

@@ -156,6 +156,22 @@ export async function openDispatchedJobsAmong(db: DbOrTx, ids: string[]): Promis
     .where(and(sql`${jobs.id} = any(${sql.param(uuids)}::uuid[])`, openAndDispatched()));
 }
 
+/**
+ * Of `ids`, the jobs not yet ended, locked until the transaction ends. The projection writes a job's end, and what
+ * follows from it (lifecycle moves, RMA cases, versions), from whichever listing reaches Postgres first: a later
+ * listing of the same job finds it ended here and writes nothing.
+ */
+export async function lockOpenJobs(tx: DbOrTx, ids: string[]): Promise<Set<string>> {
+  const uuids = ids.filter((id) => uuidPattern.test(id));
+  if (uuids.length === 0) return new Set();
+  const rows = await tx
+    .select({ id: jobs.id })
+    .from(jobs)
+    .where(and(sql`${jobs.id} = any(${sql.param(uuids)}::uuid[])`, inArray(jobs.state, [...openStates])))
+    .for('update');
+  return new Set(rows.map((r) => r.id));
+}
+
 export async function hasOpenDispatchedJobs(db: DbOrTx): Promise<boolean> {
   const rows = await db
     .select({ one: sql<number>`1` })
