@@ -8,6 +8,8 @@ interface Snapshot {
   byKind: Record<string, { count: number; sum: number; buckets: number[] }>;
   workflows: number;
   lists: number;
+  sweepFoundEnds: number;
+  lookbackS: number;
 }
 
 async function snapshot(metricsUrl: string): Promise<Snapshot> {
@@ -23,6 +25,8 @@ async function snapshot(metricsUrl: string): Promise<Snapshot> {
     ),
     workflows: promValue(text, 'fleet_agent_reconciled_workflows_total'),
     lists: promValue(text, 'fleet_agent_temporal_calls_total{op="list"}'),
+    sweepFoundEnds: promValue(text, 'fleet_agent_sweep_found_ends_total'),
+    lookbackS: promValue(text, 'fleet_agent_projection_lookback_seconds'),
   };
 }
 
@@ -61,6 +65,9 @@ export async function agentCycles(metricsUrl: string) {
         ...perKind,
         workflows_listed_per_cycle: all ? round((after.workflows - before.workflows) / all) : 0,
         visibility_calls_per_cycle: all ? round((after.lists - before.lists) / all) : 0,
+        // Ends only a sweep wrote (visibility showed them after the quick window), and the lookback at the end.
+        sweep_found_ends: after.sweepFoundEnds - before.sweepFoundEnds,
+        lookback_s_at_end: round(after.lookbackS),
       };
     },
   };

@@ -9,7 +9,7 @@ describe('quick-cycle lookback', () => {
     assert.equal(lookback.currentMs, 500);
   });
 
-  it('widens past ends a sweep found that the quick cycles missed, and keeps wide while closes keep coming late', () => {
+  it('widens past ends a sweep found that quick cycles missed, and keeps wide while closes keep coming late', () => {
     const lookback = new Lookback(500, 300_000);
     lookback.sweepFound(12_000);
     assert.equal(lookback.currentMs, 18_000);
