@@ -38,8 +38,17 @@ async function snapshot(metricsUrl: string): Promise<Snapshot> {
  */
 export async function agentCycles(metricsUrl: string) {
   const before = await snapshot(metricsUrl);
+  // The lookback moves with visibility's delay: its largest value is sampled as the phase runs.
+  let lookbackMaxS = before.lookbackS;
+  const sampler = setInterval(() => {
+    snapshot(metricsUrl).then(
+      (s) => (lookbackMaxS = Math.max(lookbackMaxS, s.lookbackS)),
+      () => undefined,
+    );
+  }, 2000);
   return {
     async stop() {
+      clearInterval(sampler);
       const after = await snapshot(metricsUrl);
       const round = (n: number) => Number(n.toFixed(2));
       const perKind = Object.fromEntries(
@@ -65,8 +74,10 @@ export async function agentCycles(metricsUrl: string) {
         ...perKind,
         workflows_listed_per_cycle: all ? round((after.workflows - before.workflows) / all) : 0,
         visibility_calls_per_cycle: all ? round((after.lists - before.lists) / all) : 0,
-        // Ends only a sweep wrote (visibility showed them after the quick window), and the lookback at the end.
+        // Ends only a sweep wrote (visibility showed them after the quick window had passed), and the quick
+        // cycles' lookback: its largest value (sampled every 2 s) and its value at the end.
         sweep_found_ends: after.sweepFoundEnds - before.sweepFoundEnds,
+        lookback_s_max: round(Math.max(lookbackMaxS, after.lookbackS)),
         lookback_s_at_end: round(after.lookbackS),
       };
     },

@@ -1,17 +1,20 @@
 /** Per quick cycle, the lookback shrinks by this factor towards what the cycles see (halves in about 35 cycles). */
 const decay = 0.98;
-/** Margin over the latest close seen: visibility's delay varies from one close to the next. */
+/** Margin over the latest delay seen: visibility's delay varies from one close to the next. */
 const margin = 1.5;
 
 /**
  * How far a quick cycle looks back past the last one's start. Temporal's visibility store shows a close some time
  * after it happened (it is written asynchronously: well under a second on an idle cluster, tens of seconds on a
- * saturated one, docs/scale.md). A close that shows up after the window has moved past its CloseTime is never listed
- * by a quick cycle and waits for the sweep. So the lookback follows what is seen: the quick cycles see how late the
- * closes they list showed up, and a sweep that writes an end the quick cycles missed says the lookback was too short.
+ * saturated one, docs/scale.md). A close that shows up after the quick cycles' window has moved past its CloseTime is
+ * never listed by a quick cycle and waits for the sweep. So the lookback follows what is seen: an end a quick cycle
+ * writes whose close came before the previous cycle started was not shown to that cycle, so visibility took at least
+ * that long; and an end the sweep had to write, closed before the quick window, doubles it.
  */
 export class Lookback {
   private ms: number;
+  /** Where the last quick cycle's window began (epoch ms): closes before it are left to the sweep. */
+  private windowStart = -Infinity;
 
   constructor(
     private readonly minMs: number,
@@ -24,14 +27,26 @@ export class Lookback {
     return this.ms;
   }
 
-  /** A quick cycle wrote ends that were up to `ageMs` old when listed (0: none). */
-  quickSaw(ageMs: number): void {
-    this.set(Math.max(this.ms * decay, margin * ageMs));
+  /** The window of a quick cycle after one that started at `lastStart`. */
+  since(lastStart: number): Date {
+    this.windowStart = lastStart - this.ms;
+    return new Date(this.windowStart);
   }
 
-  /** A sweep wrote ends the quick cycles had missed, up to `ageMs` old when listed. */
-  sweepFound(ageMs: number): void {
-    this.set(Math.max(this.ms, margin * ageMs));
+  /**
+   * A quick cycle ended; `previousStart` is when the cycle before it started, `oldestEnd` the earliest close among the
+   * ends it wrote (epoch ms).
+   */
+  quickCycle(previousStart: number, oldestEnd: number | undefined): void {
+    const shownLate = oldestEnd === undefined ? 0 : previousStart - oldestEnd;
+    this.set(Math.max(this.ms * decay, margin * shownLate));
+  }
+
+  /** The sweep wrote ends with these closes (epoch ms); how many the quick cycles' window had already passed. */
+  sweepWrote(closes: number[]): number {
+    const missed = closes.filter((at) => at < this.windowStart).length;
+    if (missed > 0) this.set(this.ms * 2);
+    return missed;
   }
 
   private set(ms: number): void {

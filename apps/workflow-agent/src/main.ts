@@ -125,8 +125,11 @@ async function dispatchLoop(): Promise<void> {
 let firstCycleEnded: () => void = () => undefined;
 const firstCycle = new Promise<void>((resolve) => (firstCycleEnded = resolve));
 
-/** How far quick cycles look back: at least the configured visibility lag, at most five minutes. */
-const lookback = new Lookback(config.projection.visibilityLagMs, Math.max(config.projection.visibilityLagMs, 300_000));
+/**
+ * How far quick cycles look back: at least the configured visibility lag, at most a minute (the sweep, at least every
+ * two minutes, writes what shows up later).
+ */
+const lookback = new Lookback(config.projection.visibilityLagMs, Math.max(config.projection.visibilityLagMs, 60_000));
 
 /** Quick cycles: what started or closed since the last one, one interval apart (the first one sweeps every job). */
 async function reconcileLoop(): Promise<void> {
@@ -135,12 +138,13 @@ async function reconcileLoop(): Promise<void> {
   let lastStart: number | undefined;
   while (!stopping) {
     const started = Date.now();
-    const since = lastStart === undefined ? undefined : new Date(lastStart - lookback.currentMs);
+    const since = lastStart === undefined ? undefined : lookback.since(lastStart);
     const end = metrics.reconcileSeconds.startTimer({ kind: since ? 'quick' : 'full' });
     try {
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
       if (stats.changed > 0) log.debug(stats, 'reconciled');
-      if (since) lookback.quickSaw(stats.endAgeMs);
+      const oldestEnd = stats.endCloses.length ? stats.endCloses.reduce((a, b) => Math.min(a, b)) : undefined;
+      if (lastStart !== undefined) lookback.quickCycle(lastStart, oldestEnd);
       metrics.lookbackSeconds.set(lookback.currentMs / 1000);
       lastStart = started;
       firstCycleEnded();
@@ -169,7 +173,7 @@ async function sweepLoop(): Promise<void> {
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
-  let sweep = { after: undefined as string | undefined, open: 0 };
+  let sweep = { after: undefined as string | undefined, open: 0, endCloses: [] as number[] };
   // The first cycle has just swept every open job.
   for (let started = Date.now(); !stopping;) {
     await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
@@ -179,15 +183,13 @@ async function sweepLoop(): Promise<void> {
       try {
         const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages);
         sweep.open += step.openJobs;
-        if (step.endsWritten > 0) {
-          // Ends the quick cycles should have written: visibility showed them after the quick window had passed.
-          metrics.sweepFoundEnds.inc(step.endsWritten);
-          lookback.sweepFound(step.endAgeMs);
-        }
+        sweep.endCloses.push(...step.endCloses);
         if (step.after !== undefined) sweep.after = step.after;
         else {
           metrics.openJobs.set(sweep.open);
-          sweep = { after: undefined, open: 0 };
+          // Ends no quick cycle will list: visibility showed them after the quick window had passed their close.
+          metrics.sweepFoundEnds.inc(lookback.sweepWrote(sweep.endCloses));
+          sweep = { after: undefined, open: 0, endCloses: [] };
           ended = true;
         }
       } catch (err) {

@@ -47,9 +47,8 @@ export interface ReconcileStats {
   changed: number;
   /** Listed jobs not written: a newer listing had written their running view, or their end was already written. */
   skipped: number;
-  /** Jobs whose end this cycle wrote, and the oldest of those ends when listed (ms): how late visibility showed it. */
-  endsWritten: number;
-  endAgeMs: number;
+  /** When the workflows whose end this cycle wrote closed (epoch ms): how late visibility showed them (lookback.ts). */
+  endCloses: number[];
 }
 
 /** After a sweep step that did not reach the last open job: the id its next step starts after. */
@@ -100,7 +99,7 @@ let lastListed = new Map<string, string>();
 const listings = new ListingOrder<ListedJob>(({ wf }) => (stateFor[wf.status.name] ?? 'running') !== 'running');
 
 function emptyStats(): ReconcileStats {
-  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0, skipped: 0, endsWritten: 0, endAgeMs: 0 };
+  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0, skipped: 0, endCloses: [] };
 }
 
 /**
@@ -273,24 +272,25 @@ async function applyPage(
   page: ListedJob[],
 ): Promise<Set<string>> {
   const { result, held } = await listings.write(listing, page, (fresh) =>
-    deps.db.transaction(async (tx) => {
-      // A job another listing has just written as ended is left alone: its end and what follows were written once.
-      const open = await lockOpenJobs(
-        tx,
-        fresh.map(({ job }) => job.id),
-      );
-      const still = fresh.filter(({ job }) => open.has(job.id));
-      return { ...(await applyFreshPage(deps, tx, listing.at, still)), still, ended: fresh.length - still.length };
-    }),
+    deps.db
+      .transaction(async (tx) => {
+        // A job another listing has just written as ended is left alone: its end and what follows were written once.
+        const open = await lockOpenJobs(
+          tx,
+          fresh.map(({ job }) => job.id),
+        );
+        const still = fresh.filter(({ job }) => open.has(job.id));
+        return { ...(await applyFreshPage(deps, tx, listing.at, still)), still, ended: fresh.length - still.length };
+      })
+      .then((written) => {
+        written.committed();
+        return written;
+      }),
   );
-  result.committed();
   stats.changed += result.changed;
   stats.skipped += held.length + result.ended;
-  for (const { wf } of result.still) {
-    if (!wf.closeTime || (stateFor[wf.status.name] ?? 'running') === 'running') continue;
-    stats.endsWritten++;
-    stats.endAgeMs = Math.max(stats.endAgeMs, listing.at.getTime() - wf.closeTime.getTime());
-  }
+  for (const { wf } of result.still)
+    if (wf.closeTime && (stateFor[wf.status.name] ?? 'running') !== 'running') stats.endCloses.push(+wf.closeTime);
   return new Set(held.map(({ job }) => job.id));
 }
 
@@ -326,8 +326,9 @@ async function applyFreshPage(
       rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
       for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
         if (o.powerState && PowerState.safeParse(o.powerState).success)
-          // As of the listing, not of the write: a reading listed later wins whichever is written last.
-          readings.push({ deviceId, powerState: o.powerState, at: listedAt });
+          // A running view's readings date from its listing, so one listed later wins whichever is written last; an
+          // ended view is the job's last word (lockOpenJobs writes it once), dated when written.
+          readings.push({ deviceId, powerState: o.powerState, at: p.state === 'running' ? listedAt : new Date() });
       }
     }
   }

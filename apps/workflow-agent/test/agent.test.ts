@@ -167,15 +167,16 @@ describe('workflow agent', () => {
     assert.equal(rest.temporalCalls, Math.ceil((open - 10) / 10));
     const { rows } = await handle.pool.query(`select state from jobs where id = $1`, [ended]);
     assert.equal(rows[0].state, 'failed');
-    // An end only a sweep wrote: what widens the quick cycles' lookback (lookback.ts).
-    assert.equal(rest.endsWritten, 1);
-    assert.ok(rest.endAgeMs >= 0 && rest.endAgeMs < 60_000, `${rest.endAgeMs} ms`);
+    // An end only a sweep wrote, with its close time: what widens the quick cycles' lookback (lookback.ts).
+    assert.equal(rest.endCloses.length, 1);
+    assert.ok(Math.abs(Date.now() - rest.endCloses[0]!) < 60_000, `closed at ${new Date(rest.endCloses[0]!)}`);
   });
 
-  it(`a quick cycle does not wait for a sweep whose listing is slow, and the sweep's older listing, written last, \
-does not undo what the quick cycle wrote`, async () => {
-    // Visibility answers the sweep's query (WorkflowId IN ...) at once but the answer arrives only when let through:
-    // what it holds is as of the call.
+  /**
+   * A client whose visibility answers the sweep's query (WorkflowId IN ...) at once but hands the answer over only
+   * when let through: what the sweep writes is as of the call.
+   */
+  const gatedSweep = () => {
     let letThrough!: () => void;
     const gate = new Promise<void>((resolve) => (letThrough = resolve));
     let listed!: () => void;
@@ -197,18 +198,26 @@ does not undo what the quick cycle wrote`, async () => {
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const slow = { db: handle.db, client: { ...client, workflow } as Client, log, metrics, pageSize: 100 };
-    const { rows: running } = await handle.pool.query(
-      `select id from jobs where state = 'running' and id <> $1 order by id limit 1`,
-      [jobIds[3]],
-    );
-    const ended = running[0].id as string;
+    const deps = { db: handle.db, client: { ...client, workflow } as Client, log, metrics, pageSize: 100 };
+    return { deps, letThrough, sweepListed };
+  };
+  const aRunningJob = async () =>
+    (
+      await handle.pool.query(`select id from jobs where state = 'running' and id <> $1 order by id limit 1`, [
+        jobIds[3],
+      ])
+    ).rows[0].id as string;
+
+  it(`a quick cycle does not wait for a sweep whose listing is slow, and the sweep's older listing, written last, \
+does not undo what the quick cycle wrote`, async () => {
+    const { deps, letThrough, sweepListed } = gatedSweep();
+    const ended = await aRunningJob();
     const since = new Date();
-    const sweep = sweepStep(slow, undefined, 1);
+    const sweep = sweepStep(deps, undefined, 1);
     await sweepListed;
     // The sweep listed the job running; it ends now, and a quick cycle projects that while the sweep still waits.
     await terminate(ended);
-    const quick = await reconcileOnce(slow, since);
+    const quick = await reconcileOnce(deps, since);
     assert.ok(quick.changed >= 1, 'the quick cycle wrote the ended job');
     const { rows: mid } = await handle.pool.query(`select state, updated_at from jobs where id = $1`, [ended]);
     assert.equal(mid[0].state, 'failed');
@@ -218,6 +227,25 @@ does not undo what the quick cycle wrote`, async () => {
     assert.equal(swept.skipped, 1, "the sweep's view of the ended job was not written; the others were");
     const { rows } = await handle.pool.query(`select state, updated_at from jobs where id = $1`, [ended]);
     assert.deepEqual(rows[0], mid[0], 'the older listing wrote nothing over the newer one');
+  });
+
+  it('an end two listings both see is written once: by the first to reach Postgres', async () => {
+    const { deps, letThrough, sweepListed } = gatedSweep();
+    const ended = await aRunningJob();
+    const since = new Date();
+    await terminate(ended);
+    // Both listings see the end; the sweep's, taken first, reaches Postgres last.
+    const sweep = sweepStep(deps, undefined, 1);
+    await sweepListed;
+    const quick = await reconcileOnce(deps, since);
+    assert.equal(quick.endCloses.length, 1, 'the quick cycle wrote the end');
+    letThrough();
+    const swept = await sweep;
+    assert.deepEqual(
+      { skipped: swept.skipped, ends: swept.endCloses.length },
+      { skipped: 1, ends: 0 },
+      'the page transaction found the job ended and left it (and what follows from its end) alone',
+    );
   });
 
   it('a sweep step that fails throws and leaves quick cycles working; the next step retries it', async () => {
