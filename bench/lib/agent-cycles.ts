@@ -13,7 +13,7 @@ interface Snapshot {
 }
 
 async function snapshot(metricsUrl: string): Promise<Snapshot> {
-  const text = await (await fetch(metricsUrl)).text();
+  const text = await (await fetch(metricsUrl, { signal: AbortSignal.timeout(5_000) })).text();
   const series = (name: string, kind: string, le?: number) =>
     promValue(text, `fleet_agent_reconcile_seconds_${name}{${le === undefined ? '' : `le="${le}",`}kind="${kind}"}`);
   return {
@@ -45,7 +45,7 @@ export async function agentCycles(metricsUrl: string) {
       (s) => (lookbackMaxS = Math.max(lookbackMaxS, s.lookbackS)),
       () => undefined,
     );
-  }, 2000);
+  }, 2000).unref();
   return {
     async stop() {
       clearInterval(sampler);

@@ -18,7 +18,7 @@ import { AgentConfig, agentShutdownGraceS } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
-import { Lookback } from './lookback.js';
+import { Lookback, type QuickWindow } from './lookback.js';
 import { reconcileOnce, sweepStep } from './projector.js';
 import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
@@ -131,32 +131,32 @@ const firstCycle = new Promise<void>((resolve) => (firstCycleEnded = resolve));
  */
 const lookback = new Lookback(config.projection.visibilityLagMs, Math.max(config.projection.visibilityLagMs, 60_000));
 
+/** The last quick (or first full) cycle that succeeded; the sweep reads where the quick windows have got to. */
+let lastQuick: QuickWindow | undefined;
+
 /** Quick cycles: what started or closed since the last one, one interval apart (the first one sweeps every job). */
 async function reconcileLoop(): Promise<void> {
   const { intervalMs, pageSize } = config.projection;
-  /** When the last successful cycle started: a quick cycle asks for what started or closed since (less the lag). */
-  let lastStart: number | undefined;
   while (!stopping) {
-    const started = Date.now();
-    const since = lastStart === undefined ? undefined : lookback.since(lastStart);
+    // The window starts where the last successful cycle started, less the lookback; after a failure it stays.
+    const window = lastQuick ? lookback.windowAfter(lastQuick) : { start: Date.now(), from: -Infinity };
+    const since = lastQuick ? new Date(window.from) : undefined;
     const end = metrics.reconcileSeconds.startTimer({ kind: since ? 'quick' : 'full' });
     try {
       const stats = await reconcileOnce({ db, client, log, metrics, pageSize }, since);
       if (stats.changed > 0) log.debug(stats, 'reconciled');
-      const oldestEnd = stats.endCloses.length ? stats.endCloses.reduce((a, b) => Math.min(a, b)) : undefined;
-      if (lastStart !== undefined) lookback.quickCycle(lastStart, oldestEnd);
+      if (lastQuick) lookback.quickCycle(lastQuick, stats.endCloses);
       metrics.lookbackSeconds.set(lookback.currentMs / 1000);
-      lastStart = started;
+      lastQuick = window;
       firstCycleEnded();
     } catch (err) {
-      // lastStart stays: the next cycle covers this one's window too.
       log.warn({ err: errorText(err) }, 'reconcile cycle failed; will retry');
     } finally {
       end();
     }
     // Fixed rate: cycles start one interval apart (not an interval after the last one ended), so a workflow's change
     // reaches Postgres within one interval plus one cycle, and a slow cycle does not stretch the next wait.
-    await sleep('reconcile', intervalMs - (Date.now() - started));
+    await sleep('reconcile', intervalMs - (Date.now() - window.start));
   }
 }
 
@@ -173,7 +173,7 @@ async function sweepLoop(): Promise<void> {
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
-  let sweep = { after: undefined as string | undefined, open: 0, endCloses: [] as number[] };
+  let sweep = { after: undefined as string | undefined, open: 0, missed: 0 };
   // The first cycle has just swept every open job.
   for (let started = Date.now(); !stopping;) {
     await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
@@ -181,15 +181,19 @@ async function sweepLoop(): Promise<void> {
     for (let ended = false; !ended && !stopping;) {
       const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
       try {
+        // Where the quick windows had got to before this step listed: ends closed before it, that no quick cycle
+        // listed, will not be listed by one (visibility showed them too late).
+        const quickFrom = lastQuick?.from ?? -Infinity;
         const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages);
         sweep.open += step.openJobs;
-        sweep.endCloses.push(...step.endCloses);
+        sweep.missed += Lookback.passed(step.unseenEndCloses, quickFrom);
         if (step.after !== undefined) sweep.after = step.after;
         else {
           metrics.openJobs.set(sweep.open);
-          // Ends no quick cycle will list: visibility showed them after the quick window had passed their close.
-          metrics.sweepFoundEnds.inc(lookback.sweepWrote(sweep.endCloses));
-          sweep = { after: undefined, open: 0, endCloses: [] };
+          metrics.sweepFoundEnds.inc(sweep.missed);
+          lookback.sweepEnded(sweep.missed);
+          metrics.lookbackSeconds.set(lookback.currentMs / 1000);
+          sweep = { after: undefined, open: 0, missed: 0 };
           ended = true;
         }
       } catch (err) {

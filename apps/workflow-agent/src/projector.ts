@@ -49,6 +49,8 @@ export interface ReconcileStats {
   skipped: number;
   /** When the workflows whose end this cycle wrote closed (epoch ms): how late visibility showed them (lookback.ts). */
   endCloses: number[];
+  /** The same, of those no quick cycle had listed closed: ends only a sweep saw. */
+  unseenEndCloses: number[];
 }
 
 /** After a sweep step that did not reach the last open job: the id its next step starts after. */
@@ -93,13 +95,21 @@ const stateFor: Partial<Record<WorkflowExecutionInfo['status']['name'], JobState
 let lastListed = new Map<string, string>();
 
 /**
+ * The closed workflows quick cycles listed in the last ten minutes, by close time (epoch ms). A sweep that writes the
+ * end of one of them did not find a close visibility showed late: the quick cycle saw it before its job was marked
+ * dispatched (a workflow that ends within a second), or a listing written since had it.
+ */
+const quickSeenCloses = new Map<string, number>();
+const quickSeenForMs = 600_000;
+
+/**
  * The order of the listings of the quick cycles and of the sweep, which run side by side: a listing never overwrites
  * what a newer one wrote (listing-order.ts).
  */
 const listings = new ListingOrder<ListedJob>(({ wf }) => (stateFor[wf.status.name] ?? 'running') !== 'running');
 
 function emptyStats(): ReconcileStats {
-  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0, skipped: 0, endCloses: [] };
+  return { temporalCalls: 0, workflows: 0, openJobs: 0, changed: 0, skipped: 0, endCloses: [], unseenEndCloses: [] };
 }
 
 /**
@@ -191,10 +201,13 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
   const listed = new Map<string, string>();
   const changed: { wf: WorkflowExecutionInfo; seen: string }[] = [];
   const query = `StartTime >= '${at}' OR CloseTime >= '${at}'`;
+  const forgetBefore = Date.now() - quickSeenForMs;
+  for (const [id, closed] of quickSeenCloses) if (closed < forgetBefore) quickSeenCloses.delete(id);
   const listing = listings.begin();
   try {
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
+      if (wf.closeTime) quickSeenCloses.set(wf.workflowId, +wf.closeTime);
       const seen = `${wf.runId} ${wf.status.name} ${wf.historyLength} ${JSON.stringify(wf.memo ?? {})}`;
       if (lastListed.get(wf.workflowId) === seen) listed.set(wf.workflowId, seen);
       else changed.push({ wf, seen });
@@ -289,8 +302,11 @@ async function applyPage(
   );
   stats.changed += result.changed;
   stats.skipped += held.length + result.ended;
-  for (const { wf } of result.still)
-    if (wf.closeTime && (stateFor[wf.status.name] ?? 'running') !== 'running') stats.endCloses.push(+wf.closeTime);
+  for (const { wf } of result.still) {
+    if (!wf.closeTime || (stateFor[wf.status.name] ?? 'running') === 'running') continue;
+    stats.endCloses.push(+wf.closeTime);
+    if (!quickSeenCloses.has(wf.workflowId)) stats.unseenEndCloses.push(+wf.closeTime);
+  }
   return new Set(held.map(({ job }) => job.id));
 }
 
@@ -327,8 +343,12 @@ async function applyFreshPage(
       for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
         if (o.powerState && PowerState.safeParse(o.powerState).success)
           // A running view's readings date from its listing, so one listed later wins whichever is written last; an
-          // ended view is the job's last word (lockOpenJobs writes it once), dated when written.
-          readings.push({ deviceId, powerState: o.powerState, at: p.state === 'running' ? listedAt : new Date() });
+          // ended view's, written once (lockOpenJobs), from the job's close, like a power job's reading.
+          readings.push({
+            deviceId,
+            powerState: o.powerState,
+            at: p.state === 'running' ? listedAt : (wf.closeTime ?? new Date()),
+          });
       }
     }
   }

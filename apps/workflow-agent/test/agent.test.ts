@@ -169,6 +169,7 @@ describe('workflow agent', () => {
     assert.equal(rows[0].state, 'failed');
     // An end only a sweep wrote, with its close time: what widens the quick cycles' lookback (lookback.ts).
     assert.equal(rest.endCloses.length, 1);
+    assert.equal(rest.unseenEndCloses.length, 1, 'no quick cycle had listed it');
     assert.ok(Math.abs(Date.now() - rest.endCloses[0]!) < 60_000, `closed at ${new Date(rest.endCloses[0]!)}`);
   });
 
@@ -239,6 +240,7 @@ does not undo what the quick cycle wrote`, async () => {
     await sweepListed;
     const quick = await reconcileOnce(deps, since);
     assert.equal(quick.endCloses.length, 1, 'the quick cycle wrote the end');
+    assert.deepEqual(quick.unseenEndCloses, [], 'one a quick cycle wrote, it listed');
     letThrough();
     const swept = await sweep;
     assert.deepEqual(

@@ -5,37 +5,45 @@ import { Lookback } from '../src/lookback.js';
 describe('quick-cycle lookback', () => {
   it('stays at the configured lag while every end a cycle writes closed after the cycle before it started', () => {
     const lookback = new Lookback(500, 60_000);
-    for (let start = 1_000_000; start < 1_010_000; start += 1000) {
-      assert.equal(+lookback.since(start), start - 500);
-      // The close happened during the last interval: the cycle before could not have listed it.
-      lookback.quickCycle(start, start + 400);
-    }
+    for (let start = 1_000_000; start < 1_010_000; start += 1000)
+      lookback.quickCycle({ start, from: start - 500 }, [start + 400, start + 900]);
     assert.equal(lookback.currentMs, 500);
   });
 
-  it('follows a close shown late: one that closed before the previous cycle started', () => {
+  it("follows a close shown late: one inside the previous cycle's window, before that cycle started", () => {
     const lookback = new Lookback(500, 60_000);
-    // The previous cycle started at 100 s; this one wrote an end that closed at 88 s: visibility took over 12 s.
-    lookback.quickCycle(100_000, 88_000);
+    // The previous cycle (window from 80 s, started at 100 s) did not list an end that closed at 88 s.
+    lookback.quickCycle({ start: 100_000, from: 80_000 }, [88_000, 100_500]);
     assert.equal(lookback.currentMs, 18_000);
-    assert.equal(+lookback.since(101_000), 83_000, 'the next window reaches back past such closes');
     // Closes keep showing up that late: the lookback holds; once they stop, it shrinks back by 2% a cycle.
-    for (let i = 0; i < 100; i++) lookback.quickCycle(200_000, 188_000);
+    for (let i = 0; i < 100; i++) lookback.quickCycle({ start: 200_000, from: 182_000 }, [188_000]);
     assert.equal(lookback.currentMs, 18_000);
-    lookback.quickCycle(300_000, undefined);
+    lookback.quickCycle({ start: 300_000, from: 282_000 }, []);
     assert.equal(lookback.currentMs, 17_640);
-    for (let i = 0; i < 500; i++) lookback.quickCycle(300_000, undefined);
+    for (let i = 0; i < 500; i++) lookback.quickCycle({ start: 300_000, from: 299_500 }, []);
     assert.equal(lookback.currentMs, 500);
   });
 
-  it('doubles when the sweep wrote ends the quick window had already passed, and only then; never past its cap', () => {
+  it('does not take an end older than the previous window for a delay: that cycle never looked so far back', () => {
     const lookback = new Lookback(500, 60_000);
-    lookback.since(100_000); // the window starts at 99.5 s
-    assert.equal(lookback.sweepWrote([99_600, 100_200]), 0, 'ends inside the window: the quick cycles list them');
+    // A wider window picks up an end from before the previous one's reach: its age says nothing of visibility.
+    lookback.quickCycle({ start: 100_000, from: 99_500 }, [70_000]);
     assert.equal(lookback.currentMs, 500);
-    assert.equal(lookback.sweepWrote([99_000, 99_600]), 1);
+  });
+
+  it('doubles once a sweep for ends the quick windows had passed when listed; never past its cap', () => {
+    const lookback = new Lookback(500, 60_000);
+    // A job closes at 10.2 s and shows at once; a sweep step lists it at 10.3 s, when the quick window began at
+    // 9.5 s, and writes it before the quick cycle at 11 s does: the quick cycles did not miss it.
+    assert.equal(Lookback.passed([10_200], 9_500), 0);
+    lookback.sweepEnded(0);
+    assert.equal(lookback.currentMs, 500);
+    // Ends that closed before the quick window when the sweep listed them, no quick cycle having listed them.
+    const missed = Lookback.passed([8_000, 9_000, 10_000], 9_500);
+    assert.equal(missed, 2);
+    lookback.sweepEnded(missed);
     assert.equal(lookback.currentMs, 1000);
-    lookback.quickCycle(100_000, 10_000);
+    lookback.quickCycle({ start: 100_000, from: 0 }, [10_000]);
     assert.equal(lookback.currentMs, 60_000, 'capped');
   });
 });
