@@ -340,15 +340,10 @@ async function applyFreshPage(
     if (job.kind.startsWith('rack.')) {
       const memo = (wf.memo?.[jobMemoKey] ?? {}) as JobMemo;
       rackChildren.push({ parentId: job.id, memo, terminal: p.state !== 'running' });
+      const at = rackReadingsAt(job.id, p.state === 'running', listedAt, wf.closeTime);
       for (const [deviceId, o] of Object.entries(memo.devices ?? {})) {
         if (o.powerState && PowerState.safeParse(o.powerState).success)
-          // A running view's readings date from its listing, so one listed later wins whichever is written last; an
-          // ended view's, written once (lockOpenJobs), from the job's close, like a power job's reading.
-          readings.push({
-            deviceId,
-            powerState: o.powerState,
-            at: p.state === 'running' ? listedAt : (wf.closeTime ?? new Date()),
-          });
+          readings.push({ deviceId, powerState: o.powerState, at });
       }
     }
   }
@@ -381,6 +376,27 @@ async function applyFreshPage(
       for (const p of projections) if (p.state !== 'running') appliedLifecycleRevs.delete(p.id);
     },
   };
+}
+
+/** Per running rack job, the listing time its last written readings carry. */
+const rackReadingsListedAt = new Map<string, number>();
+
+/**
+ * When a rack job's power readings were true. A running view's date from its listing, so one listed later wins
+ * whichever is written last. An ended view's (written once: lockOpenJobs) date from the job's close, like a power
+ * job's reading, but never before the readings of a running view written earlier: that listing's time is the agent's
+ * clock and the close Temporal's, and a view listed just after the close, before visibility showed it, still read
+ * the job running.
+ */
+export function rackReadingsAt(jobId: string, running: boolean, listedAt: Date, closedAt: Date | undefined): Date {
+  if (running) {
+    rackReadingsListedAt.set(jobId, listedAt.getTime());
+    return listedAt;
+  }
+  const earlier = rackReadingsListedAt.get(jobId);
+  rackReadingsListedAt.delete(jobId);
+  const closed = closedAt?.getTime() ?? Date.now();
+  return new Date(earlier === undefined ? closed : Math.max(closed, earlier + 1));
 }
 
 /** A lifecycle job's memo report, when it changed since it was last applied. */
