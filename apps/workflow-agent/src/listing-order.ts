@@ -42,8 +42,8 @@ export class ListingOrder<T extends { job: { id: string } }> {
    * Runs `write` after every write asked for before it, with the entries of `page` that are final or that no newer
    * listing has written; those count as written by `listing` once it resolves. `held` are the others.
    */
-  async write<R>(listing: Listing, page: T[], write: (fresh: T[]) => Promise<R>): Promise<{ result: R; held: T[] }> {
-    const run = this.writes.then(async () => {
+  write<R>(listing: Listing, page: T[], write: (fresh: T[]) => Promise<R>): Promise<{ result: R; held: T[] }> {
+    return this.serially(async () => {
       const fresh: T[] = [];
       const held: T[] = [];
       for (const entry of page)
@@ -52,6 +52,11 @@ export class ListingOrder<T extends { job: { id: string } }> {
       for (const { job } of fresh) this.writtenBy.set(job.id, Math.max(listing.seq, this.writtenBy.get(job.id) ?? 0));
       return { result, held };
     });
+  }
+
+  /** Runs `fn` after every write asked for before it (a write of no listed job, such as the batches' aggregation). */
+  serially<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.writes.then(fn);
     this.writes = run.catch(() => undefined);
     return run;
   }

@@ -157,12 +157,7 @@ export async function sweepStep(
 
 async function finishCycle(deps: ProjectorDeps, stats: ReconcileStats): Promise<void> {
   // Batches have no workflow: their state follows their children.
-  const listing = listings.begin();
-  try {
-    stats.changed += (await listings.write(listing, [], () => aggregateBatchParents(deps.db))).result;
-  } finally {
-    listings.end(listing);
-  }
+  stats.changed += await listings.serially(() => aggregateBatchParents(deps.db));
   deps.metrics.reconciledWorkflows.inc(stats.workflows);
   deps.metrics.projectedJobs.inc(stats.changed);
 }
