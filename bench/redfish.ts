@@ -17,7 +17,9 @@ import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
  *
  * - inventory: getFirmwareInventory on N simulated gb200 trays (default 1,000), all BMCs
  *   at once under one SiteLimiter (each client still sends one request at a time to its BMC).
- *   One cold pass (discovery, connections), then timed warm passes.
+ *   One cold pass (discovery, connections), then timed warm passes. The trays advertise `$expand`, so
+ *   a read is one request for the collection; the baseline, in the same run, is the same trays
+ *   without query support (quirk noExpandQuery), read member by member (`inventory_member_by_member_*`).
  * - simulator RSS: a 10,000-BMC simulator once ready and after one request to a sample of
  *   its BMCs, against an idle 1-BMC simulator started in the same run.
  * - upload: pushFirmware streaming a 1 GiB sparse file to a node:http sink, 5 runs, each in a fresh
@@ -44,9 +46,20 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   try {
     // Upload first, before the simulators load the machine (its uploaders are processes of their own).
     const upload = await uploadFigures(dir);
-    const inventory = await inventoryFigures(dir, processes, bmcs, siteCap, warmPasses);
+    const memberByMember = await inventoryFigures(dir, processes, bmcs, siteCap, warmPasses, false);
+    const inventory = await inventoryFigures(dir, processes, bmcs, siteCap, warmPasses, true);
     const rss = await simulatorRssFigures(dir, processes);
-    return { ...inventory, ...rss, ...upload };
+    return {
+      ...inventory,
+      inventory_member_by_member_reads_per_s: memberByMember['inventory_reads_per_s'],
+      inventory_member_by_member_requests_per_read: memberByMember['inventory_requests_per_read'],
+      inventory_expand_speedup: round(
+        Number(inventory['inventory_reads_per_s']) / Number(memberByMember['inventory_reads_per_s']),
+        2,
+      ),
+      ...rss,
+      ...upload,
+    };
   } finally {
     await Promise.allSettled(processes.map((p) => p.stop()));
     await rm(dir, { recursive: true, force: true });
@@ -86,6 +99,7 @@ async function startSimulator(
   name: string,
   count: number,
   second: number,
+  expandQuery = true,
 ): Promise<SimProcess> {
   const port = await freePort();
   const adminPort = await freePort();
@@ -103,6 +117,7 @@ async function startSimulator(
         username: USER,
         password: PASSWORD,
         profile: 'gb200-compute',
+        ...(expandQuery ? {} : { quirks: { noExpandQuery: true } }),
       },
     ],
   };
@@ -146,8 +161,9 @@ async function inventoryFigures(
   count: number,
   siteCap: number,
   warmPasses: number,
+  expandQuery: boolean,
 ): Promise<Record<string, unknown>> {
-  const sim = await startSimulator(dir, processes, 'inventory', count, randomInt(2, 120));
+  const sim = await startSimulator(dir, processes, 'inventory', count, randomInt(2, 120), expandQuery);
   const limiter = new SiteLimiter(siteCap);
   const clients = sim.urls.map(
     (baseUrl) =>

@@ -58,6 +58,8 @@ interface Options {
   workflowSites: number;
   campaignCap: number;
   workflowPhases: Set<string>;
+  /** Simulated BMCs without Redfish query support (`--bmc-quirks noExpandQuery`): the member-by-member baseline. */
+  bmcQuirks: { noExpandQuery?: boolean };
 }
 
 function options(args: string[]): Options {
@@ -78,6 +80,13 @@ function options(args: string[]): Options {
   const workflowPhases = new Set(value('workflow-phases', 'campaign,batch').split(','));
   for (const p of workflowPhases)
     if (p !== 'campaign' && p !== 'batch') throw new Error(`--workflow-phases: campaign,batch, not ${p}`);
+  const bmcQuirks = value('bmc-quirks', '')
+    .split(',')
+    .filter(Boolean)
+    .map((q) => {
+      if (q !== 'noExpandQuery') throw new Error(`--bmc-quirks: noExpandQuery, not ${q}`);
+      return q;
+    });
   return {
     stages: parseStages(value('devices', '10000,50000,100000')),
     sites: count('sites', '10'),
@@ -90,6 +99,7 @@ function options(args: string[]): Options {
     workflowSites: count('workflow-sites', '10'),
     campaignCap: count('campaign-cap', '50'),
     workflowPhases,
+    bmcQuirks: Object.fromEntries(bmcQuirks.map((q) => [q, true])),
   };
 }
 
@@ -98,7 +108,8 @@ type Limit = { devices: number; what: string };
 /**
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
- * [--campaign-cap 50] [--workflow-phases campaign,batch] [--budget-min N]` (docs/scale.md).
+ * [--campaign-cap 50] [--workflow-phases campaign,batch] [--bmc-quirks noExpandQuery] [--budget-min N]`
+ * (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
  * `sites` sites; the NetBox agent's initial sync into an empty mirror and its incremental after 100 changes; the hub
@@ -472,6 +483,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     bmcs: perSite,
     bulkRegister: true,
     simulatorPerSite: true,
+    bmcQuirks: o.bmcQuirks,
     timeScale,
     timings: { powerOnS },
     projectionIntervalMs: 1000,
@@ -501,6 +513,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   const out: Record<string, unknown> = {
     workflow_devices: devices,
     workflow_sites: o.workflowSites,
+    bmc_quirks: Object.keys(o.bmcQuirks),
     stack_start_s: stackStartS,
   };
   const part: WorkflowPart = { o, stack, temporal, perSite, devices, timeScale, slots, powerOnS, limits };
@@ -568,6 +581,7 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
     failureBudget: 10,
   };
   const campaignCpu = stackCpu(stack);
+  const requestsBefore = await bmcRequests(stack);
   const started = Date.now();
   const campaigns = await Promise.all(
     stack.siteIds.map(async (site) => {
@@ -586,6 +600,7 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
   const failed = done.filter((d) => d.state !== 'succeeded');
   if (failed.length) throw new Error(`campaign ${failed[0]!.state}: ${JSON.stringify(failed[0]!.error)}`);
   const campaignS = (Math.max(...done.map((d) => Date.parse(d.finished_at))) - started) / 1000;
+  const requests = (await bmcRequests(stack)) - requestsBefore;
   // Per device: two flashes, the push delay between them, a BMC reboot, stabilisation (as bench/firmware.ts).
   const perDeviceS = 2 * 600 * timeScale + firmware.pushDelayS + 120 * timeScale + firmware.acStabilizeS;
   const siteBound = makespanLowerBound(
@@ -604,6 +619,7 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
     campaign_10k_lower_bound_s: Number(siteBound.toFixed(1)),
     campaign_over_lower_bound: Number((campaignS / siteBound).toFixed(2)),
     campaign_cap_per_site: o.campaignCap,
+    campaign_redfish_requests_per_device: Number((requests / devices).toFixed(1)),
     ...cpuFigures('campaign', campaignCpu, devices),
   });
   if (campaignS > 1.25 * siteBound)
@@ -705,6 +721,14 @@ async function batchPhase(part: WorkflowPart, figures: Record<string, unknown>):
 }
 
 /** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */
+/** Redfish requests the stack's simulated BMCs have received so far, over every simulator process. */
+async function bmcRequests(stack: Stack): Promise<number> {
+  let n = 0;
+  for (const url of new Set([stack.simAdminUrl, ...stack.simAdminUrls.values()]))
+    n += ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests;
+  return n;
+}
+
 function stackCpu(stack: Stack) {
   const window = processCpu({
     hub: stack.hub.pid!,

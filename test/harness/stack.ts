@@ -74,6 +74,8 @@ export interface StackOptions {
    * stack: benches with thousands of devices per site (issue 20), where one process would be CPU-bound.
    */
   simulatorPerSite?: boolean;
+  /** Quirks (simulators' redfish/quirks.ts) every simulated BMC has, e.g. `noExpandQuery` for a baseline. */
+  bmcQuirks?: { noExpandQuery?: boolean; noEventService?: boolean };
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
   timeScale?: number;
   /** Keep Temporal's state in a file, so a test can stop and restart it. */
@@ -394,7 +396,10 @@ export class Stack {
           firstAddress: `${block}.1`,
           ...credentials,
         }).map((spec, i) => ({ site: this.siteIds[Math.floor(i / perSite)]!, spec }));
-    for (const b of bmcs) this.bmcSites.set(b.spec['id'] as string, b.site);
+    for (const b of bmcs) {
+      this.bmcSites.set(b.spec['id'] as string, b.site);
+      if (this.opts.bmcQuirks) b.spec['quirks'] = this.opts.bmcQuirks;
+    }
     const [nvuePort, sshPort] = [await freePort(), await freePort()];
     const switches = Array.from({ length: this.opts.switches ?? 0 }, (_, i) => ({
       id: `sw-${String(i + 1).padStart(4, '0')}`,

@@ -22,6 +22,8 @@ export interface ServiceRoot {
   AccountService?: Link;
   Tasks?: Link;
   Links?: { Sessions?: Link };
+  /** What the service takes of DSP0266's query parameters (only `$expand` is used). */
+  ProtocolFeaturesSupported?: { ExpandQuery?: { NoLinks?: unknown } };
   [key: string]: unknown;
 }
 

@@ -1,7 +1,7 @@
 import type { ResourceStatus } from './chassis.js';
 import { compact } from './compact.js';
 import type { Link, RedfishClient } from './client.js';
-import { linkOf, readCollection, rootLink, trimSlash } from './discovery.js';
+import { linkOf, readCollectionWithBodies, rootLink, trimSlash } from './discovery.js';
 import { RedfishError } from './errors.js';
 
 export interface FirmwareComponent {
@@ -69,9 +69,9 @@ export async function getFirmwareInventory(client: RedfishClient): Promise<Firmw
     if (!service.firmwareInventoryUri) {
       throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no FirmwareInventory');
     }
-    const { members, warnings } = await readCollection(client, service.firmwareInventoryUri);
+    const { members, warnings, read } = await readCollectionWithBodies(client, service.firmwareInventoryUri);
     const components: FirmwareComponent[] = [];
-    for (const uri of members) components.push(toComponent(uri, await client.get<Record<string, unknown>>(uri)));
+    for (const uri of members) components.push(toComponent(uri, await read<Record<string, unknown>>(uri)));
     return { components, warnings };
   });
 }

@@ -13,7 +13,7 @@ import { getPowerSubsystem } from './chassis.js';
 import type { RedfishClient } from './client.js';
 import { serviceRootUri } from './client.js';
 import { compact } from './compact.js';
-import { linkOf, memberUri, readCollection, rootLink } from './discovery.js';
+import { linkOf, memberUri, readCollection, rootLink, trimSlash } from './discovery.js';
 import { RedfishError } from './errors.js';
 import { getFirmwareInventory } from './firmware.js';
 import { systemUri } from './systems.js';
@@ -71,6 +71,9 @@ const obj = (b: Body | undefined, k: string): Body | undefined => {
   const v = b?.[k];
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : undefined;
 };
+/** A collection member sent with its body (an honoured `$expand`), not as a bare link. */
+const isInline = (m: unknown): m is Body =>
+  m !== null && typeof m === 'object' && !Array.isArray(m) && Object.keys(m).length > 1 && '@odata.id' in m;
 const idOf = (uri: string, b: Body) => str(b, 'Id') ?? uri.slice(uri.lastIndexOf('/') + 1);
 
 class InventoryReader {
@@ -86,7 +89,7 @@ class InventoryReader {
   ) {
     const get = async <T>(uri: string): Promise<T> => {
       const body = await client.get<T>(uri);
-      this.resources[uri] = body;
+      this.keep(uri, body as Body);
       this.onProgress?.(++this.count);
       return body;
     };
@@ -97,6 +100,24 @@ class InventoryReader {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
+  }
+
+  /**
+   * Every resource under its own URI, whether read alone or inline in a collection read with a query (`$expand`):
+   * the record is the same whatever the BMC offers.
+   */
+  private keep(uri: string, body: Body): void {
+    const path = uri.split('?')[0]!;
+    const members = body['Members'];
+    if (path === uri || !Array.isArray(members)) {
+      this.resources[path] = body;
+      return;
+    }
+    for (const m of members) if (isInline(m)) this.resources[trimSlash(String(m['@odata.id']))] = m;
+    this.resources[path] = {
+      ...body,
+      Members: members.map((m) => (isInline(m) ? { '@odata.id': m['@odata.id'] } : m)),
+    };
   }
 
   async read(source: InventorySource): Promise<HardwareInventoryRead> {

@@ -1,7 +1,7 @@
 import type { RedfishClient, RedfishResponse } from './client.js';
 import { headerValue, sleep } from '@fleet/http';
 import { RedfishError } from './errors.js';
-import { linkOf, readCollection, rootLink } from './discovery.js';
+import { linkOf, readCollectionWithBodies, rootLink } from './discovery.js';
 
 export interface TaskMessage {
   MessageId?: string;
@@ -201,11 +201,11 @@ export async function listTasks(client: RedfishClient): Promise<(RedfishTask & {
   const service = await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks'));
   const collection = linkOf(service, 'Tasks');
   if (!collection) return [];
-  const { members } = await readCollection(client, collection);
+  const { members, read } = await readCollectionWithBodies(client, collection);
   const out: (RedfishTask & { uri: string })[] = [];
   for (const uri of members) {
     try {
-      out.push({ ...taskOf(await client.get<unknown>(uri)), uri });
+      out.push({ ...taskOf(await read<unknown>(uri)), uri });
     } catch (err) {
       // A task overwritten between the listing and the read is simply gone.
       if (!(err instanceof RedfishError) || err.code !== 'NotFound') throw err;

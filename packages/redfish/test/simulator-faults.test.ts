@@ -273,7 +273,7 @@ Timeout`, async () => {
     await setFaults('lat', { latencyMs: 20 });
     assert.deepEqual(await getFirmwareInventory(c), baseline);
     const log = await requests('lat');
-    assert.ok(log.length > 3);
+    assert.ok(log.length >= 2);
     assert.ok(log.every((r) => r.status === 200));
     assert.equal(
       new Set(log.map((r) => r.path)).size,

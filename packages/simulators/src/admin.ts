@@ -12,6 +12,7 @@ import type { RedfishSimulator } from './redfish/server.js';
  * the hardware and how it copes when the hardware misbehaves.
  *
  *   GET    /bmcs                      {items:[{id,url,powerState}]}
+ *   GET    /stats                     {bmcs, requests}: requests every BMC of this process received since it started
  *   GET    /bmcs/:id                  {id,url,powerState,profile,rebooting,acLost,unresponsive,faults,events}
  *   GET    /bmcs/:id/requests         {items:[{at,method,path,status,body?}]} (last 1,000)
  *   GET    /bmcs/:id/actions          {items:[…]} every action request (POST …/Actions/…), none dropped
@@ -49,6 +50,9 @@ export async function startAdminServer(
     const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
     const method = req.method ?? 'GET';
     if (parts[0] === 'switches' && nvos) return switchRoute(nvos, method, parts.slice(1), () => readBody(req));
+    if (method === 'GET' && parts.length === 1 && parts[0] === 'stats') {
+      return [200, { bmcs: ids.length, requests: ids.reduce((n, id) => n + sim.bmc(id).requestsServed, 0) }];
+    }
     if (method === 'GET' && parts.length === 1 && parts[0] === 'bmcs') {
       return [
         200,

@@ -7,6 +7,15 @@ const ipv4 = z.string().regex(/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/, 'must be a loo
 /** What each simulated BMC pretends to be; `gb200-compute` when absent. */
 const Profile = z.enum(profileIds).optional();
 const SessionLimit = z.number().int().min(1).max(1024).optional();
+/** Shapes of real BMCs a profile does not show by default (redfish/quirks.ts), those a file can choose. */
+const Quirks = z
+  .object({
+    noExpandQuery: z.boolean().optional(),
+    noEventService: z.boolean().optional(),
+    resetTypesInActionInfoOnly: z.boolean().optional(),
+  })
+  .strict()
+  .optional();
 
 const Bmc = z
   .object({
@@ -18,6 +27,7 @@ const Bmc = z
     powerState: z.enum(['On', 'Off']).optional(),
     profile: Profile,
     sessionLimit: SessionLimit,
+    quirks: Quirks,
     /** Rack power domain: its power shelves feed its other BMCs. */
     powerDomain: z.string().min(1).optional(),
     /** The rack whose NVLink fabric its trays share; the power domain when absent. */
@@ -43,6 +53,7 @@ const Generated = z
     password: z.string().min(1),
     profile: Profile,
     sessionLimit: SessionLimit,
+    quirks: Quirks,
   })
   .strict();
 
@@ -132,6 +143,7 @@ export function generatedBmcs(g: z.infer<typeof Generated>): z.infer<typeof Bmc>
       password: g.password,
       ...(g.profile ? { profile: g.profile } : {}),
       ...(g.sessionLimit ? { sessionLimit: g.sessionLimit } : {}),
+      ...(g.quirks ? { quirks: g.quirks } : {}),
     };
   });
 }

@@ -182,7 +182,11 @@ export class SimulatedBmc {
     return this.actions ?? [];
   }
 
+  /** Requests this BMC received since it started, answered or not; clearing the log keeps the count. */
+  requestsServed = 0;
+
   record(entry: LoggedRequest): void {
+    this.requestsServed++;
     (this.requestLog ??= new RequestLog(LOG_CAPACITY)).push(entry);
     if (entry.method === 'POST' && entry.path.includes('/Actions/')) (this.actions ??= []).push(entry);
   }

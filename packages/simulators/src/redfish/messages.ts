@@ -148,6 +148,20 @@ const registries = {
         severity: 'Warning',
         resolution: 'Correct or remove the query parameter and resubmit the request.',
       },
+      QueryParameterValueFormatError: {
+        text: "The value '%1' for the parameter %2 is not a format that the parameter can accept.",
+        severity: 'Warning',
+        resolution:
+          'Correct the value for the query parameter in the request and resubmit the request if the operation failed.',
+      },
+      QueryParameterOutOfRange: {
+        text: "The value '%1' for the query parameter %2 is out of range %3.",
+        severity: 'Warning',
+        resolution:
+          'Reduce the value for the query parameter to a value that is within range, such as a start or count value ' +
+          'that is within bounds of the number of resources in a collection or a page number that is within the ' +
+          'range of valid pages.',
+      },
       Success: { text: 'The request completed successfully.', severity: 'OK', resolution: 'None.' },
       PropertyValueFormatError: {
         text: "The value '%1' for the property %2 is not a format that the property can accept.",

@@ -14,6 +14,11 @@ export interface BmcQuirks {
   extraSystems?: readonly string[];
   /** The service root links no EventService, as BMCs without push events (the resource itself stays, unlinked). */
   noEventService?: boolean;
+  /**
+   * The service root advertises no `$expand` and the parameter is ignored, as a BMC without Redfish query support
+   * does (bmcweb makes it a build option): a client must read a collection's members one by one.
+   */
+  noExpandQuery?: boolean;
 }
 
 export const SYSTEMS = '/redfish/v1/Systems';

@@ -3,6 +3,7 @@ import { isRunning } from '../tasks.js';
 import type { SimulatedBmc } from '../bmc.js';
 import { message } from '../messages.js';
 import { worst, type ActiveFault, type Health } from '../tray-health.js';
+import { expandQueryFeatures } from '../expand.js';
 import { allowedResetTypes, extraSystemPaths, SYSTEMS } from '../quirks.js';
 import type { Body, Builder, FirmwareSpec, PowerControl } from './types.js';
 
@@ -106,7 +107,7 @@ export function addServiceBasics(
       ManagerProvidingService: ref(root.managerProvidingService),
     },
     ProtocolFeaturesSupported: {
-      ExpandQuery: { ExpandAll: false, Levels: false, Links: false, NoLinks: false },
+      ExpandQuery: expandQueryFeatures(!bmc.spec.quirks?.noExpandQuery),
       FilterQuery: false,
       SelectQuery: false,
       ExcerptQuery: false,
