@@ -182,6 +182,11 @@ export class RedfishClient {
     return p;
   }
 
+  /** Whether `key` holds a value (or one is being resolved) since the last invalidate(). */
+  isCached(key: string): boolean {
+    return this.memo.has(key);
+  }
+
   /** Forgets discovered links and cached ActionInfo; call after a BMC reset or firmware activation. */
   invalidate(): void {
     this.rootDoc = undefined;

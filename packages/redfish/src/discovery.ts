@@ -21,7 +21,7 @@ export interface CollectionMembers {
  * twice and omits Bay2): duplicates are dropped and reported, never fatal.
  */
 export async function readCollection(client: RedfishClient, uri: string): Promise<CollectionMembers> {
-  const { members, warnings } = await readPages(client, uri, uri);
+  const { members, warnings } = await readPages(client, uri, uri, false);
   return { members, warnings };
 }
 
@@ -32,41 +32,69 @@ export interface CollectionWithBodies extends CollectionMembers {
 
 /**
  * A collection whose members' bodies are all wanted. Where the service root advertises `$expand=.`
- * (ProtocolFeaturesSupported.ExpandQuery.NoLinks), one request brings them all, instead of one request per member
- * (27 on a GB200 tray's firmware inventory); a BMC that then refuses the parameter, or ignores it, has its members
- * read one by one, as one that does not advertise it.
+ * (ProtocolFeaturesSupported.ExpandQuery.NoLinks), one request brings them all instead of one per member (23 on the
+ * simulated GB200 tray's firmware inventory). Members are read one by one on a BMC that does not advertise it, that
+ * ignores it, or whose expanded answer fails or does not hold up (then until the client is invalidated, with a
+ * warning); so is any member whose inline body is not whole (bmcweb puts a member's error in its place).
  */
 export async function readCollectionWithBodies(client: RedfishClient, uri: string): Promise<CollectionWithBodies> {
-  const pages = await expandedPages(client, uri);
-  const { inline, ...listed } = pages ?? (await readPages(client, uri, uri));
+  const { inline, ...listed } = (await expandedPages(client, uri)) ?? (await readPages(client, uri, uri, false));
   return {
     ...listed,
     read: async <T>(member: string) => (inline.get(member) as T | undefined) ?? client.get<T>(member),
   };
 }
 
+/** The query an expanded collection read adds to the collection's URI. */
+export const expandQuery = '$expand=.';
+const expandOff = 'expand-off';
+
 async function expandedPages(client: RedfishClient, uri: string): Promise<Pages | undefined> {
-  const root = await client.root();
-  if (root.ProtocolFeaturesSupported?.ExpandQuery?.NoLinks !== true) return undefined;
+  if (client.isCached(expandOff)) return undefined;
+  if ((await client.root()).ProtocolFeaturesSupported?.ExpandQuery?.NoLinks !== true) return undefined;
   try {
-    return await readPages(client, uri, `${uri}?$expand=.`);
+    return await readPages(client, uri, `${uri}${uri.includes('?') ? '&' : '?'}${expandQuery}`, true);
   } catch (err) {
-    if (!(err instanceof RedfishError) || !refusedQuery.has(err.status ?? 0)) throw err;
-    const pages = await readPages(client, uri, uri);
-    pages.warnings.push(`${uri}: $expand advertised but refused (HTTP ${err.status}); members read one by one`);
+    if (!expansionFailed(err)) throw err;
+    void client.cached(expandOff, () => Promise.resolve(true));
+    const pages = await readPages(client, uri, uri, false);
+    const why = err.status ? `HTTP ${err.status}` : err.code;
+    pages.warnings.push(`${uri}: $expand advertised but failed (${why}); members read one by one`);
     return pages;
   }
 }
 
-/** Statuses a BMC answers a query parameter it does not take with (DSP0266: 400 or 501). */
-const refusedQuery = new Set([400, 405, 414, 501]);
+/**
+ * An expanded read that a plain one may well survive: refused (400, 405, 414, 501), an internal error, a timeout, an
+ * answer that does not hold up. A 404 or 503 goes to the caller, whose re-discovery they mean; so does what no plain
+ * read survives either (authentication, a connection refused, cancellation).
+ */
+function expansionFailed(err: unknown): err is RedfishError {
+  if (!(err instanceof RedfishError)) return false;
+  if (err.code === 'Timeout' || err.code === 'Protocol') return true;
+  const status = err.status ?? 0;
+  return [400, 405, 414, 501].includes(status) || (status >= 500 && status !== 503);
+}
+
+/**
+ * A member sent whole in an expanded listing: a path on this BMC, its type and Id, no error in its place. Anything
+ * else is read with a GET of its own, which checks it as any resource.
+ */
+export function inlineBody(m: unknown): Record<string, unknown> | undefined {
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) return undefined;
+  const b = m as Record<string, unknown>;
+  const id = b['@odata.id'];
+  if (typeof id !== 'string' || !id.startsWith('/') || id.startsWith('//')) return undefined;
+  if ('error' in b || typeof b['@odata.type'] !== 'string' || typeof b['Id'] !== 'string') return undefined;
+  return b;
+}
 
 interface Pages extends CollectionMembers {
-  /** Member bodies sent inline (an honoured $expand), by member URI. */
+  /** Whole member bodies an expanded listing sent, by member URI. */
   inline: Map<string, unknown>;
 }
 
-async function readPages(client: RedfishClient, uri: string, firstPage: string): Promise<Pages> {
+async function readPages(client: RedfishClient, uri: string, firstPage: string, expanded: boolean): Promise<Pages> {
   const seen = new Set<string>();
   const inline = new Map<string, unknown>();
   const warnings: string[] = [];
@@ -81,14 +109,23 @@ async function readPages(client: RedfishClient, uri: string, firstPage: string):
     const listedHere: unknown = body.Members ?? [];
     if (!Array.isArray(listedHere))
       throw new RedfishError('Protocol', client.bmc, page, `Members is ${typeof listedHere}, not a list`);
+    // An expanded answer must be the collection asked for, whole: otherwise the plain listing is read instead.
+    const self: unknown = (body as { '@odata.id'?: unknown })['@odata.id'];
+    const other = self !== undefined && (typeof self !== 'string' || trimSlash(self) !== trimSlash(uri));
+    if (expanded && page === firstPage && (!Array.isArray(body.Members) || other))
+      throw new RedfishError('Protocol', client.bmc, page, 'expanded answer is not the collection with its Members');
     for (const m of listedHere as (Link | null | undefined)[]) {
       const id = m?.['@odata.id'];
-      if (typeof id !== 'string') continue;
+      if (typeof id !== 'string') {
+        if (expanded) throw new RedfishError('Protocol', client.bmc, page, 'expanded member without @odata.id');
+        continue;
+      }
       listed++;
       const key = trimSlash(id);
       if (seen.has(key)) warnings.push(`${uri}: member ${key} listed more than once`);
       seen.add(key);
-      if (Object.keys(m!).length > 1) inline.set(key, m);
+      const whole = expanded ? inlineBody(m) : undefined;
+      if (whole) inline.set(key, whole);
     }
     const next: unknown = body['Members@odata.nextLink'];
     page = typeof next === 'string' ? next : undefined;

@@ -13,7 +13,7 @@ import { getPowerSubsystem } from './chassis.js';
 import type { RedfishClient } from './client.js';
 import { serviceRootUri } from './client.js';
 import { compact } from './compact.js';
-import { linkOf, memberUri, readCollection, rootLink, trimSlash } from './discovery.js';
+import { expandQuery, inlineBody, linkOf, memberUri, readCollection, rootLink, trimSlash } from './discovery.js';
 import { RedfishError } from './errors.js';
 import { getFirmwareInventory } from './firmware.js';
 import { systemUri } from './systems.js';
@@ -71,9 +71,6 @@ const obj = (b: Body | undefined, k: string): Body | undefined => {
   const v = b?.[k];
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : undefined;
 };
-/** A collection member sent with its body (an honoured `$expand`), not as a bare link. */
-const isInline = (m: unknown): m is Body =>
-  m !== null && typeof m === 'object' && !Array.isArray(m) && Object.keys(m).length > 1 && '@odata.id' in m;
 const idOf = (uri: string, b: Body) => str(b, 'Id') ?? uri.slice(uri.lastIndexOf('/') + 1);
 
 class InventoryReader {
@@ -103,20 +100,23 @@ class InventoryReader {
   }
 
   /**
-   * Every resource under its own URI, whether read alone or inline in a collection read with a query (`$expand`):
-   * the record is the same whatever the BMC offers.
+   * Every resource under its own URI, whether read alone or inline in an expanded collection read: the record is the
+   * same whatever the BMC offers.
    */
   private keep(uri: string, body: Body): void {
-    const path = uri.split('?')[0]!;
+    const plain = uri.endsWith(expandQuery) ? uri.slice(0, -expandQuery.length - 1) : undefined;
     const members = body['Members'];
-    if (path === uri || !Array.isArray(members)) {
-      this.resources[path] = body;
+    if (plain === undefined || !Array.isArray(members)) {
+      this.resources[uri] = body;
       return;
     }
-    for (const m of members) if (isInline(m)) this.resources[trimSlash(String(m['@odata.id']))] = m;
-    this.resources[path] = {
+    for (const m of members) {
+      const whole = inlineBody(m);
+      if (whole) this.resources[trimSlash(whole['@odata.id'] as string)] = whole;
+    }
+    this.resources[plain] = {
       ...body,
-      Members: members.map((m) => (isInline(m) ? { '@odata.id': m['@odata.id'] } : m)),
+      Members: members.map((m) => (inlineBody(m) ? { '@odata.id': (m as Body)['@odata.id'] } : m)),
     };
   }
 

@@ -30,7 +30,14 @@ import {
   type FuzzOp,
   type FuzzTarget,
 } from './helpers/fuzz.js';
-import { captureDocument, credentials, extractGh200, mockups, readBody } from './helpers/servers.js';
+import {
+  captureDocument,
+  credentials,
+  expandedCollection,
+  extractGh200,
+  mockups,
+  readBody,
+} from './helpers/servers.js';
 
 // Issue 20: the client and its readers fed randomly corrupted answers built from the real captures. Every outcome is
 // a parse or a RedfishError naming the BMC and the URI, within the request timeouts; nothing escapes as a TypeError,
@@ -54,6 +61,9 @@ function captureAnswers(root: string) {
     if (req.method === 'GET') {
       const doc = captureDocument(root, trimmed);
       if (doc === 'bad-path') return json(400, { error: { message: 'bad path' } });
+      // Collections expand as the captured BMC's root advertises, so corrupted inline members are fuzzed too.
+      if (doc && new URL(req.url ?? '/', 'http://x').searchParams.get('$expand') === '.')
+        return json(200, expandedCollection(root, doc));
       return doc
         ? { status: 200, headers: { 'content-type': 'application/json' }, body: doc }
         : json(404, { error: { message: `no ${trimmed}` } });

@@ -158,6 +158,8 @@ describe('integration: the client against every simulator fault', () => {
         password: PASSWORD,
         profile: profileOf[id] ?? 'gb200-compute',
         ...(id === 'limit' ? { sessionLimit: 2 } : {}),
+        // Latency and errors over many requests: these read the firmware inventory member by member.
+        ...(id === 'lat' || id === 'err' ? { quirks: { noExpandQuery: true } } : {}),
       });
     }
     // timeScale 0.001: a 200 s update runs 200 ms (ten 20 ms steps), a 100 s BMC reboot 100 ms.
@@ -273,7 +275,7 @@ Timeout`, async () => {
     await setFaults('lat', { latencyMs: 20 });
     assert.deepEqual(await getFirmwareInventory(c), baseline);
     const log = await requests('lat');
-    assert.ok(log.length >= 2);
+    assert.ok(log.length > 3);
     assert.ok(log.every((r) => r.status === 200));
     assert.equal(
       new Set(log.map((r) => r.path)).size,

@@ -85,6 +85,17 @@ export function captureDocument(root: string, path: string): Buffer | 'bad-path'
   return existsSync(file) ? readFileSync(file) : undefined;
 }
 
+/** A captured collection with each member's captured document in place of its link, as `$expand=.` asks. */
+export function expandedCollection(root: string, doc: Buffer): Record<string, unknown> {
+  const body = JSON.parse(doc.toString('utf8')) as { Members?: { '@odata.id'?: string }[] };
+  if (!Array.isArray(body.Members)) return body;
+  const members = body.Members.map((m) => {
+    const member = typeof m?.['@odata.id'] === 'string' && captureDocument(root, m['@odata.id'].replace(/\/+$/, ''));
+    return member && member !== 'bad-path' ? (JSON.parse(member.toString('utf8')) as unknown) : m;
+  });
+  return { ...body, Members: members };
+}
+
 /** Extracts the GH200 capture (long form) into a temp dir; returns its /redfish/v1 folder and a cleanup. */
 export function extractGh200(): { root: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-gh200-'));

@@ -15,8 +15,9 @@ export interface BmcQuirks {
   /** The service root links no EventService, as BMCs without push events (the resource itself stays, unlinked). */
   noEventService?: boolean;
   /**
-   * The service root advertises no `$expand` and the parameter is ignored, as a BMC without Redfish query support
-   * does (bmcweb makes it a build option): a client must read a collection's members one by one.
+   * The service root advertises every `$expand` feature false and the parameter is ignored, as a BMC without query
+   * support may do (bmcweb built without its query support refuses it with 501 instead; Fleet's client handles both):
+   * a client must read a collection's members one by one.
    */
   noExpandQuery?: boolean;
 }
