@@ -80,13 +80,8 @@ function options(args: string[]): Options {
   const workflowPhases = new Set(value('workflow-phases', 'campaign,batch').split(','));
   for (const p of workflowPhases)
     if (p !== 'campaign' && p !== 'batch') throw new Error(`--workflow-phases: campaign,batch, not ${p}`);
-  const bmcQuirks = value('bmc-quirks', '')
-    .split(',')
-    .filter(Boolean)
-    .map((q) => {
-      if (q !== 'noExpandQuery') throw new Error(`--bmc-quirks: noExpandQuery, not ${q}`);
-      return q;
-    });
+  const bmcQuirk = value('bmc-quirks', '');
+  if (bmcQuirk && bmcQuirk !== 'noExpandQuery') throw new Error(`--bmc-quirks: noExpandQuery, not ${bmcQuirk}`);
   return {
     stages: parseStages(value('devices', '10000,50000,100000')),
     sites: count('sites', '10'),
@@ -99,7 +94,7 @@ function options(args: string[]): Options {
     workflowSites: count('workflow-sites', '10'),
     campaignCap: count('campaign-cap', '50'),
     workflowPhases,
-    bmcQuirks: Object.fromEntries(bmcQuirks.map((q) => [q, true])),
+    bmcQuirks: bmcQuirk ? { noExpandQuery: true } : {},
   };
 }
 

@@ -110,14 +110,13 @@ class InventoryReader {
       this.resources[uri] = body;
       return;
     }
-    for (const m of members) {
+    const links = members.map((m) => {
       const whole = inlineBody(m);
-      if (whole) this.resources[trimSlash(whole['@odata.id'] as string)] = whole;
-    }
-    this.resources[plain] = {
-      ...body,
-      Members: members.map((m) => (inlineBody(m) ? { '@odata.id': (m as Body)['@odata.id'] } : m)),
-    };
+      if (!whole) return m;
+      this.resources[trimSlash(whole['@odata.id'] as string)] = whole;
+      return { '@odata.id': whole['@odata.id'] };
+    });
+    this.resources[plain] = { ...body, Members: links };
   }
 
   async read(source: InventorySource): Promise<HardwareInventoryRead> {

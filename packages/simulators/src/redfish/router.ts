@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { authenticate } from './auth.js';
 import type { SimulatedBmc } from './bmc.js';
 import { methodNotAllowed, notFound } from './errors.js';
-import { expandQueryOf, expandResource } from './expand.js';
+import { expandQueryOf, expandResource, type ExpandQuery } from './expand.js';
 import { drain, isObject, readJson, type Reply } from './http-util.js';
 import { SUBMIT_TEST_EVENT, SUBSCRIPTIONS } from './event-service.js';
 import { managerReset, powerReset } from './handlers/actions.js';
@@ -37,11 +37,10 @@ export async function route(x: Exchange): Promise<Reply> {
   if (path === '/redfish/v1/odata' && isGet(method)) return { status: 200, body: odataServiceDocument(bmc) };
   if (path === '/redfish/v1' && isGet(method)) {
     bmc.rediscovered();
-    const root = readResource(bmc, path)!;
+    const query = expandQuery(bmc, req);
     // The root is readable without credentials; what an expansion of it would show is not.
-    if (!expandQuery(bmc, req)) return withAllow(getResource(req, root), 'GET, HEAD');
-    authenticate(bmc, req);
-    return withAllow(getResource(req, expanded(bmc, req, root)), 'GET, HEAD');
+    if (query) authenticate(bmc, req);
+    return withAllow(getResource(req, expanded(bmc, readResource(bmc, path)!, query)), 'GET, HEAD');
   }
   if (path === '/redfish/v1/$metadata' && isGet(method))
     return { status: 200, body: metadataDocument(bmc), headers: { 'Content-Type': 'application/xml;charset=utf-8' } };
@@ -81,7 +80,8 @@ export async function route(x: Exchange): Promise<Reply> {
     if (isActionTarget(bmc, path)) throw methodNotAllowed('POST');
     throw notFound(path);
   }
-  if (isGet(method)) return withAllow(getResource(req, expanded(bmc, req, current)), allowed(bmc, path));
+  if (isGet(method))
+    return withAllow(getResource(req, expanded(bmc, current, expandQuery(bmc, req))), allowed(bmc, path));
   if (method === 'PATCH' && bmc.profile.writable.has(path)) return patchResource(bmc, req, path, current, await read());
   await drain(req);
   throw methodNotAllowed(allowed(bmc, path));
@@ -93,8 +93,7 @@ const isGet = (m: string) => m === 'GET' || m === 'HEAD';
 const expandQuery = (bmc: SimulatedBmc, req: IncomingMessage) =>
   bmc.spec.quirks?.noExpandQuery ? undefined : expandQueryOf(req.url ?? '');
 
-function expanded(bmc: SimulatedBmc, req: IncomingMessage, body: Record<string, unknown>): Record<string, unknown> {
-  const query = expandQuery(bmc, req);
+function expanded(bmc: SimulatedBmc, body: Record<string, unknown>, query: ExpandQuery | undefined) {
   if (!query) return body;
   return expandResource(body, query, (uri) => (bmc.isStale(uri) ? undefined : readResource(bmc, uri)));
 }
