@@ -41,6 +41,7 @@ import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { batchLowerBound, fleetSlice, parseStages, projectionLag, racksPerSiteFor } from './lib/scale-plan.js';
 import { actionsOf } from './firmware.js';
 import { agentCycles } from './lib/agent-cycles.js';
+import { percentile, workflowSegments } from './lib/job-timeline.js';
 
 /** The hub list target of issue 20 (p99 of a filtered page of 100 under 50 clients). */
 const listTargetMs = 50;
@@ -114,9 +115,10 @@ type Limit = { devices: number; what: string };
  *
  * workflows: once, a whole stack (Temporal, hub, workflow agent, a satellite per site, the simulator) with
  * `workflow-devices` compute trays: a firmware campaign per site under a site cap against the lower bound the caps
- * allow, history events and Temporal Actions per device; then a power batch over all of them whose devices take long
- * to power on, so every child workflow runs at once: the agent's projection lag while they do, and the batch's
- * makespan against its floor.
+ * allow, history events and Temporal Actions per device, where a sampled update's time went (its workflow tasks'
+ * and activities' segments) and how full the device slots were; then a power batch over all of them whose devices
+ * take long to power on, so every child workflow runs at once: the agent's projection lag while they do, and the
+ * batch's makespan against its floor.
  */
 const runStarted = Date.now();
 
@@ -626,6 +628,7 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
 
   // History events per device from the listing; Actions from a sample of the device workflows' histories.
   let childEvents = 0;
+  let childBusyMs = 0;
   let children = 0;
   const sampled: { workflowId: string; runId: string }[] = [];
   for await (const wf of temporal.workflow.list({
@@ -633,16 +636,16 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
     pageSize: 500,
   })) {
     childEvents += wf.historyLength ?? 0;
+    if (wf.closeTime) childBusyMs += +wf.closeTime - +wf.startTime;
     if (children++ % Math.max(1, Math.floor(devices / 100)) === 0) sampled.push(wf);
   }
   let sampleActions = 0;
-  for (const wf of sampled)
-    sampleActions += actionsOf(
-      ((await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []) as Record<
-        string,
-        unknown
-      >[],
-    );
+  const segments: Record<string, number>[] = [];
+  for (const wf of sampled) {
+    const events = (await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? [];
+    sampleActions += actionsOf(events as Record<string, unknown>[]);
+    segments.push(workflowSegments(events));
+  }
   let parentEvents = 0;
   let parentActions = 0;
   for (const id of campaigns)
@@ -661,6 +664,13 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
       (sampleActions / Math.max(1, sampled.length) + parentActions / devices).toFixed(1),
     ),
     temporal_actions_sampled_devices: sampled.length,
+    // Where a sampled update's time went (p50 per segment, s): the device time is in the activities' runs.
+    campaign_update_segments_p50_s: Object.fromEntries(
+      [...new Set(segments.flatMap((s) => Object.keys(s)))].map((k) => [k, p50s(segments.map((s) => s[k] ?? 0))]),
+    ),
+    // The device slots' busy share: every update's own time over (sites x cap x makespan); the rest is slots the
+    // campaigns left empty (starting, refilling, draining before a continue-as-new, the last devices).
+    campaign_slot_occupancy: Number((childBusyMs / (o.workflowSites * o.campaignCap * campaignS * 1000)).toFixed(3)),
   });
 }
 
@@ -723,6 +733,9 @@ async function bmcRequests(stack: Stack): Promise<number> {
     n += ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests;
   return n;
 }
+
+/** The median of values in ms, in seconds to the hundredth. */
+const p50s = (ms: number[]) => Number((percentile(ms, 50) / 1000).toFixed(2));
 
 function stackCpu(stack: Stack) {
   const window = processCpu({

@@ -148,3 +148,37 @@ export async function activityTimes(client: Client, workflowId: string): Promise
   }
   return [...byEvent.values()];
 }
+
+/**
+ * A device workflow's time split at its workflow tasks and activities (ms, from its history): the first task's
+ * pickup, then for each activity the wait before it (the workflow task that scheduled it, local activities
+ * included), its pickup and its run, then the closing task. Summed over a campaign's sampled children against
+ * their device time, it shows where an update under load spends more than the device does.
+ */
+export function workflowSegments(events: HistoryEvent[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const start = ms(events[0]);
+  let mark = start;
+  let n = 0;
+  const firstTask = events.find((e) => e.eventType === E.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+  if (firstTask) {
+    out['first_task_pickup'] = ms(firstTask) - start;
+    mark = ms(firstTask);
+  }
+  for (const e of events) {
+    if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+      n++;
+      out[`a${n}_before`] = ms(e) - mark;
+      mark = ms(e);
+    } else if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+      out[`a${n}_pickup`] = ms(e) - mark;
+      mark = ms(e);
+    } else if (e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      out[`a${n}_run`] = ms(e) - mark;
+      mark = ms(e);
+    }
+  }
+  out['closing'] = ms(events[events.length - 1]) - mark;
+  out['total'] = ms(events[events.length - 1]) - start;
+  return out;
+}

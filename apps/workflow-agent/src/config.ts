@@ -81,6 +81,12 @@ export const AgentConfig = z
          * the last one ended when it took longer.
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
+        /**
+         * Campaign devices still queued (the campaign starts their workflow when it reaches them) are in every
+         * `waitingSweepEvery`-th sweep only; a quick cycle lists their workflow once it starts. At 10,000 queued
+         * devices they were nearly every page of every sweep, each a visibility query that found nothing.
+         */
+        waitingSweepEvery: z.number().int().min(1).max(1000).default(10),
         /** Ignored (the agent says so at start): sweeps were spread over the quick cycles, now they run beside. */
         sweepPagesPerCycle: z.number().int().min(1).max(1000).optional(),
         /**
@@ -95,7 +101,7 @@ export const AgentConfig = z
         message: 'sweepEvery x intervalMs: a sweep at least every 120,000 ms',
         path: ['sweepEvery'],
       })
-      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, waitingSweepEvery: 10, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),

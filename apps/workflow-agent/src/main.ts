@@ -169,27 +169,28 @@ const sweepStepPages = 10;
  * it (docs/scale.md). One starts every sweepEvery intervals, or as soon as the last ended when it took longer.
  */
 async function sweepLoop(): Promise<void> {
-  const { intervalMs, sweepEvery, pageSize } = config.projection;
+  const { intervalMs, sweepEvery, pageSize, waitingSweepEvery } = config.projection;
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
   let sweep = { after: undefined as string | undefined, open: 0, missed: 0 };
-  // The first cycle has just swept every open job.
-  for (let started = Date.now(); !stopping;) {
+  // The first cycle has just swept every open job, the campaigns' queued devices too.
+  for (let started = Date.now(), sweeps = 1; !stopping; sweeps++) {
     await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
     started = Date.now();
+    const waiting = sweeps % waitingSweepEvery === 0;
     for (let ended = false; !ended && !stopping;) {
       const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
       try {
         // Where the quick windows had got to before this step listed: ends closed before it, that no quick cycle
         // listed, will not be listed by one (visibility showed them too late).
         const quickFrom = lastQuick?.from ?? -Infinity;
-        const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages);
+        const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages, waiting);
         sweep.open += step.openJobs;
         sweep.missed += Lookback.passed(step.unseenEndCloses, quickFrom);
         if (step.after !== undefined) sweep.after = step.after;
         else {
-          metrics.openJobs.set(sweep.open);
+          if (waiting) metrics.openJobs.set(sweep.open);
           metrics.sweepFoundEnds.inc(sweep.missed);
           lookback.sweepEnded(sweep.missed);
           metrics.lookbackSeconds.set(lookback.currentMs / 1000);

@@ -141,15 +141,17 @@ export async function reconcileOnce(deps: ProjectorDeps, since?: Date): Promise<
 
 /**
  * A step of a sweep: up to `pages` pages of the open jobs after `after` (by id); `after` in the result is where the
- * next step starts, absent once the last open job was read.
+ * next step starts, absent once the last open job was read. Without `waiting`, campaign devices still queued are left
+ * out (listOpenDispatchedJobs): a quick cycle lists their workflow when the campaign starts it.
  */
 export async function sweepStep(
   deps: ProjectorDeps,
   after: string | undefined,
   pages: number,
+  waiting = true,
 ): Promise<SweepStepStats> {
   const stats: SweepStepStats = emptyStats();
-  const next = await sweepOpenJobs(deps, stats, after, pages);
+  const next = await sweepOpenJobs(deps, stats, after, pages, waiting);
   if (next !== undefined) stats.after = next;
   await finishCycle(deps, stats);
   return stats;
@@ -171,9 +173,10 @@ async function sweepOpenJobs(
   stats: ReconcileStats,
   after: string | undefined,
   pages: number,
+  waiting = true,
 ): Promise<string | undefined> {
   for (let n = 0; n < pages; n++) {
-    const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after);
+    const page = await listOpenDispatchedJobs(deps.db, deps.pageSize, after, { waiting });
     if (page.length === 0) return undefined;
     stats.openJobs += page.length;
     after = page[page.length - 1]!.id;

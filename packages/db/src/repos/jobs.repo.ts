@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, not, or, sql } from 'drizzle-orm';
 import type {
   CampaignSignal,
   decisionSignalName,
@@ -126,7 +126,6 @@ export async function markIntentFailed(db: DbOrTx, id: number, error: string): P
   await db.update(intents).set({ status: 'failed', lastError: error }).where(eq(intents.id, id));
 }
 
-/** Open jobs whose workflow has been started, a page at a time by id. */
 /** Open jobs whose workflow was started: by their own start intent, or, for a campaign's devices, the campaign's. */
 const openAndDispatched = () =>
   and(
@@ -137,11 +136,30 @@ const openAndDispatched = () =>
       and i.kind = 'start' and i.status = 'dispatched')`,
   );
 
-export async function listOpenDispatchedJobs(db: DbOrTx, limit: number, afterId?: string): Promise<Job[]> {
+/** A campaign's device not yet seen running: its workflow starts when the campaign reaches it, maybe hours later. */
+const waitingForCampaign = () =>
+  sql`(${jobs.state} = 'queued' and ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null)`;
+
+/**
+ * Open jobs whose workflow has been started, a page at a time by id; without `waiting`, not the campaign devices still
+ * queued (a campaign of 10,000 devices running 100 at a time would otherwise make each page mostly of them).
+ */
+export async function listOpenDispatchedJobs(
+  db: DbOrTx,
+  limit: number,
+  afterId?: string,
+  opts: { waiting: boolean } = { waiting: true },
+): Promise<Job[]> {
   return db
     .select()
     .from(jobs)
-    .where(and(openAndDispatched(), afterId ? sql`${jobs.id} > ${afterId}` : undefined))
+    .where(
+      and(
+        openAndDispatched(),
+        opts.waiting ? undefined : not(waitingForCampaign()),
+        afterId ? sql`${jobs.id} > ${afterId}` : undefined,
+      ),
+    )
     .orderBy(jobs.id)
     .limit(limit);
 }
