@@ -666,7 +666,10 @@ async function campaignPhase(part: WorkflowPart, figures: Record<string, unknown
     temporal_actions_sampled_devices: sampled.length,
     // Where a sampled update's time went (p50 per segment, s): the device time is in the activities' runs.
     campaign_update_segments_p50_s: Object.fromEntries(
-      [...new Set(segments.flatMap((s) => Object.keys(s)))].map((k) => [k, p50s(segments.map((s) => s[k] ?? 0))]),
+      [...new Set(segments.flatMap((s) => Object.keys(s)))].map((k) => [
+        k,
+        p50s(segments.flatMap((s) => (s[k] === undefined ? [] : [s[k]]))),
+      ]),
     ),
     // The device slots' busy share: every update's own time over (sites x cap x makespan); the rest is slots the
     // campaigns left empty (starting, refilling, draining before a continue-as-new, the last devices).

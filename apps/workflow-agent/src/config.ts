@@ -101,6 +101,11 @@ export const AgentConfig = z
         message: 'sweepEvery x intervalMs: a sweep at least every 120,000 ms',
         path: ['sweepEvery'],
       })
+      // What only a full sweep finds (a queued device's workflow no quick cycle listed) waits at most this long.
+      .refine((p) => p.sweepEvery * p.waitingSweepEvery * p.intervalMs <= 600_000, {
+        message: 'sweepEvery x waitingSweepEvery x intervalMs: a sweep of every open job at least every 600,000 ms',
+        path: ['waitingSweepEvery'],
+      })
       .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, waitingSweepEvery: 10, visibilityLagMs: 500 }),
     power: z
       .object({

@@ -173,28 +173,34 @@ async function sweepLoop(): Promise<void> {
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
-  let sweep = { after: undefined as string | undefined, open: 0, missed: 0 };
-  // The first cycle has just swept every open job, the campaigns' queued devices too.
-  for (let started = Date.now(), sweeps = 1; !stopping; sweeps++) {
+  // Every waitingSweepEvery-th sweep also reads the campaigns' queued devices. Whether one does is decided when it
+  // starts from the first job and kept with its position, so a sweep taken up again after a failed step reads the
+  // same jobs. The first cycle has just swept every open job, queued devices too.
+  let completed = 1;
+  const fresh = () => ({ after: undefined as string | undefined, open: 0, missed: 0, waiting: false });
+  let sweep = fresh();
+  for (let started = Date.now(); !stopping;) {
     await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
     started = Date.now();
-    const waiting = sweeps % waitingSweepEvery === 0;
+    if (sweep.after === undefined) sweep.waiting = completed % waitingSweepEvery === 0;
     for (let ended = false; !ended && !stopping;) {
       const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
       try {
         // Where the quick windows had got to before this step listed: ends closed before it, that no quick cycle
         // listed, will not be listed by one (visibility showed them too late).
         const quickFrom = lastQuick?.from ?? -Infinity;
-        const step = await sweepStep({ db, client, log, metrics, pageSize }, sweep.after, sweepStepPages, waiting);
+        const deps = { db, client, log, metrics, pageSize };
+        const step = await sweepStep(deps, sweep.after, sweepStepPages, sweep.waiting);
         sweep.open += step.openJobs;
         sweep.missed += Lookback.passed(step.unseenEndCloses, quickFrom);
         if (step.after !== undefined) sweep.after = step.after;
         else {
-          if (waiting) metrics.openJobs.set(sweep.open);
+          if (sweep.waiting) metrics.openJobs.set(sweep.open);
           metrics.sweepFoundEnds.inc(sweep.missed);
           lookback.sweepEnded(sweep.missed);
           metrics.lookbackSeconds.set(lookback.currentMs / 1000);
-          sweep = { after: undefined, open: 0, missed: 0 };
+          sweep = fresh();
+          completed++;
           ended = true;
         }
       } catch (err) {

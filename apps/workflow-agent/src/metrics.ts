@@ -27,7 +27,7 @@ export function createAgentMetrics(registry: Registry) {
     }),
     openJobs: new Gauge({
       name: 'fleet_agent_open_jobs',
-      help: 'Open jobs counted by the last completed sweep',
+      help: 'Open jobs counted by the last completed sweep that read every one (queued campaign devices too)',
       registers: [registry],
     }),
     busyCycles: new Counter({

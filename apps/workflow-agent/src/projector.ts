@@ -5,6 +5,7 @@ import {
   applyChildOutcomes,
   applyLifecycleReports,
   applyJobProjections,
+  childrenOf,
   closeOpenChildren,
   hasOpenDispatchedJobs,
   listOpenDispatchedJobs,
@@ -19,6 +20,7 @@ import {
 } from '@fleet/db';
 import {
   hardwareMemoKey,
+  isTerminal,
   jobMemoKey,
   lifecycleMemoKey,
   PowerState,
@@ -180,12 +182,7 @@ async function sweepOpenJobs(
     if (page.length === 0) return undefined;
     stats.openJobs += page.length;
     after = page[page.length - 1]!.id;
-    await projectListing(
-      deps,
-      stats,
-      new Map(page.map((j) => [j.id, j])),
-      `WorkflowId IN (${page.map((j) => `'${j.id}'`).join(', ')})`,
-    );
+    await projectListing(deps, stats, new Map(page.map((j) => [j.id, j])), workflowIdIn(page));
     if (page.length < deps.pageSize) return undefined;
   }
   return after;
@@ -253,24 +250,44 @@ async function projectListing(
   const listing = listings.begin();
   try {
     let batch: { job: Job; wf: WorkflowExecutionInfo }[] = [];
+    const flush = async () => {
+      await projectDevicesOfEndedCampaigns(deps, stats, batch);
+      await applyPage(deps, stats, listing, batch);
+      batch = [];
+    };
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
       const job = open.get(wf.workflowId);
       // A child workflow, or a job already projected as ended.
       if (!job) continue;
       batch.push({ job, wf });
-      if (batch.length >= deps.pageSize) {
-        await applyPage(deps, stats, listing, batch);
-        batch = [];
-      }
+      if (batch.length >= deps.pageSize) await flush();
     }
-    if (batch.length) await applyPage(deps, stats, listing, batch);
+    if (batch.length) await flush();
   } finally {
     listings.end(listing);
   }
 }
 
 type ListedJob = { job: Job; wf: WorkflowExecutionInfo };
+
+/**
+ * A campaign's end closes its devices still open as never reached (applyFreshPage), so before it is written they are
+ * listed once by id: a device whose workflow ran while no listing had shown it (visibility lag past the quick window;
+ * the light sweeps leave queued devices out) is written from its own workflow, not as never reached.
+ */
+async function projectDevicesOfEndedCampaigns(deps: ProjectorDeps, stats: ReconcileStats, page: ListedJob[]) {
+  for (const { job, wf } of page) {
+    if (job.kind !== 'firmware.campaign' || (stateFor[wf.status.name] ?? 'running') === 'running') continue;
+    const open = (await childrenOf(deps.db, job.id)).filter((c) => !isTerminal(c.state as JobState));
+    for (let i = 0; i < open.length; i += deps.pageSize) {
+      const ids = open.slice(i, i + deps.pageSize);
+      await projectListing(deps, stats, new Map(ids.map((j) => [j.id, j])), workflowIdIn(ids));
+    }
+  }
+}
+
+const workflowIdIn = (jobs: Job[]) => `WorkflowId IN (${jobs.map((j) => `'${j.id}'`).join(', ')})`;
 
 /**
  * One transaction per page: a reader never sees a finished parent with open children. Written after every earlier

@@ -495,4 +495,62 @@ the satellite`, async () => {
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
+  it(`a campaign's end is written after its open devices are listed by id: a device whose workflow ran unseen is \
+written from it, one never started as not reached`, async () => {
+    const device = (name: string) =>
+      insertDevice(handle.db, {
+        name,
+        siteId: 'lab',
+        nodeType: 'compute_gb200_nvidia',
+        bmcUrl: 'http://127.0.0.1:9998',
+        credentialRef: 'bmc/default',
+      });
+    const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
+      const { rows } = await handle.pool.query(
+        `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
+         values ($1, 'queued', 'lab', $2, $3, '{}', 'agent-test') returning id`,
+        [kind, o.parentId ?? null, o.deviceId ?? null],
+      );
+      return rows[0].id as string;
+    };
+    const campaign = await job('firmware.campaign');
+    await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
+      campaign,
+    ]);
+    const ran = await job('device.firmware_update', { parentId: campaign, deviceId: (await device('tray-ran')).id });
+    const never = await job('device.firmware_update', {
+      parentId: campaign,
+      deviceId: (await device('tray-never')).id,
+    });
+    // Both workflows ended with no listing having shown them: the device is still queued in Postgres.
+    for (const id of [ran, campaign]) {
+      await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: id, args: [] });
+      await terminate(id);
+    }
+    // A light sweep reads the campaign (not its queued devices) and writes its end.
+    await sweepStep({ db: handle.db, client, log, metrics, pageSize: 100 }, undefined, 100, false);
+    const { rows } = await handle.pool.query(
+      `select id, state, error->>'code' as code from jobs where id = any($1::uuid[])`,
+      [[campaign, ran, never]],
+    );
+    const byId = Object.fromEntries(rows.map((r) => [r.id, { state: r.state, code: r.code }]));
+    assert.deepEqual(byId, {
+      [campaign]: { state: 'failed', code: 'TERMINATED' },
+      [ran]: { state: 'failed', code: 'TERMINATED' },
+      [never]: { state: 'cancelled', code: 'NOT_REACHED' },
+    });
+  });
+  it('a sweep of every open job comes at least every 10 minutes: settings that space it further are refused', () => {
+    const base = { metrics: { port: 0 }, database: { url: 'postgres://unused' }, temporal: { address: '127.0.0.1:1' } };
+    assert.equal(AgentConfig.parse(base).projection.waitingSweepEvery, 10);
+    const spaced = AgentConfig.safeParse({
+      ...base,
+      projection: { intervalMs: 1000, sweepEvery: 100, waitingSweepEvery: 7 },
+    });
+    assert.equal(spaced.success, false);
+    assert.deepEqual(
+      spaced.error!.issues.map((i) => i.path.join('.')),
+      ['projection.waitingSweepEvery'],
+    );
+  });
 });
