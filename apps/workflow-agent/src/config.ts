@@ -47,6 +47,9 @@ export function observerSettingsFor(config: ObservationConfig, siteId: string) {
   };
 }
 
+/** A sweep that reads every open job, queued campaign devices too, comes at least this often. */
+const fullSweepAtLeastEveryMs = 600_000;
+
 export const AgentConfig = z
   .object({
     log: LogConfig,
@@ -84,9 +87,10 @@ export const AgentConfig = z
         /**
          * Campaign devices still queued (the campaign starts their workflow when it reaches them) are in every
          * `waitingSweepEvery`-th sweep only; a quick cycle lists their workflow once it starts. At 10,000 queued
-         * devices they were nearly every page of every sweep, each a visibility query that found nothing.
+         * devices they were nearly every page of every sweep, each a visibility query that found nothing. Unset:
+         * 10, or fewer where that would space the sweeps of every open job more than 10 minutes apart.
          */
-        waitingSweepEvery: z.number().int().min(1).max(1000).default(10),
+        waitingSweepEvery: z.number().int().min(1).max(1000).optional(),
         /** Ignored (the agent says so at start): sweeps were spread over the quick cycles, now they run beside. */
         sweepPagesPerCycle: z.number().int().min(1).max(1000).optional(),
         /**
@@ -102,11 +106,11 @@ export const AgentConfig = z
         path: ['sweepEvery'],
       })
       // What only a full sweep finds (a queued device's workflow no quick cycle listed) waits at most this long.
-      .refine((p) => p.sweepEvery * p.waitingSweepEvery * p.intervalMs <= 600_000, {
+      .refine((p) => p.sweepEvery * (p.waitingSweepEvery ?? 1) * p.intervalMs <= fullSweepAtLeastEveryMs, {
         message: 'sweepEvery x waitingSweepEvery x intervalMs: a sweep of every open job at least every 600,000 ms',
         path: ['waitingSweepEvery'],
       })
-      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, waitingSweepEvery: 10, visibilityLagMs: 500 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),
@@ -192,6 +196,15 @@ export const AgentConfig = z
     sla: SlaConfig,
   })
   .strict();
+
+/** Which sweeps read the queued campaign devices: every n-th (projection.waitingSweepEvery, or what unset means). */
+export function waitingSweepEveryOf(p: { sweepEvery: number; intervalMs: number; waitingSweepEvery?: number }): number {
+  return (
+    p.waitingSweepEvery ??
+    Math.max(1, Math.min(10, Math.floor(fullSweepAtLeastEveryMs / (p.sweepEvery * p.intervalMs))))
+  );
+}
+
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
 /** Seconds the dispatch and projection cycles get to finish on SIGTERM (deploy/k8s sets the pod's grace above it). */

@@ -14,7 +14,7 @@ import {
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
 import { openPayloadKeys } from '@fleet/temporal/codec';
-import { AgentConfig, agentShutdownGraceS } from './config.js';
+import { AgentConfig, agentShutdownGraceS, waitingSweepEveryOf } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
@@ -169,7 +169,8 @@ const sweepStepPages = 10;
  * it (docs/scale.md). One starts every sweepEvery intervals, or as soon as the last ended when it took longer.
  */
 async function sweepLoop(): Promise<void> {
-  const { intervalMs, sweepEvery, pageSize, waitingSweepEvery } = config.projection;
+  const { intervalMs, sweepEvery, pageSize } = config.projection;
+  const waitingSweepEvery = waitingSweepEveryOf(config.projection);
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;

@@ -5,11 +5,11 @@ import {
   applyChildOutcomes,
   applyLifecycleReports,
   applyJobProjections,
-  childrenOf,
   closeOpenChildren,
   hasOpenDispatchedJobs,
   listOpenDispatchedJobs,
   lockOpenJobs,
+  openChildrenOf,
   openDispatchedJobsAmong,
   recordPowerStates,
   type Db,
@@ -20,7 +20,6 @@ import {
 } from '@fleet/db';
 import {
   hardwareMemoKey,
-  isTerminal,
   jobMemoKey,
   lifecycleMemoKey,
   PowerState,
@@ -219,6 +218,7 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
         const job = open.get(wf.workflowId);
         if (job) batch.push({ job, wf });
       }
+      if (batch.length) await projectDevicesOfEndedCampaigns(deps, stats, batch);
       const held = batch.length ? await applyPage(deps, stats, listing, batch) : new Set<string>();
       for (const { wf, seen } of page) {
         // A running workflow without an open dispatched job may be one whose start is not yet marked dispatched, and
@@ -279,11 +279,16 @@ type ListedJob = { job: Job; wf: WorkflowExecutionInfo };
 async function projectDevicesOfEndedCampaigns(deps: ProjectorDeps, stats: ReconcileStats, page: ListedJob[]) {
   for (const { job, wf } of page) {
     if (job.kind !== 'firmware.campaign' || (stateFor[wf.status.name] ?? 'running') === 'running') continue;
-    const open = (await childrenOf(deps.db, job.id)).filter((c) => !isTerminal(c.state as JobState));
+    const open = await openChildrenOf(deps.db, job.id);
+    // Their ends are old news to the lookback (lookback.ts): only the calls and writes count in the caller's stats.
+    const own = emptyStats();
     for (let i = 0; i < open.length; i += deps.pageSize) {
       const ids = open.slice(i, i + deps.pageSize);
-      await projectListing(deps, stats, new Map(ids.map((j) => [j.id, j])), workflowIdIn(ids));
+      await projectListing(deps, own, new Map(ids.map((j) => [j.id, j])), workflowIdIn(ids));
     }
+    stats.temporalCalls += own.temporalCalls;
+    stats.workflows += own.workflows;
+    stats.changed += own.changed;
   }
 }
 

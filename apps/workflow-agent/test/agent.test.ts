@@ -11,7 +11,7 @@ import {
   insertSite,
   type DbHandle,
 } from '@fleet/db';
-import { AgentConfig } from '../src/config.js';
+import { AgentConfig, waitingSweepEveryOf } from '../src/config.js';
 import { dispatchOnce } from '../src/dispatcher.js';
 import { createAgentMetrics } from '../src/metrics.js';
 import { reconcileOnce, sweepStep } from '../src/projector.js';
@@ -495,54 +495,88 @@ the satellite`, async () => {
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
-  it(`a campaign's end is written after its open devices are listed by id: a device whose workflow ran unseen is \
-written from it, one never started as not reached`, async () => {
-    const device = (name: string) =>
-      insertDevice(handle.db, {
-        name,
-        siteId: 'lab',
-        nodeType: 'compute_gb200_nvidia',
-        bmcUrl: 'http://127.0.0.1:9998',
-        credentialRef: 'bmc/default',
+  for (const by of ['a light sweep', 'a quick cycle'] as const)
+    it(`a campaign's end listed by ${by} is written after its open devices are listed by id: a device whose \
+workflow ran unseen is written from it, one never started as not reached`, async () => {
+      const device = (name: string) =>
+        insertDevice(handle.db, {
+          name: `${name} (${by})`,
+          siteId: 'lab',
+          nodeType: 'compute_gb200_nvidia',
+          bmcUrl: 'http://127.0.0.1:9998',
+          credentialRef: 'bmc/default',
+        });
+      const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
+        const { rows } = await handle.pool.query(
+          `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
+           values ($1, 'queued', 'lab', $2, $3, '{}', 'agent-test') returning id`,
+          [kind, o.parentId ?? null, o.deviceId ?? null],
+        );
+        return rows[0].id as string;
+      };
+      const campaign = await job('firmware.campaign');
+      await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
+        campaign,
+      ]);
+      const ran = await job('device.firmware_update', { parentId: campaign, deviceId: (await device('tray-ran')).id });
+      const never = await job('device.firmware_update', {
+        parentId: campaign,
+        deviceId: (await device('tray-never')).id,
       });
-    const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
+      // Both workflows ended with no listing having shown them: the device is still queued in Postgres.
+      const since = new Date(Date.now() - 1000);
+      for (const id of [ran, campaign]) {
+        await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: id, args: [] });
+        await terminate(id);
+      }
+      const deps = { db: handle.db, client, log, metrics, pageSize: 100 };
+      // The light sweep reads the campaign, not its queued devices; the quick cycle lists both ends, the device's
+      // first, so only the campaign's is taken here (the device's is dropped as if visibility had shown it late).
+      if (by === 'a light sweep') await sweepStep(deps, undefined, 100, false);
+      else
+        await reconcileOnce(
+          {
+            ...deps,
+            client: {
+              ...client,
+              workflow: new Proxy(client.workflow, {
+                get(target, prop) {
+                  if (prop === 'list')
+                    return (options: { query?: string }) =>
+                      (async function* () {
+                        for await (const wf of target.list(options))
+                          if (options.query?.startsWith('WorkflowId IN') || wf.workflowId !== ran) yield wf;
+                      })();
+                  const value = Reflect.get(target, prop, target) as unknown;
+                  return typeof value === 'function' ? value.bind(target) : value;
+                },
+              }),
+            } as Client,
+          },
+          since,
+        );
       const { rows } = await handle.pool.query(
-        `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
-         values ($1, 'queued', 'lab', $2, $3, '{}', 'agent-test') returning id`,
-        [kind, o.parentId ?? null, o.deviceId ?? null],
+        `select id, state, error->>'code' as code from jobs where id = any($1::uuid[])`,
+        [[campaign, ran, never]],
       );
-      return rows[0].id as string;
-    };
-    const campaign = await job('firmware.campaign');
-    await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
-      campaign,
-    ]);
-    const ran = await job('device.firmware_update', { parentId: campaign, deviceId: (await device('tray-ran')).id });
-    const never = await job('device.firmware_update', {
-      parentId: campaign,
-      deviceId: (await device('tray-never')).id,
+      const byId = Object.fromEntries(rows.map((r) => [r.id, { state: r.state, code: r.code }]));
+      assert.deepEqual(byId, {
+        [campaign]: { state: 'failed', code: 'TERMINATED' },
+        [ran]: { state: 'failed', code: 'TERMINATED' },
+        [never]: { state: 'cancelled', code: 'NOT_REACHED' },
+      });
     });
-    // Both workflows ended with no listing having shown them: the device is still queued in Postgres.
-    for (const id of [ran, campaign]) {
-      await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: id, args: [] });
-      await terminate(id);
-    }
-    // A light sweep reads the campaign (not its queued devices) and writes its end.
-    await sweepStep({ db: handle.db, client, log, metrics, pageSize: 100 }, undefined, 100, false);
-    const { rows } = await handle.pool.query(
-      `select id, state, error->>'code' as code from jobs where id = any($1::uuid[])`,
-      [[campaign, ran, never]],
-    );
-    const byId = Object.fromEntries(rows.map((r) => [r.id, { state: r.state, code: r.code }]));
-    assert.deepEqual(byId, {
-      [campaign]: { state: 'failed', code: 'TERMINATED' },
-      [ran]: { state: 'failed', code: 'TERMINATED' },
-      [never]: { state: 'cancelled', code: 'NOT_REACHED' },
-    });
-  });
-  it('a sweep of every open job comes at least every 10 minutes: settings that space it further are refused', () => {
+
+  it(`a sweep of every open job comes at least every 10 minutes: unset, every tenth sweep or fewer; a setting that \
+spaces them further is refused`, () => {
     const base = { metrics: { port: 0 }, database: { url: 'postgres://unused' }, temporal: { address: '127.0.0.1:1' } };
-    assert.equal(AgentConfig.parse(base).projection.waitingSweepEvery, 10);
+    const every = (projection?: Record<string, number>) =>
+      waitingSweepEveryOf(AgentConfig.parse({ ...base, ...(projection ? { projection } : {}) }).projection);
+    assert.equal(every(), 10);
+    // Valid before the setting existed: sweeps 100 s apart, so every sixth reads the queued devices.
+    assert.equal(every({ intervalMs: 20_000, sweepEvery: 5 }), 6);
+    assert.equal(every({ intervalMs: 60_000, sweepEvery: 2 }), 5);
+    assert.equal(every({ intervalMs: 1000, sweepEvery: 5, waitingSweepEvery: 3 }), 3);
     const spaced = AgentConfig.safeParse({
       ...base,
       projection: { intervalMs: 1000, sweepEvery: 100, waitingSweepEvery: 7 },

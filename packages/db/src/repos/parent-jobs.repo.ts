@@ -105,6 +105,15 @@ export async function applyChildOutcomes(
 }
 
 /** Children left open when their parent ended were never reached: close them so devices are free. */
+/** A parent's children not yet ended, by id. */
+export async function openChildrenOf(db: DbOrTx, parentId: string): Promise<Job[]> {
+  return db
+    .select()
+    .from(jobs)
+    .where(and(eq(jobs.parentId, parentId), inArray(jobs.state, ['queued', 'running', 'cancelling'])))
+    .orderBy(jobs.id);
+}
+
 export async function closeOpenChildren(db: DbOrTx, parentIds: string[], message: string): Promise<void> {
   if (!parentIds.length) return;
   await db.execute(sql`
