@@ -180,6 +180,7 @@ async function sweepLoop(): Promise<void> {
   let completed = 1;
   const fresh = () => ({ after: undefined as string | undefined, open: 0, missed: 0, waiting: false });
   let sweep = fresh();
+  const deps = { db, client, log, metrics, pageSize };
   for (let started = Date.now(); !stopping;) {
     await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
     started = Date.now();
@@ -190,7 +191,6 @@ async function sweepLoop(): Promise<void> {
         // Where the quick windows had got to before this step listed: ends closed before it, that no quick cycle
         // listed, will not be listed by one (visibility showed them too late).
         const quickFrom = lastQuick?.from ?? -Infinity;
-        const deps = { db, client, log, metrics, pageSize };
         const step = await sweepStep(deps, sweep.after, sweepStepPages, sweep.waiting);
         sweep.open += step.openJobs;
         sweep.missed += Lookback.passed(step.unseenEndCloses, quickFrom);

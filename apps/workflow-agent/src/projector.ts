@@ -218,7 +218,6 @@ async function projectChanges(deps: ProjectorDeps, stats: ReconcileStats, since:
         const job = open.get(wf.workflowId);
         if (job) batch.push({ job, wf });
       }
-      if (batch.length) await projectDevicesOfEndedCampaigns(deps, stats, batch);
       const held = batch.length ? await applyPage(deps, stats, listing, batch) : new Set<string>();
       for (const { wf, seen } of page) {
         // A running workflow without an open dispatched job may be one whose start is not yet marked dispatched, and
@@ -250,20 +249,18 @@ async function projectListing(
   const listing = listings.begin();
   try {
     let batch: { job: Job; wf: WorkflowExecutionInfo }[] = [];
-    const flush = async () => {
-      await projectDevicesOfEndedCampaigns(deps, stats, batch);
-      await applyPage(deps, stats, listing, batch);
-      batch = [];
-    };
     for await (const wf of deps.client.workflow.list({ query, pageSize: deps.pageSize })) {
       stats.workflows++;
       const job = open.get(wf.workflowId);
       // A child workflow, or a job already projected as ended.
       if (!job) continue;
       batch.push({ job, wf });
-      if (batch.length >= deps.pageSize) await flush();
+      if (batch.length >= deps.pageSize) {
+        await applyPage(deps, stats, listing, batch);
+        batch = [];
+      }
     }
-    if (batch.length) await flush();
+    if (batch.length) await applyPage(deps, stats, listing, batch);
   } finally {
     listings.end(listing);
   }
@@ -304,6 +301,7 @@ async function applyPage(
   listing: Listing,
   page: ListedJob[],
 ): Promise<Set<string>> {
+  await projectDevicesOfEndedCampaigns(deps, stats, page);
   const { result, held } = await listings.write(listing, page, (fresh) =>
     deps.db
       .transaction(async (tx) => {

@@ -126,19 +126,20 @@ export async function markIntentFailed(db: DbOrTx, id: number, error: string): P
   await db.update(intents).set({ status: 'failed', lastError: error }).where(eq(intents.id, id));
 }
 
+/** A campaign's device: its workflow is started by the campaign's, not by an intent of its own. */
+const campaignDevice = () => sql`(${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null)`;
+
 /** Open jobs whose workflow was started: by their own start intent, or, for a campaign's devices, the campaign's. */
 const openAndDispatched = () =>
   and(
     inArray(jobs.state, [...openStates]),
     sql`exists (select 1 from intents i
-      where i.job_id = case when ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null
-        then ${jobs.parentId} else ${jobs.id} end
+      where i.job_id = case when ${campaignDevice()} then ${jobs.parentId} else ${jobs.id} end
       and i.kind = 'start' and i.status = 'dispatched')`,
   );
 
 /** A campaign's device not yet seen running: its workflow starts when the campaign reaches it, maybe hours later. */
-const waitingForCampaign = () =>
-  sql`(${jobs.state} = 'queued' and ${jobs.kind} = 'device.firmware_update' and ${jobs.parentId} is not null)`;
+const waitingForCampaign = () => sql`(${jobs.state} = 'queued' and ${campaignDevice()})`;
 
 /**
  * Open jobs whose workflow has been started, a page at a time by id; without `waiting`, not the campaign devices still

@@ -104,16 +104,16 @@ export async function applyChildOutcomes(
       and j.state is distinct from o.state`);
 }
 
-/** Children left open when their parent ended were never reached: close them so devices are free. */
 /** A parent's children not yet ended, by id. */
 export async function openChildrenOf(db: DbOrTx, parentId: string): Promise<Job[]> {
   return db
     .select()
     .from(jobs)
-    .where(and(eq(jobs.parentId, parentId), inArray(jobs.state, ['queued', 'running', 'cancelling'])))
+    .where(and(eq(jobs.parentId, parentId), sql`${jobs.state} in ${sql.raw(OPEN)}`))
     .orderBy(jobs.id);
 }
 
+/** Children left open when their parent ended were never reached: close them so devices are free. */
 export async function closeOpenChildren(db: DbOrTx, parentIds: string[], message: string): Promise<void> {
   if (!parentIds.length) return;
   await db.execute(sql`
