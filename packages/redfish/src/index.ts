@@ -22,6 +22,7 @@ export * from './firmware.js';
 export { multipartFirmwareBody, type UpdateParameters, type FirmwareFile } from './multipart.js';
 export * from './update.js';
 export * from './tasks.js';
+export * from './task-pacing.js';
 export * from './nvidia.js';
 export * from './hardware-inventory.js';
 export { readDeviceHealth, type HealthSource } from './health.js';

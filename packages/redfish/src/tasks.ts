@@ -2,6 +2,7 @@ import type { RedfishClient, RedfishResponse } from './client.js';
 import { headerValue, sleep } from '@fleet/http';
 import { RedfishError } from './errors.js';
 import { linkOf, readCollectionWithBodies, rootLink } from './discovery.js';
+import { TaskPollPacer } from './task-pacing.js';
 
 export interface TaskMessage {
   MessageId?: string;
@@ -146,8 +147,9 @@ export interface WaitForTaskOptions {
 }
 
 /**
- * Polls a task until it leaves the pending states. Unavailable/Timeout while polling are
- * expected (the BMC restarts services during a flash) and only end the wait at the deadline.
+ * Polls a task until it leaves the pending states, at the interval, or sooner near the end its progress foretells
+ * (TaskPollPacer). Unavailable/Timeout while polling are expected (the BMC restarts services during a flash) and
+ * only end the wait at the deadline.
  */
 export async function waitForTask(
   client: RedfishClient,
@@ -156,19 +158,22 @@ export async function waitForTask(
 ): Promise<TaskResult> {
   const interval = opts.pollIntervalMs ?? 5_000;
   const deadline = Date.now() + (opts.timeoutMs ?? 900_000);
+  const pacer = new TaskPollPacer(interval);
   let lastError: RedfishError | undefined;
   for (;;) {
+    let delay = interval;
     try {
       const task = taskOf(await client.get<unknown>(taskUri));
       lastError = undefined;
       opts.onProgress?.(task);
       const outcome = classifyTask(task);
       if (outcome !== 'pending') return resultOf(taskUri, task, outcome);
+      delay = pacer.next(Date.now(), task.PercentComplete);
     } catch (err) {
       if (!(err instanceof RedfishError) || !err.retryable) throw err;
       lastError = err;
     }
-    if (Date.now() + interval > deadline) {
+    if (Date.now() + delay > deadline) {
       throw new RedfishError(
         'Timeout',
         client.bmc,
@@ -176,7 +181,7 @@ export async function waitForTask(
         `task still pending at the deadline${lastError ? ` (last error: ${lastError.causeText})` : ''}`,
       );
     }
-    await sleep(interval, opts.signal);
+    await sleep(delay, opts.signal);
   }
 }
 
