@@ -55,28 +55,49 @@ export type CpuSources = Record<string, number | { pid: number } | { comm: strin
 
 /**
  * CPU seconds per named source (a pid, or every process with a command name) between `start()` and `stop()`: where a
- * run's CPU went across the stack's processes, which on a small machine is where its latency goes. Postgres backends
- * that start during the run are counted whole, those that exit during it lose their share: the figure is a floor.
+ * run's CPU went across the stack's processes, which on a small machine is where its latency goes. Processes named by
+ * command (Postgres's backends, which come and go with connection pools) are read once a second, each counted from
+ * its first reading (whole, if it started during the run) to its last: one that exits loses at most its last second.
  */
 export function processCpu(sources: CpuSources) {
-  const read = () => {
-    const procs = readProcs();
+  const byComm = Object.entries(sources).flatMap(([name, src]) =>
+    typeof src === 'object' && 'comm' in src ? [{ name, comm: src.comm }] : [],
+  );
+  // Per command name: each process's CPU when first and last seen.
+  const seen = new Map<string, Map<number, { first: number; last: number }>>(byComm.map((c) => [c.comm, new Map()]));
+  let initial = true;
+  const sample = (procs: ProcStat[]) => {
+    for (const p of procs) {
+      const pids = seen.get(p.comm);
+      if (!pids) continue;
+      const known = pids.get(p.pid);
+      if (known) known.last = p.cpuS;
+      else pids.set(p.pid, { first: initial ? p.cpuS : 0, last: p.cpuS });
+    }
+    initial = false;
+  };
+  const tree = (procs: ProcStat[]) => {
     const out: Record<string, number> = {};
     for (const [name, src] of Object.entries(sources))
-      out[name] =
-        typeof src === 'number'
-          ? treeCpu(procs, src)
-          : 'pid' in src
-            ? (procs.find((p) => p.pid === src.pid)?.cpuS ?? 0)
-            : procs.filter((p) => p.comm === src.comm).reduce((sum, p) => sum + p.cpuS, 0);
+      if (typeof src === 'number') out[name] = treeCpu(procs, src);
+      else if ('pid' in src) out[name] = procs.find((p) => p.pid === src.pid)?.cpuS ?? 0;
     return out;
   };
-  const before = read();
+  const first = readProcs();
+  sample(first);
+  const before = tree(first);
+  const timer = byComm.length ? setInterval(() => sample(readProcs()), 1000) : undefined;
+  timer?.unref();
   return {
     stop(): Record<string, number> {
-      const after = read();
+      clearInterval(timer);
+      const procs = readProcs();
+      sample(procs);
+      const after = tree(procs);
+      for (const { name, comm } of byComm)
+        after[name] = [...seen.get(comm)!.values()].reduce((sum, p) => sum + p.last - p.first, 0);
       return Object.fromEntries(
-        Object.keys(sources).map((k) => [k, Number(Math.max(0, after[k]! - before[k]!).toFixed(2))]),
+        Object.keys(sources).map((k) => [k, Number(Math.max(0, after[k]! - (before[k] ?? 0)).toFixed(2))]),
       );
     },
   };
