@@ -8,6 +8,8 @@ interface ProcStat {
   ppid: number;
   comm: string;
   cpuS: number;
+  /** Start time in ticks since boot: with the pid, names one process even when its pid is reused. */
+  startTicks: string;
 }
 
 /** Every live process's parent, command name and user + system CPU seconds. */
@@ -25,6 +27,7 @@ function readProcs(): ProcStat[] {
         ppid: Number(fields[1]),
         comm,
         cpuS: (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S,
+        startTicks: fields[19]!,
       });
     } catch {
       // gone between the listing and the read
@@ -64,15 +67,16 @@ export function processCpu(sources: CpuSources) {
     typeof src === 'object' && 'comm' in src ? [{ name, comm: src.comm }] : [],
   );
   // Per command name: each process's CPU when first and last seen.
-  const seen = new Map<string, Map<number, { first: number; last: number }>>(byComm.map((c) => [c.comm, new Map()]));
+  const seen = new Map<string, Map<string, { first: number; last: number }>>(byComm.map((c) => [c.comm, new Map()]));
   let initial = true;
   const sample = (procs: ProcStat[]) => {
     for (const p of procs) {
       const pids = seen.get(p.comm);
       if (!pids) continue;
-      const known = pids.get(p.pid);
+      const key = `${p.pid}/${p.startTicks}`;
+      const known = pids.get(key);
       if (known) known.last = p.cpuS;
-      else pids.set(p.pid, { first: initial ? p.cpuS : 0, last: p.cpuS });
+      else pids.set(key, { first: initial ? p.cpuS : 0, last: p.cpuS });
     }
     initial = false;
   };

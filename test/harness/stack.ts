@@ -803,7 +803,6 @@ export class Stack {
     return { status: response.status, headers: response.headers, body: data ?? error };
   }
 
-  /** Polls a job until it reaches a terminal state. */
   /**
    * Polls the job until it ends. `pollMs` is short for tests; benches that time a job by its finished_at poll
    * slower, so their own requests (a campaign's read counts its devices) do not load the stack they measure.
