@@ -127,4 +127,66 @@ describe('firmware campaign: canary, waves, failure budget', () => {
       }
     },
   );
+
+  it(
+    'a campaign cancelled while devices update ends after them: each running device ends cancelled from its own ' +
+      'workflow, the devices never started end as not reached, and every device is free again',
+    { timeout: 180_000 },
+    async () => {
+      // Slow BMCs (every answer 150 ms late) keep the two running updates busy while the campaign is cancelled.
+      const byName = [...stack.deviceIds.keys()];
+      for (const b of byName) await setFaults(stack, b, { latencyMs: 150 });
+      try {
+        const created = expectStatus(202)(
+          await stack.api(
+            'POST',
+            '/v1/firmware-campaigns',
+            {
+              name: 'gb200 25.10 again',
+              site_id: stack.siteId,
+              policy: { canarySize: 0, waveSize: 6, maxConcurrentPerSite: 2, force: true },
+            },
+            stack.tokens.operator,
+          ),
+        ).body as { id: string };
+        type DeviceRow = { device_id: string; job_id: string; state: string };
+        const devices = async () =>
+          (
+            (await stack.api('GET', `/v1/firmware-campaigns/${created.id}/devices`, undefined, stack.tokens.viewer))
+              .body as { items: DeviceRow[] }
+          ).items;
+        let running: DeviceRow[] = [];
+        await waitFor(
+          'two devices updating',
+          async () => (running = (await devices()).filter((d) => d.state === 'running')).length === 2,
+          60_000,
+        );
+        expectStatus(202)(
+          await stack.api('POST', `/v1/firmware-campaigns/${created.id}/cancel`, {}, stack.tokens.operator),
+        );
+        assert.equal((await stack.waitForJob(created.id, 60_000))['state'], 'cancelled');
+
+        const ended = await devices();
+        const codeOf = async (jobId: string) =>
+          (
+            (await stack.api('GET', `/v1/jobs/${jobId}`, undefined, stack.tokens.viewer)).body as {
+              error?: { code: string };
+            }
+          ).error?.code;
+        for (const d of ended) {
+          const wasRunning = running.some((r) => r.job_id === d.job_id);
+          assert.ok(['cancelled', 'succeeded'].includes(d.state), `${d.device_id}: ${d.state}`);
+          const code = await codeOf(d.job_id);
+          if (wasRunning) assert.notEqual(code, 'NOT_REACHED', `${d.device_id} ran: written from its own workflow`);
+          else if (d.state === 'cancelled') assert.equal(code, 'NOT_REACHED', `${d.device_id} never started`);
+        }
+        assert.ok(
+          ended.filter((d) => d.state === 'cancelled' && !running.some((r) => r.job_id === d.job_id)).length >= 1,
+          'some devices were never started',
+        );
+      } finally {
+        for (const b of byName) await setFaults(stack, b, {});
+      }
+    },
+  );
 });

@@ -1,5 +1,6 @@
 import {
   ApplicationFailure,
+  CancellationScope,
   condition,
   continueAsNew,
   defineQuery,
@@ -170,56 +171,65 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
   };
 
   const children: Promise<void>[] = [];
-  for (; st.waveIndex < input.waves.length; st.waveIndex++) {
-    const wave = input.waves[st.waveIndex]!;
-    if (wave.kind === 'wave' && input.waves[0]?.kind === 'canary' && !st.approved) {
-      phase = 'awaiting_approval';
-      publish();
-      await condition(() => st.approved);
-    }
-    phase = wave.kind === 'canary' ? 'canary' : `wave ${wave.index}/${input.waves.length - 1}`;
-    let pending = wave.deviceIds.filter((id) => !st.outcomes[id]).map((id) => byId.get(id)!);
-    while (pending.length || running.size) {
-      let sleepMs: number | undefined;
-      waitingForWindow = false;
-      // A long wave: stop starting devices, let the running ones finish, continue as new.
-      const draining = workflowInfo().historyLength > input.historyBudget;
-      if (draining && running.size === 0) {
-        await Promise.all(children);
-        await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st } });
+  try {
+    for (; st.waveIndex < input.waves.length; st.waveIndex++) {
+      const wave = input.waves[st.waveIndex]!;
+      if (wave.kind === 'wave' && input.waves[0]?.kind === 'canary' && !st.approved) {
+        phase = 'awaiting_approval';
+        publish();
+        await condition(() => st.approved);
       }
-      if (!st.paused && !draining && pending.length) {
-        const window = maintenanceWindowAt(Date.now(), input.windows);
-        if (window.open) {
-          for (const d of startable(pending, [...running.values()], caps, switches)) {
-            running.set(d.deviceId, d);
-            children.push(runDevice(d));
-          }
-          pending = pending.filter((d) => !running.has(d.deviceId));
-        } else {
-          sleepMs = Math.max(1_000, window.opensAtMs - Date.now());
-          waitingForWindow = running.size === 0;
+      phase = wave.kind === 'canary' ? 'canary' : `wave ${wave.index}/${input.waves.length - 1}`;
+      let pending = wave.deviceIds.filter((id) => !st.outcomes[id]).map((id) => byId.get(id)!);
+      while (pending.length || running.size) {
+        let sleepMs: number | undefined;
+        waitingForWindow = false;
+        // A long wave: stop starting devices, let the running ones finish, continue as new.
+        const draining = workflowInfo().historyLength > input.historyBudget;
+        if (draining && running.size === 0) {
+          await Promise.all(children);
+          await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st } });
         }
+        if (!st.paused && !draining && pending.length) {
+          const window = maintenanceWindowAt(Date.now(), input.windows);
+          if (window.open) {
+            for (const d of startable(pending, [...running.values()], caps, switches)) {
+              running.set(d.deviceId, d);
+              children.push(runDevice(d));
+            }
+            pending = pending.filter((d) => !running.has(d.deviceId));
+          } else {
+            sleepMs = Math.max(1_000, window.opensAtMs - Date.now());
+            waitingForWindow = running.size === 0;
+          }
+        }
+        publish();
+        wake = false;
+        if (sleepMs === undefined) await condition(() => wake);
+        else await condition(() => wake, sleepMs);
       }
-      publish();
-      wake = false;
-      if (sleepMs === undefined) await condition(() => wake);
-      else await condition(() => wake, sleepMs);
+      if (wave.kind === 'canary' && wave.deviceIds.some((id) => st.outcomes[id] === 'failed') && !st.paused) {
+        st.paused = true;
+        st.pauseReason = 'the canary failed; resume to continue';
+      }
+      if (st.paused) {
+        publish();
+        await condition(() => !st.paused);
+      }
+      if (workflowInfo().historyLength > input.historyBudget && st.waveIndex + 1 < input.waves.length) {
+        await Promise.all(children);
+        await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st, waveIndex: st.waveIndex + 1 } });
+      }
     }
-    if (wave.kind === 'canary' && wave.deviceIds.some((id) => st.outcomes[id] === 'failed') && !st.paused) {
-      st.paused = true;
-      st.pauseReason = 'the canary failed; resume to continue';
-    }
-    if (st.paused) {
-      publish();
-      await condition(() => !st.paused);
-    }
-    if (workflowInfo().historyLength > input.historyBudget && st.waveIndex + 1 < input.waves.length) {
-      await Promise.all(children);
-      await continueAsNew<typeof firmwareCampaign>({ ...input, carried: { ...st, waveIndex: st.waveIndex + 1 } });
-    }
+    await Promise.all(children);
+  } catch (err) {
+    // Cancelled: the running devices were asked to stop with it (their workflows are children of this scope). The
+    // campaign ends once they have, so its end never comes before theirs: each device is written from its own
+    // workflow, not as never reached, and stays busy while it still works. Runs from before the patch end at once.
+    if (isCancellation(err) && patched('campaign-cancel-awaits-devices'))
+      await CancellationScope.nonCancellable(() => Promise.allSettled(children));
+    throw err;
   }
-  await Promise.all(children);
   const outcomes = Object.values(st.outcomes);
   const result = {
     devices: input.devices.length,

@@ -428,6 +428,34 @@ campaign ends failed with its counts`, async () => {
       });
     });
 
+    it(`a cancelled campaign ends after its running devices have: each ends cancelled by its own workflow, the \
+queued one never starts`, async () => {
+      const devices = ['x1', 'x2', 'x3'].map((id) => shelf(`cancel-${id}`, 'rack-a'));
+      const { activities, calls } = recordedFw(bmcFirmware(outdated(devices), { holdMs: 3_000 }));
+      await t.withWorker(activities, async (taskQueue) => {
+        const handle = await t.client.workflow.start<typeof firmwareCampaign>('firmwareCampaign', {
+          taskQueue,
+          workflowId: 'campaign-cancel',
+          args: [campaign('campaign-cancel', devices, { maxConcurrentPerSite: 2 })],
+        });
+        await eventually(() => pushed(calls).length === 2, 'two devices are flashing');
+        await handle.cancel();
+        await assert.rejects(handle.result(), (err: Error) => err.cause?.name === 'CancelledFailure');
+
+        const campaignClosed = (await handle.describe()).closeTime!.getTime();
+        for (const id of ['cancel-x1', 'cancel-x2']) {
+          const child = await t.client.workflow.getHandle(id).describe();
+          assert.equal(child.status.name, 'CANCELLED', `${id} status`);
+          assert.ok(
+            child.closeTime!.getTime() <= campaignClosed,
+            `${id} closed ${child.closeTime!.toISOString()}, the campaign ${new Date(campaignClosed).toISOString()}`,
+          );
+        }
+        await assert.rejects(t.client.workflow.getHandle('cancel-x3').describe(), /not found/i);
+        assert.deepEqual(pushed(calls).sort(), ['cancel-x1', 'cancel-x2']);
+      });
+    });
+
     it('the canary runs alone; the waves wait for approval', async () => {
       const devices = ['c1', 'c2', 'c3'].map((id) => shelf(`canary-${id}`, 'rack-a'));
       const { activities, calls } = recordedFw(bmcFirmware(outdated(devices)));

@@ -6,6 +6,7 @@ import {
   applyLifecycleReports,
   applyJobProjections,
   closeOpenChildren,
+  closeQueuedChildren,
   hasOpenDispatchedJobs,
   listOpenDispatchedJobs,
   lockOpenJobs,
@@ -269,7 +270,7 @@ async function projectListing(
 type ListedJob = { job: Job; wf: WorkflowExecutionInfo };
 
 /**
- * A campaign's end closes its devices still open as never reached (applyFreshPage), so before it is written they are
+ * A campaign's end closes its devices still queued as never reached (applyFreshPage), so before it is written they are
  * listed once by id: a device whose workflow ran while no listing had shown it (visibility lag past the quick window;
  * the light sweeps leave queued devices out) is written from its own workflow, not as never reached.
  */
@@ -292,8 +293,9 @@ async function projectDevicesOfEndedCampaigns(deps: ProjectorDeps, stats: Reconc
 const workflowIdIn = (jobs: Job[]) => `WorkflowId IN (${jobs.map((j) => `'${j.id}'`).join(', ')})`;
 
 /**
- * One transaction per page: a reader never sees a finished parent with open children. Written after every earlier
- * write, and only for the jobs no newer listing has written (listing-order.ts).
+ * One transaction per page: a reader never sees a finished rack job with open children, nor a finished campaign with
+ * devices still queued. Written after every earlier write, and only for the jobs no newer listing has written
+ * (listing-order.ts).
  */
 async function applyPage(
   deps: ProjectorDeps,
@@ -385,8 +387,9 @@ async function applyFreshPage(
     'not reached: the rack job ended first',
   );
   await applyDeviceVersions(tx, firmware);
-  // A campaign that ended (cancelled, failed) never started the devices still queued.
-  await closeOpenChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
+  // A campaign that ended (cancelled, failed, terminated) never started the devices still queued; one seen running is
+  // written from its own workflow.
+  await closeQueuedChildren(tx, endedCampaigns, 'not reached: the campaign ended first');
   return {
     changed,
     committed: () => {

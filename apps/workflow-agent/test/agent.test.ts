@@ -495,34 +495,47 @@ the satellite`, async () => {
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
+  /** A dispatched campaign job and a queued device job under it for each of `names` (rows only, no workflows). */
+  const campaignWithDevices = async (names: string[]) => {
+    const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
+      const { rows } = await handle.pool.query(
+        `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
+         values ($1, 'queued', 'lab', $2, $3, '{}', 'agent-test') returning id`,
+        [kind, o.parentId ?? null, o.deviceId ?? null],
+      );
+      return rows[0].id as string;
+    };
+    const campaign = await job('firmware.campaign');
+    await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
+      campaign,
+    ]);
+    const devices: string[] = [];
+    for (const name of names) {
+      const device = await insertDevice(handle.db, {
+        name,
+        siteId: 'lab',
+        nodeType: 'compute_gb200_nvidia',
+        bmcUrl: 'http://127.0.0.1:9998',
+        credentialRef: 'bmc/default',
+      });
+      devices.push(await job('device.firmware_update', { parentId: campaign, deviceId: device.id }));
+    }
+    return { campaign, devices };
+  };
+  const jobStates = async (ids: string[]) => {
+    const { rows } = await handle.pool.query(
+      `select id, state, error->>'code' as code from jobs where id = any($1::uuid[])`,
+      [ids],
+    );
+    return Object.fromEntries(rows.map((r) => [r.id, { state: r.state, code: r.code }]));
+  };
   for (const by of ['a light sweep', 'a quick cycle'] as const)
     it(`a campaign's end listed by ${by} is written after its open devices are listed by id: a device whose \
 workflow ran unseen is written from it, one never started as not reached`, async () => {
-      const device = (name: string) =>
-        insertDevice(handle.db, {
-          name: `${name} (${by})`,
-          siteId: 'lab',
-          nodeType: 'compute_gb200_nvidia',
-          bmcUrl: 'http://127.0.0.1:9998',
-          credentialRef: 'bmc/default',
-        });
-      const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
-        const { rows } = await handle.pool.query(
-          `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
-           values ($1, 'queued', 'lab', $2, $3, '{}', 'agent-test') returning id`,
-          [kind, o.parentId ?? null, o.deviceId ?? null],
-        );
-        return rows[0].id as string;
-      };
-      const campaign = await job('firmware.campaign');
-      await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
+      const {
         campaign,
-      ]);
-      const ran = await job('device.firmware_update', { parentId: campaign, deviceId: (await device('tray-ran')).id });
-      const never = await job('device.firmware_update', {
-        parentId: campaign,
-        deviceId: (await device('tray-never')).id,
-      });
+        devices: [ran, never],
+      } = await campaignWithDevices([`tray-ran (${by})`, `tray-never (${by})`]);
       // Both workflows ended with no listing having shown them: the device is still queued in Postgres.
       const since = new Date(Date.now() - 1000);
       for (const id of [ran, campaign]) {
@@ -555,17 +568,36 @@ workflow ran unseen is written from it, one never started as not reached`, async
           },
           since,
         );
-      const { rows } = await handle.pool.query(
-        `select id, state, error->>'code' as code from jobs where id = any($1::uuid[])`,
-        [[campaign, ran, never]],
-      );
-      const byId = Object.fromEntries(rows.map((r) => [r.id, { state: r.state, code: r.code }]));
-      assert.deepEqual(byId, {
+      assert.deepEqual(await jobStates([campaign, ran!, never!]), {
         [campaign]: { state: 'failed', code: 'TERMINATED' },
-        [ran]: { state: 'failed', code: 'TERMINATED' },
-        [never]: { state: 'cancelled', code: 'NOT_REACHED' },
+        [ran!]: { state: 'failed', code: 'TERMINATED' },
+        [never!]: { state: 'cancelled', code: 'NOT_REACHED' },
       });
     });
+
+  it(`a device still running when its campaign ended keeps its job open, the device busy, until its own workflow's \
+end is written; only the queued devices end as not reached`, async () => {
+    const {
+      campaign,
+      devices: [running, queued],
+    } = await campaignWithDevices(['tray-outliving', 'tray-queued']);
+    // No worker serves site-lab: the device's workflow runs until terminated, as a terminated campaign's device does
+    // until its cancel request (parent close policy) reaches it.
+    await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: running!, args: [] });
+    await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: campaign, args: [] });
+    await terminate(campaign);
+    const deps = { db: handle.db, client, log, metrics, pageSize: 100 };
+    await sweepStep(deps, undefined, 100, false);
+    assert.deepEqual(await jobStates([campaign, running!, queued!]), {
+      [campaign]: { state: 'failed', code: 'TERMINATED' },
+      [running!]: { state: 'running', code: null },
+      [queued!]: { state: 'cancelled', code: 'NOT_REACHED' },
+    });
+
+    await terminate(running!);
+    await sweepStep(deps, undefined, 100, false);
+    assert.deepEqual((await jobStates([running!]))[running!], { state: 'failed', code: 'TERMINATED' });
+  });
 
   it(`a sweep of every open job comes at least every 10 minutes: unset, every tenth sweep or fewer; a setting that \
 spaces them further is refused`, () => {

@@ -115,11 +115,24 @@ export async function openChildrenOf(db: DbOrTx, parentId: string): Promise<Job[
 
 /** Children left open when their parent ended were never reached: close them so devices are free. */
 export async function closeOpenChildren(db: DbOrTx, parentIds: string[], message: string): Promise<void> {
+  await closeChildrenIn(db, parentIds, message, OPEN);
+}
+
+/**
+ * A campaign that ended never started its devices still queued: close those. A device a listing saw running has a
+ * workflow of its own, which may outlive the campaign (a terminated campaign's devices are asked to stop only once it
+ * has ended): its job stays open, keeping the device busy, until that workflow's own end is written.
+ */
+export async function closeQueuedChildren(db: DbOrTx, parentIds: string[], message: string): Promise<void> {
+  await closeChildrenIn(db, parentIds, message, `('queued')`);
+}
+
+async function closeChildrenIn(db: DbOrTx, parentIds: string[], message: string, states: string): Promise<void> {
   if (!parentIds.length) return;
   await db.execute(sql`
     update jobs set state = 'cancelled', finished_at = now(), updated_at = now(),
       error = ${JSON.stringify({ code: 'NOT_REACHED', message })}::jsonb
-    where parent_id = any(${`{${parentIds.join(',')}}`}::uuid[]) and state in ${sql.raw(OPEN)}`);
+    where parent_id = any(${`{${parentIds.join(',')}}`}::uuid[]) and state in ${sql.raw(states)}`);
 }
 
 /** Batch parents (no workflow of their own) follow their children, by the RMS rules. */
