@@ -184,6 +184,14 @@ describe('firmware campaign: canary, waves, failure budget', () => {
           ended.filter((d) => d.state === 'cancelled' && !running.some((r) => r.job_id === d.job_id)).length >= 1,
           'some devices were never started',
         );
+        // In Temporal too: each running device's workflow closed before the campaign's did.
+        await stack.withTemporal(async (c) => {
+          const campaignClosed = (await c.workflow.getHandle(created.id).describe()).closeTime!.getTime();
+          for (const r of running) {
+            const closed = (await c.workflow.getHandle(r.job_id).describe()).closeTime;
+            assert.ok(closed && closed.getTime() <= campaignClosed, `${r.device_id} closed after its campaign`);
+          }
+        });
       } finally {
         for (const b of byName) await setFaults(stack, b, {});
       }

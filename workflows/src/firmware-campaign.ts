@@ -155,7 +155,10 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       outcome = result.status === 'skipped' ? 'skipped' : 'succeeded';
     } catch (err) {
       // A cancelled campaign cancels its children; the main loop ends with the cancellation.
-      if (isCancellation(err)) return;
+      if (isCancellation(err)) {
+        running.delete(d.deviceId);
+        return;
+      }
       outcome = 'failed';
     }
     running.delete(d.deviceId);
@@ -225,9 +228,14 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
   } catch (err) {
     // Cancelled: the running devices were asked to stop with it (their workflows are children of this scope). The
     // campaign ends once they have, so its end never comes before theirs: each device is written from its own
-    // workflow, not as never reached, and stays busy while it still works. Runs from before the patch end at once.
-    if (isCancellation(err) && patched('campaign-cancel-awaits-devices'))
+    // workflow, not as never reached, and stays busy until that workflow ends (after its running activity has
+    // stopped). Runs from before the patch end at once.
+    if (isCancellation(err) && patched('campaign-cancel-awaits-devices')) {
       await CancellationScope.nonCancellable(() => Promise.allSettled(children));
+      // The memo shows the campaign as it ends: its counts, the devices that finished while it waited among them.
+      phase = 'cancelled';
+      publish();
+    }
     throw err;
   }
   const outcomes = Object.values(st.outcomes);

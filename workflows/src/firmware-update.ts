@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
@@ -45,15 +46,20 @@ function firmwareActivities(input: DeviceFirmwareUpdateInput) {
   const perStepS = PUSH_GENERATIONS * (t.taskTimeoutS + t.bmcRecoveryS) + t.pushDelayS;
   const activationS = 2 * t.powerStateTimeoutS + t.bmcRecoveryS + t.acStabilizeS;
   const heartbeatTimeout = `${input.activity.heartbeatTimeoutS}s`;
+  // A cancelled update ends once the running activity has stopped (it sees the cancel at a heartbeat), not at once:
+  // until then the device stays busy, so no other job reaches it while the satellite still works on it.
+  const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
   const apply = proxyActivities<FirmwareActivities>({
     startToCloseTimeout: `${input.steps.length * perStepS + 600}s`,
     heartbeatTimeout,
     retry,
+    cancellationType,
   });
   const activate = proxyActivities<FirmwareActivities>({
     startToCloseTimeout: `${activationS + input.activity.startToCloseTimeoutS + 600}s`,
     heartbeatTimeout,
     retry,
+    cancellationType,
   });
   // A read is safe to repeat from the start, so it runs as a local activity: one marker event, no task round trip.
   const read = proxyLocalActivities<FirmwareActivities>({

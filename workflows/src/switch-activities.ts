@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { ActivityTimeouts, FirmwareActivities, SwitchActivities } from '@fleet/domain';
 
 /** Failure types no retry mends; an unreachable or rebooting switch, a stalled transfer, are retried. */
@@ -15,11 +15,14 @@ const nonRetryableErrorTypes = [
 
 /**
  * Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call.
+ * A cancelled job ends once its running activity has stopped (it sees the cancel at a heartbeat), not at once: until
+ * then the switch stays busy, so no other job reaches it while the satellite still works on it.
  */
 export function switchActivities(t: ActivityTimeouts, startToCloseTimeoutS = t.startToCloseTimeoutS) {
   return proxyActivities<SwitchActivities & Pick<FirmwareActivities, 'fetchArtifact'>>({
     heartbeatTimeout: `${t.heartbeatTimeoutS}s`,
     startToCloseTimeout: `${startToCloseTimeoutS}s`,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       initialInterval: '2s',
       backoffCoefficient: 2,

@@ -453,6 +453,10 @@ queued one never starts`, async () => {
         }
         await assert.rejects(t.client.workflow.getHandle('cancel-x3').describe(), /not found/i);
         assert.deepEqual(pushed(calls).sort(), ['cancel-x1', 'cancel-x2']);
+        // The memo's last word is the cancelled campaign with its counts: nothing shows as running any more.
+        const { progress } = await memoOf(handle);
+        assert.equal(progress?.stage, 'cancelled');
+        assert.match(progress?.message ?? '', /^0\/3 done .*, 0 running$/);
       });
     });
 

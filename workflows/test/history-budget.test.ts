@@ -21,6 +21,15 @@ const budgets: Record<string, { events: number; perChild?: number; perTaskHeartb
   // Replay-only: campaign runs recorded before memo coalescing (patched 'campaign-memo-coalesced').
   'firmwareCampaign-before-memo-coalescing': { events: 17 },
   'firmwareCampaign-continued-as-new-before-memo-coalescing': { events: 66 },
+  // Cancelled with 2 devices running (patched 'campaign-cancel-awaits-devices'): the 12 of a campaign, the cancel
+  // request and its task (4), the patch (2); per child its start (2), cancel request (2) and CANCELED, and a share of
+  // the tasks that see them.
+  'firmwareCampaign-cancelled': { events: 18, perChild: 8 },
+  // Replay-only: cancelled before that patch: it ended in the task that saw the cancel request.
+  'firmwareCampaign-cancelled-before-awaiting-devices': { events: 21 },
+  // Cancelled during applyFirmware, which the workflow waits for (the test's mock finished it; the satellite's sees the
+  // cancel at a heartbeat and ends cancelled): the cancel request and its task (4), the activity's cancel request.
+  'deviceFirmwareUpdateV2-cancelled': { events: 19 },
   // Not changed by issue 15: their recorded counts.
   deviceBmcReset: { events: 13 },
   deviceFirmwareRefresh: { events: 13 },
