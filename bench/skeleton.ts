@@ -11,8 +11,8 @@ import { trivialBurst } from './lib/trivial-burst.js';
  * Temporal, satellite, simulator as real processes). Latency is intent to projected
  * success, read from Postgres: the job's created_at to the moment the agent wrote
  * its terminal state (updated_at). The baseline in the same run is a burst of trivial
- * workflows (one no-op activity) on the same dev server; each job's latency is split
- * into stages from its workflow history after the measurement.
+ * workflows (one activity that waits the simulated power-on) on the same dev server;
+ * each job's latency is split into stages from its workflow history after the measurement.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const jobs = Number(args[0] ?? 200);
@@ -69,7 +69,8 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       (await unwrap(operator.POST('/v1/devices/{id}/power', { params: { path: { id } }, body: { action: 'on' } }))).id;
     const allIds = [...stack.deviceIds.values()];
     const trivialCpu = processCpu({ temporal: stack.temporal.process.pid!, bench: { pid: process.pid } });
-    const trivial = await trivialBurst(stack.temporal.address, jobs);
+    // Its activity holds the simulated power-on, as the jobs' devices do: the ratio is of what each adds to that.
+    const trivial = await trivialBurst(stack.temporal.address, jobs, simulatedMs);
     const trivialCpuS = trivialCpu.stop();
     // One job at a time on an idle stack.
     const baseline: number[] = [];

@@ -14,13 +14,15 @@ export interface TrivialBurst {
 }
 
 /**
- * The baseline in the same run: `count` trivial workflows (one no-op activity each, trivial-workflow.ts) started 20
- * at a time, as the bench posts its jobs, on a worker with the satellite's activity concurrency, against the same
- * dev server. Each latency is from the start call to the workflow's result.
+ * The baseline in the same run: `count` trivial workflows (one activity each, trivial-workflow.ts, that only waits
+ * `holdMs`: the device's own time in the jobs it stands for) started 20 at a time, as the bench posts its jobs, on a
+ * worker with the satellite's activity concurrency, against the same dev server. Each latency is from the start call
+ * to the workflow's result.
  */
 export async function trivialBurst(
   address: string,
   count: number,
+  holdMs: number,
   workerOptions: Partial<WorkerOptions> = {},
 ): Promise<TrivialBurst> {
   const taskQueue = `bench-trivial-${process.pid}`;
@@ -29,7 +31,7 @@ export async function trivialBurst(
     connection: workerConnection,
     taskQueue,
     workflowsPath: fileURLToPath(new URL('./trivial-workflow.ts', import.meta.url)),
-    activities: { noop: async () => undefined } satisfies TrivialActivities,
+    activities: { noop: (ms) => new Promise((r) => setTimeout(r, ms)) } satisfies TrivialActivities,
     maxConcurrentActivityTaskExecutions: 200,
     ...workerOptions,
     // The bundle's own imports of @temporalio/workflow resolve from the workflows package.
@@ -52,7 +54,7 @@ export async function trivialBurst(
       await client.workflow.execute('trivialDeviceWorkflow', {
         taskQueue,
         workflowId: `${taskQueue}-warm-${i}`,
-        args: [1, 0],
+        args: [1, holdMs],
       });
       return performance.now() - started;
     };
@@ -66,7 +68,7 @@ export async function trivialBurst(
           const handle = await client.workflow.start('trivialDeviceWorkflow', {
             taskQueue,
             workflowId: `${taskQueue}-${i + j}`,
-            args: [1, 0],
+            args: [1, holdMs],
           });
           return { at, handle };
         }),
