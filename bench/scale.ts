@@ -740,7 +740,6 @@ async function batchPhase(part: WorkflowPart, figures: Record<string, unknown>):
   });
 }
 
-/** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */
 /** Redfish requests the stack's simulated BMCs have received so far, over every simulator process. */
 async function bmcRequests(stack: Stack): Promise<number> {
   let n = 0;
@@ -752,6 +751,7 @@ async function bmcRequests(stack: Stack): Promise<number> {
 /** The median of values in ms, in seconds to the hundredth. */
 const p50s = (ms: number[]) => Number((percentile(ms, 50) / 1000).toFixed(2));
 
+/** CPU seconds from now on of each process kind of the stack (satellites and simulators summed), and Postgres's. */
 function stackCpu(stack: Stack) {
   const window = processCpu({
     hub: stack.hub.pid!,

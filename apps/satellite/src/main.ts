@@ -18,7 +18,7 @@ import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
 import { fleetDataConverter } from '@fleet/temporal';
-import { SiteLimiter } from '@fleet/redfish';
+import { DiscoveryCache, SiteLimiter } from '@fleet/redfish';
 import {
   createBurnInActivities,
   createBmcPasswordActivity,
@@ -140,6 +140,8 @@ const deviceDeps: DeviceActivityDeps = {
     requestTimeoutMs: config.redfish.requestTimeoutMs,
     uploadTimeoutMs: config.redfish.uploadTimeoutMs,
     siteLimiter: new SiteLimiter(config.redfish.siteConcurrency),
+    // Each activity opens its own client: what discovery finds of a BMC is shared between them.
+    discovery: new DiscoveryCache(),
     ...bmcTls(config.redfish.tls),
     logger: log,
   },

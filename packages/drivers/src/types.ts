@@ -28,6 +28,7 @@ export type RedfishTransport = Pick<
   | 'requestTimeoutMs'
   | 'uploadTimeoutMs'
   | 'maxAttempts'
+  | 'discovery'
 > & {
   /**
    * Leaf pins of single BMCs (SHA-256), by the host of the BMC URL (with its port when not the default): each BMC

@@ -28,6 +28,8 @@ export interface ServiceRoot {
 }
 
 export const serviceRootUri = '/redfish/v1';
+/** The service root's key among a BMC's shared discoveries (the others are `link:...`, `actioninfo:...`). */
+const rootKey = 'root';
 
 interface RequestSpec {
   method: HttpMethod;
@@ -170,27 +172,39 @@ export class RedfishClient {
    * ActionInfo), kept under `key` until invalidate(). A failed resolve is not kept.
    */
   cached<T>(key: string, resolve: () => Promise<T>): Promise<T> {
+    const shared = this.opts.discovery?.get(this.bmc, key);
+    if (shared !== undefined) return Promise.resolve(shared as T);
     let p = this.memo.get(key) as Promise<T> | undefined;
     if (!p) {
       const fresh = resolve();
       p = fresh;
       this.memo.set(key, fresh);
-      fresh.catch(() => {
-        if (this.memo.get(key) === fresh) this.memo.delete(key);
-      });
+      fresh.then(
+        // Shared once resolved, unless an invalidate() came in the meantime.
+        (value) => {
+          if (this.memo.get(key) === fresh) this.opts.discovery?.set(this.bmc, key, value);
+        },
+        () => {
+          if (this.memo.get(key) === fresh) this.memo.delete(key);
+        },
+      );
     }
     return p;
   }
 
   /** Whether `key` holds a value (or one is being resolved) since the last invalidate(). */
   isCached(key: string): boolean {
-    return this.memo.has(key);
+    return this.memo.has(key) || (this.opts.discovery?.has(this.bmc, key) ?? false);
   }
 
-  /** Forgets discovered links and cached ActionInfo; call after a BMC reset or firmware activation. */
+  /**
+   * Forgets discovered links and cached ActionInfo, this client's and what the process shares for this BMC; call after
+   * a BMC reset or firmware activation.
+   */
   invalidate(): void {
     this.rootDoc = undefined;
     this.memo.clear();
+    this.opts.discovery?.forget(this.bmc);
   }
 
   /**
@@ -199,7 +213,7 @@ export class RedfishClient {
    * from the service root and the operation runs once more.
    */
   async discovered<T>(op: () => Promise<T>): Promise<T> {
-    const warm = this.rootDoc !== undefined || this.memo.size > 0;
+    const warm = this.rootDoc !== undefined || this.memo.size > 0 || (this.opts.discovery?.holds(this.bmc) ?? false);
     try {
       return await op();
     } catch (err) {
@@ -261,14 +275,21 @@ export class RedfishClient {
 
   private loadRoot(): Promise<ServiceRoot> {
     if (!this.rootDoc) {
+      const shared = this.opts.discovery?.get(this.bmc, rootKey);
+      if (shared !== undefined) return Promise.resolve(shared as ServiceRoot);
       // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it.
       const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) =>
         this.resourceOf<ServiceRoot>(r, serviceRootUri),
       );
       this.rootDoc = p;
-      p.catch(() => {
-        if (this.rootDoc === p) this.rootDoc = undefined;
-      });
+      p.then(
+        (root) => {
+          if (this.rootDoc === p) this.opts.discovery?.set(this.bmc, rootKey, root);
+        },
+        () => {
+          if (this.rootDoc === p) this.rootDoc = undefined;
+        },
+      );
     }
     return this.rootDoc;
   }

@@ -2,6 +2,7 @@ export * from './client.js';
 export * from './errors.js';
 export * from './options.js';
 export { SiteLimiter } from './limiter.js';
+export { DiscoveryCache } from './discovery-cache.js';
 export { CertificatePinError } from '@fleet/http';
 export { readCollection, findMember, memberUri, type CollectionMembers } from './discovery.js';
 export * from './actions.js';

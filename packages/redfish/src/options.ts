@@ -1,5 +1,6 @@
 import type { TlsPolicy } from '@fleet/http';
 import type { Dispatcher } from 'undici';
+import type { DiscoveryCache } from './discovery-cache.js';
 import type { SiteLimiter } from './limiter.js';
 
 export interface RedfishCredentials {
@@ -51,6 +52,8 @@ export interface RedfishClientOptions {
   dispatcher?: Dispatcher;
   /** Cancels waits and in-flight requests of this client. */
   signal?: AbortSignal;
+  /** What discovery found, shared with the process's other clients of the same BMC (discovery-cache.ts). */
+  discovery?: DiscoveryCache;
 }
 
 export const defaults = {

@@ -1,0 +1,56 @@
+/**
+ * What discovery learned of each BMC (its service root, the links followed from it, ActionInfo, whether `$expand`
+ * works), shared by the clients of one process. A satellite opens a client per activity, and without this every
+ * activity walks the same links again: a firmware update's three activities did, 17 of its 40 requests. Only values
+ * that resolved are kept, never a request in flight, so one activity's cancellation or timeout stays its own. A BMC's
+ * entry goes when a client invalidates it (after a BMC reset or a firmware activation, or on a 404 or 503 from a
+ * cached link, as a client's own links always did), after `ttlMs`, or when `maxBmcs` newer BMCs were used since.
+ */
+export class DiscoveryCache {
+  private readonly entries = new Map<string, { at: number; values: Map<string, unknown> }>();
+  private readonly ttlMs: number;
+  private readonly maxBmcs: number;
+
+  constructor(opts: { ttlMs?: number; maxBmcs?: number } = {}) {
+    this.ttlMs = opts.ttlMs ?? 600_000;
+    this.maxBmcs = opts.maxBmcs ?? 20_000;
+  }
+
+  /** The value discovery keeps under `key` for `bmc`, or undefined. */
+  get(bmc: string, key: string): unknown {
+    return this.entry(bmc)?.values.get(key);
+  }
+
+  has(bmc: string, key: string): boolean {
+    return this.entry(bmc)?.values.has(key) ?? false;
+  }
+
+  /** Whether anything is kept for `bmc`. */
+  holds(bmc: string): boolean {
+    return (this.entry(bmc)?.values.size ?? 0) > 0;
+  }
+
+  set(bmc: string, key: string, value: unknown): void {
+    let e = this.entry(bmc);
+    if (!e) {
+      e = { at: Date.now(), values: new Map() };
+      this.entries.set(bmc, e);
+      // Map order is insertion order, and a use moves an entry to the end: the first is the least recently used.
+      if (this.entries.size > this.maxBmcs) this.entries.delete(this.entries.keys().next().value!);
+    }
+    e.values.set(key, value);
+  }
+
+  forget(bmc: string): void {
+    this.entries.delete(bmc);
+  }
+
+  private entry(bmc: string) {
+    const e = this.entries.get(bmc);
+    if (!e) return undefined;
+    this.entries.delete(bmc);
+    if (Date.now() - e.at >= this.ttlMs) return undefined;
+    this.entries.set(bmc, e);
+    return e;
+  }
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { DiscoveryCache, getPowerState, RedfishClient, resetManager } from '../src/index.js';
+import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
+import { credentials } from './helpers/servers.js';
+
+describe('discovery shared by the clients of one process', () => {
+  let bmc: FakeBmc;
+  const clients: RedfishClient[] = [];
+  const open = (discovery: DiscoveryCache, signal?: AbortSignal) => {
+    const c = new RedfishClient({ baseUrl: bmc.url, credentials, discovery, ...(signal ? { signal } : {}) });
+    clients.push(c);
+    return c;
+  };
+  const paths = () => bmc.requests.map((r) => r.path);
+  before(async () => {
+    bmc = await fakeBmc(credentials);
+  });
+  beforeEach(() => {
+    bmc.requests.length = 0;
+    bmc.state.systemId = 'System_0';
+    bmc.state.intercept = undefined;
+  });
+  after(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await bmc.close();
+  });
+
+  it('a second client of the same BMC reads the resource only, not the links the first one found', async () => {
+    const discovery = new DiscoveryCache();
+    await getPowerState(open(discovery));
+    const first = paths();
+    assert.deepEqual(first, ['/redfish/v1', '/redfish/v1/Systems', '/redfish/v1/Systems/System_0']);
+    bmc.requests.length = 0;
+    await getPowerState(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1/Systems/System_0']);
+    // Without the shared cache every client walks the links again.
+    bmc.requests.length = 0;
+    await getPowerState(open(new DiscoveryCache()));
+    assert.deepEqual(paths(), first);
+  });
+
+  it('a link gone stale (the system re-enumerated) is found again once, for every client after it', async () => {
+    const discovery = new DiscoveryCache();
+    await getPowerState(open(discovery));
+    bmc.state.systemId = 'System_1';
+    bmc.requests.length = 0;
+    assert.equal(await getPowerState(open(discovery)), 'Off');
+    assert.deepEqual(paths(), [
+      '/redfish/v1/Systems/System_0',
+      '/redfish/v1',
+      '/redfish/v1/Systems',
+      '/redfish/v1/Systems/System_1',
+    ]);
+    bmc.requests.length = 0;
+    await getPowerState(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1/Systems/System_1']);
+  });
+
+  it('a controller reset by one client makes the others discover again', async () => {
+    const discovery = new DiscoveryCache();
+    await getPowerState(open(discovery));
+    await resetManager(open(discovery), 'bmc');
+    bmc.requests.length = 0;
+    await getPowerState(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1', '/redfish/v1/Systems', '/redfish/v1/Systems/System_0']);
+  });
+
+  it("one client's cancelled discovery is not another's failure, and nothing half-found is kept", async () => {
+    const discovery = new DiscoveryCache();
+    // The Systems listing hangs until the first client gives up.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    bmc.state.intercept = async (_req, _res, path) => {
+      if (path === '/redfish/v1/Systems') await held;
+      return false;
+    };
+    const abort = new AbortController();
+    const cancelled = getPowerState(open(discovery, abort.signal));
+    while (!paths().includes('/redfish/v1/Systems')) await new Promise((r) => setTimeout(r, 5));
+    abort.abort();
+    await assert.rejects(cancelled);
+    release();
+    assert.equal(await getPowerState(open(discovery)), 'Off');
+    // The root the cancelled client had read is shared; the Systems link it never got is read by the second.
+    assert.deepEqual(paths().filter((p) => p === '/redfish/v1').length, 1);
+    assert.deepEqual(paths().filter((p) => p === '/redfish/v1/Systems').length, 2);
+  });
+
+  it('keeps at most maxBmcs BMCs, the least recently used going first, each for ttlMs', async () => {
+    const cache = new DiscoveryCache({ maxBmcs: 2, ttlMs: 50 });
+    cache.set('a', 'root', 1);
+    cache.set('b', 'root', 2);
+    assert.equal(cache.get('a', 'root'), 1); // a is now the most recent
+    cache.set('c', 'root', 3);
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((k) => cache.has(k, 'root')),
+      [true, false, true],
+    );
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(cache.get('a', 'root'), undefined);
+    assert.equal(cache.holds('c'), false);
+  });
+});
