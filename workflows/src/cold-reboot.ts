@@ -1,4 +1,4 @@
-import { ApplicationFailure, isCancellation, sleep, upsertMemo } from '@temporalio/workflow';
+import { ActivityCancellationType, ApplicationFailure, isCancellation, sleep, upsertMemo } from '@temporalio/workflow';
 import type { BmcTarget, ColdRebootInput, JobMemo, PowerAction } from '@fleet/domain';
 import { coldRebootStages, jobMemoKey, nvosHelloWaits } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
@@ -100,7 +100,8 @@ export async function rackColdReboot(input: ColdRebootInput): Promise<JobMemo> {
     const attempts = waits.length + 1;
     const maxWaitS = waits.reduce((a, b) => a + b, 0);
     rec.start(stage, `NVUE hello on ${nvos.length} switch trays, up to ${attempts} attempts over ${maxWaitS}s`);
-    const { nvueHello } = switchActivities(input.activity);
+    // Reads only: a cancelled reboot need not wait for them to stop.
+    const { nvueHello } = switchActivities(input.activity, undefined, ActivityCancellationType.TRY_CANCEL);
     let pending = nvos;
     for (let attempt = 1; ; attempt++) {
       const r = await nvueHello({ targets: pending }).catch((err: unknown) => {

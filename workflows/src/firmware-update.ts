@@ -2,7 +2,6 @@ import {
   ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
-  isCancellation,
   proxyActivities,
   proxyLocalActivities,
   upsertMemo,
@@ -18,6 +17,7 @@ import type {
   FirmwareResultCode,
 } from '@fleet/domain';
 import { firmwareCodeFor, jobMemoKey } from '@fleet/domain/workflow-safe';
+import { asCancellation, isJobCancelled } from './cancellation.js';
 import { jobErrorFrom } from './device-power.js';
 import { missingComponents, stepsToRun, verifyComponents, type StepPlan } from './firmware-plan.js';
 import { CoalescedMemo, StageRecorder } from './timeline.js';
@@ -208,8 +208,11 @@ export async function deviceFirmwareUpdateV2(input: DeviceFirmwareUpdateInput): 
       memo.flush();
       throw err;
     }
-    const cancelled = isCancellation(err);
-    const error = err instanceof StepFailed ? { code: err.code, message: err.message } : jobErrorFrom(err);
+    const cancelled = isJobCancelled(err);
+    const error =
+      err instanceof StepFailed
+        ? { code: err.code, message: err.message }
+        : jobErrorFrom(cancelled ? asCancellation(err) : err);
     const code = (
       cancelled ? 'CANCELLED' : err instanceof StepFailed ? err.code : codeForActivityError(err)
     ) as FirmwareResultCode;
@@ -231,7 +234,7 @@ export async function deviceFirmwareUpdateV2(input: DeviceFirmwareUpdateInput): 
     rec.skipRemaining(cancelled ? 'the job was cancelled' : 'not reached');
     rec.emit({ error: { ...error, details: memoResult } });
     memo.flush();
-    if (cancelled) throw err;
+    if (cancelled) throw asCancellation(err);
     throw ApplicationFailure.nonRetryable(`${target.deviceId}: ${error.message}`, String(error.code), memoResult);
   }
 }

@@ -16,13 +16,18 @@ const nonRetryableErrorTypes = [
 /**
  * Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call.
  * A cancelled job ends once its running activity has stopped (it sees the cancel at a heartbeat), not at once: until
- * then the switch stays busy, so no other job reaches it while the satellite still works on it.
+ * then the switch stays busy, so no other job reaches it while the satellite still works on it (the workflows tell
+ * that from a failure with isJobCancelled).
  */
-export function switchActivities(t: ActivityTimeouts, startToCloseTimeoutS = t.startToCloseTimeoutS) {
+export function switchActivities(
+  t: ActivityTimeouts,
+  startToCloseTimeoutS = t.startToCloseTimeoutS,
+  cancellationType: ActivityCancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+) {
   return proxyActivities<SwitchActivities & Pick<FirmwareActivities, 'fetchArtifact'>>({
     heartbeatTimeout: `${t.heartbeatTimeoutS}s`,
     startToCloseTimeout: `${startToCloseTimeoutS}s`,
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    cancellationType,
     retry: {
       initialInterval: '2s',
       backoffCoefficient: 2,

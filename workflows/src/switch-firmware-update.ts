@@ -1,4 +1,5 @@
-import { ApplicationFailure, isCancellation, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, upsertMemo } from '@temporalio/workflow';
+import { asCancellation, isJobCancelled } from './cancellation.js';
 import type {
   ComponentResult,
   ComponentVersion,
@@ -56,7 +57,7 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
         timeoutS: timings.actionTimeoutS,
       });
     } catch (err) {
-      if (isCancellation(err)) throw err;
+      if (isJobCancelled(err)) throw asCancellation(err);
       return { state: 'failed', code: codeForFailure(err), message: `${step.name}: ${jobErrorFrom(err).message}` };
     }
   };
@@ -111,7 +112,7 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
         });
         rec.finish('activate', 'completed');
       } catch (err) {
-        if (isCancellation(err)) throw err;
+        if (isJobCancelled(err)) throw asCancellation(err);
         activationError = jobErrorFrom(err).message;
         rec.finish('activate', 'failed', activationError);
       }

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+// The workflows package has no dependency on the activity SDK: the satellite's copy, which the activities use.
+import { Context } from '../../apps/satellite/node_modules/@temporalio/activity/lib/index.js';
 import {
   buildWaves,
   type ActivateFirmwareInput,
@@ -235,6 +237,56 @@ activates with host off, BMC AC cycle, host on, and verifies`, async () => {
       });
     });
 
+    it(`a cancelled update waits for its running activity; one that times out instead of stopping (its satellite \
+cut off) ends the job cancelled, not failed`, async () => {
+      const jobId = 'fw-cancel-cut-off';
+      let started = false;
+      let sawCancel = false;
+      const activities = {
+        ...bmcFirmware({ [jobId]: [{ id: 'BMC', version: '1' }] }),
+        // Heartbeats until it is told of the cancel, then goes quiet without stopping, as one whose satellite lost
+        // Temporal does: the server times it out.
+        applyFirmware: async () => {
+          const ctx = Context.current();
+          started = true;
+          while (!ctx.cancellationSignal.aborted) {
+            ctx.heartbeat();
+            await sleep(200);
+          }
+          sawCancel = true;
+          await sleep(4_000);
+          throw new Error('the satellite came back too late');
+        },
+      };
+      await t.withWorker(activities, async (taskQueue) => {
+        const handle = await t.client.workflow.start<typeof deviceFirmwareUpdateV2>('deviceFirmwareUpdateV2', {
+          taskQueue,
+          workflowId: jobId,
+          args: [
+            {
+              ...input(jobId, 'power_shelf', [step('bmc', [{ id: 'BMC', version: '2' }])]),
+              activity: { ...activity, heartbeatTimeoutS: 2 },
+            },
+          ],
+        });
+        await eventually(() => started, 'the update runs');
+        await handle.cancel();
+        await assert.rejects(
+          handle.result(),
+          (err: Error) => (err.cause as Error | undefined)?.name === 'CancelledFailure',
+        );
+        const described = await handle.describe();
+        assert.equal(described.status.name, 'CANCELLED');
+        assert.ok(sawCancel, 'the activity was told of the cancel');
+        const events = (await handle.fetchHistory()).events!;
+        assert.ok(
+          events.some((e) => e.activityTaskTimedOutEventAttributes),
+          'the activity timed out after the cancel',
+        );
+        assert.equal((await memoOf(handle)).error?.code, 'CANCELLED');
+      });
+    });
+
     it(`a push refused with a typed error stops the manifest there: what was staged is activated and verified, \
 the rest fails with the RMS code, and the job fails`, async () => {
       const installed = {
@@ -440,7 +492,10 @@ queued one never starts`, async () => {
         });
         await eventually(() => pushed(calls).length === 2, 'two devices are flashing');
         await handle.cancel();
-        await assert.rejects(handle.result(), (err: Error) => err.cause?.name === 'CancelledFailure');
+        await assert.rejects(
+          handle.result(),
+          (err: Error) => (err.cause as Error | undefined)?.name === 'CancelledFailure',
+        );
 
         const campaignClosed = (await handle.describe()).closeTime!.getTime();
         for (const id of ['cancel-x1', 'cancel-x2']) {

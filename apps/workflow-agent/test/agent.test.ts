@@ -532,10 +532,8 @@ the satellite`, async () => {
   for (const by of ['a light sweep', 'a quick cycle'] as const)
     it(`a campaign's end listed by ${by} is written after its open devices are listed by id: a device whose \
 workflow ran unseen is written from it, one never started as not reached`, async () => {
-      const {
-        campaign,
-        devices: [ran, never],
-      } = await campaignWithDevices([`tray-ran (${by})`, `tray-never (${by})`]);
+      const { campaign, devices } = await campaignWithDevices([`tray-ran (${by})`, `tray-never (${by})`]);
+      const [ran, never] = devices as [string, string];
       // Both workflows ended with no listing having shown them: the device is still queued in Postgres.
       const since = new Date(Date.now() - 1000);
       for (const id of [ran, campaign]) {
@@ -568,35 +566,33 @@ workflow ran unseen is written from it, one never started as not reached`, async
           },
           since,
         );
-      assert.deepEqual(await jobStates([campaign, ran!, never!]), {
+      assert.deepEqual(await jobStates([campaign, ran, never]), {
         [campaign]: { state: 'failed', code: 'TERMINATED' },
-        [ran!]: { state: 'failed', code: 'TERMINATED' },
-        [never!]: { state: 'cancelled', code: 'NOT_REACHED' },
+        [ran]: { state: 'failed', code: 'TERMINATED' },
+        [never]: { state: 'cancelled', code: 'NOT_REACHED' },
       });
     });
 
   it(`a device still running when its campaign ended keeps its job open, the device busy, until its own workflow's \
 end is written; only the queued devices end as not reached`, async () => {
-    const {
-      campaign,
-      devices: [running, queued],
-    } = await campaignWithDevices(['tray-outliving', 'tray-queued']);
+    const { campaign, devices } = await campaignWithDevices(['tray-outliving', 'tray-queued']);
+    const [running, queued] = devices as [string, string];
     // No worker serves site-lab: the device's workflow runs until terminated, as a terminated campaign's device does
     // until its cancel request (parent close policy) reaches it.
-    await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: running!, args: [] });
+    await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: running, args: [] });
     await client.workflow.start('firmwareCampaign', { taskQueue: 'site-lab', workflowId: campaign, args: [] });
     await terminate(campaign);
     const deps = { db: handle.db, client, log, metrics, pageSize: 100 };
     await sweepStep(deps, undefined, 100, false);
-    assert.deepEqual(await jobStates([campaign, running!, queued!]), {
+    assert.deepEqual(await jobStates([campaign, running, queued]), {
       [campaign]: { state: 'failed', code: 'TERMINATED' },
-      [running!]: { state: 'running', code: null },
-      [queued!]: { state: 'cancelled', code: 'NOT_REACHED' },
+      [running]: { state: 'running', code: null },
+      [queued]: { state: 'cancelled', code: 'NOT_REACHED' },
     });
 
-    await terminate(running!);
+    await terminate(running);
     await sweepStep(deps, undefined, 100, false);
-    assert.deepEqual((await jobStates([running!]))[running!], { state: 'failed', code: 'TERMINATED' });
+    assert.deepEqual((await jobStates([running]))[running], { state: 'failed', code: 'TERMINATED' });
   });
 
   it(`a sweep of every open job comes at least every 10 minutes: unset, every tenth sweep or fewer; a setting that \

@@ -14,11 +14,12 @@ export class DriverClients {
   constructor(private readonly ctx: DriverContext) {}
 
   main(): RedfishClient {
-    return (this.actions ??= this.build({}));
+    return (this.actions ??= this.build({}, true));
   }
 
+  /** Not sharing the process's discovery: it probes a controller right after its reset, while it still answers. */
   probe(): RedfishClient {
-    return (this.probes ??= this.build({ maxAttempts: 1 }));
+    return (this.probes ??= this.build({ maxAttempts: 1 }, false));
   }
 
   /** After a controller reset every discovered link may be stale. */
@@ -31,14 +32,15 @@ export class DriverClients {
     await Promise.all([this.actions?.close(), this.probes?.close()]);
   }
 
-  private build(overrides: Partial<RedfishClientOptions>): RedfishClient {
-    const { pinsByHost, ...transport } = this.ctx.redfish ?? {};
+  private build(overrides: Partial<RedfishClientOptions>, sharedDiscovery: boolean): RedfishClient {
+    const { pinsByHost, discovery, ...transport } = this.ctx.redfish ?? {};
     const pin = pinsByHost?.[new URL(this.ctx.target.bmcUrl).host];
     return new RedfishClient({
       baseUrl: this.ctx.target.bmcUrl,
       credentials: this.ctx.credentials,
       device: this.ctx.target.deviceId,
       ...transport,
+      ...(sharedDiscovery && discovery ? { discovery } : {}),
       ...(pin ? { tls: { ...transport.tls, pinnedSha256: pin } } : {}),
       ...overrides,
       ...(this.ctx.signal ? { signal: this.ctx.signal } : {}),

@@ -28,8 +28,6 @@ export interface ServiceRoot {
 }
 
 export const serviceRootUri = '/redfish/v1';
-/** The service root's key among a BMC's shared discoveries (the others are `link:...`, `actioninfo:...`). */
-const rootKey = 'root';
 
 interface RequestSpec {
   method: HttpMethod;
@@ -66,6 +64,8 @@ export class RedfishClient {
   private tail: Promise<void> = Promise.resolve();
   private rootDoc: Promise<ServiceRoot> | undefined;
   private readonly memo = new Map<string, Promise<unknown>>();
+  /** Whether this client followed what the process's shared discovery held (then a 404 or 503 re-discovers). */
+  private usedShared = false;
   private closed = false;
 
   constructor(private readonly opts: RedfishClientOptions) {
@@ -172,17 +172,18 @@ export class RedfishClient {
    * ActionInfo), kept under `key` until invalidate(). A failed resolve is not kept.
    */
   cached<T>(key: string, resolve: () => Promise<T>): Promise<T> {
-    const shared = this.opts.discovery?.get(this.bmc, key);
-    if (shared !== undefined) return Promise.resolve(shared as T);
+    const shared = this.sharedValue<T>(key);
+    if (shared !== undefined) return Promise.resolve(shared);
     let p = this.memo.get(key) as Promise<T> | undefined;
     if (!p) {
+      const generation = this.opts.discovery?.generation(this.bmc) ?? 0;
       const fresh = resolve();
       p = fresh;
       this.memo.set(key, fresh);
       fresh.then(
         // Shared once resolved, unless an invalidate() came in the meantime.
         (value) => {
-          if (this.memo.get(key) === fresh) this.opts.discovery?.set(this.bmc, key, value);
+          if (this.memo.get(key) === fresh) this.opts.discovery?.set(this.bmc, key, value, generation);
         },
         () => {
           if (this.memo.get(key) === fresh) this.memo.delete(key);
@@ -204,6 +205,7 @@ export class RedfishClient {
   invalidate(): void {
     this.rootDoc = undefined;
     this.memo.clear();
+    this.usedShared = false;
     this.opts.discovery?.forget(this.bmc);
   }
 
@@ -213,11 +215,13 @@ export class RedfishClient {
    * from the service root and the operation runs once more.
    */
   async discovered<T>(op: () => Promise<T>): Promise<T> {
-    const warm = this.rootDoc !== undefined || this.memo.size > 0 || (this.opts.discovery?.holds(this.bmc) ?? false);
+    const warm = this.rootDoc !== undefined || this.memo.size > 0;
     try {
       return await op();
     } catch (err) {
-      if (!warm || !(err instanceof RedfishError) || (err.status !== 404 && err.status !== 503)) throw err;
+      // Links this client found before, or the process's shared ones it followed (before or during the operation).
+      const stale = warm || this.usedShared;
+      if (!stale || !(err instanceof RedfishError) || (err.status !== 404 && err.status !== 503)) throw err;
       this.invalidate();
       return op();
     }
@@ -275,16 +279,19 @@ export class RedfishClient {
 
   private loadRoot(): Promise<ServiceRoot> {
     if (!this.rootDoc) {
-      const shared = this.opts.discovery?.get(this.bmc, rootKey);
-      if (shared !== undefined) return Promise.resolve(shared as ServiceRoot);
-      // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it.
+      // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it; a BMC may
+      // show less to an anonymous reader, so the two are kept apart.
+      const key = this.session ? 'root:anonymous' : 'root';
+      const shared = this.sharedValue<ServiceRoot>(key);
+      if (shared !== undefined) return Promise.resolve(shared);
+      const generation = this.opts.discovery?.generation(this.bmc) ?? 0;
       const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) =>
         this.resourceOf<ServiceRoot>(r, serviceRootUri),
       );
       this.rootDoc = p;
       p.then(
         (root) => {
-          if (this.rootDoc === p) this.opts.discovery?.set(this.bmc, rootKey, root);
+          if (this.rootDoc === p) this.opts.discovery?.set(this.bmc, key, root, generation);
         },
         () => {
           if (this.rootDoc === p) this.rootDoc = undefined;
@@ -292,6 +299,13 @@ export class RedfishClient {
       );
     }
     return this.rootDoc;
+  }
+
+  /** What the process's shared discovery holds under `key` for this BMC; using it makes this client's links warm. */
+  private sharedValue<T>(key: string): T | undefined {
+    const value = this.opts.discovery?.get(this.bmc, key) as T | undefined;
+    if (value !== undefined) this.usedShared = true;
+    return value;
   }
 
   private async sessionsUri(): Promise<string> {
@@ -320,6 +334,10 @@ export class RedfishClient {
         return await this.once(spec, auth);
       } catch (err) {
         if (!(err instanceof ExchangeFailure)) throw err;
+        // No answer at all: the BMC may be rebooting (a reset, a firmware update, an AC cycle), and what it says
+        // after may differ from what discovery found before.
+        if (err.error.status === undefined && (err.error.code === 'Unavailable' || err.error.code === 'Timeout'))
+          this.opts.discovery?.forget(this.bmc);
         // A 401 on a session token means the BMC dropped the session (timeout, reboot): the
         // request was not processed, so log in again and resend it, once.
         if (token && err.error.status === 401 && !reauthenticated) {

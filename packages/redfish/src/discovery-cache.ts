@@ -3,11 +3,16 @@
  * works), shared by the clients of one process. A satellite opens a client per activity, and without this every
  * activity walks the same links again: a firmware update's three activities did, 17 of its 40 requests. Only values
  * that resolved are kept, never a request in flight, so one activity's cancellation or timeout stays its own. A BMC's
- * entry goes when a client invalidates it (after a BMC reset or a firmware activation, or on a 404 or 503 from a
- * cached link, as a client's own links always did), after `ttlMs`, or when `maxBmcs` newer BMCs were used since.
+ * entry goes when a client invalidates it (after a BMC reset, or on a 404 or 503 from a cached link, as a client's own
+ * links always did), when a request to it fails without an answer (it may be rebooting: after a firmware update, an
+ * AC cycle), after `ttlMs` from its first value (a hard age: what no 404 reveals, a BMC swapped behind the same
+ * address, is read again by then), or when `maxBmcs` newer BMCs were used since. A lookup that began before the BMC
+ * was forgotten is not kept.
  */
 export class DiscoveryCache {
   private readonly entries = new Map<string, { at: number; values: Map<string, unknown> }>();
+  /** Per BMC, how many times it was forgotten: a lookup that began before the last forget is not kept. */
+  private readonly generations = new Map<string, number>();
   private readonly ttlMs: number;
   private readonly maxBmcs: number;
 
@@ -30,7 +35,14 @@ export class DiscoveryCache {
     return (this.entry(bmc)?.values.size ?? 0) > 0;
   }
 
-  set(bmc: string, key: string, value: unknown): void {
+  /** Taken when a lookup begins, and handed to set() with what it found. */
+  generation(bmc: string): number {
+    return this.generations.get(bmc) ?? 0;
+  }
+
+  /** Keeps `value`, unless the BMC was forgotten since `generation` (the lookup may have seen it before a reset). */
+  set(bmc: string, key: string, value: unknown, generation: number): void {
+    if (generation !== this.generation(bmc)) return;
     let e = this.entry(bmc);
     if (!e) {
       e = { at: Date.now(), values: new Map() };
@@ -43,6 +55,10 @@ export class DiscoveryCache {
 
   forget(bmc: string): void {
     this.entries.delete(bmc);
+    const next = this.generation(bmc) + 1;
+    this.generations.delete(bmc);
+    this.generations.set(bmc, next);
+    if (this.generations.size > this.maxBmcs) this.generations.delete(this.generations.keys().next().value!);
   }
 
   private entry(bmc: string) {

@@ -77,7 +77,10 @@ describe('discovery shared by the clients of one process', () => {
     };
     const abort = new AbortController();
     const cancelled = getPowerState(open(discovery, abort.signal));
-    while (!paths().includes('/redfish/v1/Systems')) await new Promise((r) => setTimeout(r, 5));
+    for (const deadline = Date.now() + 5000; !paths().includes('/redfish/v1/Systems');) {
+      assert.ok(Date.now() < deadline, 'the first client reached the Systems listing');
+      await new Promise((r) => setTimeout(r, 5));
+    }
     abort.abort();
     await assert.rejects(cancelled);
     release();
@@ -87,12 +90,39 @@ describe('discovery shared by the clients of one process', () => {
     assert.deepEqual(paths().filter((p) => p === '/redfish/v1/Systems').length, 2);
   });
 
+  it('a request the BMC never answers (it may be rebooting) makes every client discover again', async () => {
+    const discovery = new DiscoveryCache();
+    await getPowerState(open(discovery));
+    // The next request's connection is dropped without an answer.
+    bmc.state.intercept = (req) => {
+      bmc.state.intercept = undefined;
+      req.socket.destroy();
+      return true;
+    };
+    const once = new RedfishClient({ baseUrl: bmc.url, credentials, discovery, maxAttempts: 1 });
+    clients.push(once);
+    await assert.rejects(getPowerState(once), (err: Error) => /Unavailable/.test(err.message));
+    bmc.requests.length = 0;
+    await getPowerState(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1', '/redfish/v1/Systems', '/redfish/v1/Systems/System_0']);
+  });
+
+  it('what a lookup found is not kept when the BMC was forgotten while it ran', () => {
+    const cache = new DiscoveryCache();
+    const before = cache.generation('a');
+    cache.forget('a');
+    cache.set('a', 'link:system:', '/redfish/v1/Systems/Old', before);
+    assert.equal(cache.holds('a'), false);
+    cache.set('a', 'link:system:', '/redfish/v1/Systems/New', cache.generation('a'));
+    assert.equal(cache.get('a', 'link:system:'), '/redfish/v1/Systems/New');
+  });
+
   it('keeps at most maxBmcs BMCs, the least recently used going first, each for ttlMs', async () => {
     const cache = new DiscoveryCache({ maxBmcs: 2, ttlMs: 50 });
-    cache.set('a', 'root', 1);
-    cache.set('b', 'root', 2);
+    cache.set('a', 'root', 1, 0);
+    cache.set('b', 'root', 2, 0);
     assert.equal(cache.get('a', 'root'), 1); // a is now the most recent
-    cache.set('c', 'root', 3);
+    cache.set('c', 'root', 3, 0);
     assert.deepEqual(
       ['a', 'b', 'c'].map((k) => cache.has(k, 'root')),
       [true, false, true],
