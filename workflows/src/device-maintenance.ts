@@ -1,4 +1,4 @@
-import { ApplicationFailure, isCancellation, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, upsertMemo } from '@temporalio/workflow';
 import type {
   BmcResetResult,
   DeviceBmcResetInput,
@@ -8,6 +8,7 @@ import type {
 } from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
+import { asCancellation, isJobCancelled } from './cancellation.js';
 import { jobErrorFrom } from './device-power.js';
 
 const publish = (memo: JobMemo) => upsertMemo({ [jobMemoKey]: memo });
@@ -19,9 +20,10 @@ export async function published<T extends object>(stage: string, message: string
     publish({ progress: { stage: 'done', percent: 100 }, result: { ...(result as Record<string, unknown>) } });
     return result;
   } catch (err) {
-    const error = jobErrorFrom(err);
+    const cancelled = isJobCancelled(err);
+    const error = jobErrorFrom(cancelled ? asCancellation(err) : err);
     publish({ progress: { stage, message: error.message }, error });
-    if (isCancellation(err)) throw err;
+    if (cancelled) throw asCancellation(err);
     throw ApplicationFailure.nonRetryable(error.message, String(error.code));
   }
 }

@@ -334,10 +334,10 @@ export class RedfishClient {
         return await this.once(spec, auth);
       } catch (err) {
         if (!(err instanceof ExchangeFailure)) throw err;
-        // No answer at all: the BMC may be rebooting (a reset, a firmware update, an AC cycle), and what it says
-        // after may differ from what discovery found before.
-        if (err.error.status === undefined && (err.error.code === 'Unavailable' || err.error.code === 'Timeout'))
-          this.opts.discovery?.forget(this.bmc);
+        // The BMC refused or dropped the connection: it may be rebooting (a reset, a firmware update, an AC cycle),
+        // and what it says after may differ from what this client or the process found before. (A timeout is a slow or
+        // hung BMC: discovering again would only load it more.)
+        if (err.error.status === undefined && err.error.code === 'Unavailable') this.invalidate();
         // A 401 on a session token means the BMC dropped the session (timeout, reboot): the
         // request was not processed, so log in again and resend it, once.
         if (token && err.error.status === 401 && !reauthenticated) {

@@ -4,8 +4,8 @@
  * activity walks the same links again: a firmware update's three activities did, 17 of its 40 requests. Only values
  * that resolved are kept, never a request in flight, so one activity's cancellation or timeout stays its own. A BMC's
  * entry goes when a client invalidates it (after a BMC reset, or on a 404 or 503 from a cached link, as a client's own
- * links always did), when a request to it fails without an answer (it may be rebooting: after a firmware update, an
- * AC cycle), after `ttlMs` from its first value (a hard age: what no 404 reveals, a BMC swapped behind the same
+ * links always did), when it refuses or drops a connection (it may be rebooting: after a firmware update, an AC
+ * cycle), after `ttlMs` from its first value (a hard age: what no 404 reveals, a BMC swapped behind the same
  * address, is read again by then), or when `maxBmcs` newer BMCs were used since. A lookup that began before the BMC
  * was forgotten is not kept.
  */

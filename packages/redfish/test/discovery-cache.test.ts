@@ -107,6 +107,27 @@ describe('discovery shared by the clients of one process', () => {
     assert.deepEqual(paths(), ['/redfish/v1', '/redfish/v1/Systems', '/redfish/v1/Systems/System_0']);
   });
 
+  it('a link one client was finding while another invalidated the BMC is not shared', async () => {
+    const discovery = new DiscoveryCache();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    bmc.state.intercept = async (_req, _res, path) => {
+      if (path === '/redfish/v1/Systems') await held;
+      return false;
+    };
+    const finding = getPowerState(open(discovery));
+    for (const deadline = Date.now() + 5000; !paths().includes('/redfish/v1/Systems');) {
+      assert.ok(Date.now() < deadline, 'the first client reached the Systems listing');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    open(discovery).invalidate(); // a reset by another activity
+    release();
+    await finding;
+    bmc.requests.length = 0;
+    await getPowerState(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1', '/redfish/v1/Systems', '/redfish/v1/Systems/System_0']);
+  });
+
   it('what a lookup found is not kept when the BMC was forgotten while it ran', () => {
     const cache = new DiscoveryCache();
     const before = cache.generation('a');
