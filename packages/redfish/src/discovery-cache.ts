@@ -30,11 +30,6 @@ export class DiscoveryCache {
     return this.entry(bmc)?.values.has(key) ?? false;
   }
 
-  /** Whether anything is kept for `bmc`. */
-  holds(bmc: string): boolean {
-    return (this.entry(bmc)?.values.size ?? 0) > 0;
-  }
-
   /** Taken when a lookup begins, and handed to set() with what it found. */
   generation(bmc: string): number {
     return this.generations.get(bmc) ?? 0;

@@ -133,7 +133,7 @@ describe('discovery shared by the clients of one process', () => {
     const before = cache.generation('a');
     cache.forget('a');
     cache.set('a', 'link:system:', '/redfish/v1/Systems/Old', before);
-    assert.equal(cache.holds('a'), false);
+    assert.equal(cache.has('a', 'link:system:'), false);
     cache.set('a', 'link:system:', '/redfish/v1/Systems/New', cache.generation('a'));
     assert.equal(cache.get('a', 'link:system:'), '/redfish/v1/Systems/New');
   });
@@ -150,6 +150,6 @@ describe('discovery shared by the clients of one process', () => {
     );
     await new Promise((r) => setTimeout(r, 60));
     assert.equal(cache.get('a', 'root'), undefined);
-    assert.equal(cache.holds('c'), false);
+    assert.equal(cache.has('c', 'root'), false);
   });
 });
