@@ -13,6 +13,22 @@ describe('discovery shared by the clients of one process', () => {
     return c;
   };
   const paths = () => bmc.requests.map((r) => r.path);
+  /** The BMC holds its Systems listing until the returned function is called. */
+  const holdSystemsListing = () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    bmc.state.intercept = async (_req, _res, path) => {
+      if (path === '/redfish/v1/Systems') await held;
+      return false;
+    };
+    return release;
+  };
+  const systemsListingReached = async () => {
+    for (const deadline = Date.now() + 5000; !paths().includes('/redfish/v1/Systems');) {
+      assert.ok(Date.now() < deadline, 'the first client reached the Systems listing');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
   before(async () => {
     bmc = await fakeBmc(credentials);
   });
@@ -69,18 +85,10 @@ describe('discovery shared by the clients of one process', () => {
   it("one client's cancelled discovery is not another's failure, and nothing half-found is kept", async () => {
     const discovery = new DiscoveryCache();
     // The Systems listing hangs until the first client gives up.
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    bmc.state.intercept = async (_req, _res, path) => {
-      if (path === '/redfish/v1/Systems') await held;
-      return false;
-    };
+    const release = holdSystemsListing();
     const abort = new AbortController();
     const cancelled = getPowerState(open(discovery, abort.signal));
-    for (const deadline = Date.now() + 5000; !paths().includes('/redfish/v1/Systems');) {
-      assert.ok(Date.now() < deadline, 'the first client reached the Systems listing');
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await systemsListingReached();
     abort.abort();
     await assert.rejects(cancelled);
     release();
@@ -109,17 +117,9 @@ describe('discovery shared by the clients of one process', () => {
 
   it('a link one client was finding while another invalidated the BMC is not shared', async () => {
     const discovery = new DiscoveryCache();
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    bmc.state.intercept = async (_req, _res, path) => {
-      if (path === '/redfish/v1/Systems') await held;
-      return false;
-    };
+    const release = holdSystemsListing();
     const finding = getPowerState(open(discovery));
-    for (const deadline = Date.now() + 5000; !paths().includes('/redfish/v1/Systems');) {
-      assert.ok(Date.now() < deadline, 'the first client reached the Systems listing');
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await systemsListingReached();
     open(discovery).invalidate(); // a reset by another activity
     release();
     await finding;
