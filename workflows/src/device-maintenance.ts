@@ -8,7 +8,7 @@ import type {
 } from '@fleet/domain';
 import { jobMemoKey } from '@fleet/domain/workflow-safe';
 import { deviceActivities } from './activities.js';
-import { asCancellation, isJobCancelled } from './cancellation.js';
+import { jobCancellation } from './cancellation.js';
 import { jobErrorFrom } from './device-power.js';
 
 const publish = (memo: JobMemo) => upsertMemo({ [jobMemoKey]: memo });
@@ -20,10 +20,10 @@ export async function published<T extends object>(stage: string, message: string
     publish({ progress: { stage: 'done', percent: 100 }, result: { ...(result as Record<string, unknown>) } });
     return result;
   } catch (err) {
-    const cancelled = isJobCancelled(err);
-    const error = jobErrorFrom(cancelled ? asCancellation(err) : err);
+    const cancellation = jobCancellation(err);
+    const error = jobErrorFrom(cancellation ?? err);
     publish({ progress: { stage, message: error.message }, error });
-    if (cancelled) throw asCancellation(err);
+    if (cancellation) throw cancellation;
     throw ApplicationFailure.nonRetryable(error.message, String(error.code));
   }
 }

@@ -52,12 +52,18 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     approved: input.policy.autoApprove,
     paused: false,
   };
-  // The stage the job shows: paused wins over everything but the end.
+  // The stage the job shows: paused wins over everything but the end (done or cancelled).
   let phase = 'starting';
   let waitingForWindow = false;
   let wake = false;
   const stage = () =>
-    phase === 'done' ? phase : st.paused ? 'paused' : waitingForWindow ? 'waiting_for_maintenance_window' : phase;
+    phase === 'done' || phase === 'cancelled'
+      ? phase
+      : st.paused
+        ? 'paused'
+        : waitingForWindow
+          ? 'waiting_for_maintenance_window'
+          : phase;
   const byId = new Map(input.devices.map((d) => [d.deviceId, d]));
   const switches = switchCounts(input.devices);
   const caps = {

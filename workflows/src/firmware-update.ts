@@ -17,7 +17,7 @@ import type {
   FirmwareResultCode,
 } from '@fleet/domain';
 import { firmwareCodeFor, jobMemoKey } from '@fleet/domain/workflow-safe';
-import { asCancellation, isJobCancelled } from './cancellation.js';
+import { jobCancellation } from './cancellation.js';
 import { jobErrorFrom } from './device-power.js';
 import { missingComponents, stepsToRun, verifyComponents, type StepPlan } from './firmware-plan.js';
 import { CoalescedMemo, StageRecorder } from './timeline.js';
@@ -208,11 +208,10 @@ export async function deviceFirmwareUpdateV2(input: DeviceFirmwareUpdateInput): 
       memo.flush();
       throw err;
     }
-    const cancelled = isJobCancelled(err);
+    const cancellation = jobCancellation(err);
+    const cancelled = cancellation !== undefined;
     const error =
-      err instanceof StepFailed
-        ? { code: err.code, message: err.message }
-        : jobErrorFrom(cancelled ? asCancellation(err) : err);
+      err instanceof StepFailed ? { code: err.code, message: err.message } : jobErrorFrom(cancellation ?? err);
     const code = (
       cancelled ? 'CANCELLED' : err instanceof StepFailed ? err.code : codeForActivityError(err)
     ) as FirmwareResultCode;
@@ -234,7 +233,7 @@ export async function deviceFirmwareUpdateV2(input: DeviceFirmwareUpdateInput): 
     rec.skipRemaining(cancelled ? 'the job was cancelled' : 'not reached');
     rec.emit({ error: { ...error, details: memoResult } });
     memo.flush();
-    if (cancelled) throw asCancellation(err);
+    if (cancellation) throw cancellation;
     throw ApplicationFailure.nonRetryable(`${target.deviceId}: ${error.message}`, String(error.code), memoResult);
   }
 }

@@ -17,7 +17,7 @@ const nonRetryableErrorTypes = [
  * Switch activity stubs with the job's heartbeat and retry settings and a start-to-close budget for this kind of call.
  * A cancelled job ends once its running activity has stopped (it sees the cancel at a heartbeat), not at once: until
  * then the switch stays busy, so no other job reaches it while the satellite still works on it (the workflows tell
- * that from a failure with isJobCancelled).
+ * that from a failure with jobCancellation).
  */
 export function switchActivities(
   t: ActivityTimeouts,

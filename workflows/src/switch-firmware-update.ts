@@ -1,5 +1,5 @@
 import { ApplicationFailure, upsertMemo } from '@temporalio/workflow';
-import { asCancellation, isJobCancelled } from './cancellation.js';
+import { jobCancellation } from './cancellation.js';
 import type {
   ComponentResult,
   ComponentVersion,
@@ -57,7 +57,8 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
         timeoutS: timings.actionTimeoutS,
       });
     } catch (err) {
-      if (isJobCancelled(err)) throw asCancellation(err);
+      const cancellation = jobCancellation(err);
+      if (cancellation) throw cancellation;
       return { state: 'failed', code: codeForFailure(err), message: `${step.name}: ${jobErrorFrom(err).message}` };
     }
   };
@@ -112,7 +113,8 @@ export async function switchFirmwareUpdate(input: SwitchFirmwareUpdateInput): Pr
         });
         rec.finish('activate', 'completed');
       } catch (err) {
-        if (isJobCancelled(err)) throw asCancellation(err);
+        const cancellation = jobCancellation(err);
+        if (cancellation) throw cancellation;
         activationError = jobErrorFrom(err).message;
         rec.finish('activate', 'failed', activationError);
       }

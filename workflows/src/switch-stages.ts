@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import { asCancellation, isJobCancelled } from './cancellation.js';
+import { jobCancellation } from './cancellation.js';
 import { jobErrorFrom } from './device-power.js';
 import type { StageRecorder } from './timeline.js';
 
@@ -9,13 +9,12 @@ import type { StageRecorder } from './timeline.js';
  * workflow throws: the cancellation itself, or a non-retryable failure of the same type.
  */
 export function stagedJobFailure(rec: StageRecorder, err: unknown): unknown {
-  const cancelled = isJobCancelled(err);
-  const error = jobErrorFrom(cancelled ? asCancellation(err) : err);
+  const cancellation = jobCancellation(err);
+  const cancelled = cancellation !== undefined;
+  const error = jobErrorFrom(cancellation ?? err);
   const current = rec.timeline.currentStage;
   if (current) rec.finish(current, cancelled ? 'cancelled' : 'failed', error.message);
   rec.skipRemaining(cancelled ? 'the job was cancelled' : 'not reached');
   rec.emit({ error });
-  return cancelled
-    ? asCancellation(err)
-    : ApplicationFailure.nonRetryable(error.message, String(error.code), error.details);
+  return cancellation ?? ApplicationFailure.nonRetryable(error.message, String(error.code), error.details);
 }

@@ -515,6 +515,28 @@ queued one never starts`, async () => {
       });
     });
 
+    it('a campaign cancelled while paused shows as cancelled, not paused, at its end', async () => {
+      const devices = ['p1', 'p2'].map((id) => shelf(`paused-${id}`, 'rack-a'));
+      const { activities, calls } = recordedFw(bmcFirmware(outdated(devices), { failTask: ['paused-p1'] }));
+      await t.withWorker(activities, async (taskQueue) => {
+        const handle = await t.client.workflow.start<typeof firmwareCampaign>('firmwareCampaign', {
+          taskQueue,
+          workflowId: 'campaign-paused-cancel',
+          args: [campaign('campaign-paused-cancel', devices, { maxConcurrentPerSite: 1, failureBudget: 0 })],
+        });
+        await eventually(async () => (await memoOf(handle)).progress?.stage === 'paused', 'the campaign pauses');
+        await handle.cancel();
+        await assert.rejects(
+          handle.result(),
+          (err: Error) => (err.cause as Error | undefined)?.name === 'CancelledFailure',
+        );
+        assert.deepEqual(pushed(calls), ['paused-p1']);
+        const { progress } = await memoOf(handle);
+        assert.equal(progress?.stage, 'cancelled');
+        assert.match(progress?.message ?? '', /^1\/2 done \(0 updated, 0 compliant, 1 failed\), 0 running; /);
+      });
+    });
+
     it('the canary runs alone; the waves wait for approval', async () => {
       const devices = ['c1', 'c2', 'c3'].map((id) => shelf(`canary-${id}`, 'rack-a'));
       const { activities, calls } = recordedFw(bmcFirmware(outdated(devices)));

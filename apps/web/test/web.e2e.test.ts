@@ -117,6 +117,39 @@ describe('web console in Chromium against the full stack', () => {
     await page.context().close();
   });
 
+  it(`colours a device by its open job even after that job's campaign ended (a campaign terminated in Temporal ends \
+at once while its devices stop)`, async () => {
+    const device = stack.fleet!.devices.find((d) => d.position === 40)!;
+    const sql = (text: string, values: unknown[]) => stack.dbHandle.pool.query<{ id: string }>(text, values);
+    // Written as the agent leaves them: the campaign's end, its device's job still running.
+    const [campaign] = (
+      await sql(
+        `insert into jobs (kind, state, site_id, params, created_by, started_at, finished_at)
+         values ('firmware.campaign', 'failed', $1, '{}', 'web-e2e', now(), now()) returning id`,
+        [stack.siteId],
+      )
+    ).rows;
+    const [child] = (
+      await sql(
+        `insert into jobs (kind, state, site_id, device_id, parent_id, params, created_by, started_at)
+         values ('device.firmware_update', 'running', $1, $2, $3, '{}', 'web-e2e', now()) returning id`,
+        [stack.siteId, stack.deviceIds.get(device.name), campaign!.id],
+      )
+    ).rows;
+    try {
+      const page = await signedIn(stack.tokens.viewer);
+      await page.goto(`${web.url}/racks/${rackId}?axis=jobs`);
+      const elevation = page.getByRole('list', { name: /Front view of rack r001/ });
+      await elevation.getByRole('link', { name: new RegExp(`^U40 ${device.name} .* running$`) }).waitFor();
+      const idle = await elevation.getByRole('link', { name: / idle$/ }).count();
+      assert.equal(idle, 34, 'every other device is idle');
+      await page.context().close();
+    } finally {
+      // Gone again: the later tests' job lists and screenshots show only what they did.
+      await sql(`delete from jobs where id = any($1)`, [[child!.id, campaign!.id]]);
+    }
+  });
+
   it(
     'power-cycles the rack after a confirmation naming it, and shows its stages complete without a reload',
     { timeout: 240_000 },

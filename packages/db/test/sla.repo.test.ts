@@ -148,9 +148,11 @@ describe('stuck-state SLA breaches and the webhook outbox (Postgres)', () => {
     const running = await newJob('device.power', `state = 'running', started_at = now() - interval '1 hour'`);
     const queued = await newJob('device.power', `created_at = now() - interval '1 hour'`);
     await newJob('device.power', `state = 'running', started_at = now() - interval '1 minute'`);
-    await newJob('device.power', `state = 'running', started_at = now() - interval '2 hours', parent_id = $2`, [
-      running,
-    ]);
+    const child = await newJob(
+      'device.power',
+      `state = 'running', started_at = now() - interval '2 hours', parent_id = $2`,
+      [running],
+    );
     const campaign = await newJob(
       'firmware.campaign',
       `state = 'running', device_id = null, started_at = now() - interval '30 days', progress = $2`,
@@ -183,6 +185,8 @@ describe('stuck-state SLA breaches and the webhook outbox (Postgres)', () => {
     await sqlq(`update jobs set state = 'succeeded' where id = any($1)`, [[running, queued, campaign]]);
     const ended = await watch();
     assert.equal(ended.resolved.length, 3);
+    // Its parent ended while it runs on (a terminated campaign's device still stopping): nothing else watches it now.
+    assert.deepEqual(keyed(ended.opened), [`job/job_running:device.power/${child}`]);
     const { rows } = await sqlq(`select count(*)::int as n from sla_job_stages where job_id = $1`, [campaign]);
     assert.equal(rows[0].n, 0, "an ended job's stage is forgotten");
   });

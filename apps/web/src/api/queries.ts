@@ -1,5 +1,5 @@
 import { keepPreviousData, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import { unwrap, type Job, type paths } from '@fleet/client';
+import { unwrap, type Job, type paths, type RackDetail } from '@fleet/client';
 import { api } from './client';
 import { usePollInterval } from './live';
 
@@ -122,26 +122,35 @@ export const useJobChildren = (id: string, parentState: Job['state']) =>
     placeholderData: keepPreviousData,
   });
 
-/** Jobs now running or queued on a site: the rack elevation's "job activity" axis. */
-export const useActiveJobs = (siteId: string) =>
+const openStates = ['queued', 'running', 'cancelling'] as const;
+
+/**
+ * Jobs now queued or running on a rack: the rack elevation's "job activity" axis. Its rack-level jobs (rack sequences,
+ * which act through per-device children), and every open job on its devices by device id, whatever its parent: a
+ * device of a campaign terminated in Temporal is still stopping after its campaign ended.
+ */
+export const useRackActivity = (rack: RackDetail | undefined, enabled: boolean) =>
   useQuery({
-    queryKey: ['rack-activity', siteId],
+    queryKey: ['rack-activity', rack?.id ?? null],
+    enabled: enabled && !!rack,
     queryFn: async () => {
-      const top = await unwrap(
-        api().GET('/v1/jobs', {
-          params: { query: { site_id: [siteId], state: ['queued', 'running', 'cancelling'], limit: 200 } },
-        }),
-      );
-      // Rack sequences and batches act through per-device children.
-      const parents = top.items.filter((j) => !j.target.device_id).map((j) => j.id);
-      const children = parents.length
-        ? await unwrap(
-            api().GET('/v1/jobs', {
-              params: { query: { parent_id: parents, state: ['queued', 'running', 'cancelling'], limit: 1000 } },
-            }),
-          )
-        : { items: [] };
-      return [...top.items, ...children.items];
+      const deviceIds = [...new Set(rack!.elevation.map((slot) => slot.device_id))];
+      const [top, onDevices] = await Promise.all([
+        unwrap(
+          api().GET('/v1/jobs', {
+            params: { query: { site_id: [rack!.site_id], state: [...openStates], limit: 200 } },
+          }),
+        ),
+        deviceIds.length
+          ? unwrap(
+              api().GET('/v1/jobs', {
+                params: { query: { device_id: deviceIds, state: [...openStates], limit: 1000 } },
+              }),
+            )
+          : { items: [] },
+      ]);
+      const rackJobs = top.items.filter((j) => !j.target.device_id && j.target.rack_id === rack!.id);
+      return { rackJobs, deviceJobs: onDevices.items };
     },
     refetchInterval: usePollInterval(2000),
   });

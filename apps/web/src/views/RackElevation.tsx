@@ -2,7 +2,7 @@ import { useId } from 'react';
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router';
 import { heldText, isApproval, unwrap, type Approval, type Job, type RackDetail } from '@fleet/client';
 import { api, idempotencyKey } from '../api/client';
-import { useActiveJobs, useIssues, useRack, useRackCompliance } from '../api/queries';
+import { useIssues, useRackActivity, useRack, useRackCompliance } from '../api/queries';
 import { useCan } from '../api/role';
 import { ConfirmAction } from '../components/ConfirmAction';
 import { ErrorView, Loading, toneOf } from '../components/Status';
@@ -21,17 +21,16 @@ const axisLabels: Record<Axis, string> = {
 
 /** Each slot's value on the chosen axis (text, and its colour through toneOf). */
 function useAxisValues(rack: RackDetail | undefined, axis: Axis): (slot: Slot) => string {
-  const jobs = useActiveJobs(rack?.site_id ?? '');
+  const jobs = useRackActivity(rack, axis === 'jobs');
   const issues = useIssues();
   const compliance = useRackCompliance(rack?.id ?? '', axis === 'compliance' && !!rack);
   if (axis === 'power') return (slot) => slot.power_state;
   if (axis === 'jobs') {
-    const byDevice = new Map<string, Job['state']>();
-    let rackJob: Job['state'] | undefined;
-    for (const job of jobs.data ?? []) {
-      if (job.target.device_id) byDevice.set(job.target.device_id, job.state);
-      else if (job.target.rack_id === rack?.id) rackJob = job.state;
-    }
+    // A device has one open job at most (jobs_one_active_per_device).
+    const byDevice = new Map<string, Job['state']>(
+      (jobs.data?.deviceJobs ?? []).map((job) => [job.target.device_id!, job.state]),
+    );
+    const rackJob = jobs.data?.rackJobs[0]?.state;
     return (slot) => byDevice.get(slot.device_id) ?? (rackJob ? `rack ${rackJob}` : 'idle');
   }
   if (axis === 'issues') {

@@ -46,6 +46,12 @@ export interface SlaWatchResult {
 /** Key of the transaction-scoped advisory lock that keeps two agents from watching at once. */
 const watchLock = sql`hashtextextended('fleet.sla-watch', 0)`;
 const openJobStates = sql.raw(`('running', 'cancelling')`);
+/**
+ * A job watched on its own: a top-level one, or a child whose parent ended while it has not (a device of a terminated
+ * campaign, still stopping), which no parent's clock covers any more.
+ */
+const watchedOnItsOwn = sql.raw(`(j.parent_id is null or not exists (
+  select 1 from jobs p where p.id = j.parent_id and p.state in ('queued', 'running', 'cancelling')))`);
 /** Rows per insert statement (Postgres takes at most 65,535 parameters). */
 const chunk = 1000;
 
@@ -125,8 +131,9 @@ async function trackJobStages(tx: DbOrTx, kinds: string[]): Promise<void> {
 
 /**
  * Every object past its limit now, in one statement: devices by their lifecycle state (since their last lifecycle
- * move, one probe of device_transitions_lifecycle_device_id_id_idx per device in a watched state), open top-level jobs
- * (jobs_open_idx) by their running or queued time and by the stage they show. Times are cut to milliseconds, so they
+ * move, one probe of device_transitions_lifecycle_device_id_id_idx per device in a watched state), open jobs watched on
+ * their own (jobs_open_idx; a child's parent by its primary key) by their running or queued time, and open top-level
+ * jobs by the stage they show. Times are cut to milliseconds, so they
  * compare equal with the breaches' own.
  */
 async function findPastLimit(tx: DbOrTx, watched: { subject: SlaSubject; limitS: number }[]): Promise<SlaCandidate[]> {
@@ -168,11 +175,11 @@ async function findPastLimit(tx: DbOrTx, watched: { subject: SlaSubject; limitS:
       select ${jobType}, j.id, ${jobName}, j.site_id, l.watch, j.state, j.kind, l.limit_s,
         ${ms(sql`coalesce(j.started_at, j.created_at)`)}
       from l join jobs j on l.watch = 'job_running' and j.kind = l.kind and j.state in ${openJobStates}
-        and j.parent_id is null
+        and ${watchedOnItsOwn}
       where ${past(sql`coalesce(j.started_at, j.created_at)`)}
       union all
       select ${jobType}, j.id, ${jobName}, j.site_id, l.watch, j.state, j.kind, l.limit_s, ${ms(sql`j.created_at`)}
-      from l join jobs j on l.watch = 'job_queued' and j.state = 'queued' and j.parent_id is null
+      from l join jobs j on l.watch = 'job_queued' and j.state = 'queued' and ${watchedOnItsOwn}
       where ${past(sql`j.created_at`)}
       union all
       select ${jobType}, j.id, ${jobName}, j.site_id, l.watch, s.stage, j.kind, l.limit_s, ${ms(sql`s.since`)}
