@@ -492,9 +492,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     timeScale,
     timings: { powerOnS },
     projectionIntervalMs: 1000,
-    // A settling device polled every 100 ms: scaled as the firmware bench's 200 ms at twice this time scale. At 500 ms
-    // each update's BMC reboot was seen about 0.4 s late, a cost of the bench's coarse poll, not of Fleet.
-    pollIntervalMs: 100,
+    pollIntervalMs: 500,
     power: { heartbeatTimeoutS: 60, settleTimeoutS: 3600 },
     firmware,
   });

@@ -52,12 +52,13 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
     approved: input.policy.autoApprove,
     paused: false,
   };
-  // The stage the job shows: paused wins over everything but the end (done or cancelled).
+  // The stage the job shows: paused wins over everything but the end.
   let phase = 'starting';
+  let ended = false;
   let waitingForWindow = false;
   let wake = false;
   const stage = () =>
-    phase === 'done' || phase === 'cancelled'
+    phase === 'done' || ended
       ? phase
       : st.paused
         ? 'paused'
@@ -240,6 +241,9 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       await CancellationScope.nonCancellable(() => Promise.allSettled(children));
       // The memo shows the campaign as it ends: its counts, the devices that finished while it waited among them.
       phase = 'cancelled';
+      // Runs from before this patch showed a paused (or waiting) campaign's end as paused: that memo, unchanged, was
+      // not written again.
+      ended = patched('campaign-cancelled-shows-cancelled');
       publish();
     }
     throw err;

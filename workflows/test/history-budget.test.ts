@@ -27,6 +27,9 @@ const budgets: Record<string, { events: number; perChild?: number; perTaskHeartb
   'firmwareCampaign-cancelled': { events: 18, perChild: 8 },
   // Replay-only: cancelled before that patch: it ended in the task that saw the cancel request.
   'firmwareCampaign-cancelled-before-awaiting-devices': { events: 21 },
+  // Replay-only: paused by its failure budget, then cancelled, before 'campaign-cancelled-shows-cancelled': its
+  // memo stayed paused at the end, so it was not written again.
+  'firmwareCampaign-cancelled-while-paused': { events: 24 },
   // Cancelled during applyFirmware, which the workflow waits for (the test's mock finished it; the satellite's sees the
   // cancel at a heartbeat and ends cancelled): the cancel request and its task (4), the activity's cancel request.
   'deviceFirmwareUpdateV2-cancelled': { events: 19 },

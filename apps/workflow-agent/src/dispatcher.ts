@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { errorText } from '@fleet/config';
 import {
   cancelIfNotStarted,
+  failJobBeforeStart,
   leaseDueIntents,
   markIntentDispatched,
   markIntentFailed,
@@ -76,8 +77,11 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     if (err instanceof PermanentIntentError) {
       metrics.intentErrors.inc({ kind: intent.kind, permanent: 'true' });
       ilog.error({ err: message }, 'intent cannot be carried out; job failed');
+      const error = { code: err.code, message };
+      // A start that can never be made leaves no workflow to drive the job's device jobs: they close with it.
+      if (intent.kind === 'start') return await failJobBeforeStart(db, intent, error);
       await markIntentFailed(db, intent.id, message);
-      await setJobState(db, intent.jobId, 'failed', { code: err.code, message });
+      await setJobState(db, intent.jobId, 'failed', error);
       return;
     }
     metrics.intentErrors.inc({ kind: intent.kind, permanent: 'false' });

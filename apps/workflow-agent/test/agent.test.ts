@@ -496,7 +496,7 @@ the satellite`, async () => {
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
   /** A dispatched campaign job and a queued device job under it for each of `names` (rows only, no workflows). */
-  const campaignWithDevices = async (names: string[]) => {
+  const campaignWithDevices = async (names: string[], start: 'dispatched' | 'pending' = 'dispatched') => {
     const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {
       const { rows } = await handle.pool.query(
         `insert into jobs (kind, state, site_id, parent_id, device_id, params, created_by)
@@ -506,9 +506,7 @@ the satellite`, async () => {
       return rows[0].id as string;
     };
     const campaign = await job('firmware.campaign');
-    await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', 'dispatched')`, [
-      campaign,
-    ]);
+    await handle.pool.query(`insert into intents (job_id, kind, status) values ($1, 'start', $2)`, [campaign, start]);
     const devices: string[] = [];
     for (const name of names) {
       const device = await insertDevice(handle.db, {
@@ -594,6 +592,33 @@ end is written; only the queued devices end as not reached`, async () => {
     await sweepStep(deps, undefined, 100, false);
     assert.deepEqual((await jobStates([running]))[running], { state: 'failed', code: 'TERMINATED' });
   });
+
+  for (const how of ['cancelled before its start was dispatched', 'whose start fails for good'] as const)
+    it(`a campaign ${how} frees its devices: their queued jobs close as not reached`, async () => {
+      const { campaign, devices } = await campaignWithDevices(
+        [1, 2].map((i) => `tray-unstarted-${how.split(' ')[0]}-${i}`),
+        'pending',
+      );
+      if (how.startsWith('cancelled')) {
+        // The cancel is leased first, as if the start had been delayed by a retry backoff.
+        await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [campaign]);
+        await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [
+          campaign,
+        ]);
+        await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [campaign]);
+      }
+      // Otherwise the start fails for good: the campaign job has no plan (no campaigns row).
+      await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+      const states = await jobStates([campaign, ...devices]);
+      assert.deepEqual(
+        states[campaign],
+        how.startsWith('cancelled')
+          ? { state: 'cancelled', code: 'CANCELLED' }
+          : { state: 'failed', code: 'NOT_FOUND' },
+      );
+      for (const d of devices) assert.deepEqual(states[d], { state: 'cancelled', code: 'NOT_REACHED' }, d);
+      await assert.rejects(client.workflow.getHandle(campaign).describe(), /not found/i);
+    });
 
   it(`a sweep of every open job comes at least every 10 minutes: unset, every tenth sweep or fewer; a setting that \
 spaces them further is refused`, () => {

@@ -10,6 +10,7 @@ import type {
 } from '@fleet/domain';
 import { intentChannel, type DbOrTx } from '../client.js';
 import { translatingViolations } from '../errors.js';
+import { closeOpenChildren } from './parent-jobs.repo.js';
 import { intents, jobs, type Intent, type Job, type NewJob } from '../schema/index.js';
 
 const openStates = ['queued', 'running', 'cancelling'] as const;
@@ -262,26 +263,47 @@ export async function setJobState(db: DbOrTx, id: string, state: JobState, error
 export type { Job };
 
 /**
- * Cancels a job whose start intent has not reached Temporal yet; true if it did.
+ * Cancels a job whose start intent has not reached Temporal yet; true if it did. Its device jobs (a campaign's, a rack
+ * sequence's: its workflow would have driven them) close with it as not reached, freeing their devices.
  * Once the start is dispatched, cancellation goes through the workflow instead.
  */
 export async function cancelIfNotStarted(db: DbOrTx, jobId: string): Promise<boolean> {
-  const claimed = await db
-    .update(intents)
-    .set({ status: 'failed', lastError: 'cancelled before the workflow started' })
-    .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
-    .returning({ id: intents.id });
-  if (claimed.length === 0) return false;
-  await db
-    .update(jobs)
-    .set({
-      state: 'cancelled',
-      finishedAt: new Date(),
-      updatedAt: new Date(),
-      error: { code: 'CANCELLED', message: 'cancelled before the workflow started' },
-    })
-    .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'cancelling'])));
-  return true;
+  return db.transaction(async (tx) => {
+    const claimed = await tx
+      .update(intents)
+      .set({ status: 'failed', lastError: 'cancelled before the workflow started' })
+      .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
+      .returning({ id: intents.id });
+    if (claimed.length === 0) return false;
+    await tx
+      .update(jobs)
+      .set({
+        state: 'cancelled',
+        finishedAt: new Date(),
+        updatedAt: new Date(),
+        error: { code: 'CANCELLED', message: 'cancelled before the workflow started' },
+      })
+      .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'cancelling'])));
+    await closeOpenChildren(tx, [jobId], 'not reached: the job was cancelled before it started');
+    return true;
+  });
+}
+
+/**
+ * Fails a start intent that can never be carried out (the job's plan or package is gone, its targets cannot be
+ * operated) and its job, in one transaction, with the job's device jobs closed as not reached: the workflow that would
+ * have driven them never runs.
+ */
+export async function failJobBeforeStart(
+  db: DbOrTx,
+  intent: { id: number; jobId: string },
+  error: JobError,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await markIntentFailed(tx, intent.id, error.message);
+    await setJobState(tx, intent.jobId, 'failed', error);
+    await closeOpenChildren(tx, [intent.jobId], `not reached: the job failed before it started (${error.message})`);
+  });
 }
 
 /** Wakes the workflow agent (LISTEN fleet_intents); delivered when the transaction commits. */
