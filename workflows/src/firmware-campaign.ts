@@ -242,8 +242,8 @@ export async function firmwareCampaign(input: FirmwareCampaignInput): Promise<Re
       // The memo shows the campaign as it ends: its counts, the devices that finished while it waited among them.
       phase = 'cancelled';
       // Runs from before this patch showed a paused (or waiting) campaign's end as paused: that memo, unchanged, was
-      // not written again.
-      ended = patched('campaign-cancelled-shows-cancelled');
+      // not written again. Otherwise the stage is `cancelled` either way, the same commands: no patch to pay for.
+      ended = st.paused || waitingForWindow ? patched('campaign-cancelled-shows-cancelled') : true;
       publish();
     }
     throw err;

@@ -136,15 +136,15 @@ at once while its devices stop)`, async () => {
         [stack.siteId, stack.deviceIds.get(device.name), campaign!.id],
       )
     ).rows;
+    const page = await signedIn(stack.tokens.viewer);
     try {
-      const page = await signedIn(stack.tokens.viewer);
       await page.goto(`${web.url}/racks/${rackId}?axis=jobs`);
       const elevation = page.getByRole('list', { name: /Front view of rack r001/ });
       await elevation.getByRole('link', { name: new RegExp(`^U40 ${device.name} .* running$`) }).waitFor();
       const idle = await elevation.getByRole('link', { name: / idle$/ }).count();
       assert.equal(idle, 34, 'every other device is idle');
-      await page.context().close();
     } finally {
+      await page.context().close();
       // Gone again: the later tests' job lists and screenshots show only what they did.
       await sql(`delete from jobs where id = any($1)`, [[child!.id, campaign!.id]]);
     }

@@ -23,6 +23,9 @@ import type { TemporalClients } from './temporal-clients.js';
 /** A signal whose workflow has ended: the intent fails, the job is left as it is. */
 class SignalVoidError extends Error {}
 
+/** A start whose job was cancelled before it was made: the workflow never starts, the job ends cancelled. */
+class CancelledBeforeStartError extends Error {}
+
 export interface DispatcherDeps {
   db: Db;
   clients: TemporalClients;
@@ -57,7 +60,7 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
   const { db, log, metrics, config } = deps;
   const ilog = log.child({ jobId: intent.jobId, workflowId: intent.jobId, intent: intent.kind });
   try {
-    if (intent.kind === 'start') await start(deps, intent.job);
+    if (intent.kind === 'start') await start(deps, intent);
     else if (intent.kind === 'cancel') await cancel(deps, intent.job);
     else if (intent.kind === 'signal') await signal(deps, intent);
     else throw new PermanentIntentError('INVALID_ARGUMENT', `unknown intent kind ${intent.kind}`);
@@ -69,6 +72,11 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     // Logged and stored on the intent: never err.message itself, which for a drizzle error holds the statement's
     // values.
     const message = errorText(err);
+    if (err instanceof CancelledBeforeStartError) {
+      ilog.info('cancelled before its start was made: never started');
+      await cancelIfNotStarted(db, intent.jobId);
+      return;
+    }
     if (err instanceof SignalVoidError) {
       ilog.warn({ err: message }, 'signal for an ended workflow dropped');
       await markIntentFailed(db, intent.id, message);
@@ -108,12 +116,28 @@ async function signal(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
   }
 }
 
-async function start(deps: DispatcherDeps, job: Job): Promise<void> {
+async function start(deps: DispatcherDeps, intent: Intent & { job: Job }): Promise<void> {
   const { metrics } = deps;
-  if (job.state !== 'queued') return; // cancelled before it ever started
+  const { job } = intent;
+  // Leased before (attempts counts leases): that attempt may have started the workflow and lost the reply.
+  const triedBefore = intent.attempts > 1;
+  if (job.state === 'cancelling') {
+    // Its cancel came first. A workflow an earlier attempt started is cancelled by the cancel intent; else none starts.
+    if (triedBefore && (await workflowExists(deps, job))) return;
+    throw new CancelledBeforeStartError();
+  }
+  if (job.state !== 'queued') return; // ended before it ever started
   if (!job.siteId) throw new PermanentIntentError('INVALID_ARGUMENT', 'job without a site');
   const client = deps.clients.forSite(job.siteId);
-  const { type, input } = await workflowFor(deps, job);
+  let built: Awaited<ReturnType<typeof workflowFor>>;
+  try {
+    built = await workflowFor(deps, job);
+  } catch (err) {
+    // A start that can no longer be built (its plan or package gone) that an earlier attempt made is no failure.
+    if (err instanceof PermanentIntentError && triedBefore && (await workflowExists(deps, job))) return;
+    throw err;
+  }
+  const { type, input } = built;
   try {
     metrics.temporalCalls.inc({ op: 'start' });
     const end = metrics.startSeconds.startTimer();
@@ -135,15 +159,31 @@ async function start(deps: DispatcherDeps, job: Job): Promise<void> {
   }
 }
 
+/** Whether Temporal has the job's workflow (running or closed). */
+async function workflowExists(deps: DispatcherDeps, job: Job): Promise<boolean> {
+  const client = job.siteId ? deps.clients.forSite(job.siteId) : deps.clients.any;
+  try {
+    deps.metrics.temporalCalls.inc({ op: 'describe' });
+    await client.workflow.getHandle(job.id).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
 async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
   const { db, metrics } = deps;
   const client = deps.clients.any;
-  // A job whose start was never dispatched is cancelled here, without Temporal.
-  if (await cancelIfNotStarted(db, job.id)) return;
+  // A job whose start was never tried is cancelled here, without Temporal.
+  if (await cancelIfNotStarted(db, job.id, { untried: true })) return;
   try {
     metrics.temporalCalls.inc({ op: 'cancel' });
     await client.workflow.getHandle(job.id).cancel();
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // No workflow: a start tried before (its reply lost, or refused for a while) did not reach Temporal, since one that
+    // had would be found. Claimed now, it never will.
+    await cancelIfNotStarted(db, job.id);
   }
 }

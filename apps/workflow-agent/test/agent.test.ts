@@ -495,6 +495,66 @@ the satellite`, async () => {
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
+  const powerJobOn = async (name: string) => {
+    const d = await insertDevice(handle.db, {
+      name,
+      siteId: 'lab',
+      nodeType: 'compute_gb200_nvidia',
+      bmcUrl: 'http://127.0.0.1:9997',
+      credentialRef: 'bmc/default',
+    });
+    return insertJobWithStartIntent(handle.db, {
+      kind: 'device.power',
+      deviceId: d.id,
+      siteId: 'lab',
+      params: { action: 'on' },
+      createdBy: 'agent-test',
+    });
+  };
+  const intentsOf = async (jobId: string) =>
+    (await handle.pool.query(`select kind, status from intents where job_id = $1 order by id`, [jobId])).rows.map(
+      (r) => `${r.kind}:${r.status}`,
+    );
+
+  it('a job cancelled while its start waited, both leased together, never starts and ends cancelled', async () => {
+    const job = await powerJobOn('tray-same-lease');
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelled', code: 'CANCELLED' });
+    assert.deepEqual(await intentsOf(job.id), ['start:failed', 'cancel:dispatched']);
+    await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
+  });
+
+  it(`a cancel after a start whose reply was lost goes to the workflow that start made; the retried start finds it \
+and the job stays its workflow's`, async () => {
+    const job = await powerJobOn('tray-lost-reply');
+    // The first attempt started the workflow and lost the reply: the start waits for its retry.
+    await client.workflow.start('devicePower', { taskQueue: 'site-lab', workflowId: job.id, args: [] });
+    await handle.pool.query(
+      `update intents set attempts = 1, last_error = 'reply lost', next_attempt_at = now() + interval '1 hour'
+       where job_id = $1`,
+      [job.id],
+    );
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+    const history = await client.workflow.getHandle(job.id).fetchHistory();
+    assert.ok(
+      history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes),
+      'the cancel reached the workflow',
+    );
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelling', code: null });
+
+    await handle.pool.query(`update intents set next_attempt_at = now() where job_id = $1 and kind = 'start'`, [
+      job.id,
+    ]);
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+    assert.deepEqual(await intentsOf(job.id), ['start:dispatched', 'cancel:dispatched']);
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelling', code: null });
+    await terminate(job.id);
+  });
+
   /** A dispatched campaign job and a queued device job under it for each of `names` (rows only, no workflows). */
   const campaignWithDevices = async (names: string[], start: 'dispatched' | 'pending' = 'dispatched') => {
     const job = async (kind: string, o: { parentId?: string; deviceId?: string } = {}) => {

@@ -41,7 +41,8 @@ describe('migration 0027: device jobs left queued under an ended parent (Postgre
       )
     ).rows.reduce<Record<string, string>>((m, r) => ({ ...m, [r.id]: `${r.state}/${r.code}` }), {});
 
-  it('closes them as not reached; the children of open parents, and a child with a start of its own, stay', async () => {
+  it(`closes them as not reached; the children of open or started parents, and a child with a start of its own, \
+stay`, async () => {
     const cancelled = await job('firmware.campaign', 'cancelled');
     const orphans = [await job('device.firmware_update', 'queued', cancelled)];
     const failed = await job('rack.power', 'failed');
@@ -51,10 +52,15 @@ describe('migration 0027: device jobs left queued under an ended parent (Postgre
     const ownStart = await job('device.power', 'queued', cancelled);
     await handle.db.insert(intents).values({ jobId: ownStart, kind: 'start', status: 'pending' });
     const ended = await job('device.firmware_update', 'succeeded', cancelled);
+    // A parent whose start reached Temporal: its children are its workflow's (and the agent's, at its end).
+    const started = await job('firmware.campaign', 'failed');
+    await handle.db.insert(intents).values({ jobId: started, kind: 'start', status: 'dispatched' });
+    const ofStarted = await job('device.firmware_update', 'queued', started);
 
     await handle.pool.query(migration);
 
-    const after = await states([...orphans, waiting, ownStart, ended]);
+    const after = await states([...orphans, waiting, ownStart, ended, ofStarted]);
+    assert.equal(after[ofStarted], 'queued/null');
     for (const id of orphans) assert.equal(after[id], 'cancelled/NOT_REACHED');
     assert.equal(after[waiting], 'queued/null');
     assert.equal(after[ownStart], 'queued/null');

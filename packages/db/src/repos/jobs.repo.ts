@@ -263,16 +263,25 @@ export async function setJobState(db: DbOrTx, id: string, state: JobState, error
 export type { Job };
 
 /**
- * Cancels a job whose start intent has not reached Temporal yet; true if it did. Its device jobs (a campaign's, a rack
- * sequence's: its workflow would have driven them) close with it as not reached, freeing their devices.
- * Once the start is dispatched, cancellation goes through the workflow instead.
+ * Cancels a job whose start intent has not reached Temporal; true if it did. Its device jobs (a campaign's, a rack
+ * sequence's: its workflow would have driven them) close with it as not reached, freeing their devices. `untried`:
+ * only a start never leased, which cannot have reached Temporal; one tried before may have started the workflow (a lost
+ * reply), so the caller claims it only once Temporal has no such workflow. Once the start is dispatched, cancellation
+ * goes through the workflow instead.
  */
-export async function cancelIfNotStarted(db: DbOrTx, jobId: string): Promise<boolean> {
+export async function cancelIfNotStarted(db: DbOrTx, jobId: string, o: { untried?: boolean } = {}): Promise<boolean> {
   return db.transaction(async (tx) => {
     const claimed = await tx
       .update(intents)
       .set({ status: 'failed', lastError: 'cancelled before the workflow started' })
-      .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
+      .where(
+        and(
+          eq(intents.jobId, jobId),
+          eq(intents.kind, 'start'),
+          eq(intents.status, 'pending'),
+          o.untried ? eq(intents.attempts, 0) : undefined,
+        ),
+      )
       .returning({ id: intents.id });
     if (claimed.length === 0) return false;
     await tx
