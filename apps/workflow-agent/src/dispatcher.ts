@@ -64,7 +64,13 @@ async function handle(deps: DispatcherDeps, intent: Intent & { job: Job }): Prom
     else if (intent.kind === 'cancel') await cancel(deps, intent.job);
     else if (intent.kind === 'signal') await signal(deps, intent);
     else throw new PermanentIntentError('INVALID_ARGUMENT', `unknown intent kind ${intent.kind}`);
-    await markIntentDispatched(db, intent.id);
+    if (!(await markIntentDispatched(db, intent.id)) && intent.kind === 'start') {
+      // Claimed while the call was in flight (another agent took the job as cancelled before its start, after this
+      // lease ran out): the workflow this call made must not run for a job that is closed.
+      ilog.warn('start claimed by a cancel while it was being made: cancelling the workflow it started');
+      await cancel(deps, intent.job);
+      return;
+    }
     metrics.intentsDispatched.inc({ kind: intent.kind });
     metrics.intentWaitSeconds.observe((Date.now() - intent.createdAt.getTime()) / 1000);
     ilog.debug('intent dispatched');
@@ -181,9 +187,8 @@ async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
     metrics.temporalCalls.inc({ op: 'cancel' });
     await client.workflow.getHandle(job.id).cancel();
   } catch (err) {
+    // No workflow, or one already closed (Temporal says not found to both): nothing to cancel. A start still pending
+    // after an earlier try is settled by its own retry, which sees the job cancelling (start()).
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // No workflow: a start tried before (its reply lost, or refused for a while) did not reach Temporal, since one that
-    // had would be found. Claimed now, it never will.
-    await cancelIfNotStarted(db, job.id);
   }
 }

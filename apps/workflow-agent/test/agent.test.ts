@@ -4,6 +4,7 @@ import type { Client } from '@temporalio/client';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import {
+  cancelIfNotStarted,
   createApiToken,
   insertDevice,
   insertFirmwarePackage,
@@ -552,6 +553,62 @@ and the job stays its workflow's`, async () => {
     await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     assert.deepEqual(await intentsOf(job.id), ['start:dispatched', 'cancel:dispatched']);
     assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelling', code: null });
+    await terminate(job.id);
+  });
+
+  it(`a cancel after a start tried before that never reached Temporal leaves the job cancelling; the start's retry \
+ends it cancelled without starting it`, async () => {
+    const job = await powerJobOn('tray-start-refused');
+    await handle.pool.query(
+      `update intents set attempts = 1, last_error = 'refused', next_attempt_at = now() + interval '1 hour'
+       where job_id = $1`,
+      [job.id],
+    );
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+    // Not found: no workflow, or one closed already. The start may yet have been made: it is not claimed here.
+    assert.deepEqual(await intentsOf(job.id), ['start:pending', 'cancel:dispatched']);
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelling', code: null });
+
+    await handle.pool.query(`update intents set next_attempt_at = now() where job_id = $1 and kind = 'start'`, [
+      job.id,
+    ]);
+    await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
+    assert.deepEqual(await intentsOf(job.id), ['start:failed', 'cancel:dispatched']);
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelled', code: 'CANCELLED' });
+    await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
+  });
+
+  it(`a start claimed by a cancel while its call was in flight (another agent, after this lease ran out) cancels \
+the workflow it made`, async () => {
+    const job = await powerJobOn('tray-claimed-in-flight');
+    /** `target`'s members, bound to it, but `name` replaced. */
+    const replacing = <T extends object>(target: T, name: string, value: unknown): T =>
+      new Proxy(target, {
+        get: (t, p) => {
+          if (p === name) return value;
+          const v = Reflect.get(t, p, t) as unknown;
+          return typeof v === 'function' ? v.bind(t) : v;
+        },
+      });
+    const racing = replacing(
+      client,
+      'workflow',
+      replacing(client.workflow, 'start', async (...args: unknown[]) => {
+        const started = await (client.workflow.start as (...a: unknown[]) => Promise<unknown>)(...args);
+        assert.ok(await cancelIfNotStarted(handle.db, job.id), 'the other agent claims the start');
+        return started;
+      }),
+    );
+    await dispatchOnce({ db: handle.db, clients: { forSite: () => racing, any: client }, config, log, metrics });
+    assert.deepEqual(await intentsOf(job.id), ['start:failed']);
+    assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelled', code: 'CANCELLED' });
+    const history = await client.workflow.getHandle(job.id).fetchHistory();
+    assert.ok(
+      history.events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes),
+      'the workflow the start made is cancelled',
+    );
     await terminate(job.id);
   });
 

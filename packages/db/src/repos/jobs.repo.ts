@@ -109,11 +109,14 @@ export async function leaseDueIntents(db: DbOrTx, limit: number, leaseS: number)
   return leased.map((r) => ({ ...r.intents, job: r.jobs })).sort((a, b) => a.id - b.id);
 }
 
-export async function markIntentDispatched(db: DbOrTx, id: number): Promise<void> {
-  await db
+/** Marks a leased intent dispatched; false if it is no longer pending (a cancel claimed the start meanwhile). */
+export async function markIntentDispatched(db: DbOrTx, id: number): Promise<boolean> {
+  const marked = await db
     .update(intents)
     .set({ status: 'dispatched', dispatchedAt: new Date(), lastError: null })
-    .where(eq(intents.id, id));
+    .where(and(eq(intents.id, id), eq(intents.status, 'pending')))
+    .returning({ id: intents.id });
+  return marked.length > 0;
 }
 
 export async function markIntentRetry(db: DbOrTx, id: number, error: string, retryInS: number): Promise<void> {
