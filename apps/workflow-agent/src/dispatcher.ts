@@ -4,6 +4,7 @@ import { errorText } from '@fleet/config';
 import {
   cancelIfNotStarted,
   failJobBeforeStart,
+  hasPendingStart,
   leaseDueIntents,
   markIntentDispatched,
   markIntentFailed,
@@ -187,8 +188,10 @@ async function cancel(deps: DispatcherDeps, job: Job): Promise<void> {
     metrics.temporalCalls.inc({ op: 'cancel' });
     await client.workflow.getHandle(job.id).cancel();
   } catch (err) {
-    // No workflow, or one already closed (Temporal says not found to both): nothing to cancel. A start still pending
-    // after an earlier try is settled by its own retry, which sees the job cancelling (start()).
     if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // No workflow, or one already closed (Temporal says not found to both). A start still pending after an earlier try
+    // may yet make one (its call in flight elsewhere): the cancel is tried again once that start's retry has settled it
+    // (start() sees the job cancelling: it finds the workflow, or ends the job cancelled without starting it).
+    if (await hasPendingStart(db, job.id)) throw new Error(`the start of ${job.id} is still pending`, { cause: err });
   }
 }

@@ -269,8 +269,8 @@ export type { Job };
  * Cancels a job whose start intent has not reached Temporal; true if it did. Its device jobs (a campaign's, a rack
  * sequence's: its workflow would have driven them) close with it as not reached, freeing their devices. `untried`:
  * only a start never leased, which cannot have reached Temporal; one tried before may have started the workflow (a lost
- * reply), so the caller claims it only once Temporal has no such workflow. Once the start is dispatched, cancellation
- * goes through the workflow instead.
+ * reply), so only that start's own retry claims it, once Temporal has no such workflow. Once the start is dispatched,
+ * cancellation goes through the workflow instead.
  */
 export async function cancelIfNotStarted(db: DbOrTx, jobId: string, o: { untried?: boolean } = {}): Promise<boolean> {
   return db.transaction(async (tx) => {
@@ -299,6 +299,16 @@ export async function cancelIfNotStarted(db: DbOrTx, jobId: string, o: { untried
     await closeOpenChildren(tx, [jobId], 'not reached: the job was cancelled before it started');
     return true;
   });
+}
+
+/** Whether the job's start intent is still pending (leased or waiting for a retry). */
+export async function hasPendingStart(db: DbOrTx, jobId: string): Promise<boolean> {
+  const rows = await db
+    .select({ id: intents.id })
+    .from(intents)
+    .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
+    .limit(1);
+  return rows.length > 0;
 }
 
 /**
