@@ -133,8 +133,7 @@ async function trackJobStages(tx: DbOrTx, kinds: string[]): Promise<void> {
  * Every object past its limit now, in one statement: devices by their lifecycle state (since their last lifecycle
  * move, one probe of device_transitions_lifecycle_device_id_id_idx per device in a watched state), open jobs watched on
  * their own (jobs_open_idx; a child's parent by its primary key) by their running or queued time, and open top-level
- * jobs by the stage they show. Times are cut to milliseconds, so they
- * compare equal with the breaches' own.
+ * jobs by the stage they show. Times are cut to milliseconds, so they compare equal with the breaches' own.
  */
 async function findPastLimit(tx: DbOrTx, watched: { subject: SlaSubject; limitS: number }[]): Promise<SlaCandidate[]> {
   const limits = watched.map(({ subject: s, limitS }) => ({
