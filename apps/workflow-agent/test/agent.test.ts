@@ -282,8 +282,7 @@ does not undo what the quick cycle wrote`, async () => {
   });
 
   it('a cancel intent reaches the running workflow; the job stays cancelling until the workflow ends', async () => {
-    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobIds[3]]);
-    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobIds[3]]);
+    await requestCancel(jobIds[3]!);
     assert.equal(await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics }), 1);
     // Without a worker the workflow cannot act on it yet, but the request is in its history.
     const history = await client.workflow.getHandle(jobIds[3]!).fetchHistory();
@@ -485,17 +484,28 @@ the satellite`, async () => {
       params: { action: 'on' },
       createdBy: 'agent-test',
     });
-    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
     // The cancel is leased first, as if the start had been delayed by a retry backoff.
-    await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [
-      job.id,
-    ]);
-    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await delayIntents(job.id);
+    await requestCancel(job.id);
     await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const { rows } = await handle.pool.query(`select state, error->>'code' as code from jobs where id = $1`, [job.id]);
     assert.deepEqual(rows[0], { state: 'cancelled', code: 'CANCELLED' });
     await assert.rejects(client.workflow.getHandle(job.id).describe(), /not found/i);
   });
+  /** As the hub cancels a job: marked cancelling, with a cancel intent. */
+  const requestCancel = async (jobId: string) => {
+    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [jobId]);
+    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [jobId]);
+  };
+  /** The job's start was leased once and failed with `error`: it waits an hour for its retry. */
+  const startTriedBefore = (jobId: string, error: string) =>
+    handle.pool.query(
+      `update intents set attempts = 1, last_error = $2, next_attempt_at = now() + interval '1 hour' where job_id = $1`,
+      [jobId, error],
+    );
+  /** The job's intents wait an hour: a cancel written after this is leased first. */
+  const delayIntents = (jobId: string) =>
+    handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [jobId]);
   const powerJobOn = async (name: string) => {
     const d = await insertDevice(handle.db, {
       name,
@@ -519,8 +529,7 @@ the satellite`, async () => {
 
   it('a job cancelled while its start waited, both leased together, never starts and ends cancelled', async () => {
     const job = await powerJobOn('tray-same-lease');
-    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
-    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await requestCancel(job.id);
     await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     assert.deepEqual((await jobStates([job.id]))[job.id], { state: 'cancelled', code: 'CANCELLED' });
     assert.deepEqual(await intentsOf(job.id), ['start:failed', 'cancel:dispatched']);
@@ -532,13 +541,8 @@ and the job stays its workflow's`, async () => {
     const job = await powerJobOn('tray-lost-reply');
     // The first attempt started the workflow and lost the reply: the start waits for its retry.
     await client.workflow.start('devicePower', { taskQueue: 'site-lab', workflowId: job.id, args: [] });
-    await handle.pool.query(
-      `update intents set attempts = 1, last_error = 'reply lost', next_attempt_at = now() + interval '1 hour'
-       where job_id = $1`,
-      [job.id],
-    );
-    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
-    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await startTriedBefore(job.id, 'reply lost');
+    await requestCancel(job.id);
     await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     const history = await client.workflow.getHandle(job.id).fetchHistory();
     assert.ok(
@@ -559,13 +563,8 @@ and the job stays its workflow's`, async () => {
   it(`a cancel after a start tried before that never reached Temporal waits for it; the start's retry ends the job \
 cancelled without starting it`, async () => {
     const job = await powerJobOn('tray-start-refused');
-    await handle.pool.query(
-      `update intents set attempts = 1, last_error = 'refused', next_attempt_at = now() + interval '1 hour'
-       where job_id = $1`,
-      [job.id],
-    );
-    await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [job.id]);
-    await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [job.id]);
+    await startTriedBefore(job.id, 'refused');
+    await requestCancel(job.id);
     await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });
     // Not found: no workflow, or one closed already. The start may yet be made (its call in flight elsewhere): it is
     // not claimed here, and the cancel waits for it.
@@ -717,11 +716,8 @@ end is written; only the queued devices end as not reached`, async () => {
       );
       if (how.startsWith('cancelled')) {
         // The cancel is leased first, as if the start had been delayed by a retry backoff.
-        await handle.pool.query(`update jobs set state = 'cancelling' where id = $1`, [campaign]);
-        await handle.pool.query(`update intents set next_attempt_at = now() + interval '1 hour' where job_id = $1`, [
-          campaign,
-        ]);
-        await handle.pool.query(`insert into intents (job_id, kind) values ($1, 'cancel')`, [campaign]);
+        await delayIntents(campaign);
+        await requestCancel(campaign);
       }
       // Otherwise the start fails for good: the campaign job has no plan (no campaigns row).
       await dispatchOnce({ db: handle.db, clients: oneClient(client), config, log, metrics });

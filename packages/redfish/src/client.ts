@@ -62,7 +62,6 @@ export class RedfishClient {
   private readonly session: SessionAuth | undefined;
   private readonly basicAuth: string;
   private tail: Promise<void> = Promise.resolve();
-  private rootDoc: Promise<ServiceRoot> | undefined;
   private readonly memo = new Map<string, Promise<unknown>>();
   /** Whether this client followed what the process's shared discovery held (then a 404 or 503 re-discovers). */
   private usedShared = false;
@@ -168,7 +167,7 @@ export class RedfishClient {
   }
 
   /**
-   * A value that only changes when the BMC is reset or re-flashed (a discovered link, an
+   * A value that only changes when the BMC is reset or re-flashed (the service root, a discovered link, an
    * ActionInfo), kept under `key` until invalidate(). A failed resolve is not kept.
    */
   cached<T>(key: string, resolve: () => Promise<T>): Promise<T> {
@@ -203,7 +202,6 @@ export class RedfishClient {
    * a BMC reset or firmware activation.
    */
   invalidate(): void {
-    this.rootDoc = undefined;
     this.memo.clear();
     this.usedShared = false;
     this.opts.discovery?.forget(this.bmc);
@@ -215,7 +213,7 @@ export class RedfishClient {
    * from the service root and the operation runs once more.
    */
   async discovered<T>(op: () => Promise<T>): Promise<T> {
-    const warm = this.rootDoc !== undefined || this.memo.size > 0;
+    const warm = this.memo.size > 0;
     try {
       return await op();
     } catch (err) {
@@ -278,27 +276,13 @@ export class RedfishClient {
   }
 
   private loadRoot(): Promise<ServiceRoot> {
-    if (!this.rootDoc) {
-      // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it; a BMC may
-      // show less to an anonymous reader, so the two are kept apart.
-      const key = this.session ? 'root:anonymous' : 'root';
-      const shared = this.sharedValue<ServiceRoot>(key);
-      if (shared !== undefined) return Promise.resolve(shared);
-      const generation = this.opts.discovery?.generation(this.bmc) ?? 0;
-      const p = this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) =>
+    // Session mode reads the root unauthenticated (Redfish requires that), as the login URI comes from it; a BMC may
+    // show less to an anonymous reader, so the two are kept apart.
+    return this.cached(this.session ? 'root:anonymous' : 'root', () =>
+      this.perform({ method: 'GET', uri: serviceRootUri, authenticate: !this.session }).then((r) =>
         this.resourceOf<ServiceRoot>(r, serviceRootUri),
-      );
-      this.rootDoc = p;
-      p.then(
-        (root) => {
-          if (this.rootDoc === p) this.opts.discovery?.set(this.bmc, key, root, generation);
-        },
-        () => {
-          if (this.rootDoc === p) this.rootDoc = undefined;
-        },
-      );
-    }
-    return this.rootDoc;
+      ),
+    );
   }
 
   /** What the process's shared discovery holds under `key` for this BMC; using it makes this client's links warm. */

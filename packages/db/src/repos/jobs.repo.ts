@@ -265,6 +265,10 @@ export async function setJobState(db: DbOrTx, id: string, state: JobState, error
 
 export type { Job };
 
+/** The job's start intent while it is pending (leased or waiting for a retry). */
+const pendingStartOf = (jobId: string) =>
+  and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending'));
+
 /**
  * Cancels a job whose start intent has not reached Temporal; true if it did. Its device jobs (a campaign's, a rack
  * sequence's: its workflow would have driven them) close with it as not reached, freeing their devices. `untried`:
@@ -277,25 +281,10 @@ export async function cancelIfNotStarted(db: DbOrTx, jobId: string, o: { untried
     const claimed = await tx
       .update(intents)
       .set({ status: 'failed', lastError: 'cancelled before the workflow started' })
-      .where(
-        and(
-          eq(intents.jobId, jobId),
-          eq(intents.kind, 'start'),
-          eq(intents.status, 'pending'),
-          o.untried ? eq(intents.attempts, 0) : undefined,
-        ),
-      )
+      .where(and(pendingStartOf(jobId), o.untried ? eq(intents.attempts, 0) : undefined))
       .returning({ id: intents.id });
     if (claimed.length === 0) return false;
-    await tx
-      .update(jobs)
-      .set({
-        state: 'cancelled',
-        finishedAt: new Date(),
-        updatedAt: new Date(),
-        error: { code: 'CANCELLED', message: 'cancelled before the workflow started' },
-      })
-      .where(and(eq(jobs.id, jobId), inArray(jobs.state, ['queued', 'cancelling'])));
+    await setJobState(tx, jobId, 'cancelled', { code: 'CANCELLED', message: 'cancelled before the workflow started' });
     await closeOpenChildren(tx, [jobId], 'not reached: the job was cancelled before it started');
     return true;
   });
@@ -303,11 +292,7 @@ export async function cancelIfNotStarted(db: DbOrTx, jobId: string, o: { untried
 
 /** Whether the job's start intent is still pending (leased or waiting for a retry). */
 export async function hasPendingStart(db: DbOrTx, jobId: string): Promise<boolean> {
-  const rows = await db
-    .select({ id: intents.id })
-    .from(intents)
-    .where(and(eq(intents.jobId, jobId), eq(intents.kind, 'start'), eq(intents.status, 'pending')))
-    .limit(1);
+  const rows = await db.select({ id: intents.id }).from(intents).where(pendingStartOf(jobId)).limit(1);
   return rows.length > 0;
 }
 
