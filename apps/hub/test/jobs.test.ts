@@ -13,7 +13,7 @@ interface JobBody {
   state: string;
   parent_id: string | null;
   workflow_id: string | null;
-  target: { device_id: string | null };
+  target: { device_id: string | null; rack_id: string | null; site_id: string | null };
   links: { temporal_ui: string | null };
 }
 
@@ -148,6 +148,39 @@ repeats`, async () => {
       res.items.map((j) => j.parent_id),
       [rackJob.id],
     );
+  });
+
+  it(`rack_id lists the rack's own jobs, however many newer jobs other racks of its site have; with parent_id, \
+the sequence's device jobs`, async () => {
+    const rackId = rackJob.target.rack_id!;
+    // Newer than the sequence: 250 open jobs on another rack of the same site, past any first page of the site's jobs.
+    const { rows } = await handle.pool.query<{ id: string }>(
+      `insert into racks (name, site_id) select 'other-rack', site_id from racks where id = $1 returning id`,
+      [rackId],
+    );
+    const other = rows[0]!.id;
+    await handle.pool.query(
+      `insert into jobs (kind, state, site_id, rack_id, params, created_by, created_at)
+       select 'rack.power', 'succeeded', site_id, $2, '{}', 'test', now() + make_interval(secs => g)
+       from racks, generate_series(1, 250) g where racks.id = $1`,
+      [rackId, other],
+    );
+    try {
+      const site = await list(`site_id=${rackJob.target.site_id}&limit=200`);
+      assert.ok(!site.items.some((j) => j.id === rackJob.id), "the site's first page no longer holds the sequence");
+      const onRack = await list(`rack_id=${rackId}&limit=200`);
+      assert.deepEqual(
+        onRack.items.map((j) => j.id),
+        [rackJob.id],
+      );
+      const children = await list(`rack_id=${rackId}&parent_id=${rackJob.id}&limit=200`);
+      assert.equal(children.items.length, rackDevices.length);
+      assert.equal((await list(`rack_id=${other}&state=running`)).items.length, 0);
+      assert.equal((await call('GET', '/v1/jobs?rack_id=rack-1', tokens.viewer)).statusCode, 400);
+    } finally {
+      await handle.pool.query('delete from jobs where rack_id = $1', [other]);
+      await handle.pool.query('delete from racks where id = $1', [other]);
+    }
   });
 
   it(`a rack sequence's child names its parent's workflow; a batch has no workflow, its children have their \

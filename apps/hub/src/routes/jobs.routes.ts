@@ -19,6 +19,7 @@ const JobQuery = z
     kind: repeated(JobKind),
     device_id: repeated(uuid).describe('Every job on these devices, children of rack sequences and batches included'),
     site_id: repeated(z.string().min(1)),
+    rack_id: repeated(uuid).describe('Jobs on these racks: rack sequences and batches, and the device jobs they hold'),
     parent_id: repeated(uuid).describe(
       "These parents' children (a rack sequence's or batch's device jobs, a campaign's device updates). " +
         'Without parent_id or device_id only top-level jobs are listed',
@@ -62,6 +63,7 @@ export function jobRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: View
         ...(q.kind ? { kind: q.kind } : {}),
         ...(q.device_id ? { deviceId: q.device_id } : {}),
         ...(siteIds ? { siteId: siteIds } : {}),
+        ...(q.rack_id ? { rackId: q.rack_id } : {}),
         ...(q.parent_id ? { parentId: q.parent_id } : {}),
         topLevel: !q.parent_id && !q.device_id,
       });

@@ -135,10 +135,10 @@ export const useRackActivity = (rack: RackDetail | undefined, enabled: boolean) 
     enabled: enabled && !!rack,
     queryFn: async () => {
       const deviceIds = [...new Set(rack!.elevation.map((slot) => slot.device_id))];
-      const [top, onDevices] = await Promise.all([
+      const [onRack, onDevices] = await Promise.all([
         unwrap(
           api().GET('/v1/jobs', {
-            params: { query: { site_id: [rack!.site_id], state: [...openStates], limit: 200 } },
+            params: { query: { rack_id: [rack!.id], state: [...openStates], limit: 200 } },
           }),
         ),
         deviceIds.length
@@ -149,7 +149,8 @@ export const useRackActivity = (rack: RackDetail | undefined, enabled: boolean) 
             )
           : { items: [] },
       ]);
-      const rackJobs = top.items.filter((j) => !j.target.device_id && j.target.rack_id === rack!.id);
+      // Top-level jobs on the rack: its sequences and batches (a single device's job there has a device_id).
+      const rackJobs = onRack.items.filter((j) => !j.target.device_id);
       return { rackJobs, deviceJobs: onDevices.items };
     },
     refetchInterval: usePollInterval(2000),

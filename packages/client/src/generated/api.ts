@@ -8356,6 +8356,7 @@ export interface operations {
         )[];
         device_id?: string[];
         site_id?: string[];
+        rack_id?: string[];
         parent_id?: string[];
       };
       header?: never;

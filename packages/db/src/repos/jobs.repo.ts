@@ -60,6 +60,7 @@ export interface JobPageQuery {
   kind?: string[];
   deviceId?: string[];
   siteId?: string[];
+  rackId?: string[];
   parentId?: string[];
   /** Parents and single jobs only: a rack operation's children share its created_at and would crowd it out. */
   topLevel?: boolean;
@@ -73,6 +74,7 @@ export async function listJobs(db: DbOrTx, q: JobPageQuery): Promise<Job[]> {
   if (q.kind?.length) c.push(inArray(jobs.kind, q.kind));
   if (q.deviceId?.length) c.push(inArray(jobs.deviceId, q.deviceId));
   if (q.siteId?.length) c.push(inArray(jobs.siteId, q.siteId));
+  if (q.rackId?.length) c.push(inArray(jobs.rackId, q.rackId));
   if (q.parentId?.length) c.push(inArray(jobs.parentId, q.parentId));
   if (q.after) {
     c.push(
