@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -257,6 +257,18 @@ async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, 
   };
 }
 
+/** The bytes of the files under `dir` (a file removed while it is counted counts nothing). */
+function directoryBytes(dir: string): number {
+  let bytes = 0;
+  try {
+    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
+      if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+  } catch {
+    // a pass's directory removed while it was counted: the next sample counts the next one
+  }
+  return bytes;
+}
+
 /** One stage: sync the NetBox as it now is into an empty mirror, then the hub's pages under load. */
 async function fleetStage(
   o: Options,
@@ -274,17 +286,24 @@ async function fleetStage(
     // The agent's sync runs in this process, as in bench/inventory.ts: its heap and event-loop delay are watched here.
     const client = new NetboxClient(netbox.url, netbox.token, { pageSize: 500, timeoutMs: 300_000 });
     cleanups.unshift(() => client.close());
+    // Each pass spools what it read here (a directory of its own): its size is sampled beside the heap.
+    const spoolDir = join(repoRoot, '.run', 'bench-scale', 'netbox-spool');
+    mkdirSync(spoolDir, { recursive: true });
     const sync = new NetboxSync({
       db: handle.db,
       client,
       log: pino({ level: 'silent' }),
       metrics: createSyncMetrics(new Registry(), () => undefined),
-      settings: { intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10 },
+      settings: { intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10, spoolDir },
     });
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     let heapMax = 0;
-    const sampler = setInterval(() => (heapMax = Math.max(heapMax, process.memoryUsage().heapUsed)), 250);
+    let spoolMax = 0;
+    const sampler = setInterval(() => {
+      heapMax = Math.max(heapMax, process.memoryUsage().heapUsed);
+      spoolMax = Math.max(spoolMax, directoryBytes(spoolDir));
+    }, 250);
     const t0 = Date.now();
     const full = await sync.full();
     const fullS = (Date.now() - t0) / 1000;
@@ -459,6 +478,7 @@ async function fleetStage(
         bench_with_netbox_sync: peakRssMiB(process.pid),
       },
       netbox_sync_heap_mib_max: Number((heapMax / 2 ** 20).toFixed(1)),
+      netbox_sync_spool_mib_max: Number((spoolMax / 2 ** 20).toFixed(1)),
       event_loop_lag_p99_ms: {
         hub: hubFigures.eventLoopLagP99Ms,
         netbox_sync: Number((loop.percentile(99) / 1e6).toFixed(1)),

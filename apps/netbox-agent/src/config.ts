@@ -29,6 +29,11 @@ export const NetboxAgentConfig = z
         overlapS: z.number().min(0).max(3600).default(10),
         /** Limit the mirror to these NetBox site slugs; all sites when absent. */
         sites: z.array(z.string().min(1)).optional(),
+        /**
+         * Where a pass keeps what it read from NetBox until it has applied it (a directory of its own, removed after
+         * the pass); the OS temp directory when absent. A full pass of 100,000 devices needs about 200 MB there.
+         */
+        spoolDir: z.string().min(1).optional(),
       })
       .strict()
       .default({ intervalS: 30, fullSyncIntervalS: 3600, overlapS: 10 }),

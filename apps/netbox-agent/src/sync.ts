@@ -43,6 +43,7 @@ import {
   type NbSite,
 } from './netbox-types.js';
 import type { SyncMetrics } from './metrics.js';
+import { Spool, type Spooled } from './spool.js';
 
 export const scope = 'netbox';
 
@@ -100,9 +101,7 @@ export interface SyncResult {
 }
 
 /** A NetBox object as the pass handles it before mapping. */
-interface NbObject {
-  id: number;
-  last_updated: string;
+interface NbObject extends Spooled {
   name?: string | null;
   slug?: string;
   address?: string;
@@ -117,7 +116,7 @@ class Pass {
   readonly refused: Record<string, number> = {};
   readonly issues: SyncIssue[] = [];
   /** Objects applied or deleted: their earlier sync issues are settled by this pass. */
-  readonly touched: { objectType: string; netboxId: number }[] = [];
+  private readonly touched: { objectType: string; netboxId: number }[] = [];
   derivedDevices = 0;
 
   constructor(readonly mode: SyncResult['mode']) {
@@ -129,15 +128,23 @@ class Pass {
     this.issues.push({ objectType: spec.changeType, netboxId, code, message });
   }
 
+  /** An object applied or deleted. A full pass settles every earlier issue, so only an incremental one lists them. */
+  touch(objectType: string, netboxId: number): void {
+    if (this.mode === 'incremental') this.touched.push({ objectType, netboxId });
+  }
+
   issuesForRefresh(): PassIssues {
     return { issues: this.issues, settled: this.mode === 'full' ? 'all' : this.touched };
   }
 }
 
+/** What a pass read from NetBox, kind by kind, until it has applied it. */
+type Fetched = Spool<NetboxKind, NbObject>;
+
 /** What an incremental pass read or saw deleted, by NetBox id: what the derived state can depend on. */
-function changedObjects(fetched: Map<NetboxKind, NbObject[]>, deletions: NbObjectChange[]): ChangedObjects {
+function changedObjects(fetched: Fetched, deletions: NbObjectChange[]): ChangedObjects {
   const ids = (kind: NetboxKind, type: string) => [
-    ...fetched.get(kind)!.map((o) => o.id),
+    ...fetched.kind(kind).ids,
     ...deletions.filter((c) => c.changed_object_type === type).map((c) => c.changed_object_id),
   ];
   return {
@@ -230,7 +237,7 @@ export class NetboxSync {
       const why = errorText(err, { keys: true });
       pass.refused[spec.kind]! += 1;
       pass.issue(spec, o.id, 'apply_failed', `${label(spec, o)} could not be mirrored: ${why}`);
-      pass.touched.push({ objectType: spec.changeType, netboxId: o.id });
+      pass.touch(spec.changeType, o.id);
       this.deps.log.warn(
         { kind: spec.kind, netboxId: o.id, err: why },
         'a NetBox object could not be mirrored; the sync goes on without it',
@@ -242,7 +249,7 @@ export class NetboxSync {
     const done = new Set(written);
     const refused = new Set(attempt.issues.map((i) => i.netboxId));
     for (const o of objects) {
-      pass.touched.push({ objectType: spec.changeType, netboxId: o.id });
+      pass.touch(spec.changeType, o.id);
       if (done.has(o.id) || refused.has(o.id)) continue;
       pass.skipped[spec.kind]! += 1;
       // Interfaces follow their device and addresses outside the mirrored devices are out of scope: counted only.
@@ -260,45 +267,57 @@ export class NetboxSync {
   }
 
   /**
-   * Reads every object of each kind (cursor pages). The kinds are read side by side: NetBox serves requests in
-   * parallel, while one kind's pages must follow each other (each names the next). They are applied in dependency
-   * order afterwards. A failed kind fails the pass, once the others have stopped.
+   * Reads every object of each kind (cursor pages) into a spool on disk. The kinds are read side by side: NetBox
+   * serves requests in parallel, while one kind's pages must follow each other (each names the next). They are
+   * applied in dependency order afterwards, from the spool, so a pass holds a page at a time rather than the fleet. A
+   * failed kind fails the pass, once the others have stopped.
    */
-  private async fetchAll(extra: Record<string, string> = {}): Promise<Map<NetboxKind, NbObject[]>> {
-    const reads = await Promise.allSettled(
-      kinds.map((spec) => this.deps.client.all<NbObject>(spec.path, { ...this.listParams(spec), ...extra })),
-    );
-    const failed = reads.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
-    return new Map(kinds.map((spec, i) => [spec.kind, (reads[i] as PromiseFulfilledResult<NbObject[]>).value]));
+  private async fetchAll(extra: Record<string, string> = {}): Promise<Fetched> {
+    const fetched: Fetched = await Spool.create(this.deps.settings.spoolDir);
+    try {
+      const reads = await Promise.allSettled(
+        kinds.map(async (spec) => {
+          const spool = fetched.kind(spec.kind);
+          for await (const page of this.deps.client.list<NbObject>(spec.path, { ...this.listParams(spec), ...extra }))
+            await spool.add(page);
+        }),
+      );
+      const failed = reads.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      return fetched;
+    } catch (err) {
+      await fetched.close();
+      throw err;
+    }
   }
 
   /** Objects an earlier pass could not apply are read again, whether or not they changed since. */
-  private async fetchUnsettled(fetched: Map<NetboxKind, NbObject[]>): Promise<void> {
+  private async fetchUnsettled(fetched: Fetched): Promise<void> {
     const open = await openSyncIssueObjects(this.deps.db);
     for (const spec of kinds) {
-      const have = new Set(fetched.get(spec.kind)!.map((o) => o.id));
+      const spool = fetched.kind(spec.kind);
+      const have = new Set(spool.ids);
       const ids = open
         .filter((o) => o.objectType === spec.changeType && !have.has(o.netboxId))
         .map((o) => String(o.netboxId));
       for (let i = 0; i < ids.length; i += 100) {
-        const more = await this.deps.client.all<NbObject>(spec.path, {
+        for await (const page of this.deps.client.list<NbObject>(spec.path, {
           ...this.listParams(spec),
           id: ids.slice(i, i + 100),
-        });
-        fetched.get(spec.kind)!.push(...more);
+        }))
+          await spool.add(page);
       }
     }
   }
 
   /** Applies what was read, kind by kind in dependency order, and returns the highest last_updated seen. */
-  private async applyAll(tx: Tx, fetched: Map<NetboxKind, NbObject[]>, pass: Pass): Promise<string> {
+  private async applyAll(tx: Tx, fetched: Fetched, pass: Pass): Promise<string> {
     let watermark = '';
     for (const spec of kinds) {
-      const objects = fetched.get(spec.kind)!;
-      for (let i = 0; i < objects.length; i += 1000) await this.apply(tx, spec, objects.slice(i, i + 1000), pass);
-      for (const o of objects) if (o.last_updated > watermark) watermark = o.last_updated;
-      pass.read[spec.kind] = objects.length;
+      const spool = fetched.kind(spec.kind);
+      for await (const objects of spool.batches(1000)) await this.apply(tx, spec, objects, pass);
+      if (spool.watermark > watermark) watermark = spool.watermark;
+      pass.read[spec.kind] = spool.count;
     }
     return watermark;
   }
@@ -312,49 +331,45 @@ export class NetboxSync {
     // Everything changed before this moment (NetBox's clock) is in what follows.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll();
-    // One transaction: readers of the mirror never see half a sync.
-    const { pass, value: openIssues } = await this.transaction('full', async (tx, pass) => {
-      const watermark = await this.applyAll(tx, fetched, pass);
-      const sites = await this.siteScope(tx, fetched.get('site')!);
-      for (const spec of [...kinds].reverse()) {
-        pass.deleted[spec.kind] = await deleteMissing(
-          tx,
-          spec.kind,
-          fetched.get(spec.kind)!.map((o) => o.id),
-          sites,
-        );
-      }
-      await analyzeMirror(tx);
-      const open = await this.derive(tx, pass);
-      await refreshCompliance(tx);
-      const now = new Date();
-      const mark = passStart ?? (watermark ? new Date(watermark) : now);
-      await updateSyncState(tx, scope, {
-        watermark: mark,
-        changeWatermark: mark,
-        lastFullSyncAt: now,
-        lastSuccessAt: now,
-        lastError: null,
-        stale: false,
-        sourceUrl: client.baseUrl,
-        counts: pass.read,
+    try {
+      // One transaction: readers of the mirror never see half a sync.
+      const { pass, value: openIssues } = await this.transaction('full', async (tx, pass) => {
+        const watermark = await this.applyAll(tx, fetched, pass);
+        const sites = await this.siteScope(tx, fetched.kind('site').ids);
+        for (const spec of [...kinds].reverse()) {
+          pass.deleted[spec.kind] = await deleteMissing(tx, spec.kind, fetched.kind(spec.kind).ids, sites);
+        }
+        await analyzeMirror(tx);
+        const open = await this.derive(tx, pass);
+        await refreshCompliance(tx);
+        const now = new Date();
+        const mark = passStart ?? (watermark ? new Date(watermark) : now);
+        await updateSyncState(tx, scope, {
+          watermark: mark,
+          changeWatermark: mark,
+          lastFullSyncAt: now,
+          lastSuccessAt: now,
+          lastError: null,
+          stale: false,
+          sourceUrl: client.baseUrl,
+          counts: pass.read,
+        });
+        return open;
       });
-      return open;
-    });
-    return this.done(pass, client.requests - requestsBefore, openIssues);
+      return this.done(pass, client.requests - requestsBefore, openIssues);
+    } finally {
+      await fetched.close();
+    }
   }
 
   /**
    * The Fleet ids of the configured sites (undefined: all sites). A configured slug may name a site whose Fleet id
    * is its slug from before a rename, so the sites read from NetBox are looked up by NetBox id as well.
    */
-  private async siteScope(db: DbOrTx, sitesRead: NbObject[]): Promise<string[] | undefined> {
+  private async siteScope(db: DbOrTx, sitesRead: number[]): Promise<string[] | undefined> {
     const slugs = this.deps.settings.sites;
     if (!slugs) return undefined;
-    const ids = await siteIdsByNetboxId(
-      db,
-      sitesRead.map((s) => s.id),
-    );
+    const ids = await siteIdsByNetboxId(db, sitesRead);
     return [...new Set([...slugs, ...ids.values()])];
   }
 
@@ -373,43 +388,48 @@ export class NetboxSync {
     // what changed since, not how much changed just before the last watermark.
     const passStart = client.serverTime;
     const fetched = await this.fetchAll({ last_updated__gte: since });
-    await this.fetchUnsettled(fetched);
-    // Deletions: one change-log query for every kind (repeated parameters are ORed).
-    const changesSince = new Date(state.changeWatermark.getTime() - overlapMs).toISOString();
-    const changes = await client.all<NbObjectChange>('/api/core/object-changes/', {
-      action: 'delete',
-      time_after: changesSince,
-      ...fieldsParam('objectChange'),
-      changed_object_type: kinds.map((k) => k.changeType),
-    });
-    let changeWatermark = state.changeWatermark.toISOString();
-    for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
-    const changed = changedObjects(fetched, changes);
-    const { pass, value: openIssues } = await this.transaction('incremental', async (tx, pass) => {
-      // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
-      const affected = new Set(await devicesAffectedBy(tx, changed));
-      let watermark = await this.applyAll(tx, fetched, pass);
-      if (state.watermark!.toISOString() > watermark) watermark = state.watermark!.toISOString();
-      for (const spec of [...kinds].reverse()) {
-        const ids = changes.filter((c) => c.changed_object_type === spec.changeType).map((c) => c.changed_object_id);
-        pass.deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
-        pass.touched.push(...ids.map((netboxId) => ({ objectType: spec.changeType, netboxId })));
-      }
-      const any = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
-      if (any) for (const id of await devicesAffectedBy(tx, changed)) affected.add(id);
-      const open = any ? await this.derive(tx, pass, [...affected]) : -1;
-      if (any) await refreshCompliance(tx, [...affected]);
-      await updateSyncState(tx, scope, {
-        watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
-        changeWatermark: passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),
-        lastSuccessAt: new Date(),
-        lastError: null,
-        stale: false,
-        sourceUrl: client.baseUrl,
+    try {
+      await this.fetchUnsettled(fetched);
+      // Deletions: one change-log query for every kind (repeated parameters are ORed).
+      const changesSince = new Date(state.changeWatermark.getTime() - overlapMs).toISOString();
+      const changes = await client.all<NbObjectChange>('/api/core/object-changes/', {
+        action: 'delete',
+        time_after: changesSince,
+        ...fieldsParam('objectChange'),
+        changed_object_type: kinds.map((k) => k.changeType),
       });
-      return open;
-    });
-    return this.done(pass, client.requests - requestsBefore, openIssues);
+      let changeWatermark = state.changeWatermark.toISOString();
+      for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
+      const changed = changedObjects(fetched, changes);
+      const { pass, value: openIssues } = await this.transaction('incremental', async (tx, pass) => {
+        // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
+        const affected = new Set(await devicesAffectedBy(tx, changed));
+        let watermark = await this.applyAll(tx, fetched, pass);
+        if (state.watermark!.toISOString() > watermark) watermark = state.watermark!.toISOString();
+        for (const spec of [...kinds].reverse()) {
+          const ids = changes.filter((c) => c.changed_object_type === spec.changeType).map((c) => c.changed_object_id);
+          pass.deleted[spec.kind] = await deleteByNetboxIds(tx, spec.kind, ids);
+          for (const id of ids) pass.touch(spec.changeType, id);
+        }
+        const any = Object.values(pass.read).some((n) => n > 0) || Object.values(pass.deleted).some((n) => n > 0);
+        if (any) for (const id of await devicesAffectedBy(tx, changed)) affected.add(id);
+        const open = any ? await this.derive(tx, pass, [...affected]) : -1;
+        if (any) await refreshCompliance(tx, [...affected]);
+        await updateSyncState(tx, scope, {
+          watermark: passStart && passStart.toISOString() > watermark ? passStart : new Date(watermark),
+          changeWatermark:
+            passStart && passStart.toISOString() > changeWatermark ? passStart : new Date(changeWatermark),
+          lastSuccessAt: new Date(),
+          lastError: null,
+          stale: false,
+          sourceUrl: client.baseUrl,
+        });
+        return open;
+      });
+      return this.done(pass, client.requests - requestsBefore, openIssues);
+    } finally {
+      await fetched.close();
+    }
   }
 
   /**

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -61,6 +64,12 @@ class FakeNetbox {
       .map((o) => (fields ? Object.fromEntries(Object.entries(o).filter(([k]) => fields.includes(k))) : o)) as T[];
   }
 
+  /** Pages of two objects, as NetBox's cursor pages: a pass spools several pages of each kind. */
+  async *list<T>(path: string, params: Record<string, string | string[]> = {}): AsyncGenerator<T[]> {
+    const objects = await this.all<T>(path, params);
+    for (let i = 0; i < objects.length; i += 2) yield objects.slice(i, i + 2);
+  }
+
   async close(): Promise<void> {}
 }
 
@@ -112,14 +121,14 @@ describe('NetBox sync: an object that cannot be applied', () => {
   let netbox: FakeNetbox;
   let warnings: string[];
 
-  const sync = () => {
+  const sync = (settings: { spoolDir?: string } = {}) => {
     const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
     return new NetboxSync({
       db: handle.db,
       client: netbox as unknown as NetboxClient,
       log,
       metrics: createSyncMetrics(new Registry(), () => undefined),
-      settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0 },
+      settings: { intervalS: 1, fullSyncIntervalS: 3600, overlapS: 0, ...settings },
     });
   };
   const issues = async () =>
@@ -296,6 +305,55 @@ issue`, async () => {
         'drop trigger test_fault on racks; drop function test_fault(); drop table test_fault; ' +
           'drop sequence test_fault_once',
       );
+    }
+  });
+
+  it(`a pass keeps what it read in a spool directory of its own, removed when the pass ends, whether it succeeded, \
+NetBox failed or Postgres did; names with line breaks come back whole`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-spool-test-'));
+    const racks = async () =>
+      (await handle.pool.query<{ name: string }>('select name from racks order by name')).rows.map((r) => r.name);
+    try {
+      netbox.put('/api/dcim/racks/', rack(11, 1, 'r002 line\nbreak \u2028 and "quotes"'));
+      for (let i = 1; i <= 6; i++) netbox.put('/api/dcim/devices/', device(100 + i, 1, 11, `ct0${i + 1}`));
+      let spooled: string[] | undefined;
+      const all = netbox.all.bind(netbox);
+      netbox.all = (async (path: string, params?: Record<string, string | string[]>) => {
+        // Looked at while the devices are read, after the sites and racks: a pass directory, one file per kind.
+        if (path === '/api/dcim/devices/') spooled = (await readdir(dir, { recursive: true })).sort();
+        return all(path, params);
+      }) as typeof netbox.all;
+      const result = await sync({ spoolDir: dir }).full();
+      assert.deepEqual(result.written, { site: 1, rack: 2, device: 7, interface: 0, ip: 0 });
+      assert.equal(spooled?.length, 3, `${spooled}`);
+      assert.match(spooled![0]!, /^fleet-netbox-pass-/);
+      assert.deepEqual(await racks(), ['r001', 'r002 line\nbreak \u2028 and "quotes"']);
+      assert.equal((await names()).length, 7);
+      assert.deepEqual(await readdir(dir), [], 'removed after a pass that succeeded');
+
+      netbox.all = (async (path: string, params?: Record<string, string | string[]>) => {
+        if (path === '/api/dcim/interfaces/') throw new Error('NetBox 502: /api/dcim/interfaces/');
+        return all(path, params);
+      }) as typeof netbox.all;
+      await assert.rejects(sync({ spoolDir: dir }).full(), /NetBox 502/);
+      assert.deepEqual(await readdir(dir), [], 'removed after NetBox failed');
+      netbox.all = all;
+
+      await handle.pool.query(`
+        create function test_refuse() returns trigger language plpgsql as $$
+        begin raise exception 'simulated failure' using errcode = '57014'; end $$;
+        create trigger test_refuse before update on racks for each row execute function test_refuse();`);
+      try {
+        await assert.rejects(sync({ spoolDir: dir }).full(), (err: Error) =>
+          errorText(err, { keys: true }).includes('SQLSTATE 57014'),
+        );
+      } finally {
+        await handle.pool.query('drop trigger test_refuse on racks; drop function test_refuse()');
+      }
+      assert.deepEqual(await readdir(dir), [], 'removed after Postgres failed the pass');
+      assert.equal((await names()).length, 7, 'the mirror is as the last good pass left it');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
