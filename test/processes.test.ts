@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -174,6 +174,57 @@ describe('process shutdown', () => {
     assert.ok(end, `no shutdown line:\n${agent.output.slice(-2000)}`);
     assert.equal(code, end === 'stopped' ? 0 : 1, `${end}, yet exit code ${code}:\n${agent.output.slice(-2000)}`);
   });
+
+  it(
+    `netbox agent: a spool directory it cannot use stops it at start, named; one a killed agent left behind is \
+removed at start`,
+    { timeout: 60_000 },
+    async () => {
+      const tokenFile = join(dir, 'netbox-token');
+      writeFileSync(tokenFile, 'nbt_abc.def', { mode: 0o600 });
+      const spoolDir = join(dir, 'netbox-spool');
+      const netboxPort = await freePort();
+      const config = (spool: string) => ({
+        metrics: { port: 0 },
+        database: { url: database.url, poolSize: 2 },
+        netbox: { url: `http://127.0.0.1:${netboxPort}`, tokenFile },
+        sync: { intervalS: 60, spoolDir: spool },
+      });
+      const missing = new ManagedProcess(
+        'netbox-agent-no-spool',
+        'apps/netbox-agent/src/main.ts',
+        write('netbox-agent-no-spool', config(join(spoolDir, 'missing'))),
+        dir,
+      );
+      await assert.rejects(missing.start('netbox agent started'), /exited \(1\) before ready/);
+      const fatal = missing.output.split('\n').find((l) => l.includes('"level":60'));
+      assert.match(fatal ?? missing.output, /sync\.spoolDir is not usable/);
+      assert.match(
+        fatal!,
+        /"err":"NetBox pass spool [^"]*netbox-spool\/missing: clear: ENOENT: no such file or directory/,
+      );
+
+      // A pass directory of a process that no longer runs (an agent killed in a pass).
+      const gone = spawn(process.execPath, ['-e', '0']);
+      await new Promise((r) => gone.once('exit', r));
+      const left = join(spoolDir, `fleet-netbox-pass-${gone.pid}-x1y2z3`);
+      mkdirSync(left, { recursive: true });
+      writeFileSync(join(left, 'device.json'), '[]');
+      const agent = new ManagedProcess(
+        'netbox-agent-spool',
+        'apps/netbox-agent/src/main.ts',
+        write('netbox-agent-spool', config(spoolDir)),
+        dir,
+      );
+      await agent.start('netbox agent started');
+      try {
+        assert.match(agent.output, /removed the spools of NetBox passes a stopped agent left behind/);
+        assert.equal(existsSync(left), false);
+      } finally {
+        await agent.stop();
+      }
+    },
+  );
 
   it('workflow agent: stops with a shutdown line while Temporal is unreachable', { timeout: 60_000 }, async () => {
     const agent = new ManagedProcess(

@@ -143,7 +143,7 @@ const jobs: Resource<Job> = {
     { flag: 'kind', param: 'kind', description: 'job kind (device.power, rack.cold_reboot ...)' },
     { flag: 'device', param: 'device_id', description: 'every job on this device' },
     { flag: 'site', param: 'site_id', description: 'site ID' },
-    { flag: 'rack', param: 'rack_id', description: "a rack's sequences and batches" },
+    { flag: 'rack', param: 'rack_id', description: 'jobs recorded against this rack (its sequences and batches)' },
     { flag: 'parent', param: 'parent_id', description: "a rack sequence's, batch's or campaign's children" },
   ],
   columns: [

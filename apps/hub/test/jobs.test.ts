@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { getJob, insertDevice, insertSite, racks, type DbHandle } from '@fleet/db';
+import { createApiToken, getJob, insertDevice, insertSite, racks, type DbHandle } from '@fleet/db';
 import { jobView } from '../src/views.js';
 import { startTestHub, type TestHub } from './helpers/test-hub.js';
 
@@ -168,14 +168,23 @@ the sequence's device jobs`, async () => {
     try {
       const site = await list(`site_id=${rackJob.target.site_id}&limit=200`);
       assert.ok(!site.items.some((j) => j.id === rackJob.id), "the site's first page no longer holds the sequence");
-      const onRack = await list(`rack_id=${rackId}&limit=200`);
+      // As the web's rack elevation asks: the rack's open jobs.
+      const onRack = await list(`rack_id=${rackId}&state=queued&state=running&state=cancelling&limit=200`);
       assert.deepEqual(
         onRack.items.map((j) => j.id),
         [rackJob.id],
       );
       const children = await list(`rack_id=${rackId}&parent_id=${rackJob.id}&limit=200`);
       assert.equal(children.items.length, rackDevices.length);
+      const onOther = await list(`rack_id=${other}&limit=300`);
+      assert.equal(onOther.items.length, 250);
+      assert.ok(onOther.items.every((j) => j.target.rack_id === other));
       assert.equal((await list(`rack_id=${other}&state=running`)).items.length, 0);
+      // A token limited to another site lists nothing of this rack.
+      const elsewhere = (await createApiToken(handle.db, 't-lab2', 'viewer', { sites: ['lab2'] })).token;
+      const scoped = await call('GET', `/v1/jobs?rack_id=${rackId}`, elsewhere);
+      assert.equal(scoped.statusCode, 200, scoped.body);
+      assert.deepEqual(scoped.json().items, []);
       assert.equal((await call('GET', '/v1/jobs?rack_id=rack-1', tokens.viewer)).statusCode, 400);
     } finally {
       await handle.pool.query('delete from jobs where rack_id = $1', [other]);

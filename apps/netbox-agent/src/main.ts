@@ -14,6 +14,7 @@ import { NetboxAgentConfig, netboxAgentShutdownGraceS } from './config.js';
 import { createSyncMetrics } from './metrics.js';
 import { NetboxClient, NetboxError } from './netbox-client.js';
 import type { NbDeviceType } from './netbox-types.js';
+import { Spool } from './spool.js';
 import { NetboxSync, scope } from './sync.js';
 
 exitOnHelp(
@@ -25,6 +26,13 @@ exitOnHelp(
 );
 const config = loadConfig(NetboxAgentConfig, configPathFromArgs());
 const log = createLogger('netbox-agent', config.log.level).child({ netbox: config.netbox.url });
+try {
+  const removed = await Spool.prepare(config.sync.spoolDir);
+  if (removed.length) log.warn({ removed }, 'removed the spools of NetBox passes a stopped agent left behind');
+} catch (err) {
+  log.fatal({ err: errorText(err) }, 'sync.spoolDir is not usable: a pass could not keep what it reads from NetBox');
+  process.exit(1);
+}
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
 );

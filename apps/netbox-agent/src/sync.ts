@@ -286,9 +286,15 @@ export class NetboxSync {
       if (failed) throw failed.reason;
       return fetched;
     } catch (err) {
-      await fetched.close();
+      await this.close(fetched);
       throw err;
     }
+  }
+
+  /** Removes a pass's spool; a failure to is logged, never allowed to change the pass's outcome. */
+  private async close(fetched: Fetched): Promise<void> {
+    const failed = await fetched.close();
+    if (failed) this.deps.log.warn({ err: failed.message }, 'the spool of a NetBox pass could not be removed');
   }
 
   /** Objects an earlier pass could not apply are read again, whether or not they changed since. */
@@ -358,7 +364,7 @@ export class NetboxSync {
       });
       return this.done(pass, client.requests - requestsBefore, openIssues);
     } finally {
-      await fetched.close();
+      await this.close(fetched);
     }
   }
 
@@ -428,7 +434,7 @@ export class NetboxSync {
       });
       return this.done(pass, client.requests - requestsBefore, openIssues);
     } finally {
-      await fetched.close();
+      await this.close(fetched);
     }
   }
 

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Spool } from '../src/spool.js';
+import { Spool, SpoolError } from '../src/spool.js';
 
 interface Obj {
   id: number;
@@ -73,5 +74,31 @@ and the newest last_updated stay in memory`, async () => {
     await spool.close();
     assert.equal(existsSync(join(parent, dir!)), false);
     assert.deepEqual(await readdir(parent), []);
+  });
+
+  it(`at start-up, the directories of agents no longer running (and this process's own) are removed, a live \
+agent's kept; a directory that is missing or not writable is a SpoolError naming it`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-spool-prepare-'));
+    try {
+      const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+      const names = [gone, process.pid, process.ppid].map((pid) => `fleet-netbox-pass-${pid}-abc123`);
+      for (const name of names) {
+        await mkdir(join(dir, name));
+        await writeFile(join(dir, name, 'device.json'), '[]');
+      }
+      await mkdir(join(dir, 'unrelated'));
+      assert.deepEqual((await Spool.prepare(dir)).sort(), names.slice(0, 2).sort());
+      assert.deepEqual((await readdir(dir)).sort(), [names[2], 'unrelated'].sort());
+
+      await assert.rejects(Spool.prepare(join(dir, 'missing')), (err: Error) => {
+        assert.ok(err instanceof SpoolError);
+        assert.match(err.message, /spool .*missing: clear: ENOENT/);
+        return true;
+      });
+      await writeFile(join(dir, 'file'), '');
+      await assert.rejects(Spool.prepare(join(dir, 'file')), /spool .*file: clear: ENOTDIR/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -19,7 +19,10 @@ const JobQuery = z
     kind: repeated(JobKind),
     device_id: repeated(uuid).describe('Every job on these devices, children of rack sequences and batches included'),
     site_id: repeated(z.string().min(1)),
-    rack_id: repeated(uuid).describe('Jobs on these racks: rack sequences and batches, and the device jobs they hold'),
+    rack_id: repeated(uuid).describe(
+      'Jobs recorded against these racks: their rack sequences and rack batches (and remediation and RMA jobs of ' +
+        'their devices); top-level only unless parent_id is given',
+    ),
     parent_id: repeated(uuid).describe(
       "These parents' children (a rack sequence's or batch's device jobs, a campaign's device updates). " +
         'Without parent_id or device_id only top-level jobs are listed',
