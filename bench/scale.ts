@@ -67,6 +67,8 @@ interface Options {
   statusPollMs: number;
   /** Simulated BMCs without Redfish query support (`--bmc-quirks noExpandQuery`): the member-by-member baseline. */
   bmcQuirks: { noExpandQuery?: boolean };
+  /** The workflow agent's projection.sweepMaxDuty (`--sweep-max-duty`; the agent's default when absent). */
+  sweepMaxDuty?: number;
 }
 
 function options(args: string[]): Options {
@@ -87,6 +89,9 @@ function options(args: string[]): Options {
   const workflowPhases = new Set(value('workflow-phases', 'campaign,batch').split(','));
   for (const p of workflowPhases)
     if (p !== 'campaign' && p !== 'batch') throw new Error(`--workflow-phases: campaign,batch, not ${p}`);
+  const sweepMaxDuty = args.includes('--sweep-max-duty') ? Number(value('sweep-max-duty', '')) : undefined;
+  if (sweepMaxDuty !== undefined && !(sweepMaxDuty > 0 && sweepMaxDuty <= 1))
+    throw new Error(`--sweep-max-duty: a share of the time above 0 and at most 1, not ${value('sweep-max-duty', '')}`);
   const bmcQuirk = value('bmc-quirks', '');
   if (bmcQuirk && bmcQuirk !== 'noExpandQuery') throw new Error(`--bmc-quirks: noExpandQuery, not ${bmcQuirk}`);
   return {
@@ -103,6 +108,7 @@ function options(args: string[]): Options {
     workflowPhases,
     statusPollMs: count('status-poll-ms', '2000'),
     bmcQuirks: bmcQuirk ? { noExpandQuery: true } : {},
+    ...(sweepMaxDuty !== undefined ? { sweepMaxDuty } : {}),
   };
 }
 
@@ -112,7 +118,7 @@ type Limit = { devices: number; what: string };
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
  * [--campaign-cap 50] [--workflow-phases campaign,batch] [--status-poll-ms 2000] [--bmc-quirks noExpandQuery]
- * [--budget-min N]`
+ * [--sweep-max-duty 0.5] [--budget-min N]`
  * (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
@@ -260,11 +266,19 @@ async function fleetStages(o: Options, limits: Limit[]): Promise<Record<string, 
 /** The bytes of the files under `dir` (a file removed while it is counted counts nothing). */
 function directoryBytes(dir: string): number {
   let bytes = 0;
+  let entries;
   try {
-    for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
-      if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+    entries = readdirSync(dir, { recursive: true, withFileTypes: true });
   } catch {
-    // a pass's directory removed while it was counted: the next sample counts the next one
+    return 0; // a pass's directory removed while it was listed: the next sample counts the next one
+  }
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    try {
+      bytes += statSync(join(entry.parentPath, entry.name)).size;
+    } catch {
+      // removed at the end of its pass
+    }
   }
   return bytes;
 }
@@ -512,6 +526,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     timeScale,
     timings: { powerOnS },
     projectionIntervalMs: 1000,
+    ...(o.sweepMaxDuty !== undefined ? { sweepMaxDuty: o.sweepMaxDuty } : {}),
     pollIntervalMs: 500,
     power: { heartbeatTimeoutS: 60, settleTimeoutS: 3600 },
     firmware,
@@ -540,6 +555,8 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     workflow_sites: o.workflowSites,
     bmc_quirks: Object.keys(o.bmcQuirks),
     status_poll_ms: o.statusPollMs,
+    // null: the agent's default (apps/workflow-agent/src/config.ts).
+    sweep_max_duty: o.sweepMaxDuty ?? null,
     stack_start_s: stackStartS,
   };
   const part: WorkflowPart = { o, stack, temporal, perSite, devices, timeScale, slots, powerOnS, limits };

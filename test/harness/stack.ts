@@ -88,6 +88,8 @@ export interface StackOptions {
   privatePostgres?: boolean;
   power?: { heartbeatTimeoutS?: number; settleTimeoutS?: number; maximumAttempts?: number };
   projectionIntervalMs?: number;
+  /** The workflow agent's projection.sweepMaxDuty (its default when absent). */
+  sweepMaxDuty?: number;
   pollIntervalMs?: number;
   /** Seconds the satellite lets running activities finish on SIGTERM. */
   shutdownGraceTimeS?: number;
@@ -511,7 +513,10 @@ export class Stack {
         this.payloadKeyConfig ? { payloadEncryption: this.payloadKeyConfig } : {},
       ),
       dispatch: { idleIntervalMs: 200, maxRetryS: 2 },
-      projection: { intervalMs: this.opts.projectionIntervalMs ?? 200 },
+      projection: {
+        intervalMs: this.opts.projectionIntervalMs ?? 200,
+        ...(this.opts.sweepMaxDuty !== undefined ? { sweepMaxDuty: this.opts.sweepMaxDuty } : {}),
+      },
       // Satellite liveness and drained-site removal, checked often so tests see them soon.
       sites: { checkEveryS: 1 },
       power: {

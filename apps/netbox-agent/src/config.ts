@@ -31,7 +31,7 @@ export const NetboxAgentConfig = z
         sites: z.array(z.string().min(1)).optional(),
         /**
          * Where a pass keeps what it read from NetBox until it has applied it (a directory of its own, removed after
-         * the pass); the OS temp directory when absent. A full pass of 100,000 devices needs about 200 MB there.
+         * the pass); the OS temp directory when absent. A full pass of 100,000 devices needed 222 MiB there.
          */
         spoolDir: z.string().min(1).optional(),
       })

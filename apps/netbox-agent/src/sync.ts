@@ -408,7 +408,8 @@ export class NetboxSync {
       for (const c of changes) if (c.time > changeWatermark) changeWatermark = c.time;
       const changed = changedObjects(fetched, changes);
       const { pass, value: openIssues } = await this.transaction('incremental', async (tx, pass) => {
-        // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start one.
+        // The devices the changes touch as the mirror was, and (below) as it is: a change can end a problem or start
+        // one.
         const affected = new Set(await devicesAffectedBy(tx, changed));
         let watermark = await this.applyAll(tx, fetched, pass);
         if (state.watermark!.toISOString() > watermark) watermark = state.watermark!.toISOString();

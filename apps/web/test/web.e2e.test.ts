@@ -150,6 +150,50 @@ at once while its devices stop)`, async () => {
     }
   });
 
+  it(`shows the rack's own sequence on the jobs axis, however many newer open jobs its site has`, async () => {
+    const sql = (text: string, values: unknown[]) => stack.dbHandle.pool.query<{ id: string }>(text, values);
+    const [sequence] = (
+      await sql(
+        `insert into jobs (kind, state, site_id, rack_id, params, created_by, started_at)
+         values ('rack.power', 'running', $1, $2, '{}', 'web-e2e', now()) returning id`,
+        [stack.siteId, rackId],
+      )
+    ).rows;
+    const inserted = [sequence!.id];
+    try {
+      // Newer open jobs of the site on no rack, more than the page of 200 the view once took the rack's jobs from:
+      // queued rack sequences without a rack or an intent, which neither the dispatcher nor the projection touches.
+      const newer = (
+        await sql(
+          `insert into jobs (kind, state, site_id, params, created_by, created_at)
+           select 'rack.power', 'queued', $1, '{}', 'web-e2e', now() + make_interval(secs => g)
+           from generate_series(1, 210) g returning id`,
+          [stack.siteId],
+        )
+      ).rows.map((r) => r.id);
+      inserted.push(...newer);
+      const page = await signedIn(stack.tokens.viewer);
+      try {
+        await page.goto(`${web.url}/racks/${rackId}?axis=jobs`);
+        const slots = page.getByRole('list', { name: /Front view of rack r001/ }).getByRole('link');
+        await until(
+          async () => (await slots.filter({ hasText: / rack running$/ }).count()) === 35,
+          'all 35 slots show the rack sequence running',
+          15_000,
+        );
+      } finally {
+        await page.context().close();
+      }
+      const { rows } = await stack.dbHandle.pool.query<{ n: number }>(
+        `select count(*)::int as n from jobs where id = any($1) and state = 'queued'`,
+        [newer],
+      );
+      assert.equal(rows[0]!.n, 210, 'the newer jobs were still open while the page was read');
+    } finally {
+      await sql(`delete from jobs where id = any($1)`, [inserted]);
+    }
+  });
+
   it(
     'power-cycles the rack after a confirmation naming it, and shows its stages complete without a reload',
     { timeout: 240_000 },

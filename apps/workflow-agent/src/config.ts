@@ -48,7 +48,7 @@ export function observerSettingsFor(config: ObservationConfig, siteId: string) {
 }
 
 /** A sweep that reads every open job, queued campaign devices too, comes at least this often. */
-const fullSweepAtLeastEveryMs = 600_000;
+export const fullSweepAtLeastEveryMs = 600_000;
 
 export const AgentConfig = z
   .object({
@@ -80,10 +80,15 @@ export const AgentConfig = z
         intervalMs: z.number().int().min(10).max(60_000).default(1000),
         /**
          * Every cycle asks for the workflows started or closed since the last one. Beside the cycles, a sweep of the
-         * open jobs (their progress, a visibility query per page) starts every `sweepEvery` intervals, or as soon as
-         * the last one ended when it took longer.
+         * open jobs (their progress, a visibility query per page) starts every `sweepEvery` intervals, or later when
+         * the last one took longer (`sweepMaxDuty`).
          */
         sweepEvery: z.number().int().min(1).max(1000).default(5),
+        /**
+         * The share of the time sweeps may take: sweeps start `sweepEvery` intervals apart, or further apart when
+         * they take long (a pause of at most a minute after one); 1: the next starts as soon as the last ended.
+         */
+        sweepMaxDuty: z.number().min(0.1).max(1).default(0.5),
         /**
          * Campaign devices still queued (the campaign starts their workflow when it reaches them) are in every
          * `waitingSweepEvery`-th sweep only; a quick cycle lists their workflow once it starts. At 10,000 queued
@@ -110,7 +115,7 @@ export const AgentConfig = z
         message: 'sweepEvery x waitingSweepEvery x intervalMs: a sweep of every open job at least every 600,000 ms',
         path: ['waitingSweepEvery'],
       })
-      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, visibilityLagMs: 500 }),
+      .default({ pageSize: 200, intervalMs: 1000, sweepEvery: 5, sweepMaxDuty: 0.5, visibilityLagMs: 500 }),
     power: z
       .object({
         settleTimeoutS: z.number().int().min(1).max(3600).default(600),

@@ -14,12 +14,13 @@ import {
 import { connectDb } from '@fleet/db';
 import { ensureSearchAttributes } from '@fleet/temporal';
 import { openPayloadKeys } from '@fleet/temporal/codec';
-import { AgentConfig, agentShutdownGraceS, waitingSweepEveryOf } from './config.js';
+import { AgentConfig, agentShutdownGraceS, fullSweepAtLeastEveryMs, waitingSweepEveryOf } from './config.js';
 import { dispatchOnce } from './dispatcher.js';
 import { createAgentMetrics } from './metrics.js';
 import { checkObservers } from './observers.js';
 import { Lookback, type QuickWindow } from './lookback.js';
 import { reconcileOnce, sweepStep } from './projector.js';
+import { readsQueuedDevices, sweepDelayMs } from './sweep-pacing.js';
 import { checkSatellites, removeDrainedSites } from './satellites.js';
 import { SlaWatch } from './sla-watch.js';
 import { temporalClients } from './temporal-clients.js';
@@ -166,7 +167,8 @@ const sweepStepPages = 10;
 /**
  * Sweeps of the open jobs, which carry running jobs' progress, in a loop of their own beside the quick cycles: at
  * thousands of open jobs a sweep is tens of visibility queries, and quick cycles (the state changes) must not wait for
- * it (docs/scale.md). One starts every sweepEvery intervals, or as soon as the last ended when it took longer.
+ * it (docs/scale.md). One starts every sweepEvery intervals; one that took longer is followed by a pause that keeps
+ * sweeps to projection.sweepMaxDuty of the time (sweep-pacing.ts).
  */
 async function sweepLoop(): Promise<void> {
   const { intervalMs, sweepEvery, pageSize } = config.projection;
@@ -174,17 +176,32 @@ async function sweepLoop(): Promise<void> {
   if (config.projection.sweepPagesPerCycle !== undefined)
     log.warn('projection.sweepPagesPerCycle is ignored: the sweep runs in a loop of its own (docs/operations.md)');
   await firstCycle;
-  // Every waitingSweepEvery-th sweep also reads the campaigns' queued devices. Whether one does is decided when it
+  // Every waitingSweepEvery-th sweep also reads the campaigns' queued devices, and any sweep that must for them to be
+  // read at least every ten minutes when sweeps are paused (sweep-pacing.ts). Whether one does is decided when it
   // starts from the first job and kept with its position, so a sweep taken up again after a failed step reads the
   // same jobs. The first cycle has just swept every open job, queued devices too.
   let completed = 1;
   const fresh = () => ({ after: undefined as string | undefined, open: 0, missed: 0, waiting: false });
   let sweep = fresh();
   const deps = { db, client, log, metrics, pageSize };
-  for (let started = Date.now(); !stopping;) {
-    await sleep('sweep', sweepEvery * intervalMs - (Date.now() - started));
-    started = Date.now();
-    if (sweep.after === undefined) sweep.waiting = completed % waitingSweepEvery === 0;
+  const pacing = { periodMs: sweepEvery * intervalMs, maxDuty: config.projection.sweepMaxDuty };
+  // Monotonic: a wall clock stepped back would hold the sweeps back as long.
+  const now = () => performance.now();
+  let last = { startedAt: now(), endedAt: now() };
+  let queuedReadAt = last.startedAt;
+  while (!stopping) {
+    await sleep('sweep', sweepDelayMs(pacing, last, now()));
+    const startedAt = now();
+    if (sweep.after === undefined) {
+      const every = { completed, every: waitingSweepEvery };
+      sweep.waiting = readsQueuedDevices(
+        every,
+        startedAt - queuedReadAt,
+        startedAt - last.startedAt,
+        fullSweepAtLeastEveryMs,
+      );
+      if (sweep.waiting) queuedReadAt = startedAt;
+    }
     for (let ended = false; !ended && !stopping;) {
       const end = metrics.reconcileSeconds.startTimer({ kind: 'sweep' });
       try {
@@ -212,6 +229,7 @@ async function sweepLoop(): Promise<void> {
         end();
       }
     }
+    last = { startedAt, endedAt: now() };
   }
 }
 
