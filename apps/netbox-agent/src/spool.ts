@@ -93,6 +93,8 @@ export class KindSpool<T extends Spooled> {
 }
 
 const prefix = 'fleet-netbox-pass-';
+/** A pass directory's name, with the pid of the process that made it. */
+const passDirectory = new RegExp(`^${prefix}(\\d+)-`);
 
 /** A pass's spools, one per kind, in a directory of its own (named after the process) that close() removes. */
 export class Spool<K extends string, T extends Spooled> {
@@ -119,7 +121,7 @@ export class Spool<K extends string, T extends Spooled> {
     const stale: string[] = [];
     try {
       for (const name of await readdir(parent)) {
-        const pid = Number(new RegExp(`^${prefix}(\\d+)-`).exec(name)?.[1]);
+        const pid = Number(passDirectory.exec(name)?.[1]);
         if (!pid || (pid !== process.pid && running(pid))) continue;
         await rm(join(parent, name), { recursive: true, force: true });
         stale.push(name);
@@ -128,8 +130,12 @@ export class Spool<K extends string, T extends Spooled> {
       throw new SpoolError(parent, 'clear', err);
     }
     const probe = await Spool.create(parent);
-    await probe.kind('probe').add([{ id: 0, last_updated: '' }]);
-    const failed = await probe.close();
+    let failed: Error | undefined;
+    try {
+      await probe.kind('probe').add([{ id: 0, last_updated: '' }]);
+    } finally {
+      failed = await probe.close();
+    }
     if (failed) throw failed;
     return stale;
   }

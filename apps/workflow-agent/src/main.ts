@@ -167,8 +167,8 @@ const sweepStepPages = 10;
 /**
  * Sweeps of the open jobs, which carry running jobs' progress, in a loop of their own beside the quick cycles: at
  * thousands of open jobs a sweep is tens of visibility queries, and quick cycles (the state changes) must not wait for
- * it (docs/scale.md). One starts every sweepEvery intervals; one that took longer is followed by a pause that keeps
- * sweeps to projection.sweepMaxDuty of the time (sweep-pacing.ts).
+ * it (docs/scale.md). One starts every sweepEvery intervals, or later when sweeps take long: they take at most
+ * projection.sweepMaxDuty of the time (sweep-pacing.ts).
  */
 async function sweepLoop(): Promise<void> {
   const { intervalMs, sweepEvery, pageSize } = config.projection;
@@ -193,9 +193,8 @@ async function sweepLoop(): Promise<void> {
     await sleep('sweep', sweepDelayMs(pacing, last, now()));
     const startedAt = now();
     if (sweep.after === undefined) {
-      const every = { completed, every: waitingSweepEvery };
       sweep.waiting = readsQueuedDevices(
-        every,
+        { completed, every: waitingSweepEvery },
         startedAt - queuedReadAt,
         startedAt - last.startedAt,
         fullSweepAtLeastEveryMs,
