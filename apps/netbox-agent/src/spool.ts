@@ -56,6 +56,11 @@ export class KindSpool<T extends Spooled> {
     }
   }
 
+  /** Adds every page a NetBox list yields, one after another. */
+  async addPages(pages: AsyncIterable<T[]>): Promise<void> {
+    for await (const page of pages) await this.add(page);
+  }
+
   /** The objects in the order they were added, in batches of up to `size` (each may be read any number of times). */
   async *batches(size: number): AsyncGenerator<T[]> {
     let batch: T[] = [];

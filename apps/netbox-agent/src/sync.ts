@@ -276,11 +276,11 @@ export class NetboxSync {
     const fetched: Fetched = await Spool.create(this.deps.settings.spoolDir);
     try {
       const reads = await Promise.allSettled(
-        kinds.map(async (spec) => {
-          const spool = fetched.kind(spec.kind);
-          for await (const page of this.deps.client.list<NbObject>(spec.path, { ...this.listParams(spec), ...extra }))
-            await spool.add(page);
-        }),
+        kinds.map((spec) =>
+          fetched
+            .kind(spec.kind)
+            .addPages(this.deps.client.list<NbObject>(spec.path, { ...this.listParams(spec), ...extra })),
+        ),
       );
       const failed = reads.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
@@ -307,11 +307,9 @@ export class NetboxSync {
         .filter((o) => o.objectType === spec.changeType && !have.has(o.netboxId))
         .map((o) => String(o.netboxId));
       for (let i = 0; i < ids.length; i += 100) {
-        for await (const page of this.deps.client.list<NbObject>(spec.path, {
-          ...this.listParams(spec),
-          id: ids.slice(i, i + 100),
-        }))
-          await spool.add(page);
+        await spool.addPages(
+          this.deps.client.list<NbObject>(spec.path, { ...this.listParams(spec), id: ids.slice(i, i + 100) }),
+        );
       }
     }
   }
