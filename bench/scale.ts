@@ -11,16 +11,9 @@ import {
   connectDb,
   createApiToken,
   deviceListQuery,
-  deviceNetwork,
-  getDevice,
-  getDeviceStatus,
   getOrCreateSyncState,
-  getRack,
-  getSyncState,
-  listDeviceFirmware,
-  listInventoryIssues,
-  rackDevices,
-  rackDeviceSummaries,
+  readDeviceDetail,
+  readRackDetail,
 } from '@fleet/db';
 import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { makespanLowerBound } from '@fleet/domain';
@@ -390,7 +383,7 @@ async function fleetStage(
       },
     ];
     // The detail, summary and elevation routes each run several repository statements: the raw side runs the same
-    // ones (the repository functions over a pool of the hub's size) without HTTP, auth and view shaping.
+    // ones (the same repository functions, over a pool of the hub's size) without HTTP, auth and view shaping.
     const detail: [PageSide, PageSide] = [
       {
         what: 'hub detail',
@@ -402,17 +395,7 @@ async function fleetStage(
       },
       {
         what: 'raw SQL detail',
-        page: async () => {
-          const device = (await getDevice(handle.db, pick(deviceIds)))!;
-          await Promise.all([
-            getDeviceStatus(handle.db, device),
-            deviceNetwork(handle.db, device.id),
-            listInventoryIssues(handle.db, { deviceId: [device.id], limit: 100 }),
-            getSyncState(handle.db, 'netbox'),
-            listDeviceFirmware(handle.db, device.id),
-          ]);
-          return 1;
-        },
+        page: async () => ((await readDeviceDetail(handle.db, pick(deviceIds))) ? 1 : 0),
       },
     ];
     const summary: [PageSide, PageSide] = [
@@ -438,15 +421,7 @@ async function fleetStage(
       },
       {
         what: 'raw SQL elevation',
-        page: async () => {
-          const rack = (await getRack(handle.db, pick(rackIds)))!;
-          const [rows] = await Promise.all([
-            rackDevices(handle.db, rack.id),
-            rackDeviceSummaries(handle.db, [rack.id]),
-            getSyncState(handle.db, 'netbox'),
-          ]);
-          return rows.length;
-        },
+        page: async () => (await readRackDetail(handle.db, pick(rackIds)))!.devices.length,
       },
     ];
     const measure = (sides: [PageSide, PageSide], expected: number, requests = o.requests, clients = o.clients) =>

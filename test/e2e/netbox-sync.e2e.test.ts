@@ -214,13 +214,13 @@ describe('NetBox agent against a real NetBox', () => {
       assigned_object_type: 'dcim.interface',
       assigned_object_id: ifaces.results[0]!.id,
     });
-    // Both, in one read: the detail reads the device row and its issues in separate statements, so a read that
-    // straddles the sync's commit can see the issue beside the BMC URL from before it.
-    await eventually(
-      'duplicate and no BMC URL',
+    const flagged = await eventually(
+      'duplicate',
       () => device(victim.id),
-      (x) => x.inventory_issues.some((i) => i.code === 'duplicate_ip') && x.bmc_url === null,
+      (x) => x.inventory_issues.some((i) => i.code === 'duplicate_ip'),
     );
+    // The sync commits the issue and the cleared BMC URL together, and the detail reads both in one snapshot.
+    assert.equal(flagged.bmc_url, null);
     const o = await device(other.id);
     assert.ok(o.inventory_issues.some((i) => i.code === 'duplicate_ip'));
   });

@@ -24,3 +24,13 @@ export function connectDb(url: string, poolSize = 10, onError?: (err: Error) => 
 
 /** Postgres NOTIFY channel the hub signals when it writes an intent. */
 export const intentChannel = 'fleet_intents';
+
+/**
+ * Runs several reads that together make one answer (a device with its issues, a rack with its devices) in one
+ * read-only REPEATABLE READ transaction, so they all see the same committed state: read on their own, a commit
+ * landing between them (a sync clearing a BMC URL and raising the issue that explains it) shows half of itself.
+ * The reads share the transaction's one connection: await them one by one (pg deprecates queueing on a client).
+ */
+export function readSnapshot<T>(db: Db, read: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction(read, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+}

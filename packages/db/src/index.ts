@@ -4,6 +4,7 @@ export * from './errors.js';
 export * from './migrate.js';
 export * from './schema/index.js';
 export * from './repos/inventory.repo.js';
+export * from './repos/inventory-details.repo.js';
 export * from './repos/jobs.repo.js';
 export * from './repos/security.repo.js';
 export * from './repos/audit.repo.js';

@@ -6,6 +6,7 @@ import {
   getSite,
   listCampaignDevices,
   listCampaigns,
+  readSnapshot,
   siteMaintenanceWindows,
   type Db,
 } from '@fleet/db';
@@ -95,14 +96,17 @@ export function campaignRoutes(
   settings: HubConfig['campaigns'],
   twoPerson: HubConfig['twoPerson'],
 ): void {
+  // One snapshot, so that the counts add up to what the summary and the failures say.
   const detail = async (id: string) => {
-    const c = await getCampaignSummary(db, id);
-    if (!c) throw notFound('firmware campaign', id);
-    const [counts, failures] = await Promise.all([
-      childCounts(db, [id]),
-      listCampaignDevices(db, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN }),
-    ]);
-    return campaignView(c, views, counts.get(id) ?? {}, { excluded: c.excluded, failures });
+    const d = await readSnapshot(db, async (tx) => {
+      const c = await getCampaignSummary(tx, id);
+      if (!c) return undefined;
+      const counts = await childCounts(tx, [id]);
+      const failures = await listCampaignDevices(tx, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN });
+      return { c, counts, failures };
+    });
+    if (!d) throw notFound('firmware campaign', id);
+    return campaignView(d.c, views, d.counts.get(id) ?? {}, { excluded: d.c.excluded, failures: d.failures });
   };
 
   defineRoute(

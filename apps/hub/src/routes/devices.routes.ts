@@ -1,15 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import {
-  deviceNetwork,
-  getDevice,
-  getDeviceStatus,
-  getSyncState,
-  listDeviceFirmware,
-  listDevicesJson,
-  listInventoryIssues,
-  type Db,
-} from '@fleet/db';
+import { listDevicesJson, readDeviceDetail, type Db } from '@fleet/db';
 import {
   fleetLifecycleStates,
   isNvueBaseUrl,
@@ -183,16 +174,9 @@ export function deviceRoutes(app: FastifyInstance, doc: ApiDoc, db: Db, views: V
       errors: [400, 404],
     },
     async ({ params }) => {
-      const device = await getDevice(db, params.id);
-      if (!device) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
-      const [status, net, issues, sync, firmware] = await Promise.all([
-        getDeviceStatus(db, device),
-        deviceNetwork(db, device.id),
-        listInventoryIssues(db, { deviceId: [device.id], limit: 100 }),
-        getSyncState(db, 'netbox'),
-        listDeviceFirmware(db, device.id),
-      ]);
-      return deviceDetailView(device, status, net, issues, sync, firmware);
+      const d = await readDeviceDetail(db, params.id);
+      if (!d) throw new ApiError('NOT_FOUND', `device ${params.id} does not exist`);
+      return deviceDetailView(d.device, d.status, d.network, d.issues, d.sync, d.firmware);
     },
   );
 

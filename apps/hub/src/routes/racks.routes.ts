@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { getRack, getSyncState, rackDeviceSummaries, rackDevices, type Db } from '@fleet/db';
+import { readRackDetail, type Db } from '@fleet/db';
 import { ApiError } from '../errors.js';
 import { IdParam } from '../params.js';
 import { defineRoute, type ApiDoc } from '../route.js';
@@ -23,14 +23,9 @@ export function rackRoutes(app: FastifyInstance, doc: ApiDoc, db: Db): void {
       errors: [400, 404],
     },
     async ({ params }) => {
-      const rack = await getRack(db, params.id);
-      if (!rack) throw new ApiError('NOT_FOUND', `rack ${params.id} does not exist`);
-      const [devices, summaries, sync] = await Promise.all([
-        rackDevices(db, rack.id),
-        rackDeviceSummaries(db, [rack.id]),
-        getSyncState(db, 'netbox'),
-      ]);
-      return rackDetailView(rack, devices, summaries.get(rack.id)!, sync);
+      const r = await readRackDetail(db, params.id);
+      if (!r) throw new ApiError('NOT_FOUND', `rack ${params.id} does not exist`);
+      return rackDetailView(r.rack, r.devices, r.summary, r.sync);
     },
   );
 }

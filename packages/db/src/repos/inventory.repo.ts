@@ -193,16 +193,14 @@ export interface DeviceStatus {
 
 /** The status of one device, as listDevicesJson writes it for each device of a page. */
 export async function getDeviceStatus(db: DbOrTx, device: Pick<Device, 'id' | 'createdAt'>): Promise<DeviceStatus> {
-  const [[last], conditions] = await Promise.all([
-    db
-      .select({ at: deviceTransitions.at })
-      .from(deviceTransitions)
-      .where(and(eq(deviceTransitions.deviceId, device.id), lastLifecycleMove))
-      .orderBy(desc(deviceTransitions.id))
-      .limit(1),
-    listConditions(db, device.id),
-  ]);
-  return { lifecycleSince: last?.at ?? device.createdAt, conditions };
+  // One after the other: `db` may be a transaction's single connection.
+  const [last] = await db
+    .select({ at: deviceTransitions.at })
+    .from(deviceTransitions)
+    .where(and(eq(deviceTransitions.deviceId, device.id), lastLifecycleMove))
+    .orderBy(desc(deviceTransitions.id))
+    .limit(1);
+  return { lifecycleSince: last?.at ?? device.createdAt, conditions: await listConditions(db, device.id) };
 }
 
 /** The device JSON of listDevicesJson over the row `"devices"` and `"sync_state"`; parameterless, so built once. */
