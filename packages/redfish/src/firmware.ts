@@ -31,34 +31,37 @@ export interface UpdateServiceInfo {
   simpleUpdateTarget?: string;
   maxImageSizeBytes?: number;
   firmwareInventoryUri?: string;
-  serviceEnabled?: boolean;
 }
 
 interface RawUpdateService {
   MultipartHttpPushUri?: string;
   HttpPushUri?: string;
   MaxImageSizeBytes?: number;
-  ServiceEnabled?: boolean;
   FirmwareInventory?: Link;
   Actions?: { '#UpdateService.SimpleUpdate'?: { target?: string } };
 }
 
+/**
+ * Where the UpdateService takes pushes and keeps its inventory, and the largest image it takes: fixed until the BMC is
+ * reset or re-flashed, so kept as discovery keeps links (an update's pushes then read it once, not once each).
+ */
 export async function getUpdateService(client: RedfishClient): Promise<UpdateServiceInfo> {
-  return client.discovered(async () => {
-    const uri = await rootLink(client, 'UpdateService');
-    const raw = await client.get<RawUpdateService>(uri);
-    // Typed fields only: a push URI that is not a string must read as absent, not reach the upload.
-    const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
-    const actions = raw.Actions as Record<string, { target?: unknown } | null> | null | undefined;
-    return compact<UpdateServiceInfo>({
-      uri,
-      multipartHttpPushUri: str(raw.MultipartHttpPushUri),
-      httpPushUri: str(raw.HttpPushUri),
-      simpleUpdateTarget: str(actions?.['#UpdateService.SimpleUpdate']?.target),
-      maxImageSizeBytes: typeof raw.MaxImageSizeBytes === 'number' ? raw.MaxImageSizeBytes : undefined,
-      firmwareInventoryUri: linkOf(raw, 'FirmwareInventory'),
-      serviceEnabled: typeof raw.ServiceEnabled === 'boolean' ? raw.ServiceEnabled : undefined,
-    });
+  return client.discovered(() => client.cached('update-service', () => readUpdateService(client)));
+}
+
+async function readUpdateService(client: RedfishClient): Promise<UpdateServiceInfo> {
+  const uri = await rootLink(client, 'UpdateService');
+  const raw = await client.get<RawUpdateService>(uri);
+  // Typed fields only: a push URI that is not a string must read as absent, not reach the upload.
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  const actions = raw.Actions as Record<string, { target?: unknown } | null> | null | undefined;
+  return compact<UpdateServiceInfo>({
+    uri,
+    multipartHttpPushUri: str(raw.MultipartHttpPushUri),
+    httpPushUri: str(raw.HttpPushUri),
+    simpleUpdateTarget: str(actions?.['#UpdateService.SimpleUpdate']?.target),
+    maxImageSizeBytes: typeof raw.MaxImageSizeBytes === 'number' ? raw.MaxImageSizeBytes : undefined,
+    firmwareInventoryUri: linkOf(raw, 'FirmwareInventory'),
   });
 }
 

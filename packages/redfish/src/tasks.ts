@@ -203,8 +203,15 @@ function resultOf(taskUri: string, task: RedfishTask, outcome: 'succeeded' | 'fa
  * how a caller finds the task of an upload whose response it never saw (a worker killed mid-request).
  */
 export async function listTasks(client: RedfishClient): Promise<(RedfishTask & { uri: string })[]> {
-  const service = await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks'));
-  const collection = linkOf(service, 'Tasks');
+  return client.discovered(() => scanTasks(client));
+}
+
+async function scanTasks(client: RedfishClient): Promise<(RedfishTask & { uri: string })[]> {
+  // The collection's link, like any discovered link, is kept (empty: the TaskService lists none).
+  const collection = await client.link(
+    'TaskService.Tasks',
+    async () => linkOf(await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks')), 'Tasks') ?? '',
+  );
   if (!collection) return [];
   const { members, read } = await readCollectionWithBodies(client, collection);
   const out: (RedfishTask & { uri: string })[] = [];

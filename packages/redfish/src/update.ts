@@ -30,6 +30,12 @@ export interface PushFirmwareResult {
  * pushing again.
  */
 export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
+  // The push URI is discovered and kept: a 404 or 503 on a kept one (the BMC changed under it) discovers it again and
+  // pushes once more, as neither answer means the BMC took the upload.
+  return client.discovered(() => pushTo(client, opts));
+}
+
+async function pushTo(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
   const service = await getUpdateService(client);
   const pushUri = service.multipartHttpPushUri;
   if (!pushUri)

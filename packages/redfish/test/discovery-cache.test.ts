@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { DiscoveryCache, getPowerState, RedfishClient, resetManager } from '../src/index.js';
+import { DiscoveryCache, getPowerState, listTasks, pushFirmware, RedfishClient, resetManager } from '../src/index.js';
 import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
 import { credentials } from './helpers/servers.js';
 
@@ -29,17 +32,25 @@ describe('discovery shared by the clients of one process', () => {
       await new Promise((r) => setTimeout(r, 5));
     }
   };
+  let image: string;
+  const push = (client: RedfishClient) => pushFirmware(client, { filePath: image });
+  const pushPath = '/redfish/v1/UpdateService/update-multipart';
   before(async () => {
     bmc = await fakeBmc(credentials);
+    image = join(await mkdtemp(join(tmpdir(), 'fleet-discovery-')), 'image.fwpkg');
+    await writeFile(image, Buffer.alloc(4096, 7));
   });
   beforeEach(() => {
     bmc.requests.length = 0;
     bmc.state.systemId = 'System_0';
+    bmc.state.pushPath = pushPath;
+    bmc.state.uploads.length = 0;
     bmc.state.intercept = undefined;
   });
   after(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await bmc.close();
+    await rm(join(image, '..'), { recursive: true, force: true });
   });
 
   it('a second client of the same BMC reads the resource only, not the links the first one found', async () => {
@@ -151,5 +162,43 @@ describe('discovery shared by the clients of one process', () => {
     await new Promise((r) => setTimeout(r, 60));
     assert.equal(cache.get('a', 'root'), undefined);
     assert.equal(cache.has('c', 'root'), false);
+  });
+
+  it("an update's next push and task scan read neither the UpdateService nor the TaskService again", async () => {
+    const discovery = new DiscoveryCache();
+    const first = open(discovery);
+    assert.deepEqual(await listTasks(first), []);
+    await push(first);
+    assert.deepEqual(paths(), [
+      '/redfish/v1',
+      '/redfish/v1/TaskService',
+      '/redfish/v1/TaskService/Tasks',
+      '/redfish/v1/UpdateService',
+      pushPath,
+    ]);
+    bmc.requests.length = 0;
+    // The next step's push, in the next activity's client.
+    const next = open(discovery);
+    assert.deepEqual(
+      (await listTasks(next)).map((t) => t.uri),
+      ['/redfish/v1/TaskService/Tasks/1'],
+    );
+    await push(next);
+    assert.deepEqual(paths(), ['/redfish/v1/TaskService/Tasks', '/redfish/v1/TaskService/Tasks/1', pushPath]);
+    assert.equal(bmc.state.uploads.length, 2);
+  });
+
+  it('a push URI that moved is discovered again and the image goes to the BMC once', async () => {
+    const discovery = new DiscoveryCache();
+    await push(open(discovery));
+    bmc.state.pushPath = '/redfish/v1/UpdateService/upload';
+    bmc.requests.length = 0;
+    const { taskUri } = await push(open(discovery));
+    assert.equal(taskUri, '/redfish/v1/TaskService/Tasks/1');
+    assert.deepEqual(
+      bmc.requests.map((r) => `${r.method} ${r.path}`),
+      [`POST ${pushPath}`, 'GET /redfish/v1', 'GET /redfish/v1/UpdateService', 'POST /redfish/v1/UpdateService/upload'],
+    );
+    assert.equal(bmc.state.uploads.length, 2, 'the refused POST delivered nothing');
   });
 });

@@ -499,16 +499,18 @@ Interrupted`, async () => {
   it('stale link: a 404 on a cached link makes the client re-discover from the service root', async () => {
     const c = client('stale', { auth: 'basic' });
     const baseline = await getFirmwareInventory(c);
-    await setFaults('stale', { staleLinks: ['/redfish/v1/UpdateService'] });
+    // The inventory's link, kept with the UpdateService's other links since the first read.
+    await setFaults('stale', { staleLinks: ['/redfish/v1/UpdateService/FirmwareInventory'] });
     await clearRequests('stale');
     assert.deepEqual(await getFirmwareInventory(c), baseline);
     const log = await requests('stale');
     assert.deepEqual(
-      log.slice(0, 3).map((r) => [r.method, r.path, r.status]),
+      log.slice(0, 4).map((r) => [r.method, r.path, r.status]),
       [
-        ['GET', '/redfish/v1/UpdateService', 404],
+        ['GET', '/redfish/v1/UpdateService/FirmwareInventory', 404],
         ['GET', ROOT, 200],
         ['GET', '/redfish/v1/UpdateService', 200],
+        ['GET', '/redfish/v1/UpdateService/FirmwareInventory', 200],
       ],
     );
     assert.equal(only(log, 'GET', ROOT).length, 1, 'one re-discovery');

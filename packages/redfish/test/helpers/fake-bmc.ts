@@ -15,6 +15,8 @@ export interface FakeBmcState {
   powerState: string;
   /** Change it to re-enumerate the system under a new URI (stale links answer 404). */
   systemId: string;
+  /** Where multipart pushes go; change it to move the push URI (the old one answers 404). */
+  pushPath: string;
   resets: { path: string; body: unknown }[];
   /** Live sessions by token, with their resource id. */
   sessions: Map<string, string>;
@@ -47,6 +49,7 @@ export async function fakeBmc(
   const state: FakeBmcState = {
     powerState: 'Off',
     systemId: 'System_0',
+    pushPath: '/redfish/v1/UpdateService/update-multipart',
     resets: [],
     sessions: new Map(),
     maxSessions: 2,
@@ -196,12 +199,18 @@ export async function fakeBmc(
     if (method === 'GET' && path === `${v1}/UpdateService`) {
       return json(res, 200, {
         '@odata.type': '#UpdateService.v1_8_0.UpdateService',
-        MultipartHttpPushUri: `${v1}/UpdateService/update-multipart`,
+        MultipartHttpPushUri: state.pushPath,
         MaxImageSizeBytes: 512 * 1024 * 1024,
         FirmwareInventory: link(`${v1}/UpdateService/FirmwareInventory`),
       });
     }
-    if (method === 'POST' && path === `${v1}/UpdateService/update-multipart`) {
+    if (method === 'GET' && path === `${v1}/TaskService`)
+      return json(res, 200, { Tasks: link(`${v1}/TaskService/Tasks`) });
+    if (method === 'GET' && path === `${v1}/TaskService/Tasks`) {
+      const Members = state.uploads.length ? [link(`${v1}/TaskService/Tasks/1`)] : [];
+      return json(res, 200, { Members, 'Members@odata.count': Members.length });
+    }
+    if (method === 'POST' && path === state.pushPath) {
       state.uploads.push(await receiveMultipart(req, state.uploadReadDelayMs));
       taskReads = 0;
       return json(
