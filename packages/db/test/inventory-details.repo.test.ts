@@ -46,15 +46,19 @@ describe('device and rack details read one snapshot (Postgres)', () => {
   async function commitDuring<T>(table: string, read: () => Promise<T>, change: (c: pg.Client) => Promise<unknown>) {
     await writer.query('begin');
     await writer.query(`lock table ${table} in access exclusive mode`);
+    let failed: unknown;
     const reading = read();
-    reading.catch(() => {});
+    reading.catch((err: unknown) => (failed = err));
     try {
       for (let i = 0; ; i++) {
+        // Within a transaction Postgres reads the activity view once and keeps it: each poll clears that first.
+        await writer.query('select pg_stat_clear_snapshot()');
         const { rows } = await writer.query<{ n: number }>(
           `select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()
              and datname = current_database()`,
         );
         if (rows[0]!.n > 0) break;
+        if (failed) throw failed;
         if (i > 500) throw new Error(`no read waited on ${table}`);
         await new Promise((r) => setTimeout(r, 10));
       }

@@ -192,6 +192,23 @@ export class RedfishClient {
     return p;
   }
 
+  /**
+   * As cached(), but a value `keep` rejects is returned and not kept (an answer lacking what makes it worth keeping,
+   * such as a service without the link wanted, is read again next time).
+   */
+  async cachedIf<T>(key: string, resolve: () => Promise<T>, keep: (value: T) => boolean): Promise<T> {
+    try {
+      return await this.cached(key, async () => {
+        const value = await resolve();
+        if (!keep(value)) throw new NotKept(value);
+        return value;
+      });
+    } catch (err) {
+      if (err instanceof NotKept) return err.value as T;
+      throw err;
+    }
+  }
+
   /** Whether `key` holds a value (or one is being resolved) since the last invalidate(). */
   isCached(key: string): boolean {
     return this.memo.has(key) || (this.opts.discovery?.has(this.bmc, key) ?? false);
@@ -382,4 +399,9 @@ const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array'
 
 function annotate(error: RedfishError, note: string): RedfishError {
   return new RedfishError(error.code, error.bmc, error.uri, `${error.causeText} (${note})`, error.status);
+}
+
+/** A resolved value that cachedIf() hands back without keeping it (a failed resolve is not kept). */
+class NotKept {
+  constructor(readonly value: unknown) {}
 }

@@ -46,8 +46,18 @@ interface RawUpdateService {
  * reset or re-flashed, so kept as discovery keeps links (an update's pushes then read it once, not once each).
  */
 export async function getUpdateService(client: RedfishClient): Promise<UpdateServiceInfo> {
-  return client.discovered(() => client.cached('update-service', () => readUpdateService(client)));
+  // Kept only whole: a service that does not (yet) name its push URI and inventory is read again next time.
+  return client.discovered(() =>
+    client.cachedIf(
+      updateServiceKey,
+      () => readUpdateService(client),
+      (s) => s.multipartHttpPushUri !== undefined && s.firmwareInventoryUri !== undefined,
+    ),
+  );
 }
+
+/** Where getUpdateService keeps its answer (pushFirmware asks whether its push URI came from there). */
+export const updateServiceKey = 'update-service';
 
 async function readUpdateService(client: RedfishClient): Promise<UpdateServiceInfo> {
   const uri = await rootLink(client, 'UpdateService');

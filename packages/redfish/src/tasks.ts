@@ -207,10 +207,11 @@ export async function listTasks(client: RedfishClient): Promise<(RedfishTask & {
 }
 
 async function scanTasks(client: RedfishClient): Promise<(RedfishTask & { uri: string })[]> {
-  // The collection's link, like any discovered link, is kept (empty: the TaskService lists none).
-  const collection = await client.link(
-    'TaskService.Tasks',
-    async () => linkOf(await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks')), 'Tasks') ?? '',
+  // The collection's link is kept like any discovered link; a TaskService naming none is read again next time.
+  const collection = await client.cachedIf(
+    'link:TaskService.Tasks',
+    async () => linkOf(await client.get<Record<string, unknown>>(await rootLink(client, 'Tasks')), 'Tasks'),
+    (link) => link !== undefined,
   );
   if (!collection) return [];
   const { members, read } = await readCollectionWithBodies(client, collection);

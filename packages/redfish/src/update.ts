@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { RedfishClient } from './client.js';
 import { RedfishError } from './errors.js';
-import { getUpdateService } from './firmware.js';
+import { getUpdateService, updateServiceKey } from './firmware.js';
 import { multipartFirmwareBody } from './multipart.js';
 import { taskUriFrom } from './tasks.js';
 
@@ -30,9 +30,16 @@ export interface PushFirmwareResult {
  * pushing again.
  */
 export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
-  // The push URI is discovered and kept: a 404 or 503 on a kept one (the BMC changed under it) discovers it again and
-  // pushes once more, as neither answer means the BMC took the upload.
-  return client.discovered(() => pushTo(client, opts));
+  const kept = client.isCached(updateServiceKey);
+  try {
+    return await pushTo(client, opts);
+  } catch (err) {
+    // A push URI kept from an earlier read that is not found (the BMC moved it) took nothing: discover it and push
+    // once more. Any other answer stands (a 503 was already resent as often as the client resends).
+    if (!kept || !(err instanceof RedfishError) || err.status !== 404) throw err;
+    client.invalidate();
+    return pushTo(client, opts);
+  }
 }
 
 async function pushTo(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { DiscoveryCache, getPowerState, listTasks, pushFirmware, RedfishClient, resetManager } from '../src/index.js';
 import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
-import { credentials } from './helpers/servers.js';
+import { credentials, json } from './helpers/servers.js';
 
 describe('discovery shared by the clients of one process', () => {
   let bmc: FakeBmc;
@@ -200,5 +200,41 @@ describe('discovery shared by the clients of one process', () => {
       [`POST ${pushPath}`, 'GET /redfish/v1', 'GET /redfish/v1/UpdateService', 'POST /redfish/v1/UpdateService/upload'],
     );
     assert.equal(bmc.state.uploads.length, 2, 'the refused POST delivered nothing');
+  });
+
+  it('a push URI read afresh that answers 404 is not pushed to again, even by a warm client', async () => {
+    const discovery = new DiscoveryCache();
+    const client = open(discovery);
+    await listTasks(client); // the activity's scan before it pushes: the client is warm
+    bmc.state.intercept = (req, res, path) =>
+      req.method === 'POST' && path === pushPath ? (json(res, 404, { error: { message: 'gone' } }), true) : false;
+    await assert.rejects(push(client), (err: Error) => /NotFound/.test(err.message));
+    assert.equal(bmc.requests.filter((r) => r.method === 'POST').length, 1);
+  });
+
+  it('a kept push URI answering 503 is not pushed to beyond what the client resends', async () => {
+    const discovery = new DiscoveryCache();
+    await push(open(discovery));
+    bmc.state.intercept = (req, res, path) =>
+      req.method === 'POST' && path === pushPath ? (json(res, 503, { error: { message: 'busy' } }), true) : false;
+    bmc.requests.length = 0;
+    const once = new RedfishClient({ baseUrl: bmc.url, credentials, discovery, maxAttempts: 1 });
+    clients.push(once);
+    await assert.rejects(push(once));
+    assert.deepEqual(
+      bmc.requests.map((r) => `${r.method} ${r.path}`),
+      [`POST ${pushPath}`],
+    );
+  });
+
+  it('a TaskService that names no task list is read again at the next scan', async () => {
+    const discovery = new DiscoveryCache();
+    let bare = true;
+    bmc.state.intercept = (req, res, path) =>
+      bare && path === '/redfish/v1/TaskService' ? ((bare = false), json(res, 200, {}), true) : false;
+    assert.deepEqual(await listTasks(open(discovery)), []);
+    bmc.requests.length = 0;
+    assert.deepEqual(await listTasks(open(discovery)), []);
+    assert.deepEqual(paths(), ['/redfish/v1/TaskService', '/redfish/v1/TaskService/Tasks']);
   });
 });
