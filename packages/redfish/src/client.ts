@@ -50,8 +50,10 @@ interface RequestSpec {
  *   Retry-After), never on other 4xx. A request that may have reached the BMC (reset or
  *   timeout after sending) is resent only if it is idempotent (GET, PUT, PATCH, DELETE):
  *   a POST action or upload that might have been applied is reported, never sent twice.
- * - Discovery starts at /redfish/v1 and follows @odata.id links; links are cached (not
- *   resource bodies), and a 404 or 503 on a cached link triggers one re-discovery.
+ * - Discovery starts at /redfish/v1 and follows @odata.id links; links and what else only a
+ *   reset changes (ActionInfo, the UpdateService's push URI and limits) are cached, resource
+ *   bodies are not. A 404 or 503 on a cached link triggers one re-discovery (a push, only a 404:
+ *   see pushFirmware).
  */
 export class RedfishClient {
   readonly bmc: string;
@@ -159,8 +161,8 @@ export class RedfishClient {
   }
 
   /**
-   * A URI found by discovery, kept under `key` until invalidate(). Only links are cached:
-   * resource bodies (power state, task state) are always read fresh.
+   * A URI found by discovery, kept under `key` until invalidate(). Resource bodies (power
+   * state, task state) are always read fresh.
    */
   link(key: string, resolve: () => Promise<string>): Promise<string> {
     return this.cached(`link:${key}`, resolve);

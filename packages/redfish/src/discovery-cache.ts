@@ -1,13 +1,13 @@
 /**
- * What discovery learned of each BMC (its service root, the links followed from it, ActionInfo, whether `$expand`
- * works), shared by the clients of one process. A satellite opens a client per activity, and without this every
- * activity walks the same links again: a firmware update's three activities did, 17 of its 40 requests. Only values
- * that resolved are kept, never a request in flight, so one activity's cancellation or timeout stays its own. A BMC's
- * entry goes when a client invalidates it (after a BMC reset, or on a 404 or 503 from a cached link, as a client's own
- * links always did), when it refuses or drops a connection (it may be rebooting: after a firmware update, an AC
- * cycle), after `ttlMs` from its first value (a hard age: what no 404 reveals, a BMC swapped behind the same
- * address, is read again by then), or when `maxBmcs` newer BMCs were used since. A lookup that began before the BMC
- * was forgotten is not kept.
+ * What discovery learned of each BMC (its service root, the links followed from it, ActionInfo, the UpdateService's
+ * push URI and limits, whether `$expand` works), shared by the clients of one process. A satellite opens a client per
+ * activity, and without this every activity walks the same links again: a firmware update's three activities did, 17 of
+ * its 40 requests. Only values that resolved are kept, never a request in flight, so one activity's cancellation or
+ * timeout stays its own. A BMC's entry goes when a client invalidates it (after a BMC reset, or on a 404 or 503 from a
+ * cached link, as a client's own links always did), when it refuses or drops a connection (it may be rebooting: after a
+ * firmware update, an AC cycle), after `ttlMs` from its first value (a hard age: what no 404 reveals, a BMC swapped
+ * behind the same address, is read again by then), or when `maxBmcs` newer BMCs were used since. A lookup that began
+ * before the BMC was forgotten is not kept.
  */
 export class DiscoveryCache {
   private readonly entries = new Map<string, { at: number; values: Map<string, unknown> }>();

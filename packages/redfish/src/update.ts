@@ -25,25 +25,25 @@ export interface PushFirmwareResult {
 /**
  * Multipart firmware push to the UpdateService's MultipartHttpPushUri, streamed from
  * disk. The upload is a non-idempotent POST: it is resent only when the BMC certainly
- * did not take it (no connection, or 503); after a reset or timeout mid-upload the
+ * did not take it (no connection, or 503; or a 404 from a push URI kept from an earlier
+ * read, which is discovered again first); after a reset or timeout mid-upload the
  * error is returned, and the caller checks the task list or installed version before
  * pushing again.
  */
 export async function pushFirmware(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
-  const kept = client.isCached(updateServiceKey);
-  try {
-    return await pushTo(client, opts);
-  } catch (err) {
-    // A push URI kept from an earlier read that is not found (the BMC moved it) took nothing: discover it and push
-    // once more. Any other answer stands (a 503 was already resent as often as the client resends).
-    if (!kept || !(err instanceof RedfishError) || err.status !== 404) throw err;
-    client.invalidate();
-    return pushTo(client, opts);
-  }
+  return pushTo(client, opts, client.isCached(updateServiceKey));
 }
 
-async function pushTo(client: RedfishClient, opts: PushFirmwareOptions): Promise<PushFirmwareResult> {
+/**
+ * `kept`: the UpdateService comes from what discovery kept, so what it says may predate a reset the client did not see.
+ * What it makes this push fail on (a push URI not found, an image over its size limit) is then read again, once.
+ */
+async function pushTo(client: RedfishClient, opts: PushFirmwareOptions, kept: boolean): Promise<PushFirmwareResult> {
   const service = await getUpdateService(client);
+  const again = () => {
+    client.invalidate();
+    return pushTo(client, opts, false);
+  };
   const pushUri = service.multipartHttpPushUri;
   if (!pushUri)
     throw new RedfishError('FailedPrecondition', client.bmc, service.uri, 'UpdateService has no MultipartHttpPushUri');
@@ -61,6 +61,7 @@ async function pushTo(client: RedfishClient, opts: PushFirmwareOptions): Promise
     );
   }
   if (service.maxImageSizeBytes !== undefined && size > service.maxImageSizeBytes) {
+    if (kept) return again();
     throw new RedfishError(
       'InvalidArgument',
       client.bmc,
@@ -72,7 +73,15 @@ async function pushTo(client: RedfishClient, opts: PushFirmwareOptions): Promise
     { Targets: opts.targets ?? [], ForceUpdate: opts.forceUpdate ?? false },
     { path: opts.filePath, size, name: opts.fileName ?? basename(opts.filePath) },
   );
-  const res = await client.upload(pushUri, body);
+  let res;
+  try {
+    res = await client.upload(pushUri, body);
+  } catch (err) {
+    // Not found: the BMC has no such resource and took nothing. Any other answer stands (a 503 was already resent as
+    // often as the client resends).
+    if (kept && err instanceof RedfishError && err.status === 404) return again();
+    throw err;
+  }
   const taskUri = taskUriFrom(res);
   if (!taskUri)
     throw new RedfishError('Protocol', client.bmc, pushUri, 'no task in the UpdateService multipart response');

@@ -3,7 +3,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { DiscoveryCache, getPowerState, listTasks, pushFirmware, RedfishClient, resetManager } from '../src/index.js';
+import {
+  DiscoveryCache,
+  getPowerState,
+  getUpdateService,
+  listTasks,
+  pushFirmware,
+  RedfishClient,
+  resetManager,
+} from '../src/index.js';
 import { fakeBmc, type FakeBmc } from './helpers/fake-bmc.js';
 import { credentials, json } from './helpers/servers.js';
 
@@ -44,6 +52,7 @@ describe('discovery shared by the clients of one process', () => {
     bmc.requests.length = 0;
     bmc.state.systemId = 'System_0';
     bmc.state.pushPath = pushPath;
+    bmc.state.maxImageSizeBytes = 512 * 1024 * 1024;
     bmc.state.uploads.length = 0;
     bmc.state.intercept = undefined;
   });
@@ -236,5 +245,33 @@ describe('discovery shared by the clients of one process', () => {
     bmc.requests.length = 0;
     assert.deepEqual(await listTasks(open(discovery)), []);
     assert.deepEqual(paths(), ['/redfish/v1/TaskService', '/redfish/v1/TaskService/Tasks']);
+  });
+
+  it('an UpdateService that names no push URI is read again next time', async () => {
+    const discovery = new DiscoveryCache();
+    let bare = true;
+    bmc.state.intercept = (_req, res, path) =>
+      bare && path === '/redfish/v1/UpdateService' ? ((bare = false), json(res, 200, {}), true) : false;
+    assert.equal((await getUpdateService(open(discovery))).multipartHttpPushUri, undefined);
+    bmc.requests.length = 0;
+    await push(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1/UpdateService', pushPath]);
+  });
+
+  it('an image over a kept size limit is checked against the limit read again before it is refused', async () => {
+    const discovery = new DiscoveryCache();
+    bmc.state.maxImageSizeBytes = 1024; // the image is 4 KiB
+    await getUpdateService(open(discovery));
+    // The BMC restarted into firmware that takes larger images, unseen by this process.
+    bmc.state.maxImageSizeBytes = 8192;
+    bmc.requests.length = 0;
+    await push(open(discovery));
+    assert.deepEqual(paths(), ['/redfish/v1', '/redfish/v1/UpdateService', pushPath]);
+    assert.equal(bmc.state.uploads.length, 1);
+    // A limit read afresh stands.
+    bmc.state.maxImageSizeBytes = 1024;
+    const fresh = open(new DiscoveryCache());
+    await assert.rejects(push(fresh), (err: Error) => /accepts at most 1024/.test(err.message));
+    assert.equal(bmc.state.uploads.length, 1);
   });
 });

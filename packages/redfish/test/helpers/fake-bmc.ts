@@ -17,6 +17,8 @@ export interface FakeBmcState {
   systemId: string;
   /** Where multipart pushes go; change it to move the push URI (the old one answers 404). */
   pushPath: string;
+  /** The UpdateService's MaxImageSizeBytes. */
+  maxImageSizeBytes: number;
   resets: { path: string; body: unknown }[];
   /** Live sessions by token, with their resource id. */
   sessions: Map<string, string>;
@@ -50,6 +52,7 @@ export async function fakeBmc(
     powerState: 'Off',
     systemId: 'System_0',
     pushPath: '/redfish/v1/UpdateService/update-multipart',
+    maxImageSizeBytes: 512 * 1024 * 1024,
     resets: [],
     sessions: new Map(),
     maxSessions: 2,
@@ -200,7 +203,7 @@ export async function fakeBmc(
       return json(res, 200, {
         '@odata.type': '#UpdateService.v1_8_0.UpdateService',
         MultipartHttpPushUri: state.pushPath,
-        MaxImageSizeBytes: 512 * 1024 * 1024,
+        MaxImageSizeBytes: state.maxImageSizeBytes,
         FirmwareInventory: link(`${v1}/UpdateService/FirmwareInventory`),
       });
     }
