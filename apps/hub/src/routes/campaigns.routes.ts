@@ -2,11 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   childCounts,
-  getCampaignSummary,
   getSite,
   listCampaignDevices,
   listCampaigns,
-  readSnapshot,
+  readCampaignDetail,
   siteMaintenanceWindows,
   type Db,
 } from '@fleet/db';
@@ -96,17 +95,10 @@ export function campaignRoutes(
   settings: HubConfig['campaigns'],
   twoPerson: HubConfig['twoPerson'],
 ): void {
-  // One snapshot, so that the counts add up to what the summary and the failures say.
   const detail = async (id: string) => {
-    const d = await readSnapshot(db, async (tx) => {
-      const c = await getCampaignSummary(tx, id);
-      if (!c) return undefined;
-      const counts = await childCounts(tx, [id]);
-      const failures = await listCampaignDevices(tx, { campaignId: id, state: ['failed'], limit: FAILURES_SHOWN });
-      return { c, counts, failures };
-    });
+    const d = await readCampaignDetail(db, id, FAILURES_SHOWN);
     if (!d) throw notFound('firmware campaign', id);
-    return campaignView(d.c, views, d.counts.get(id) ?? {}, { excluded: d.c.excluded, failures: d.failures });
+    return campaignView(d.summary, views, d.counts, { excluded: d.summary.excluded, failures: d.failures });
   };
 
   defineRoute(

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { CampaignPlan, CampaignPolicy, CampaignWave, MaintenanceWindowSpec } from '@fleet/domain';
-import type { DbOrTx } from '../client.js';
+import { readSnapshot, type Db, type DbOrTx } from '../client.js';
+import { childCounts } from './parent-jobs.repo.js';
 import {
   campaigns,
   deviceFirmware,
@@ -215,4 +216,18 @@ export async function replaceMaintenanceWindows(
   const old = await tx.delete(maintenanceWindows).where(eq(maintenanceWindows.siteId, siteId)).returning();
   if (windows.length) await tx.insert(maintenanceWindows).values(windows.map((w) => ({ siteId, ...w })));
   return old.map((w) => ({ weekdays: w.weekdays, startMinute: w.startMinute, durationMinutes: w.durationMinutes }));
+}
+
+/**
+ * A campaign's summary, its members by state and its first `failuresShown` failed members, read in one snapshot so that
+ * the counts add up to what the summary and the failures say; undefined when there is no such campaign.
+ */
+export async function readCampaignDetail(db: Db, id: string, failuresShown: number) {
+  return readSnapshot(db, async (tx) => {
+    const summary = await getCampaignSummary(tx, id);
+    if (!summary) return undefined;
+    const counts = (await childCounts(tx, [id])).get(id) ?? {};
+    const failures = await listCampaignDevices(tx, { campaignId: id, state: ['failed'], limit: failuresShown });
+    return { summary, counts, failures };
+  });
 }
