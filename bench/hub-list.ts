@@ -4,8 +4,8 @@ import { deviceJsonListQuery, deviceListQuery } from '@fleet/db';
 import { compareSides } from './lib/page-load.js';
 import { startSeededHub } from './lib/seeded-hub.js';
 
-/** As bench/inventory.ts: 20 concurrent clients, a hub database pool of 20 (the fourth argument sets another). */
-const clients = 20;
+/** As bench/inventory.ts: 20 concurrent clients (the fifth argument sets another, the scale bench's 50). */
+const defaultClients = 20;
 /** The question bench/inventory.ts asks: compute trays of one site, a page of 100. */
 const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
 
@@ -16,13 +16,15 @@ const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
  * page select (listDevices); the hub wraps it so that Postgres also writes each device's JSON (a row each),
  * and that whole statement raw, sent by name as the hub sends it, is `raw_json_sql_list_*`. Each side's CPU per
  * request (`*_cpu_ms`: the hub process, the database's Postgres backends, this process as the client) is the figure
- * a shared machine's load moves least. Arguments: devices, requests per side, rounds, pool size.
+ * a shared machine's load moves least. Arguments: devices, requests per side, rounds, pool size,
+ * concurrent clients.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const count = Number(args[0] ?? 10_000);
   const requests = Number(args[1] ?? 2000);
   const rounds = Number(args[2] ?? 2);
   const poolSize = Number(args[3] ?? 20);
+  const clients = Number(args[4] ?? defaultClients);
   const stack = await startSeededHub({ name: 'hub-list', devices: count, role: 'viewer', poolSize });
   const databaseUrl = stack.db.$client.options.connectionString!;
   const raw = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
