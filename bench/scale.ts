@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pino } from 'pino';
@@ -62,6 +62,8 @@ interface Options {
   bmcQuirks: { noExpandQuery?: boolean };
   /** The workflow agent's projection.sweepMaxDuty (`--sweep-max-duty`; the agent's default when absent). */
   sweepMaxDuty?: number;
+  /** Simulator processes the workflow part's sites are dealt to (`--simulator-processes`; the cores by default). */
+  simulatorProcesses: number;
 }
 
 function options(args: string[]): Options {
@@ -102,6 +104,7 @@ function options(args: string[]): Options {
     statusPollMs: count('status-poll-ms', '2000'),
     bmcQuirks: bmcQuirk ? { noExpandQuery: true } : {},
     ...(sweepMaxDuty !== undefined ? { sweepMaxDuty } : {}),
+    simulatorProcesses: count('simulator-processes', String(availableParallelism())),
   };
 }
 
@@ -111,7 +114,7 @@ type Limit = { devices: number; what: string };
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
  * [--campaign-cap 50] [--workflow-phases campaign,batch] [--status-poll-ms 2000] [--bmc-quirks noExpandQuery]
- * [--sweep-max-duty 0.5] [--budget-min N]`
+ * [--sweep-max-duty 0.5] [--simulator-processes N] [--budget-min N]`
  * (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
@@ -497,6 +500,9 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     bmcs: perSite,
     bulkRegister: true,
     simulatorPerSite: true,
+    // By default a simulator process per core, not per site: each costs CPU of its own for the same requests
+    // (docs/scale.md).
+    simulatorProcesses: o.simulatorProcesses,
     bmcQuirks: o.bmcQuirks,
     timeScale,
     timings: { powerOnS },
@@ -528,6 +534,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   const out: Record<string, unknown> = {
     workflow_devices: devices,
     workflow_sites: o.workflowSites,
+    simulator_processes: stack.simulators.length,
     bmc_quirks: Object.keys(o.bmcQuirks),
     status_poll_ms: o.statusPollMs,
     // null: the agent's default (apps/workflow-agent/src/config.ts).

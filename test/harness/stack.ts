@@ -74,6 +74,12 @@ export interface StackOptions {
    * stack: benches with thousands of devices per site (issue 20), where one process would be CPU-bound.
    */
   simulatorPerSite?: boolean;
+  /**
+   * With `simulatorPerSite`: at most this many simulator processes, the sites with BMCs dealt to them in turn. Each
+   * process costs CPU of its own for the same requests (the scale bench: docs/scale.md), so a bench on a few cores
+   * shards by cores, not by sites.
+   */
+  simulatorProcesses?: number;
   /** Quirks (simulators' redfish/quirks.ts) every simulated BMC has, e.g. `noExpandQuery` for a baseline. */
   bmcQuirks?: { noExpandQuery?: boolean; noEventService?: boolean };
   /** Simulator time scale: 0.01 makes a 30 s power-on take 0.3 s. */
@@ -417,14 +423,20 @@ export class Stack {
       mkdirSync(pki, { recursive: true });
       this.bmcCa = createCa(pki, 'site-bmc-ca');
     }
-    // One process for the stack, or one per site with BMCs (the first also serving the switches), in site order.
-    const shards = this.opts.simulatorPerSite
-      ? this.siteIds
-          .filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
-          .map((site, i) => ({ site, name: i === 0 ? 'simulator' : `simulator-${site}` }))
-      : [{ site: undefined, name: 'simulator' }];
-    const startShard = async ({ site, name }: (typeof shards)[number], i: number) => {
-      const own = bmcs.filter((b) => site === undefined || b.site === site).map((b) => b.spec);
+    // One process for the stack, or one per site with BMCs (the first also serving the switches), in site order, or
+    // with `simulatorProcesses` that many, each serving the sites dealt to it.
+    const siteShards = this.opts.simulatorPerSite
+      ? this.siteIds.filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
+      : [];
+    const processes = Math.min(siteShards.length, this.opts.simulatorProcesses ?? siteShards.length);
+    const shards = siteShards.length
+      ? Array.from({ length: processes }, (_, i) => ({
+          sites: siteShards.filter((_, k) => k % processes === i),
+          name: i === 0 ? 'simulator' : `simulator-${siteShards[i]}`,
+        }))
+      : [{ sites: undefined, name: 'simulator' }];
+    const startShard = async ({ sites, name }: (typeof shards)[number], i: number) => {
+      const own = bmcs.filter((b) => sites === undefined || sites.includes(b.site)).map((b) => b.spec);
       const adminPort = await freePort();
       const file = this.writeConfig(name, {
         log: { level: 'info' },
@@ -443,7 +455,7 @@ export class Stack {
       await simulator.start('redfish simulator ready', Math.max(60_000, bmcs.length * 20));
       const adminUrl = `http://127.0.0.1:${adminPort}`;
       const list = (await (await fetch(`${adminUrl}/bmcs`)).json()) as { items: SimBmc[] };
-      return { site, adminUrl, bmcs: list.items };
+      return { sites, adminUrl, bmcs: list.items };
     };
     // Shards issuing BMC certificates from one CA would race on its serial file: those start one after another.
     const started: Awaited<ReturnType<typeof startShard>>[] = [];
@@ -453,7 +465,7 @@ export class Stack {
     this.simAdminUrl = started[0]!.adminUrl;
     for (const site of this.siteIds) this.simAdminUrls.set(site, this.simAdminUrl);
     for (const shard of started) {
-      if (shard.site !== undefined) this.simAdminUrls.set(shard.site, shard.adminUrl);
+      for (const site of shard.sites ?? []) this.simAdminUrls.set(site, shard.adminUrl);
       for (const bmc of shard.bmcs) this.bmcAdminUrls.set(bmc.id, shard.adminUrl);
     }
     this.bmcs = started.flatMap((s) => s.bmcs);
