@@ -562,7 +562,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
       rss[kind] = Math.max(rss[kind] ?? 0, f.peakRssMiB);
       lagMs[kind] = Math.max(lagMs[kind] ?? 0, f.eventLoopLagP99Ms);
     }
-    // One simulator process per site: the largest.
+    // The largest simulator process (each serves the sites dealt to it).
     rss['simulator'] = Math.max(...stack.simulators.map((s) => peakRssMiB(s.pid!)));
     out['workflow_peak_rss_mib'] = rss;
     out['workflow_event_loop_lag_p99_ms'] = lagMs;

@@ -230,7 +230,7 @@ export class Stack {
   readonly satellites = new Map<string, ManagedProcess>();
   /** The (first) simulator process. */
   simulator!: ManagedProcess;
-  /** Every simulator process: one, or one per site with `simulatorPerSite`. */
+  /** Every simulator process: one, or with `simulatorPerSite` one per site or `simulatorProcesses` of them. */
   readonly simulators: ManagedProcess[] = [];
   /** Each site's simulator admin API (`simAdminUrl` is the first site's). */
   readonly simAdminUrls = new Map<string, string>();
@@ -428,11 +428,19 @@ export class Stack {
     const siteShards = this.opts.simulatorPerSite
       ? this.siteIds.filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
       : [];
-    const processes = Math.min(siteShards.length, this.opts.simulatorProcesses ?? siteShards.length);
+    const wanted = this.opts.simulatorProcesses ?? siteShards.length;
+    if (!Number.isSafeInteger(wanted) || wanted < 1) throw new RangeError(`simulatorProcesses: ${wanted}`);
+    const processes = Math.min(siteShards.length, wanted);
     const shards = siteShards.length
       ? Array.from({ length: processes }, (_, i) => ({
           sites: siteShards.filter((_, k) => k % processes === i),
-          name: i === 0 ? 'simulator' : `simulator-${siteShards[i]}`,
+          // Named by its site when it serves one, by its number when it serves several.
+          name:
+            i === 0
+              ? 'simulator'
+              : processes === siteShards.length
+                ? `simulator-${siteShards[i]}`
+                : `simulator-${i + 1}`,
         }))
       : [{ sites: undefined, name: 'simulator' }];
     const startShard = async ({ sites, name }: (typeof shards)[number], i: number) => {
