@@ -428,9 +428,10 @@ export class Stack {
     const siteShards = this.opts.simulatorPerSite
       ? this.siteIds.filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
       : [];
-    const wanted = this.opts.simulatorProcesses ?? siteShards.length;
-    if (!Number.isSafeInteger(wanted) || wanted < 1) throw new RangeError(`simulatorProcesses: ${wanted}`);
-    const processes = Math.min(siteShards.length, wanted);
+    const wanted = this.opts.simulatorProcesses;
+    if (wanted !== undefined && !(Number.isSafeInteger(wanted) && wanted >= 1))
+      throw new RangeError(`simulatorProcesses: a positive whole number, not ${wanted}`);
+    const processes = Math.min(siteShards.length, wanted ?? siteShards.length);
     const shards = siteShards.length
       ? Array.from({ length: processes }, (_, i) => ({
           sites: siteShards.filter((_, k) => k % processes === i),
