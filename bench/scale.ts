@@ -64,6 +64,11 @@ interface Options {
   sweepMaxDuty?: number;
   /** Simulator processes the workflow part's sites are dealt to (`--simulator-processes`; the cores by default). */
   simulatorProcesses: number;
+  /**
+   * Satellite processes the workflow part's sites are dealt to (`--satellite-processes`; one per site by default, as
+   * deployed): several sites' workers in one process, which issue 20 allows in the bench.
+   */
+  satelliteProcesses?: number;
 }
 
 function options(args: string[]): Options {
@@ -105,6 +110,7 @@ function options(args: string[]): Options {
     bmcQuirks: bmcQuirk ? { noExpandQuery: true } : {},
     ...(sweepMaxDuty !== undefined ? { sweepMaxDuty } : {}),
     simulatorProcesses: count('simulator-processes', String(availableParallelism())),
+    ...(args.includes('--satellite-processes') ? { satelliteProcesses: count('satellite-processes', '') } : {}),
   };
 }
 
@@ -114,7 +120,7 @@ type Limit = { devices: number; what: string };
  * Issue 20's fleet at scale. `pnpm bench scale [--devices 10000,50000,100000] [--sites 10] [--clients 50]
  * [--requests 1000] [--parts fleet,workflows] [--parallel] [--workflow-devices 10000] [--workflow-sites 10]
  * [--campaign-cap 50] [--workflow-phases campaign,batch] [--status-poll-ms 2000] [--bmc-quirks noExpandQuery]
- * [--sweep-max-duty 0.5] [--simulator-processes N] [--budget-min N]`
+ * [--sweep-max-duty 0.5] [--simulator-processes N] [--satellite-processes N] [--budget-min N]`
  * (docs/scale.md).
  *
  * fleet: the stages in order, each growing one NetBox (bulk loader) to the stage's size in whole NVL72 racks over
@@ -503,6 +509,7 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     // By default a simulator process per core, not per site: each costs CPU of its own for the same requests
     // (docs/scale.md).
     simulatorProcesses: o.simulatorProcesses,
+    ...(o.satelliteProcesses ? { satelliteProcesses: o.satelliteProcesses } : {}),
     bmcQuirks: o.bmcQuirks,
     timeScale,
     timings: { powerOnS },
@@ -529,12 +536,13 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
   const windows = [
     { kind: 'hub', w: new ProcessWindow(stack.hub, 'fleet_hub') },
     { kind: 'workflow_agent', w: new ProcessWindow(stack.agent, 'fleet_agent') },
-    ...[...stack.satellites.values()].map((s) => ({ kind: 'satellite', w: new ProcessWindow(s, 'fleet_satellite') })),
+    ...stack.satelliteProcesses.map((s) => ({ kind: 'satellite', w: new ProcessWindow(s, 'fleet_satellite') })),
   ];
   const out: Record<string, unknown> = {
     workflow_devices: devices,
     workflow_sites: o.workflowSites,
     simulator_processes: stack.simulators.length,
+    satellite_processes: stack.satelliteProcesses.length,
     bmc_quirks: Object.keys(o.bmcQuirks),
     status_poll_ms: o.statusPollMs,
     // null: the agent's default (apps/workflow-agent/src/config.ts).
@@ -777,7 +785,7 @@ function stackCpu(stack: Stack) {
     workflow_agent: stack.agent.pid!,
     temporal: stack.temporal.process.pid!,
     postgres: { comm: 'postgres' },
-    ...Object.fromEntries([...stack.satellites.values()].map((s, i) => [`satellite/${i}`, s.pid!])),
+    ...Object.fromEntries(stack.satelliteProcesses.map((s, i) => [`satellite/${i}`, s.pid!])),
     ...Object.fromEntries(stack.simulators.map((s, i) => [`simulator/${i}`, s.pid!])),
   });
   return () => {

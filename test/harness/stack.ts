@@ -56,6 +56,12 @@ export interface StackOptions {
    */
   sites?: number;
   /**
+   * At most this many satellite processes, the sites dealt to them in turn, each running its sites' workers (one
+   * `--config` per site). A deployment runs a satellite per site, the default here too; a bench on a few cores shares
+   * them (issue 20, docs/scale.md).
+   */
+  satelliteProcesses?: number;
+  /**
    * Plain `bmcs` go into Postgres a thousand rows a statement (the rows POST /v1/devices writes, less its audit rows)
    * rather than one POST each: benches with 10,000 devices.
    */
@@ -226,8 +232,12 @@ export class Stack {
   agent!: ManagedProcess;
   /** The first site's satellite. */
   satellite!: ManagedProcess;
-  /** Every site's satellite, by site id. */
+  /** Every site's satellite, by site id (with `satelliteProcesses`, sites share one). */
   readonly satellites = new Map<string, ManagedProcess>();
+  /** Every satellite process, each once. */
+  get satelliteProcesses(): ManagedProcess[] {
+    return [...new Set(this.satellites.values())];
+  }
   /** The (first) simulator process. */
   simulator!: ManagedProcess;
   /** Every simulator process: one, or with `simulatorPerSite` one per site or `simulatorProcesses` of them. */
@@ -311,7 +321,7 @@ export class Stack {
       this.opts.burnIn ? startTestCluster().then((c) => (this.slurm = c)) : undefined,
     ]);
     await this.startAgent();
-    await Promise.all(this.siteIds.map((site) => this.startSatellite(site)));
+    await this.startSatellites();
     await this.registerDevices();
     return this;
   }
@@ -425,22 +435,19 @@ export class Stack {
     }
     // One process for the stack, or one per site with BMCs (the first also serving the switches), in site order, or
     // with `simulatorProcesses` that many, each serving the sites dealt to it.
-    const siteShards = this.opts.simulatorPerSite
+    const simulatorSites = this.opts.simulatorPerSite
       ? this.siteIds.filter((site, i) => i === 0 || bmcs.some((b) => b.site === site))
       : [];
-    const wanted = this.opts.simulatorProcesses;
-    if (wanted !== undefined && !(Number.isSafeInteger(wanted) && wanted >= 1))
-      throw new RangeError(`simulatorProcesses: a positive whole number, not ${wanted}`);
-    const processes = Math.min(siteShards.length, wanted ?? siteShards.length);
-    const shards = siteShards.length
-      ? Array.from({ length: processes }, (_, i) => ({
-          sites: siteShards.filter((_, k) => k % processes === i),
+    const processes = processCount('simulatorProcesses', this.opts.simulatorProcesses, simulatorSites.length);
+    const shards = simulatorSites.length
+      ? dealInTurn(simulatorSites, processes).map((sites, i) => ({
+          sites,
           // Named by its site when it serves one, by its number when it serves several.
           name:
             i === 0
               ? 'simulator'
-              : processes === siteShards.length
-                ? `simulator-${siteShards[i]}`
+              : processes === simulatorSites.length
+                ? `simulator-${sites[0]}`
                 : `simulator-${i + 1}`,
         }))
       : [{ sites: undefined, name: 'simulator' }];
@@ -556,15 +563,50 @@ export class Stack {
     await this.agent.start('workflow agent started');
   }
 
+  /** Starts every site's satellite: one process per site, or the sites dealt to `satelliteProcesses` of them. */
+  private async startSatellites(): Promise<void> {
+    const processes = processCount('satelliteProcesses', this.opts.satelliteProcesses, this.siteIds.length);
+    if (processes === this.siteIds.length) {
+      await Promise.all(this.siteIds.map((site) => this.startSatellite(site)));
+      return;
+    }
+    const groups = dealInTurn(this.siteIds, processes);
+    await Promise.all(
+      groups.map(async (sites, i) => {
+        const files = await Promise.all(sites.map((site) => this.writeSatelliteConfig(site)));
+        const name = i === 0 ? 'satellite' : `satellite-${i + 1}`;
+        const satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', files, this.dir, {}, this.mode);
+        for (const site of sites) this.satellites.set(site, satellite);
+        if (i === 0) this.satellite = satellite;
+        await satellite.start('satellite worker started');
+      }),
+    );
+  }
+
   /**
    * Starts (or restarts) a site's satellite, the first site's unless named, with the site's token from
    * `satelliteTokens`; each site has its own config, secret store and data under the stack's folder. A
-   * `workflowBundlePath` runs that workflow code instead of the test run's (an upgrade to another version of it).
+   * `workflowBundlePath` runs that workflow code instead of the test run's (an upgrade to another version of it). With
+   * `satelliteProcesses`, the process the site shares is (re)started.
    */
   async startSatellite(
     siteId = this.siteId,
     { workflowBundlePath }: { workflowBundlePath?: string } = {},
   ): Promise<void> {
+    const file = await this.writeSatelliteConfig(siteId, workflowBundlePath);
+    const first = siteId === this.siteId;
+    let satellite = this.satellites.get(siteId);
+    if (!satellite) {
+      const name = first ? 'satellite' : `satellite-${siteId}`;
+      satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', file, this.dir, {}, this.mode);
+      this.satellites.set(siteId, satellite);
+    }
+    if (first) this.satellite = satellite;
+    await satellite.start('satellite worker started');
+  }
+
+  /** Writes a site's satellite config and secret store (a fresh events port each time); returns the config file. */
+  private async writeSatelliteConfig(siteId: string, workflowBundlePath?: string): Promise<string> {
     const first = siteId === this.siteId;
     const token = this.satelliteTokens.get(siteId);
     if (!token) throw new Error(`no satellite token for site ${siteId} in stack.satelliteTokens`);
@@ -581,7 +623,7 @@ export class Stack {
     const bundle = workflowBundlePath ?? (this.mode === 'tsx' ? testEnv().workflowBundle : undefined);
     // With the observer on, the BMCs push health events to the satellite's listener (docs/day2.md).
     const eventsPort = this.opts.observe ? await freePort() : undefined;
-    const file = this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
+    return this.writeConfig(first ? 'satellite' : `satellite-${siteId}`, {
       siteId,
       log: { level: 'info' },
       metrics: { port: 0 },
@@ -618,14 +660,6 @@ export class Stack {
         ...this.opts.redfish,
       },
     });
-    let satellite = this.satellites.get(siteId);
-    if (!satellite) {
-      const name = first ? 'satellite' : `satellite-${siteId}`;
-      satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', file, this.dir, {}, this.mode);
-      this.satellites.set(siteId, satellite);
-    }
-    if (first) this.satellite = satellite;
-    await satellite.start('satellite worker started');
   }
 
   private burnInConfig(c: TestCluster, siteId: string) {
@@ -861,7 +895,7 @@ export class Stack {
 
   async stop(): Promise<void> {
     await Promise.allSettled([
-      ...[...this.satellites.values()].map((s) => s.stop()),
+      ...this.satelliteProcesses.map((s) => s.stop()),
       this.agent?.stop(),
       ...this.hubs.map((h) => h?.stop()),
       ...this.simulators.map((s) => s.stop()),
@@ -947,4 +981,16 @@ export function expectStatus(status: number) {
       throw new Error(`expected HTTP ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
     return res;
   };
+}
+
+/** How many processes an option asks for: a positive whole number, at most `most`; `most` when not given. */
+function processCount(option: string, wanted: number | undefined, most: number): number {
+  if (wanted !== undefined && !(Number.isSafeInteger(wanted) && wanted >= 1))
+    throw new RangeError(`${option}: a positive whole number, not ${wanted}`);
+  return Math.min(most, wanted ?? most);
+}
+
+/** `items` dealt to `groups` groups in turn, as cards: the first group gets items 0, groups, 2 * groups, ... */
+function dealInTurn<T>(items: readonly T[], groups: number): T[][] {
+  return Array.from({ length: groups }, (_, i) => items.filter((_, k) => k % groups === i));
 }

@@ -67,7 +67,8 @@ export class ManagedProcess {
   constructor(
     readonly name: string,
     readonly entry: string,
-    private readonly configFile: string,
+    /** One config file, or several for a process that reads each (a satellite serving several sites). */
+    private readonly configFile: string | readonly string[],
     logDir: string,
     private readonly env: NodeJS.ProcessEnv = {},
     readonly mode: ProcessMode = defaultProcessMode(),
@@ -112,8 +113,7 @@ export class ManagedProcess {
           : []),
         ...nodeFlags,
         ...entryArgs(this.entry, this.mode),
-        '--config',
-        this.configFile,
+        ...[this.configFile].flat().flatMap((file) => ['--config', file]),
       ],
       {
         cwd: repoRoot,

@@ -19,6 +19,20 @@ export function configPathFromArgs(argv: readonly string[] = process.argv, env =
   return path;
 }
 
+/** Every config file named by a `--config <path>` on the command line, in order, else FLEET_CONFIG. */
+export function configPathsFromArgs(argv: readonly string[] = process.argv, env = process.env): string[] {
+  const paths: string[] = [];
+  for (const [i, arg] of argv.entries()) {
+    if (arg !== '--config') continue;
+    const path = argv[i + 1];
+    if (!path || path.startsWith('--'))
+      throw new ConfigError('(none)', [`--config at argument ${i} names no file: pass --config <file.json>`]);
+    paths.push(path);
+  }
+  if (paths.length) return paths;
+  return [configPathFromArgs(argv, env)];
+}
+
 /** Parses a JSON config file with a zod schema, listing every problem at once. */
 export function loadConfig<S extends z.ZodType>(schema: S, file: string): z.infer<S> {
   let raw: unknown;

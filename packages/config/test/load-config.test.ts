@@ -4,7 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { ConfigError, configPathFromArgs, DatabaseConfig, loadConfig, MetricsConfig } from '../src/index.js';
+import {
+  ConfigError,
+  configPathFromArgs,
+  configPathsFromArgs,
+  DatabaseConfig,
+  loadConfig,
+  MetricsConfig,
+} from '../src/index.js';
 
 const Schema = z.object({ database: DatabaseConfig, metrics: MetricsConfig, name: z.string() }).strict();
 
@@ -38,5 +45,14 @@ describe('config loading', () => {
     assert.equal(configPathFromArgs(['node', 'x', '--config', 'a.json'], {}), 'a.json');
     assert.equal(configPathFromArgs(['node', 'x'], { FLEET_CONFIG: 'b.json' }), 'b.json');
     assert.throws(() => configPathFromArgs(['node', 'x'], {}), /--config/);
+  });
+
+  it('reads every --config in order, else FLEET_CONFIG, and refuses one that names no file', () => {
+    const argv = ['node', 'x', '--config', 'a.json', '--config', 'b.json'];
+    assert.deepEqual(configPathsFromArgs(argv, { FLEET_CONFIG: 'c.json' }), ['a.json', 'b.json']);
+    assert.deepEqual(configPathsFromArgs(['node', 'x'], { FLEET_CONFIG: 'c.json' }), ['c.json']);
+    assert.throws(() => configPathsFromArgs(['node', 'x'], {}), /--config/);
+    assert.throws(() => configPathsFromArgs(['node', 'x', '--config', 'a.json', '--config'], {}), /names no file/);
+    assert.throws(() => configPathsFromArgs(['node', 'x', '--config', '--help'], {}), /names no file/);
   });
 });
