@@ -65,10 +65,11 @@ interface Options {
   /** Simulator processes the workflow part's sites are dealt to (`--simulator-processes`; the cores by default). */
   simulatorProcesses: number;
   /**
-   * Satellite processes the workflow part's sites are dealt to (`--satellite-processes`; one per site by default, as
-   * deployed): several sites' workers in one process, which issue 20 allows in the bench.
+   * Satellite processes the workflow part's sites are dealt to (`--satellite-processes`; the cores by default): several
+   * sites' workers in one process, which issue 20 allows in the bench. Each process costs CPU of its own for the same
+   * work (docs/scale.md); `--satellite-processes <sites>` runs one per site, as a deployment does.
    */
-  satelliteProcesses?: number;
+  satelliteProcesses: number;
 }
 
 function options(args: string[]): Options {
@@ -110,7 +111,7 @@ function options(args: string[]): Options {
     bmcQuirks: bmcQuirk ? { noExpandQuery: true } : {},
     ...(sweepMaxDuty !== undefined ? { sweepMaxDuty } : {}),
     simulatorProcesses: count('simulator-processes', String(availableParallelism())),
-    ...(args.includes('--satellite-processes') ? { satelliteProcesses: count('satellite-processes', '') } : {}),
+    satelliteProcesses: count('satellite-processes', String(availableParallelism())),
   };
 }
 
@@ -129,12 +130,12 @@ type Limit = { devices: number; what: string };
  * detail, the compliance summary and a rack elevation under `clients` concurrent clients. A stage that fails or misses
  * the list target is the first limit; the stages after a failure are not run.
  *
- * workflows: once, a whole stack (Temporal, hub, workflow agent, a satellite per site, the simulator) with
- * `workflow-devices` compute trays: a firmware campaign per site under a site cap against the lower bound the caps
- * allow, history events and Temporal Actions per device, where a sampled update's time went (its workflow tasks'
- * and activities' segments) and how full the device slots were; then a power batch over all of them whose devices
- * take long to power on, so every child workflow runs at once: the agent's projection lag while they do, and the
- * batch's makespan against its floor.
+ * workflows: once, a whole stack (Temporal, hub, workflow agent, satellites and simulators each a process per core
+ * serving the sites dealt to it) with `workflow-devices` compute trays: a firmware campaign per site under a site cap
+ * against the lower bound the caps allow, history events and Temporal Actions per device, where a sampled update's
+ * time went (its workflow tasks' and activities' segments) and how full the device slots were; then a power batch
+ * over all of them whose devices take long to power on, so every child workflow runs at once: the agent's projection
+ * lag while they do, and the batch's makespan against its floor.
  */
 const runStarted = Date.now();
 
@@ -509,7 +510,8 @@ async function workflows(o: Options, limits: Limit[]): Promise<Record<string, un
     // By default a simulator process per core, not per site: each costs CPU of its own for the same requests
     // (docs/scale.md).
     simulatorProcesses: o.simulatorProcesses,
-    ...(o.satelliteProcesses ? { satelliteProcesses: o.satelliteProcesses } : {}),
+    // Likewise a satellite process per core, each running the workers of the sites dealt to it.
+    satelliteProcesses: o.satelliteProcesses,
     bmcQuirks: o.bmcQuirks,
     timeScale,
     timings: { powerOnS },

@@ -269,6 +269,47 @@ removed at start`,
     assert.equal(code, 0);
   });
 
+  it(
+    'satellite with two sites: one that fails to start drains the one running, and the process exits 1',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const siteConfig = (siteId: string, extra: Record<string, unknown> = {}) =>
+        write(`satellite-${siteId}`, {
+          siteId,
+          metrics: { port: 0 },
+          temporal: { address: temporal.address },
+          secrets: { provider: 'file', path: join(dir, 'secrets.json') },
+          dataDir: join(dir, `data-${siteId}`),
+          artifacts: { dir: join(dir, `artifacts-${siteId}`) },
+          worker: { shutdownGraceTimeS: 2, ...(env.workflowBundle ? { workflowBundlePath: env.workflowBundle } : {}) },
+          ...extra,
+        });
+      writeFileSync(join(dir, 'secrets.json'), '{}', { mode: 0o600 });
+      // The second site's hub CA is read only as its worker starts, after the first site's is polling.
+      const missingCa = join(dir, 'no-such-ca.pem');
+      const satellite = new ManagedProcess(
+        'satellite-two-sites',
+        'apps/satellite/src/main.ts',
+        [
+          siteConfig('proc-a'),
+          siteConfig('proc-b', { hub: { url: 'https://127.0.0.1:1', tokenRef: 'hub/token', caFile: missingCa } }),
+        ],
+        dir,
+      );
+      await assert.rejects(satellite.start('satellite worker started', 90_000), /exited \(1\) before ready/);
+      const lines = satellite.output.split('\n');
+      const line = (site: string | undefined, msg: string) =>
+        lines.find((l) => (!site || l.includes(`"siteId":"${site}"`)) && l.includes(`"msg":"${msg}"`));
+      assert.ok(line('proc-a', 'site worker started'), 'site a started first');
+      assert.ok(line(undefined, 'a site worker failed to start')?.includes(missingCa), 'the failure names the file');
+      assert.ok(line('proc-a', 'site worker stopped'), 'site a drained before the exit');
+      assert.ok(line(undefined, 'satellite worker stopped with an error'));
+      assert.equal(line('proc-b', 'site worker started'), undefined);
+    },
+  );
+
   it('simulator: SIGTERM closes its servers and exits 0 with a shutdown line', { timeout: 60_000 }, async () => {
     const sim = new ManagedProcess(
       'simulator',

@@ -41,13 +41,19 @@ describe("two sites' workers in one satellite process (the scale bench's shape)"
       assert.equal((await stack.waitForJob(id)).state, 'succeeded');
       const lines = linesOf(log(), id);
       assert.ok(lines.length > 0, `no log line of job ${id}`);
-      // Every line of the job is bound to the site whose worker ran it.
+      // Every line of the job, the Temporal SDK's included, is bound to the site whose worker ran it.
       for (const line of lines) assert.ok(line.includes(`"siteId":"${site}"`), line);
     }
   });
 
   it('drains both sites on SIGTERM and exits 0', async () => {
     assert.equal(await stack.satellite.stop(), 0);
+    const lines = stack.satellite.output.split('\n');
+    for (const site of [siteA, siteB])
+      assert.ok(
+        lines.some((l) => l.includes(`"siteId":"${site}"`) && l.includes('"msg":"site worker stopped"')),
+        `site ${site} not drained`,
+      );
     assert.match(stack.satellite.output, /"msg":"satellite worker stopped"/);
   });
 });

@@ -1,16 +1,9 @@
-import {
-  ConfigError,
-  configPathsFromArgs,
-  createLogger,
-  exitOnHelp,
-  handleShutdown,
-  loadConfig,
-  serviceUsage,
-} from '@fleet/config';
+import type { Logger } from 'pino';
+import { configPathsFromArgs, createLogger, exitOnHelp, handleShutdown, serviceUsage } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { installTemporalRuntime } from '@fleet/temporal/worker';
-import { SatelliteConfig, satelliteShutdownGraceS } from './config.js';
-import { sharedProcessProblems } from './shared-process.js';
+import { satelliteShutdownGraceS } from './config.js';
+import { loadSiteConfigs } from './site-configs.js';
 import { startSiteWorker, type SiteWorker } from './site-worker.js';
 
 exitOnHelp(
@@ -21,54 +14,62 @@ exitOnHelp(
     'deploy/config/satellite.example.json',
   ),
 );
-const configFiles = configPathsFromArgs();
-const configs = loadConfigs(configFiles);
+const siteConfigs = loadSiteConfigs(configPathsFromArgs());
+const configs = siteConfigs.map((s) => s.config);
+const single = configs.length === 1;
+// Process-wide lines at the first file's level; each site's lines (the SDK's included) at its own.
 const log = createLogger('satellite', configs[0]!.log.level).child(
-  configs.length === 1
+  single
     ? { siteId: configs[0]!.siteId, taskQueue: siteTaskQueue(configs[0]!.siteId) }
     : { siteIds: configs.map((c) => c.siteId) },
 );
-installTemporalRuntime(log);
+const siteLogs = new Map<string, Logger>(
+  configs.map((c) => {
+    const taskQueue = siteTaskQueue(c.siteId);
+    return [taskQueue, single ? log : log.child({ siteId: c.siteId, taskQueue }, { level: c.log.level })];
+  }),
+);
+installTemporalRuntime(log, (taskQueue) => siteLogs.get(taskQueue));
 
 const sites: SiteWorker[] = [];
+let stopping = false;
+let startFailure: unknown;
+let starting: Promise<void> = Promise.resolve();
 const shutdown = handleShutdown({
   name: 'satellite worker',
   log,
   graceS: Math.max(...configs.map(satelliteShutdownGraceS)),
-  // Sites drain together: each one's running activities get their grace at the same time.
   drain: async () => {
+    // No further site starts; one starting now finishes and drains with the others.
+    stopping = true;
+    await starting;
+    // Sites drain together: each one's running activities get their grace at the same time.
     const results = await Promise.allSettled(sites.map((site) => site.drain()));
+    if (startFailure) throw startFailure;
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   },
 });
-for (const [i, config] of configs.entries()) {
-  const siteLog =
-    configs.length === 1 ? log : log.child({ siteId: config.siteId, taskQueue: siteTaskQueue(config.siteId) });
-  const site = await startSiteWorker(config, configFiles[i]!, siteLog);
-  sites.push(site);
-  // A worker that ends on its own (a fatal SDK error) stops the process too; drain rethrows its error (exit 1).
-  void site.running.catch(() => undefined).then(() => shutdown.begin(`worker of site ${site.siteId} ended`));
-}
-// Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
-log.info(
-  { metricsPorts: sites.map((s) => s.metricsPort), metricsPort: sites[0]!.metricsPort },
-  'satellite worker started',
-);
-
-/** Every file's config, every problem of every file listed at once; several files must not share a site or a path. */
-function loadConfigs(files: string[]): SatelliteConfig[] {
-  const problems: string[] = [];
-  const loaded: SatelliteConfig[] = [];
-  for (const file of files) {
-    try {
-      loaded.push(loadConfig(SatelliteConfig, file));
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems.map((p) => (files.length === 1 ? p : `${file}: ${p}`)));
-    }
+starting = (async () => {
+  for (const siteConfig of siteConfigs) {
+    if (stopping) return;
+    const site = await startSiteWorker(siteConfig, siteLogs.get(siteTaskQueue(siteConfig.config.siteId))!);
+    sites.push(site);
+    // A worker that ends on its own (a fatal SDK error) stops the process too; drain rethrows its error (exit 1).
+    void site.running.catch(() => undefined).then(() => shutdown.begin(`worker of site ${site.siteId} ended`));
   }
-  if (!problems.length) problems.push(...sharedProcessProblems(files, loaded));
-  if (problems.length) throw new ConfigError(files.join(', '), problems);
-  return loaded;
+})().catch((err: unknown) => {
+  startFailure = err;
+});
+await starting;
+if (startFailure) {
+  // The sites already running drain (their activities get their grace) before the process exits 1.
+  log.error({ err: startFailure }, 'a site worker failed to start');
+  void shutdown.begin('start-up failed');
+} else if (!stopping) {
+  // Logged once a signal would stop it cleanly: the dev stack and tests start sending signals from here.
+  log.info(
+    { metricsPorts: sites.map((s) => s.metricsPort), metricsPort: sites[0]!.metricsPort },
+    'satellite worker started',
+  );
 }

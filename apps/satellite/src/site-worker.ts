@@ -5,7 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter, Histogram } from 'prom-client';
 import { Agent } from 'undici';
 import type { Logger } from 'pino';
-import { readTemporalTls, startMetricsServer } from '@fleet/config';
+import { startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
 import { fleetDataConverter } from '@fleet/temporal';
@@ -28,6 +28,7 @@ import { ArtifactCache } from './artifacts/artifact-cache.js';
 import { HubDocumentStore } from './artifacts/hub-documents.js';
 import { burnInAdapterFromConfig } from './burn-in/index.js';
 import type { SatelliteConfig } from './config.js';
+import type { SiteConfig } from './site-configs.js';
 import { KnownHosts } from './nvos/known-hosts.js';
 import { ActionJournal } from './journal/action-journal.js';
 import { PendingPasswords } from './credentials/pending-passwords.js';
@@ -68,8 +69,7 @@ export interface SiteWorker {
  * metrics server and Temporal connection. `log` is already bound to the site; the process installs the Temporal
  * runtime once before calling this.
  */
-export async function startSiteWorker(config: SatelliteConfig, configFile: string, log: Logger): Promise<SiteWorker> {
-  const temporalTls = readTemporalTls(config.temporal.tls, configFile);
+export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: Logger): Promise<SiteWorker> {
   const taskQueue = siteTaskQueue(config.siteId);
   const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_satellite' });
   const resets = new Counter({
@@ -226,6 +226,7 @@ export async function startSiteWorker(config: SatelliteConfig, configFile: strin
       await hubDispatcher?.close();
       await connection.close();
       await metrics.close();
+      log.info('site worker stopped');
     },
   };
 }

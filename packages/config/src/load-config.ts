@@ -26,7 +26,7 @@ export function configPathsFromArgs(argv: readonly string[] = process.argv, env 
     if (arg !== '--config') continue;
     const path = argv[i + 1];
     if (!path || path.startsWith('--'))
-      throw new ConfigError('(none)', [`--config at argument ${i} names no file: pass --config <file.json>`]);
+      throw new ConfigError('(none)', ['a --config names no file: pass --config <file.json>']);
     paths.push(path);
   }
   if (paths.length) return paths;
