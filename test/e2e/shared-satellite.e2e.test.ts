@@ -16,6 +16,15 @@ describe("two sites' workers in one satellite process (the scale bench's shape)"
     assert.equal(stack.satelliteProcesses.length, 1);
     assert.equal(stack.satellites.get(siteA), stack.satellites.get(siteB));
     const log = () => stack.satellite.output;
+    // The Temporal SDK's lines go to the site whose task queue they name (its workers' state changes, at INFO).
+    const sdkLines = log()
+      .split('\n')
+      .filter((l) => l.includes('"sdk":"temporal"') && l.includes('"msg":"Worker state changed"'));
+    for (const site of [siteA, siteB]) {
+      const own = sdkLines.filter((l) => l.includes(`"taskQueue":"site-${site}"`));
+      assert.ok(own.length > 0, `no SDK line of site ${site}'s worker`);
+      for (const line of own) assert.ok(line.includes(`"siteId":"${site}"`) && !line.includes('siteIds'), line);
+    }
     for (const site of [siteA, siteB])
       assert.ok(
         log()
@@ -41,7 +50,7 @@ describe("two sites' workers in one satellite process (the scale bench's shape)"
       assert.equal((await stack.waitForJob(id)).state, 'succeeded');
       const lines = linesOf(log(), id);
       assert.ok(lines.length > 0, `no log line of job ${id}`);
-      // Every line of the job, the Temporal SDK's included, is bound to the site whose worker ran it.
+      // Every line of the job is bound to the site whose worker ran it.
       for (const line of lines) assert.ok(line.includes(`"siteId":"${site}"`), line);
     }
   });

@@ -18,7 +18,8 @@ const siteConfigs = loadSiteConfigs(configPathsFromArgs());
 const configs = siteConfigs.map((s) => s.config);
 const single = configs.length === 1;
 // Process-wide lines at the first file's level; each site's lines (the SDK's included) at its own.
-const log = createLogger('satellite', configs[0]!.log.level).child(
+const root = createLogger('satellite', configs[0]!.log.level);
+const log = root.child(
   single
     ? { siteId: configs[0]!.siteId, taskQueue: siteTaskQueue(configs[0]!.siteId) }
     : { siteIds: configs.map((c) => c.siteId) },
@@ -26,7 +27,7 @@ const log = createLogger('satellite', configs[0]!.log.level).child(
 const siteLogs = new Map<string, Logger>(
   configs.map((c) => {
     const taskQueue = siteTaskQueue(c.siteId);
-    return [taskQueue, single ? log : log.child({ siteId: c.siteId, taskQueue }, { level: c.log.level })];
+    return [taskQueue, single ? log : root.child({ siteId: c.siteId, taskQueue }, { level: c.log.level })];
   }),
 );
 installTemporalRuntime(log, (taskQueue) => siteLogs.get(taskQueue));
@@ -40,11 +41,13 @@ const shutdown = handleShutdown({
   log,
   graceS: Math.max(...configs.map(satelliteShutdownGraceS)),
   drain: async () => {
-    // No further site starts; one starting now finishes and drains with the others.
+    // No further site starts. The running sites drain together at once (each one's activities get their grace at the
+    // same time); one starting now drains when it has started.
     stopping = true;
+    const drains = sites.map((site) => site.drain());
     await starting;
-    // Sites drain together: each one's running activities get their grace at the same time.
-    const results = await Promise.allSettled(sites.map((site) => site.drain()));
+    drains.push(...sites.slice(drains.length).map((site) => site.drain()));
+    const results = await Promise.allSettled(drains);
     if (startFailure) throw startFailure;
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

@@ -31,6 +31,8 @@ export function loadSiteConfigs(files: readonly string[]): SiteConfig[] {
 }
 
 interface Claim {
+  /** The site's place in the list: the same file given twice is two sites, and clashes with itself. */
+  site: number;
   file: string;
   what: string;
   value: string;
@@ -44,7 +46,7 @@ interface Claim {
  * naming both files.
  */
 export function sharedProcessProblems(sites: readonly Pick<SiteConfig, 'file' | 'config'>[]): string[] {
-  const claims: Claim[] = sites.flatMap(({ file, config: c }) =>
+  const claims: Claim[] = sites.flatMap(({ file, config: c }, site) =>
     [
       { kind: 'site' as const, what: 'siteId', value: c.siteId },
       { kind: 'path' as const, what: 'dataDir', value: resolve(c.dataDir) },
@@ -54,11 +56,11 @@ export function sharedProcessProblems(sites: readonly Pick<SiteConfig, 'file' | 
       ...(c.events?.listen.port
         ? [{ kind: 'port' as const, what: 'events.listen.port', value: String(c.events.listen.port) }]
         : []),
-    ].map((claim) => ({ ...claim, file })),
+    ].map((claim) => ({ ...claim, site, file })),
   );
   const problems: string[] = [];
   for (const [i, claim] of claims.entries()) {
-    const other = claims.slice(0, i).find((o) => o.kind === claim.kind && o.file !== claim.file && clash(claim, o));
+    const other = claims.slice(0, i).find((o) => o.kind === claim.kind && o.site !== claim.site && clash(claim, o));
     if (!other) continue;
     const mine = `${claim.file}: ${claim.what} ${claim.value}`;
     problems.push(

@@ -54,6 +54,14 @@ describe('several sites in one satellite process', () => {
     );
   });
 
+  it('refuses the same file given twice: one site, two workers', () => {
+    assert.deepEqual(sharedProcessProblems([site('a.json', 'a'), site('a.json', 'a')]), [
+      "a.json: siteId a is also a.json's siteId: each site in a process needs its own",
+      "a.json: dataDir /var/lib/fleet/a is also a.json's dataDir: each site in a process needs its own",
+      "a.json: artifacts.dir /var/cache/fleet/a is also a.json's artifacts.dir: each site in a process needs its own",
+    ]);
+  });
+
   it('lets one site nest its own cache in its own data folder', () => {
     assert.deepEqual(
       sharedProcessProblems([site('a.json', 'a', { artifacts: { dir: '/var/lib/fleet/a/cache' } })]),
