@@ -442,13 +442,7 @@ export class Stack {
     const shards = simulatorSites.length
       ? dealInTurn(simulatorSites, processes).map((sites, i) => ({
           sites,
-          // Named by its site when it serves one, by its number when it serves several.
-          name:
-            i === 0
-              ? 'simulator'
-              : processes === simulatorSites.length
-                ? `simulator-${sites[0]}`
-                : `simulator-${i + 1}`,
+          name: shardName('simulator', i, sites, processes === simulatorSites.length),
         }))
       : [{ sites: undefined, name: 'simulator' }];
     const startShard = async ({ sites, name }: (typeof shards)[number], i: number) => {
@@ -574,7 +568,7 @@ export class Stack {
     await Promise.all(
       groups.map(async (sites, i) => {
         const files = await Promise.all(sites.map((site) => this.writeSatelliteConfig(site)));
-        const name = i === 0 ? 'satellite' : `satellite-${i + 1}`;
+        const name = shardName('satellite', i, sites, false);
         const satellite = new ManagedProcess(name, 'apps/satellite/src/main.ts', files, this.dir, {}, this.mode);
         for (const site of sites) this.satellites.set(site, satellite);
         if (i === 0) this.satellite = satellite;
@@ -993,4 +987,10 @@ function processCount(option: string, wanted: number | undefined, most: number):
 /** `items` dealt to `groups` groups in turn, as cards: the first group gets items 0, groups, 2 * groups, ... */
 function dealInTurn<T>(items: readonly T[], groups: number): T[][] {
   return Array.from({ length: groups }, (_, i) => items.filter((_, k) => k % groups === i));
+}
+
+/** A process's name: the first is plain `kind`; the others by their site when each serves one, else by number. */
+function shardName(kind: string, i: number, sites: readonly string[], oneSiteEach: boolean): string {
+  if (i === 0) return kind;
+  return oneSiteEach ? `${kind}-${sites[0]}` : `${kind}-${i + 1}`;
 }

@@ -11,12 +11,9 @@ export class ConfigError extends Error {
   }
 }
 
-/** The config file named by `--config <path>` on the command line, else FLEET_CONFIG. */
+/** The config file named by the first `--config <path>` on the command line, else FLEET_CONFIG. */
 export function configPathFromArgs(argv: readonly string[] = process.argv, env = process.env): string {
-  const i = argv.indexOf('--config');
-  const path = i >= 0 ? argv[i + 1] : env['FLEET_CONFIG'];
-  if (!path) throw new ConfigError('(none)', ['no config file: pass --config <file.json> or set FLEET_CONFIG']);
-  return path;
+  return configPathsFromArgs(argv, env)[0]!;
 }
 
 /** Every config file named by a `--config <path>` on the command line, in order, else FLEET_CONFIG. */
@@ -30,7 +27,9 @@ export function configPathsFromArgs(argv: readonly string[] = process.argv, env 
     paths.push(path);
   }
   if (paths.length) return paths;
-  return [configPathFromArgs(argv, env)];
+  const path = env['FLEET_CONFIG'];
+  if (!path) throw new ConfigError('(none)', ['no config file: pass --config <file.json> or set FLEET_CONFIG']);
+  return [path];
 }
 
 /** Parses a JSON config file with a zod schema, listing every problem at once. */
