@@ -89,12 +89,13 @@ describe('package upload on worker threads', () => {
     let aborted = 0;
     class FullDisk extends FileBlobStore {
       override async beginWrite(): Promise<BlobUpload> {
+        const write = () => (++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
         return {
-          stream: new Writable({
-            write(_chunk, _encoding, done) {
-              done(++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
-            },
-          }),
+          stream: new Writable({ write: (_chunk, _encoding, done) => done(write()) }),
+          writeSlot: async () => {
+            const err = write();
+            if (err) throw err;
+          },
           commit: () => Promise.reject(new Error('a failed upload must not be committed')),
           abort: async () => void aborted++,
         };

@@ -148,13 +148,14 @@ describe('site artifact cache', () => {
   const requestsFor = (digest: string) => requests.filter((r) => r.digest === digest);
 
   // Each transfer case with the blob hashed in this thread (as small blobs are) and on a worker thread (as
-  // blobs of PARALLEL_FILE_BYTES and more are), so resume and failure behave the same both ways.
+  // blobs of PARALLEL_FILE_BYTES and more are), so resume and failure behave the same both ways. The blobs span
+  // several 4 MiB slots and end mid-block: on worker threads whole slots go to disk with O_DIRECT, the rest buffered.
   for (const [how, parallelHashFromBytes] of [
     ['hashed in-thread', undefined],
     ['hashed on a worker thread', 0],
   ] as const) {
     it(`${how}: downloads and verifies a blob; a second call is served from disk without a request`, async () => {
-      const bytes = randomBytes(3 * MiB);
+      const bytes = randomBytes(9 * MiB + 100);
       const digest = await putBlob(bytes);
       const { cache, dir } = await newCache({ parallelHashFromBytes });
       const progress: number[] = [];
@@ -172,10 +173,10 @@ describe('site artifact cache', () => {
     });
 
     it(`${how}: a transfer cut part-way keeps its partial file; the next call resumes with a Range`, async () => {
-      const bytes = randomBytes(4 * MiB);
+      const bytes = randomBytes(9 * MiB + 100);
       const digest = await putBlob(bytes);
       const { cache, dir } = await newCache({ url: proxyUrl, parallelHashFromBytes });
-      proxy.cutAfter = MiB + 12_345;
+      proxy.cutAfter = 5 * MiB + 12_345;
       await assert.rejects(
         cache.ensure(digest, bytes.length),
         (err: unknown) =>

@@ -17,7 +17,7 @@ export type HasherRole = 'package' | 'images';
 const HASHER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
-const slots = workerData.slots.map((sab) => new Uint8Array(sab));
+const slots = workerData.slots.map(([at, length]) => new Uint8Array(workerData.memory, at, length));
 const whole = workerData.role === 'package' ? createHash('sha256') : undefined;
 let images = [];
 let upcoming = [];
@@ -48,13 +48,29 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/** Each slot's [offset, length] in the slot memory. */
+const slotRanges = Array.from({ length: SLOTS }, (_, slot) => [slot * SLOT_BYTES, SLOT_BYTES]);
+
+/**
+ * The slots' shared memory, page-aligned (a WebAssembly memory is mapped whole, where a SharedArrayBuffer sits
+ * wherever the allocator puts it), so a slot can be written to disk with O_DIRECT (SlotFile).
+ */
+function slotMemory(): SharedArrayBuffer {
+  const pages = (SLOTS * SLOT_BYTES) / 65_536;
+  return new wasm.Memory({ initial: pages, maximum: pages, shared: true }).buffer;
+}
+
+/** Node's WebAssembly global, which its type declarations leave out (they come with the DOM's). */
+const wasm = (globalThis as unknown as { WebAssembly: { Memory: WasmMemory } }).WebAssembly;
+type WasmMemory = new (size: { initial: number; maximum: number; shared: true }) => { buffer: SharedArrayBuffer };
+
 /**
  * SLOTS buffers of shared memory, filled in turn by one thread and hashed by one worker thread per role, so the
  * filling thread spends nothing on SHA-256. A slot is free again once every hasher and the caller's own hold on
  * it (a write of its bytes, say) are done. Memory: SLOTS × SLOT_BYTES plus the threads, whatever the data size.
  */
 export class SlotHashers {
-  private readonly buffers = Array.from({ length: SLOTS }, () => new SharedArrayBuffer(SLOT_BYTES));
+  private readonly memory = slotMemory();
   private readonly workers: Worker[];
   /** Per slot: holders (hashers, the caller's hold) still using it, and who waits for it to be free. */
   private readonly busy = new Array<number>(SLOTS).fill(0);
@@ -71,7 +87,11 @@ export class SlotHashers {
     this.failure = new Promise<never>((_, reject) => (this.reject = reject));
     this.failure.catch(() => undefined);
     this.workers = roles.map((role, index) => {
-      const worker = new Worker(HASHER, { eval: true, execArgv: [], workerData: { role, slots: this.buffers } });
+      const worker = new Worker(HASHER, {
+        eval: true,
+        execArgv: [],
+        workerData: { role, memory: this.memory, slots: slotRanges },
+      });
       worker.on('message', (m: { slot?: number; digests?: string[] }) => {
         if (m.digests) return this.digestWaiters[index]?.(m.digests);
         this.release(m.slot!);
@@ -88,7 +108,7 @@ export class SlotHashers {
     const slot = this.next;
     this.next = (slot + 1) % SLOTS;
     await this.whenFree(slot);
-    return { slot, view: new Uint8Array(this.buffers[slot]!) };
+    return { slot, view: new Uint8Array(this.memory, slot * SLOT_BYTES, SLOT_BYTES) };
   }
 
   /** The [start, end) package ranges the `images` hasher digests; sent before the first slot reaching them. */

@@ -4,6 +4,7 @@ import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { SlotFile } from '@fleet/fwpkg';
 
 /** sha256 of the content, lower-case hex: the only key a blob has. */
 export const blobDigestPattern = /^[0-9a-f]{64}$/;
@@ -16,7 +17,10 @@ export interface ByteRange {
 
 /** A write in progress: stream the bytes in, then commit them under their digest or abort. */
 export interface BlobUpload {
+  /** For bytes as they come; an upload uses either this or `writeSlot`, not both. */
   readonly stream: Writable;
+  /** Writes a filled slot (SlotForward) at its offset; slots come in order, one at a time. */
+  writeSlot(bytes: Uint8Array, at: number): Promise<void>;
   /** Makes the bytes durable under `digest`; when that blob exists already, these (same) bytes are dropped. */
   commit(digest: string): Promise<void>;
   /** Drops everything written so far. Safe to call more than once, and after a failed commit. */
@@ -132,6 +136,8 @@ export class FileBlobStore implements BlobStore {
 class FileBlobUpload implements BlobUpload {
   readonly stream: Writable;
   private done = false;
+  private slotFile: Promise<SlotFile> | undefined;
+  private slotWrites: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: FileBlobStore,
@@ -140,6 +146,14 @@ class FileBlobUpload implements BlobUpload {
   ) {
     // The handle stays open after the stream finishes, for the fsync in commit.
     this.stream = handle.createWriteStream({ autoClose: false, highWaterMark: ioChunk });
+  }
+
+  writeSlot(bytes: Uint8Array, at: number): Promise<void> {
+    this.slotFile ??= SlotFile.over(this.tempPath, this.handle);
+    // One write at a time: an upload holds at most one thread of libuv's pool, however slow the disk.
+    const write = this.slotWrites.then(async () => (await this.slotFile!).write(bytes, at));
+    this.slotWrites = write.catch(() => undefined);
+    return write;
   }
 
   async commit(digest: string): Promise<void> {
@@ -176,6 +190,7 @@ class FileBlobUpload implements BlobUpload {
 
   /** The stream holds a reference on the handle until it closes, and the handle's close waits for it. */
   private async closeHandle(): Promise<void> {
+    await (await this.slotFile?.catch(() => undefined))?.close();
     if (!this.stream.closed) {
       const closed = once(this.stream, 'close');
       this.stream.destroy();

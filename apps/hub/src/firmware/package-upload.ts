@@ -113,12 +113,6 @@ const opaqueImage: InspectorKind<{ sha256: string; size: number }> = {
   parallel: (forward) => new ParallelSha256(forward),
 };
 
-/** A write into the blob store that settles once the bytes are in the kernel's hands (the slot is then free). */
-const writeTo =
-  (stream: Writable): SlotForward =>
-  (bytes) =>
-    new Promise((resolve, reject) => stream.write(bytes, (err) => (err ? reject(err) : resolve())));
-
 /** The client-facing reason an upload failed; anything unexpected stays as it is (a 500). */
 function rejection(err: unknown, body: Readable): unknown {
   if (err instanceof FwpkgError) {
@@ -149,11 +143,9 @@ async function receive<T extends { sha256: string; size: number }>(
   try {
     const source = body.iterator({ destroyOnReturn: false });
     if (parallel) {
-      const slots = kind.parallel(writeTo(upload.stream));
-      inspector = slots;
-      // Written outside the pipeline: a failed write (a full disk) fails the upload instead of going unheard.
-      upload.stream.on('error', (err) => slots.destroy(err));
-      await pipeline(source, new SizeLimit(limits.maxBytes), slots);
+      // A failed slot write (a full disk) fails the stream, and so the upload.
+      inspector = kind.parallel((bytes, at) => upload.writeSlot(bytes, at));
+      await pipeline(source, new SizeLimit(limits.maxBytes), inspector);
     } else {
       inspector = kind.inThread();
       await pipeline(source, new SizeLimit(limits.maxBytes), new InspectingTap(inspector), upload.stream);

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
-import { ParallelSha256 } from '@fleet/fwpkg';
+import { ParallelSha256, SlotFile } from '@fleet/fwpkg';
 import { ArtifactFetchError } from './artifact-errors.js';
 import type { BlobDownload } from './blob-download.js';
 
@@ -106,10 +106,12 @@ class ParallelWriter implements PartialWriter {
 
   async write(body: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void> {
     const file = await open(this.d.partialPath, this.resumedAt > 0 ? 'r+' : 'w');
+    let slotFile: SlotFile | undefined;
     let hasher: ParallelSha256 | undefined;
     let failure: unknown;
     try {
-      hasher = new ParallelSha256((bytes, at) => (this.writes = this.writes.then(() => this.store(file, bytes, at))));
+      const target = (slotFile = await SlotFile.over(this.d.partialPath, file));
+      hasher = new ParallelSha256((bytes, at) => (this.writes = this.writes.then(() => this.store(target, bytes, at))));
       const slots = hasher;
       // Its failures surface through `feed` and `finished` below.
       slots.on('error', () => undefined);
@@ -141,6 +143,7 @@ class ParallelWriter implements PartialWriter {
       await finished(slots).catch((err: unknown) => (failure ??= err));
     } finally {
       hasher?.destroy();
+      await slotFile?.close();
       await file.close();
     }
     if (failure !== undefined) throw failure;
@@ -151,13 +154,12 @@ class ParallelWriter implements PartialWriter {
   }
 
   /** Writes the part of a slot past the resumed prefix (which is on disk already) at its offset. */
-  private async store(file: FileHandle, bytes: Uint8Array, at: number): Promise<void> {
+  private async store(file: SlotFile, bytes: Uint8Array, at: number): Promise<void> {
     const skip = Math.max(0, this.resumedAt - at);
     if (skip >= bytes.length) return;
-    const length = bytes.length - skip;
-    const { bytesWritten } = await file.write(bytes, skip, length, at + skip);
-    if (bytesWritten !== length)
-      throw new Error(`a short write to ${this.d.partialPath}: ${bytesWritten} of ${length} bytes`);
+    await file.write(bytes.subarray(skip), at + skip).catch((err: Error) => {
+      throw new Error(`writing ${this.d.partialPath} at byte ${at + skip}: ${err.message}`, { cause: err });
+    });
     this.onDisk = at + bytes.length;
     this.d.onProgress?.(this.onDisk);
   }
