@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { buildFwpkg, PARALLEL_FILE_BYTES } from '@fleet/fwpkg';
 import { FileBlobStore, type BlobUpload } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
+import { openFilesUnder } from '../../../test/harness/open-files.js';
 
 // The large-upload path (hashing on worker threads from shared-memory slots that are also what gets written)
 // against the in-thread one, on the same bytes: the same package, the same stored blob, the same failures.
@@ -56,6 +57,7 @@ describe('package upload on worker threads', () => {
 
     const image = await receiveNvosImage(body(pkg), store(), limits(pkg.length), 'nvos-25.02.1');
     assert.deepEqual([image.digest, image.size], [sha256(pkg), pkg.length]);
+    assert.deepEqual(openFilesUnder(dir), [], 'every handle closed, the O_DIRECT ones included');
   });
 
   it('fails as the in-thread path does, and stores nothing: a corrupt header, a cut body, over the limit', async () => {
@@ -81,6 +83,7 @@ describe('package upload on worker threads', () => {
         `${what}: the same error both ways`,
       );
       assert.deepEqual(await files(blobs), [], `${what}: nothing stored`);
+      assert.deepEqual(openFilesUnder(blobs.dir), [], `${what}: every handle closed`);
     }
   });
 

@@ -17,6 +17,7 @@ import { FileBlobStore } from '../../hub/src/firmware/blob-store.js';
 import { createFetchArtifactActivity, type FetchArtifactHeartbeat } from '../src/activities/fetch-artifact.js';
 import { ArtifactCache } from '../src/artifacts/artifact-cache.js';
 import { ArtifactFetchError } from '../src/artifacts/artifact-errors.js';
+import { openFilesUnder } from '../../../test/harness/open-files.js';
 
 // The site artifact cache against a real hub (Postgres for its tokens, a temp blob store),
 // with a TCP proxy in between that can cut or stall a transfer part-way.
@@ -197,6 +198,7 @@ describe('site artifact cache', () => {
       );
       assert.equal(sha256(await readFile(lease.path)), digest);
       assert.deepEqual(await readdir(dir), [digest]);
+      assert.deepEqual(openFilesUnder(dir), [], 'every handle closed, after the cut and after the resume');
     });
 
     it(`${how}: an aborted call stops the transfer, and the next one resumes from what it had`, async () => {

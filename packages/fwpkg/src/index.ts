@@ -15,8 +15,8 @@
  *   alone) for large streams: the bytes are copied into 4 MiB shared-memory slots hashed on worker
  *   threads, and each filled slot goes to `forward` (a write to disk), so the receiving thread
  *   neither hashes nor writes in small pieces. From PARALLEL_FILE_BYTES on.
- * - `SlotFile.over(path, handle)`: writes those slots to the file around the page cache (O_DIRECT)
- *   where aligned, through `handle` where not.
+ * - `SlotFile.over(handle)`: writes those slots to the file around the page cache (O_DIRECT, on
+ *   local block file systems) where aligned, through `handle` where not.
  *
  * Writing, for tests, benchmarks and simulators: `buildFwpkg(spec)` in memory,
  * `writeFwpkgFile(path, spec)` streamed to disk (images may be `{ size, fill }`).
@@ -34,7 +34,7 @@ export {
   type FwpkgInspection,
 } from './inspector.js';
 export { ParallelFwpkgInspector, ParallelSha256, type SlotForward } from './parallel-inspector.js';
-export { SlotFile } from './slot-file.js';
+export { openDirect, SlotFile, type DirectOpener, type SlotHandle } from './slot-file.js';
 export {
   buildFwpkg,
   writeFwpkgFile,

@@ -1,30 +1,60 @@
 import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, statfs, type FileHandle } from 'node:fs/promises';
 
-/** What O_DIRECT asks of a write: its file offset, length and memory aligned to the device's blocks (4 KiB here). */
-const DIRECT_ALIGNMENT = 4096;
+/** What SlotFile needs of a handle. */
+export interface SlotHandle {
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>;
+  close(): Promise<void>;
+}
 
-const aligned = (n: number) => n % DIRECT_ALIGNMENT === 0;
+/** Opens a second handle on the caller's file that writes around the page cache, or says there is none. */
+export type DirectOpener = (buffered: FileHandle) => Promise<SlotHandle | undefined>;
+
+/**
+ * File systems on a local block device (f_type): ext2/3/4, XFS, btrfs. On a network file system (NFS, CephFS, SMB,
+ * FUSE) a direct write waits for the server's commit, one 4 MiB write at a time, holding a thread of libuv's pool;
+ * on tmpfs the page cache is the storage; elsewhere, support varies. Those keep the page cache.
+ */
+const LOCAL_BLOCK_FILE_SYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e]);
+
+/** The caller's file opened again with O_DIRECT (by its descriptor, so it is the same file whatever its name now). */
+export const openDirect: DirectOpener = async (buffered) => {
+  const flag = (constants as Record<string, number | undefined>)['O_DIRECT'];
+  if (flag === undefined || process.platform !== 'linux') return undefined;
+  const self = `/proc/self/fd/${buffered.fd}`;
+  if (!LOCAL_BLOCK_FILE_SYSTEMS.has(Number((await statfs(self)).type))) return undefined;
+  return open(self, constants.O_WRONLY | flag);
+};
+
+async function writeAll(handle: SlotHandle, bytes: Uint8Array, at: number): Promise<void> {
+  const { bytesWritten } = await handle.write(bytes, 0, bytes.length, at);
+  if (bytesWritten !== bytes.length) throw new Error(`a short write: ${bytesWritten} of ${bytes.length} bytes`);
+}
 
 /**
  * Writes filled slots (SLOT_BYTES of page-aligned shared memory) into a file at their offsets, around the page cache
- * (O_DIRECT) where a write is aligned. A multi-GiB package then takes no cache memory that others' pages would be
- * evicted for (memory this VM charges about 2 s of kernel time per GiB: docs/firmware-data-paths.md), and the
- * closing fsync has only the device's cache to flush, not the whole file. What is not aligned (the rest of a slot a
- * resumed download starts in, the last slot) goes through `buffered`, the caller's own handle on the same file, and
- * so does everything where the file system refuses O_DIRECT. Linux keeps the two handles' views of the file coherent.
+ * (O_DIRECT) where a write is aligned to the file system's blocks. A multi-GiB package then takes no cache memory
+ * that others' pages would be evicted for (memory this VM charges about 2 s of kernel time per GiB:
+ * docs/firmware-data-paths.md), and the closing fsync has only the device's cache to flush. What is not aligned (the
+ * last slot, the slot a resumed download starts in when it starts mid-block) goes through `buffered`, the caller's
+ * own handle; so does everything where there is no direct handle (openDirect) or the kernel refuses one with EINVAL.
+ * The two handles never write the same block, and Linux keeps their views of the file coherent.
  */
 export class SlotFile {
+  /** Bytes were written through the page cache since the last datasync. */
+  private cachedSinceSync = false;
+
   private constructor(
     private readonly buffered: FileHandle,
-    private direct: FileHandle | undefined,
+    private direct: SlotHandle | undefined,
+    private readonly alignment: number,
   ) {}
 
-  /** `buffered`: the caller's handle on `path`, open for writing; it stays the caller's to sync and close. */
-  static async over(path: string, buffered: FileHandle): Promise<SlotFile> {
-    const flag = (constants as Record<string, number | undefined>)['O_DIRECT'];
-    const direct = flag === undefined ? undefined : await open(path, constants.O_WRONLY | flag).catch(() => undefined);
-    return new SlotFile(buffered, direct);
+  /** `buffered`: the caller's handle, open for writing; it stays the caller's to sync and close. */
+  static async over(buffered: FileHandle, openDirectHandle: DirectOpener = openDirect): Promise<SlotFile> {
+    const { blksize } = await buffered.stat();
+    const direct = await openDirectHandle(buffered).catch(() => undefined);
+    return new SlotFile(buffered, direct, Math.max(4096, blksize));
   }
 
   /** Whether aligned writes still go around the page cache. */
@@ -34,20 +64,30 @@ export class SlotFile {
 
   /** Writes all of `bytes` at `at`; a short write is an error (the file must only ever hold a contiguous prefix). */
   async write(bytes: Uint8Array, at: number): Promise<void> {
-    const direct = this.direct && aligned(at) && aligned(bytes.length) && aligned(bytes.byteOffset);
-    let bytesWritten: number;
+    const aligned = [at, bytes.length, bytes.byteOffset].every((n) => n % this.alignment === 0);
+    const direct = aligned ? this.direct : undefined;
+    if (!direct) {
+      await writeAll(this.buffered, bytes, at);
+      this.cachedSinceSync = true;
+      return;
+    }
+    // A direct write reaches the disk, and grows the file, before cached bytes below it are written back: flushed
+    // first, a crash cannot leave the file's size covering bytes never written (a resume trusts the size).
+    if (this.cachedSinceSync) {
+      await this.buffered.datasync();
+      this.cachedSinceSync = false;
+    }
     try {
-      ({ bytesWritten } = await (direct ? this.direct! : this.buffered).write(bytes, 0, bytes.length, at));
+      await writeAll(direct, bytes, at);
     } catch (err) {
-      // EINVAL comes before any byte moved: the memory was not page-aligned after all, or the device wants more.
-      if (!direct || (err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-      await this.close();
+      // EINVAL comes before any byte moved: the memory was not aligned after all, or the device wants more.
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+      await this.close().catch(() => undefined);
       return this.write(bytes, at);
     }
-    if (bytesWritten !== bytes.length) throw new Error(`a short write: ${bytesWritten} of ${bytes.length} bytes`);
   }
 
-  /** Closes the O_DIRECT handle (the caller's stays open). Safe more than once. */
+  /** Closes the direct handle (the caller's stays open). Safe more than once. */
   async close(): Promise<void> {
     const direct = this.direct;
     this.direct = undefined;

@@ -53,15 +53,21 @@ const slotRanges = Array.from({ length: SLOTS }, (_, slot) => [slot * SLOT_BYTES
 
 /**
  * The slots' shared memory, page-aligned (a WebAssembly memory is mapped whole, where a SharedArrayBuffer sits
- * wherever the allocator puts it), so a slot can be written to disk with O_DIRECT (SlotFile).
+ * wherever malloc puts it), so a slot can be written to disk with O_DIRECT (SlotFile). V8 reserves about 10 GiB of
+ * address space for each (guard regions; no memory is committed for them). Where it cannot (`ulimit -v`, a
+ * `--jitless` node without WebAssembly), plain shared memory: slots are then written through the page cache.
  */
 function slotMemory(): SharedArrayBuffer {
   const pages = (SLOTS * SLOT_BYTES) / 65_536;
-  return new wasm.Memory({ initial: pages, maximum: pages, shared: true }).buffer;
+  try {
+    return new wasm!.Memory({ initial: pages, maximum: pages, shared: true }).buffer;
+  } catch {
+    return new SharedArrayBuffer(SLOTS * SLOT_BYTES);
+  }
 }
 
 /** Node's WebAssembly global, which its type declarations leave out (they come with the DOM's). */
-const wasm = (globalThis as unknown as { WebAssembly: { Memory: WasmMemory } }).WebAssembly;
+const wasm = (globalThis as unknown as { WebAssembly?: { Memory: WasmMemory } }).WebAssembly;
 type WasmMemory = new (size: { initial: number; maximum: number; shared: true }) => { buffer: SharedArrayBuffer };
 
 /**

@@ -19,7 +19,10 @@ export interface ByteRange {
 export interface BlobUpload {
   /** For bytes as they come; an upload uses either this or `writeSlot`, not both. */
   readonly stream: Writable;
-  /** Writes a filled slot (SlotForward) at its offset; slots come in order, one at a time. */
+  /**
+   * Writes a filled slot (SlotForward) at its offset. Calls may overlap (a slot is handed over while the one before
+   * is still being written); the writes themselves run one after another, and none runs after one failed.
+   */
   writeSlot(bytes: Uint8Array, at: number): Promise<void>;
   /** Makes the bytes durable under `digest`; when that blob exists already, these (same) bytes are dropped. */
   commit(digest: string): Promise<void>;
@@ -29,7 +32,8 @@ export interface BlobUpload {
 
 /**
  * Content-addressed blob storage. The hub keeps firmware packages on local disk
- * (FileBlobStore); an object store implements the same four operations.
+ * (FileBlobStore); an object store implements the same operations (an upload's slots as the parts of a multipart
+ * upload).
  */
 export interface BlobStore {
   beginWrite(): Promise<BlobUpload>;
@@ -137,7 +141,10 @@ class FileBlobUpload implements BlobUpload {
   readonly stream: Writable;
   private done = false;
   private slotFile: Promise<SlotFile> | undefined;
-  private slotWrites: Promise<unknown> = Promise.resolve();
+  /** The slot writes in order; never rejects (a failure is kept in `stopped`). */
+  private slotWrites: Promise<void> = Promise.resolve();
+  /** The first slot write's failure, or the abort: no slot is written after it. */
+  private stopped: Error | undefined;
 
   constructor(
     private readonly store: FileBlobStore,
@@ -149,10 +156,14 @@ class FileBlobUpload implements BlobUpload {
   }
 
   writeSlot(bytes: Uint8Array, at: number): Promise<void> {
-    this.slotFile ??= SlotFile.over(this.tempPath, this.handle);
+    if (this.done) return Promise.reject(new Error('blob upload already finished'));
+    this.slotFile ??= SlotFile.over(this.handle);
     // One write at a time: an upload holds at most one thread of libuv's pool, however slow the disk.
-    const write = this.slotWrites.then(async () => (await this.slotFile!).write(bytes, at));
-    this.slotWrites = write.catch(() => undefined);
+    const write = this.slotWrites.then(async () => {
+      if (this.stopped) throw this.stopped;
+      await (await this.slotFile!).write(bytes, at);
+    });
+    this.slotWrites = write.catch((err: Error) => void (this.stopped ??= err));
     return write;
   }
 
@@ -162,6 +173,8 @@ class FileBlobUpload implements BlobUpload {
     this.done = true;
     try {
       if (!this.stream.writableFinished) await finished(this.stream.end());
+      await this.slotWrites;
+      if (this.stopped) throw this.stopped;
       await this.handle.sync();
       await this.closeHandle();
       const shard = dirname(target);
@@ -180,6 +193,7 @@ class FileBlobUpload implements BlobUpload {
 
   async abort(): Promise<void> {
     this.done = true;
+    this.stopped ??= new Error('the blob upload was aborted');
     await this.discard();
   }
 
@@ -188,15 +202,22 @@ class FileBlobUpload implements BlobUpload {
     await rm(this.tempPath, { force: true });
   }
 
-  /** The stream holds a reference on the handle until it closes, and the handle's close waits for it. */
+  /**
+   * Closes the direct handle once the slot writes queued are done or skipped, then the stream (which holds a
+   * reference on the handle until it closes; the handle's close waits for it) and the handle, whatever failed first.
+   */
   private async closeHandle(): Promise<void> {
-    await (await this.slotFile?.catch(() => undefined))?.close();
-    if (!this.stream.closed) {
-      const closed = once(this.stream, 'close');
-      this.stream.destroy();
-      await closed;
+    try {
+      await this.slotWrites;
+      await (await this.slotFile?.catch(() => undefined))?.close();
+    } finally {
+      if (!this.stream.closed) {
+        const closed = once(this.stream, 'close');
+        this.stream.destroy();
+        await closed;
+      }
+      await this.handle.close();
     }
-    await this.handle.close();
   }
 }
 

@@ -143,8 +143,14 @@ async function receive<T extends { sha256: string; size: number }>(
   try {
     const source = body.iterator({ destroyOnReturn: false });
     if (parallel) {
-      // A failed slot write (a full disk) fails the stream, and so the upload.
-      inspector = kind.parallel((bytes, at) => upload.writeSlot(bytes, at));
+      // A failed slot write (a full disk) fails the upload at once, not at the next slot the client sends.
+      const slots = kind.parallel((bytes, at) =>
+        upload.writeSlot(bytes, at).catch((err: Error) => {
+          slots.destroy(err);
+          throw err;
+        }),
+      );
+      inspector = slots;
       await pipeline(source, new SizeLimit(limits.maxBytes), inspector);
     } else {
       inspector = kind.inThread();

@@ -110,7 +110,7 @@ class ParallelWriter implements PartialWriter {
     let hasher: ParallelSha256 | undefined;
     let failure: unknown;
     try {
-      const target = (slotFile = await SlotFile.over(this.d.partialPath, file));
+      const target = (slotFile = await SlotFile.over(file));
       hasher = new ParallelSha256((bytes, at) => (this.writes = this.writes.then(() => this.store(target, bytes, at))));
       const slots = hasher;
       // Its failures surface through `feed` and `finished` below.
@@ -142,9 +142,14 @@ class ParallelWriter implements PartialWriter {
       slots.end();
       await finished(slots).catch((err: unknown) => (failure ??= err));
     } finally {
+      // Settled before returning, whatever failed: a resume that starts next must not race a late write.
+      await this.writes.catch(() => undefined);
       hasher?.destroy();
-      await slotFile?.close();
-      await file.close();
+      try {
+        await slotFile?.close();
+      } finally {
+        await file.close();
+      }
     }
     if (failure !== undefined) throw failure;
   }
