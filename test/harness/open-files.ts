@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 
 /** Files under `dir` this process has open (a deleted one as "<path> (deleted)"): for tests that check for leaks. */
 export function openFilesUnder(dir: string): string[] {
@@ -9,5 +9,6 @@ export function openFilesUnder(dir: string): string[] {
       return ''; // closed while listing
     }
   });
-  return targets.filter((t) => t.startsWith(dir));
+  const under = `${realpathSync(dir)}/`; // links name the file by its real path
+  return targets.filter((t) => t.startsWith(under));
 }

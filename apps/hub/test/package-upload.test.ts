@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { buildFwpkg, PARALLEL_FILE_BYTES } from '@fleet/fwpkg';
-import { FileBlobStore, type BlobUpload } from '../src/firmware/blob-store.js';
+import { buildFwpkg, PARALLEL_FILE_BYTES, type DirectOpener } from '@fleet/fwpkg';
+import { FileBlobStore } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
 import { openFilesUnder } from '../../../test/harness/open-files.js';
 
@@ -87,26 +87,38 @@ describe('package upload on worker threads', () => {
     }
   });
 
-  it('a write that fails (a full disk) fails the upload, aborts the blob and leaves the hub running', async () => {
-    let writes = 0;
-    let aborted = 0;
-    class FullDisk extends FileBlobStore {
-      override async beginWrite(): Promise<BlobUpload> {
-        const write = () => (++writes > 2 ? new Error('ENOSPC: no space left on device, write') : null);
+  it(
+    'a slot write that fails (a full disk) fails the upload at once: nothing written after it, nothing left',
+    {
+      timeout: 30_000, // a failure that waits for the stalled client never comes
+    },
+    async () => {
+      const writes: number[] = [];
+      const fullDisk: DirectOpener = async (buffered) => {
+        const own = await open(`/proc/self/fd/${buffered.fd}`, 'r+');
         return {
-          stream: new Writable({ write: (_chunk, _encoding, done) => done(write()) }),
-          writeSlot: async () => {
-            const err = write();
-            if (err) throw err;
+          write: async (buffer, offset, length, position) => {
+            writes.push(position);
+            if (writes.length > 2)
+              throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+            return own.write(buffer, offset, length, position);
           },
-          commit: () => Promise.reject(new Error('a failed upload must not be committed')),
-          abort: async () => void aborted++,
+          close: () => own.close(),
         };
-      }
-    }
-    const full = new FullDisk(join(dir, 'full'));
-    await assert.rejects(receivePackage(body(pkg), full, limits(pkg.length)), /ENOSPC/);
-    assert.equal(aborted, 1);
-    assert.ok(writes >= 3 && writes < pkg.length / (4 * 1024 * 1024), `${writes} slot writes: it stopped early`);
-  });
+      };
+      const blobs = new FileBlobStore(join(dir, 'full'), fullDisk);
+      // A client that sends five slots' worth and then stalls: the failure must not wait for its next bytes.
+      const slot = 4 * 1024 * 1024;
+      const stalled = Readable.from(
+        (async function* () {
+          yield* body(pkg.subarray(0, 5 * slot));
+          await new Promise(() => undefined);
+        })(),
+      );
+      await assert.rejects(receivePackage(stalled, blobs, limits(pkg.length)), /ENOSPC/);
+      assert.deepEqual(writes, [0, slot, 2 * slot], 'no slot written after the failed one');
+      assert.deepEqual(await files(blobs), [], 'the temp file is gone');
+      assert.deepEqual(openFilesUnder(blobs.dir), [], 'every handle closed');
+    },
+  );
 });

@@ -174,7 +174,8 @@ describe('site artifact cache', () => {
     });
 
     it(`${how}: a transfer cut part-way keeps its partial file; the next call resumes with a Range`, async () => {
-      const bytes = randomBytes(9 * MiB + 100);
+      // The resume starts mid-slot (that slot's rest through the cache), then whole slots, then the tail.
+      const bytes = randomBytes(13 * MiB + 100);
       const digest = await putBlob(bytes);
       const { cache, dir } = await newCache({ url: proxyUrl, parallelHashFromBytes });
       proxy.cutAfter = 5 * MiB + 12_345;
@@ -219,6 +220,7 @@ describe('site artifact cache', () => {
       await cache.ensure(digest, bytes.length);
       assert.equal(requestsFor(digest).at(-1)!.range, `bytes=${partial}-`);
       assert.equal(sha256(await readFile(join(dir, digest))), digest);
+      assert.deepEqual(openFilesUnder(dir), [], 'every handle closed, after the abort and after the resume');
     });
 
     it(`${how}: bytes that do not hash to the digest: a typed error and nothing left on disk`, async () => {

@@ -22,7 +22,9 @@ export const openDirect: DirectOpener = async (buffered) => {
   const flag = (constants as Record<string, number | undefined>)['O_DIRECT'];
   if (flag === undefined || process.platform !== 'linux') return undefined;
   const self = `/proc/self/fd/${buffered.fd}`;
-  if (!LOCAL_BLOCK_FILE_SYSTEMS.has(Number((await statfs(self)).type))) return undefined;
+  // f_type is a signed 32-bit int on some 32-bit ABIs: its low 32 bits are the magic number everywhere.
+  const { type } = await statfs(self, { bigint: true });
+  if (!LOCAL_BLOCK_FILE_SYSTEMS.has(Number(BigInt.asUintN(32, type)))) return undefined;
   return open(self, constants.O_WRONLY | flag);
 };
 
@@ -38,23 +40,22 @@ async function writeAll(handle: SlotHandle, bytes: Uint8Array, at: number): Prom
  * docs/firmware-data-paths.md), and the closing fsync has only the device's cache to flush. What is not aligned (the
  * last slot, the slot a resumed download starts in when it starts mid-block) goes through `buffered`, the caller's
  * own handle; so does everything where there is no direct handle (openDirect) or the kernel refuses one with EINVAL.
- * The two handles never write the same block, and Linux keeps their views of the file coherent.
+ * The two handles never write the same block, and Linux keeps their views of the file coherent. One write at a time.
  */
 export class SlotFile {
-  /** Bytes were written through the page cache since the last datasync. */
-  private cachedSinceSync = false;
-
   private constructor(
     private readonly buffered: FileHandle,
     private direct: SlotHandle | undefined,
     private readonly alignment: number,
+    /** Bytes may sit in the page cache unflushed: written through it since the last datasync, or before this began. */
+    private cachedSinceSync: boolean,
   ) {}
 
   /** `buffered`: the caller's handle, open for writing; it stays the caller's to sync and close. */
   static async over(buffered: FileHandle, openDirectHandle: DirectOpener = openDirect): Promise<SlotFile> {
-    const { blksize } = await buffered.stat();
+    const { blksize, size } = await buffered.stat();
     const direct = await openDirectHandle(buffered).catch(() => undefined);
-    return new SlotFile(buffered, direct, Math.max(4096, blksize));
+    return new SlotFile(buffered, direct, Math.max(4096, blksize), size > 0);
   }
 
   /** Whether aligned writes still go around the page cache. */

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { constants, mkdtempSync, readFileSync, readlinkSync, readdirSync, rmSync } from 'node:fs';
+import {
+  constants,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statfsSync,
+  statSync,
+} from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,8 +84,13 @@ const alignedMemory = (bytes: number) =>
     bytes,
   );
 
+/** ext2/3/4, XFS, btrfs: where openDirect must give a direct handle (its own list, written again here). */
+const localBlockFileSystem = (dir: string) => [0xef53, 0x58465342, 0x9123683e].includes(statfsSync(dir).type >>> 0);
+
 describe('SlotFile: slots written around the page cache where aligned', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'slot-file-'));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'slot-file-')));
+  /** A size aligned to this file system's blocks (SlotFile aligns to max(4096, st_blksize)). */
+  const B = Math.max(8192, statSync(dir).blksize);
   after(() => rmSync(dir, { recursive: true, force: true }));
   let n = 0;
   const path = () => join(dir, `file-${n++}`);
@@ -87,12 +102,15 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const handle = await open(target, 'w');
     const file = await SlotFile.over(handle);
     try {
-      if (!file.bypassesCache) return t.skip(`${tmpdir()} is not on a local block file system: no O_DIRECT here`);
+      if (!localBlockFileSystem(dir)) return t.skip(`${dir} is not on a local block file system: no O_DIRECT here`);
+      assert.equal(file.bypassesCache, true, 'a local block file system: a direct handle');
       assert.ok(
         openFlags(target).some((f) => (f & constants.O_DIRECT) !== 0),
         'one descriptor on the file is opened with O_DIRECT',
       );
-      const slots = new ParallelSha256((view, at) => file.write(view, at));
+      let writes = Promise.resolve();
+      // One write at a time, as the hub and the satellite chain them.
+      const slots = new ParallelSha256((view, at) => (writes = writes.then(() => file.write(view, at))));
       await pipeline(chunked(bytes, 65_536), slots);
       assert.equal((await slots.result).sha256, sha256(bytes));
       assert.equal(file.bypassesCache, true, 'slot memory is page-aligned: no write fell back');
@@ -109,27 +127,44 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const log: string[] = [];
     const handle = recorded(await open(target, 'w'), log);
     const file = await SlotFile.over(handle, recordingOpener(log));
-    const memory = alignedMemory(4 * 8192);
+    const memory = alignedMemory(4 * B);
     memory.set(randomBytes(memory.length));
     try {
-      await file.write(memory.subarray(100, 8192), 100); // a resume's rest of a block: unaligned offset and memory
-      await file.write(memory.subarray(8192, 16_384), 8192); // aligned: after a datasync of the cached bytes
-      await file.write(memory.subarray(16_384, 24_576), 16_384); // aligned, nothing cached since
-      await file.write(memory.subarray(24_576, 24_576 + 10), 24_576); // the tail: unaligned length
+      await file.write(memory.subarray(100, B), 100); // a resume's rest of a block: unaligned offset and memory
+      await file.write(memory.subarray(B, 2 * B), B); // aligned: after a datasync of the cached bytes
+      await file.write(memory.subarray(2 * B, 3 * B), 2 * B); // aligned, nothing cached since
+      await file.write(memory.subarray(3 * B, 3 * B + 10), 3 * B); // the tail: unaligned length
     } finally {
       await file.close();
       await handle.close();
     }
     assert.deepEqual(log, [
-      'cached 100+8092',
+      `cached 100+${B - 100}`,
       'datasync',
-      'direct 8192+8192',
-      'direct 16384+8192',
-      'cached 24576+10',
+      `direct ${B}+${B}`,
+      `direct ${2 * B}+${B}`,
+      `cached ${3 * B}+10`,
       'direct closed',
     ]);
     const written = readFileSync(target);
-    assert.deepEqual(written.subarray(100), Buffer.from(memory.subarray(100, 24_586)));
+    assert.deepEqual(written.subarray(100), Buffer.from(memory.subarray(100, 3 * B + 10)));
+  });
+
+  it('flushes what the file held before its first direct write: a resume’s prefix may be cached', async () => {
+    const target = path();
+    const log: string[] = [];
+    const earlier = await open(target, 'w');
+    await earlier.write(randomBytes(B), 0, B, 0); // an earlier attempt, through the cache, never flushed
+    await earlier.close();
+    const handle = recorded(await open(target, 'r+'), log);
+    const file = await SlotFile.over(handle, recordingOpener(log));
+    try {
+      await file.write(alignedMemory(B), B);
+    } finally {
+      await file.close();
+      await handle.close();
+    }
+    assert.deepEqual(log, ['datasync', `direct ${B}+${B}`, 'direct closed']);
   });
 
   it('falls back to the caller’s handle for good when the kernel refuses a direct write (EINVAL)', async () => {
@@ -138,17 +173,17 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const handle = recorded(await open(target, 'w'), log);
     const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
     const file = await SlotFile.over(handle, recordingOpener(log, einval));
-    const memory = alignedMemory(2 * 8192);
+    const memory = alignedMemory(2 * B);
     memory.set(randomBytes(memory.length));
     try {
-      await file.write(memory.subarray(0, 8192), 0);
+      await file.write(memory.subarray(0, B), 0);
       assert.equal(file.bypassesCache, false);
-      await file.write(memory.subarray(8192), 8192);
+      await file.write(memory.subarray(B), B);
     } finally {
       await file.close();
       await handle.close();
     }
-    assert.deepEqual(log, ['direct 0+8192', 'direct closed', 'cached 0+8192', 'cached 8192+8192']);
+    assert.deepEqual(log, [`direct 0+${B}`, 'direct closed', `cached 0+${B}`, `cached ${B}+${B}`]);
     assert.deepEqual(readFileSync(target), Buffer.from(memory));
   });
 
@@ -159,7 +194,7 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     const file = await SlotFile.over(handle, recordingOpener(log, full));
     try {
-      await assert.rejects(file.write(alignedMemory(8192), 0), /ENOSPC/);
+      await assert.rejects(file.write(alignedMemory(B), 0), /ENOSPC/);
       assert.equal(file.bypassesCache, true);
     } finally {
       await file.close();

@@ -4,7 +4,7 @@ import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { SlotFile } from '@fleet/fwpkg';
+import { openDirect as openDirectHandle, SlotFile, type DirectOpener } from '@fleet/fwpkg';
 
 /** sha256 of the content, lower-case hex: the only key a blob has. */
 export const blobDigestPattern = /^[0-9a-f]{64}$/;
@@ -32,8 +32,7 @@ export interface BlobUpload {
 
 /**
  * Content-addressed blob storage. The hub keeps firmware packages on local disk
- * (FileBlobStore); an object store implements the same operations (an upload's slots as the parts of a multipart
- * upload).
+ * (FileBlobStore); an object store implements the same operations.
  */
 export interface BlobStore {
   beginWrite(): Promise<BlobUpload>;
@@ -62,7 +61,11 @@ function checkDigest(digest: string): string {
 export class FileBlobStore implements BlobStore {
   private readonly tmpDir: string;
 
-  constructor(readonly dir: string) {
+  /** `openDirect`: how slots get a handle around the page cache (SlotFile); tests put a failing disk there. */
+  constructor(
+    readonly dir: string,
+    private readonly openDirect: DirectOpener = openDirectHandle,
+  ) {
     this.tmpDir = join(dir, 'tmp');
   }
 
@@ -99,7 +102,7 @@ export class FileBlobStore implements BlobStore {
     await mkdir(this.tmpDir, { recursive: true });
     const tempPath = join(this.tmpDir, randomUUID());
     const handle = await open(tempPath, 'wx', 0o644);
-    return new FileBlobUpload(this, handle, tempPath);
+    return new FileBlobUpload(this, handle, tempPath, this.openDirect);
   }
 
   async read(digest: string, range?: ByteRange): Promise<Readable | undefined> {
@@ -150,6 +153,7 @@ class FileBlobUpload implements BlobUpload {
     private readonly store: FileBlobStore,
     private readonly handle: FileHandle,
     private readonly tempPath: string,
+    private readonly openDirect: DirectOpener,
   ) {
     // The handle stays open after the stream finishes, for the fsync in commit.
     this.stream = handle.createWriteStream({ autoClose: false, highWaterMark: ioChunk });
@@ -157,7 +161,7 @@ class FileBlobUpload implements BlobUpload {
 
   writeSlot(bytes: Uint8Array, at: number): Promise<void> {
     if (this.done) return Promise.reject(new Error('blob upload already finished'));
-    this.slotFile ??= SlotFile.over(this.handle);
+    this.slotFile ??= SlotFile.over(this.handle, this.openDirect);
     // One write at a time: an upload holds at most one thread of libuv's pool, however slow the disk.
     const write = this.slotWrites.then(async () => {
       if (this.stopped) throw this.stopped;
