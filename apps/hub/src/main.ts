@@ -10,6 +10,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
+import { directWritesIn } from '@fleet/fwpkg';
 import { EncryptionCodec, openPayloadKeys } from '@fleet/temporal/codec';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
@@ -26,6 +27,10 @@ const { db, close: closeDb } = connectDb(config.database.url, config.database.po
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
 );
 const blobs = new FileBlobStore(config.firmware.blobDir);
+log.info(
+  { blobDir: config.firmware.blobDir, directWrites: await directWritesIn(config.firmware.blobDir) },
+  'firmware blob store (directWrites: large packages are written around the page cache)',
+);
 const swept = await blobs.sweepStaleTemp();
 if (swept.length) log.info({ files: swept }, 'removed temp files of uploads a previous hub left unfinished');
 const app = buildHub({

@@ -7,6 +7,7 @@ import { Agent } from 'undici';
 import type { Logger } from 'pino';
 import { startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
+import { directWritesIn } from '@fleet/fwpkg';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
 import { fleetDataConverter } from '@fleet/temporal';
 import { DiscoveryCache, SiteLimiter } from '@fleet/redfish';
@@ -95,6 +96,10 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
     ca: hubCa,
   };
   const artifacts = new ArtifactCache({ ...config.artifacts, hub: hubAccess, log });
+  log.info(
+    { dir: config.artifacts.dir, directWrites: await directWritesIn(config.artifacts.dir) },
+    'artifact cache (directWrites: large packages are written around the page cache)',
+  );
   // Hardware inventory documents and health observations share one connection pool to the hub.
   const hubDispatcher = hubCa ? new Agent({ connect: { ca: hubCa } }) : undefined;
   const hubCalls = hubAccess && { ...hubAccess, ...(hubDispatcher ? { dispatcher: hubDispatcher } : {}) };

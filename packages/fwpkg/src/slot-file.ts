@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, statfs, type FileHandle } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 
 /** What SlotFile needs of a handle. */
 export interface SlotHandle {
@@ -17,16 +18,39 @@ export type DirectOpener = (buffered: FileHandle) => Promise<SlotHandle | undefi
  */
 const LOCAL_BLOCK_FILE_SYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e]);
 
+/** O_DIRECT, where this platform has it and the rest (reopening by /proc/self/fd, statfs's f_type) holds. */
+const directFlag = () =>
+  process.platform === 'linux' ? (constants as Record<string, number | undefined>)['O_DIRECT'] : undefined;
+
+/** Whether the file system holding `path` is one of LOCAL_BLOCK_FILE_SYSTEMS. */
+async function onLocalBlockFileSystem(path: string): Promise<boolean> {
+  // f_type is a signed 32-bit int on some 32-bit ABIs: its low 32 bits are the magic number everywhere.
+  const { type } = await statfs(path, { bigint: true });
+  return LOCAL_BLOCK_FILE_SYSTEMS.has(Number(BigInt.asUintN(32, type)));
+}
+
 /** The caller's file opened again with O_DIRECT (by its descriptor, so it is the same file whatever its name now). */
 export const openDirect: DirectOpener = async (buffered) => {
-  const flag = (constants as Record<string, number | undefined>)['O_DIRECT'];
-  if (flag === undefined || process.platform !== 'linux') return undefined;
+  const flag = directFlag();
   const self = `/proc/self/fd/${buffered.fd}`;
-  // f_type is a signed 32-bit int on some 32-bit ABIs: its low 32 bits are the magic number everywhere.
-  const { type } = await statfs(self, { bigint: true });
-  if (!LOCAL_BLOCK_FILE_SYSTEMS.has(Number(BigInt.asUintN(32, type)))) return undefined;
+  if (flag === undefined || !(await onLocalBlockFileSystem(self))) return undefined;
   return open(self, constants.O_WRONLY | flag);
 };
+
+/**
+ * Whether slots written into `dir` go around the page cache (for a start-up log line: which way a process writes).
+ * A folder not made yet is judged by the nearest one above it that exists.
+ */
+export async function directWritesIn(dir: string): Promise<boolean> {
+  if (directFlag() === undefined) return false;
+  for (let at = resolve(dir); ; at = dirname(at)) {
+    try {
+      return await onLocalBlockFileSystem(at);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) return false;
+    }
+  }
+}
 
 async function writeAll(handle: SlotHandle, bytes: Uint8Array, at: number): Promise<void> {
   const { bytesWritten } = await handle.write(bytes, 0, bytes.length, at);

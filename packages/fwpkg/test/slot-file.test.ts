@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { after, describe, it } from 'node:test';
-import { ParallelSha256, SlotFile, type DirectOpener, type SlotHandle } from '../src/index.js';
+import { directWritesIn, ParallelSha256, SlotFile, type DirectOpener, type SlotHandle } from '../src/index.js';
 import { SLOT_BYTES } from '../src/slot-hashers.js';
 import { chunked, sha256 } from './helpers.js';
 
@@ -200,6 +200,12 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
       await file.close();
       await handle.close();
     }
+  });
+
+  it('says which way a folder is written, one not made yet by the nearest above it, /proc not', async () => {
+    assert.equal(await directWritesIn(dir), localBlockFileSystem(dir));
+    assert.equal(await directWritesIn(join(dir, 'not', 'made', 'yet')), localBlockFileSystem(dir));
+    assert.equal(await directWritesIn('/proc/self'), false);
   });
 
   it('writes through the caller’s handle alone where there is no direct handle or opening one fails', async () => {
