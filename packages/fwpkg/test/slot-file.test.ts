@@ -1,16 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import {
-  constants,
-  mkdtempSync,
-  readFileSync,
-  readlinkSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  statfsSync,
-  statSync,
-} from 'node:fs';
+import { constants, mkdtempSync, readFileSync, realpathSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,23 +9,13 @@ import { after, describe, it } from 'node:test';
 import { directWritesIn, ParallelSha256, SlotFile, type DirectOpener, type SlotHandle } from '../src/index.js';
 import { SLOT_BYTES } from '../src/slot-hashers.js';
 import { chunked, sha256 } from './helpers.js';
+import { openDescriptors } from '../../../test/harness/open-files.js';
 
 /** The open-file flags (from /proc) of this process's descriptors on `path`. */
-function openFlags(path: string): number[] {
-  const flags: number[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue; // closed while listing (readdir's own descriptor)
-    }
-    if (target !== path) continue;
-    const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
-    flags.push(parseInt(/^flags:\s+(\d+)/m.exec(info)![1]!, 8));
-  }
-  return flags;
-}
+const openFlags = (path: string) =>
+  openDescriptors()
+    .filter((d) => d.target === path)
+    .map((d) => parseInt(/^flags:\s+(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${d.fd}`, 'utf8'))![1]!, 8));
 
 /** Which handle took each write: a direct handle that records, and writes through an ordinary one of its own. */
 function recordingOpener(log: string[], fail?: NodeJS.ErrnoException): DirectOpener {
