@@ -1,5 +1,6 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
+import { Counter } from 'prom-client';
 import {
   configPathFromArgs,
   createLogger,
@@ -26,7 +27,20 @@ const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_hub
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
 );
-const blobs = new FileBlobStore(config.firmware.blobDir);
+const directWriteFallbacks = new Counter({
+  name: 'fleet_hub_blob_direct_write_fallbacks_total',
+  help:
+    'Package uploads written through the page cache after all: the O_DIRECT handle did not open (open_failed) ' +
+    'or the kernel refused a direct write (write_refused)',
+  labelNames: ['reason'],
+  registers: [metrics.registry],
+});
+const blobs = new FileBlobStore(config.firmware.blobDir, {
+  onDirectFallback: ({ reason, error, path }) => {
+    directWriteFallbacks.inc({ reason });
+    log.warn({ reason, path, err: error.message }, 'a package upload goes on through the page cache');
+  },
+});
 log.info(
   { blobDir: config.firmware.blobDir, directWrites: await directWritesIn(config.firmware.blobDir) },
   'firmware blob store (directWrites: large packages are written around the page cache)',

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { open, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
-import { buildFwpkg, PARALLEL_FILE_BYTES, type DirectOpener } from '@fleet/fwpkg';
+import { buildFwpkg, PARALLEL_FILE_BYTES, type DirectOpener, type DirectWriteFallback } from '@fleet/fwpkg';
 import { FileBlobStore } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
 import { openFilesUnder } from '../../../test/harness/open-files.js';
@@ -87,6 +87,30 @@ describe('package upload on worker threads', () => {
     }
   });
 
+  it('a disk that refuses direct writes (EINVAL): the upload goes on through the page cache, and says so', async () => {
+    const refusals: number[] = [];
+    const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
+    const refusing: DirectOpener = async () => ({
+      write: async (_buffer, _offset, _length, position) => {
+        refusals.push(position);
+        throw einval;
+      },
+      close: async () => undefined,
+    });
+    const fallbacks: (DirectWriteFallback & { path: string })[] = [];
+    const blobs = new FileBlobStore(join(dir, 'refusing'), {
+      openDirect: refusing,
+      onDirectFallback: (f) => fallbacks.push(f),
+    });
+    const received = await receivePackage(body(pkg), blobs, limits(pkg.length));
+    assert.equal(sha256(await readFile(blobs.pathOf(received.digest))), sha256(pkg));
+    assert.deepEqual(refusals, [0], 'asked once: every slot after the refusal went through the page cache');
+    assert.deepEqual(
+      fallbacks.map((f) => [f.reason, f.error, dirname(f.path)]),
+      [['write_refused', einval, join(blobs.dir, 'tmp')]],
+    );
+  });
+
   it(
     'a slot write that fails (a full disk) fails the upload at once: nothing written after it, nothing left',
     {
@@ -106,7 +130,7 @@ describe('package upload on worker threads', () => {
           close: () => own.close(),
         };
       };
-      const blobs = new FileBlobStore(join(dir, 'full'), fullDisk);
+      const blobs = new FileBlobStore(join(dir, 'full'), { openDirect: fullDisk });
       // A client that sends five slots' worth and then stalls: the failure must not wait for its next bytes.
       const slot = 4 * 1024 * 1024;
       const stalled = Readable.from(

@@ -95,7 +95,23 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
     token: async () => (await secrets.resolve(hub.tokenRef)).password,
     ca: hubCa,
   };
-  const artifacts = new ArtifactCache({ ...config.artifacts, hub: hubAccess, log });
+  const directWriteFallbacks = new Counter({
+    name: 'fleet_satellite_artifact_direct_write_fallbacks_total',
+    help:
+      'Artifact downloads written through the page cache after all: the O_DIRECT handle did not open ' +
+      '(open_failed) or the kernel refused a direct write (write_refused)',
+    labelNames: ['reason'],
+    registers: [metrics.registry],
+  });
+  const artifacts = new ArtifactCache({
+    ...config.artifacts,
+    hub: hubAccess,
+    log,
+    onDirectFallback: ({ reason, error, digest }) => {
+      directWriteFallbacks.inc({ reason });
+      log.warn({ reason, digest, err: error.message }, 'an artifact download goes on through the page cache');
+    },
+  });
   log.info(
     { dir: config.artifacts.dir, directWrites: await directWritesIn(config.artifacts.dir) },
     'artifact cache (directWrites: large packages are written around the page cache)',

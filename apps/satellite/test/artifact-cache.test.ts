@@ -9,13 +9,14 @@ import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/c
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import type { FirmwareActivities } from '@fleet/domain';
+import type { DirectOpener } from '@fleet/fwpkg';
 import { Registry } from 'prom-client';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
 import { buildHub } from '../../hub/src/app.js';
 import { FileBlobStore } from '../../hub/src/firmware/blob-store.js';
 import { createFetchArtifactActivity, type FetchArtifactHeartbeat } from '../src/activities/fetch-artifact.js';
-import { ArtifactCache } from '../src/artifacts/artifact-cache.js';
+import { ArtifactCache, type ArtifactCacheOptions } from '../src/artifacts/artifact-cache.js';
 import { ArtifactFetchError } from '../src/artifacts/artifact-errors.js';
 import { openFilesUnder } from '../../../test/harness/open-files.js';
 
@@ -132,7 +133,10 @@ describe('site artifact cache', () => {
     return digest;
   };
   const newCache = async (
-    opts: { maxBytes?: number; url?: string; token?: string; parallelHashFromBytes?: number } = {},
+    opts: { maxBytes?: number; url?: string; token?: string; parallelHashFromBytes?: number } & Pick<
+      ArtifactCacheOptions,
+      'openDirect' | 'onDirectFallback'
+    > = {},
   ) => {
     const dir = await mkdtemp(join(tmpdir(), 'fleet-artifacts-'));
     dirs.push(dir);
@@ -142,6 +146,8 @@ describe('site artifact cache', () => {
       hub: { url: opts.url ?? hubUrl, token: async () => opts.token ?? token },
       log: silent,
       parallelHashFromBytes: opts.parallelHashFromBytes,
+      openDirect: opts.openDirect,
+      onDirectFallback: opts.onDirectFallback,
     });
     caches.push(cache);
     return { cache, dir };
@@ -239,6 +245,31 @@ describe('site artifact cache', () => {
       assert.deepEqual(await readdir(dir), []);
     });
   }
+
+  it('a disk refusing direct writes (EINVAL): the download goes on through the page cache, and says so', async () => {
+    const bytes = randomBytes(9 * MiB + 100);
+    const digest = await putBlob(bytes);
+    const refusals: number[] = [];
+    const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
+    const refusing: DirectOpener = async () => ({
+      write: async (_buffer, _offset, _length, position) => {
+        refusals.push(position);
+        throw einval;
+      },
+      close: async () => undefined,
+    });
+    const fallbacks: unknown[] = [];
+    const { cache } = await newCache({
+      parallelHashFromBytes: 0,
+      openDirect: refusing,
+      onDirectFallback: (f) => fallbacks.push(f),
+    });
+    const path = await cache.ensure(digest, bytes.length);
+    assert.equal(sha256(await readFile(path)), digest);
+    // Refused once, at the first whole slot; every slot after it went through the page cache without asking again.
+    assert.deepEqual(refusals, [0]);
+    assert.deepEqual(fallbacks, [{ reason: 'write_refused', error: einval, digest }]);
+  });
 
   it('concurrent callers share one download', async () => {
     const bytes = randomBytes(2 * MiB);

@@ -34,7 +34,14 @@ export {
   type FwpkgInspection,
 } from './inspector.js';
 export { ParallelFwpkgInspector, ParallelSha256, type SlotForward } from './parallel-inspector.js';
-export { directWritesIn, openDirect, SlotFile, type DirectOpener, type SlotHandle } from './slot-file.js';
+export {
+  directWritesIn,
+  openDirect,
+  SlotFile,
+  type DirectOpener,
+  type DirectWriteFallback,
+  type SlotHandle,
+} from './slot-file.js';
 export {
   buildFwpkg,
   writeFwpkgFile,

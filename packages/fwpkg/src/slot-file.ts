@@ -12,6 +12,17 @@ export interface SlotHandle {
 export type DirectOpener = (buffered: FileHandle) => Promise<SlotHandle | undefined>;
 
 /**
+ * Why a file meant to be written around the page cache is written through it after all: opening the direct handle
+ * failed (`open_failed`: say, no descriptor left), or the kernel refused a direct write (`write_refused`: EINVAL, an
+ * alignment this device or file system wants and the slots do not have). Either is worth an operator's look: the
+ * writes still succeed, but each GiB costs page cache again.
+ */
+export interface DirectWriteFallback {
+  reason: 'open_failed' | 'write_refused';
+  error: Error;
+}
+
+/**
  * File systems on a local block device (f_type): ext2/3/4, XFS, btrfs. On a network file system (NFS, CephFS, SMB,
  * FUSE) a direct write waits for the server's commit, one 4 MiB write at a time, holding a thread of libuv's pool;
  * on tmpfs the page cache is the storage; elsewhere, support varies. Those keep the page cache.
@@ -73,13 +84,24 @@ export class SlotFile {
     private readonly alignment: number,
     /** Bytes may sit in the page cache unflushed: written through it since the last datasync, or before this began. */
     private cachedSinceSync: boolean,
+    private readonly onFallback: ((fallback: DirectWriteFallback) => void) | undefined,
   ) {}
 
-  /** `buffered`: the caller's handle, open for writing; it stays the caller's to sync and close. */
-  static async over(buffered: FileHandle, openDirectHandle: DirectOpener = openDirect): Promise<SlotFile> {
+  /**
+   * `buffered`: the caller's handle, open for writing; it stays the caller's to sync and close. `onFallback` hears of
+   * a file that goes back to the page cache (a metric, a log line); a file system without O_DIRECT is no fallback.
+   */
+  static async over(
+    buffered: FileHandle,
+    openDirectHandle: DirectOpener = openDirect,
+    onFallback?: (fallback: DirectWriteFallback) => void,
+  ): Promise<SlotFile> {
     const { blksize, size } = await buffered.stat();
-    const direct = await openDirectHandle(buffered).catch(() => undefined);
-    return new SlotFile(buffered, direct, Math.max(4096, blksize), size > 0);
+    const direct = await openDirectHandle(buffered).catch((error: Error) => {
+      onFallback?.({ reason: 'open_failed', error });
+      return undefined;
+    });
+    return new SlotFile(buffered, direct, Math.max(4096, blksize), size > 0, onFallback);
   }
 
   /** Whether aligned writes still go around the page cache. */
@@ -107,6 +129,7 @@ export class SlotFile {
     } catch (err) {
       // EINVAL comes before any byte moved: the memory was not aligned after all, or the device wants more.
       if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+      this.onFallback?.({ reason: 'write_refused', error: err as Error });
       await this.close().catch(() => undefined);
       return this.write(bytes, at);
     }

@@ -6,7 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { after, describe, it } from 'node:test';
-import { directWritesIn, ParallelSha256, SlotFile, type DirectOpener, type SlotHandle } from '../src/index.js';
+import {
+  directWritesIn,
+  ParallelSha256,
+  SlotFile,
+  type DirectOpener,
+  type DirectWriteFallback,
+  type SlotHandle,
+} from '../src/index.js';
 import { SLOT_BYTES } from '../src/slot-hashers.js';
 import { chunked, sha256 } from './helpers.js';
 import { openDescriptors } from '../../../test/harness/open-files.js';
@@ -152,7 +159,8 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const log: string[] = [];
     const handle = recorded(await open(target, 'w'), log);
     const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
-    const file = await SlotFile.over(handle, recordingOpener(log, einval));
+    const fallbacks: DirectWriteFallback[] = [];
+    const file = await SlotFile.over(handle, recordingOpener(log, einval), (f) => fallbacks.push(f));
     const memory = alignedMemory(2 * B);
     memory.set(randomBytes(memory.length));
     try {
@@ -164,6 +172,8 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
       await handle.close();
     }
     assert.deepEqual(log, [`direct 0+${B}`, 'direct closed', `cached 0+${B}`, `cached ${B}+${B}`]);
+    // Heard once, with the kernel's error: the file stays on the page cache from then on.
+    assert.deepEqual(fallbacks, [{ reason: 'write_refused', error: einval }]);
     assert.deepEqual(readFileSync(target), Buffer.from(memory));
   });
 
@@ -172,7 +182,8 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     const log: string[] = [];
     const handle = await open(target, 'w');
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-    const file = await SlotFile.over(handle, recordingOpener(log, full));
+    const fallbacks: DirectWriteFallback[] = [];
+    const file = await SlotFile.over(handle, recordingOpener(log, full), (f) => fallbacks.push(f));
     try {
       await assert.rejects(file.write(alignedMemory(B), 0), /ENOSPC/);
       assert.equal(file.bypassesCache, true);
@@ -180,6 +191,8 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
       await file.close();
       await handle.close();
     }
+    // A failed write is the caller's failure, not a way back to the page cache.
+    assert.deepEqual(fallbacks, []);
   });
 
   it('says which way a folder is written, one not made yet by the nearest above it, /proc not', async () => {
@@ -189,10 +202,17 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
   });
 
   it('writes through the caller’s handle alone where there is no direct handle or opening one fails', async () => {
-    for (const opener of [async () => undefined, () => Promise.reject(new Error('EMFILE'))] as DirectOpener[]) {
+    const emfile = new Error('EMFILE');
+    const openers: [DirectOpener, DirectWriteFallback[]][] = [
+      // A file system without O_DIRECT: the expected way, nothing to hear of.
+      [async () => undefined, []],
+      [() => Promise.reject(emfile), [{ reason: 'open_failed', error: emfile }]],
+    ];
+    for (const [opener, expected] of openers) {
       const target = path();
       const handle = await open(target, 'w');
-      const file = await SlotFile.over(handle, opener);
+      const fallbacks: DirectWriteFallback[] = [];
+      const file = await SlotFile.over(handle, opener, (f) => fallbacks.push(f));
       try {
         assert.equal(file.bypassesCache, false);
         const bytes = alignedMemory(SLOT_BYTES);
@@ -203,6 +223,7 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
         await file.close();
         await handle.close();
       }
+      assert.deepEqual(fallbacks, expected);
     }
   });
 });

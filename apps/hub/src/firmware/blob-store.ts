@@ -4,7 +4,7 @@ import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { openDirect as openDirectHandle, SlotFile, type DirectOpener } from '@fleet/fwpkg';
+import { openDirect, SlotFile, type DirectOpener, type DirectWriteFallback } from '@fleet/fwpkg';
 
 /** sha256 of the content, lower-case hex: the only key a blob has. */
 export const blobDigestPattern = /^[0-9a-f]{64}$/;
@@ -58,13 +58,19 @@ function checkDigest(digest: string): string {
  * `<dir>/tmp` first and are fsynced and renamed into place, so a blob is either
  * complete or absent; a crash leaves at most a temp file, which `sweepStaleTemp` removes.
  */
+export interface FileBlobStoreOptions {
+  /** How slots get a handle around the page cache (SlotFile); tests put a failing disk there. */
+  openDirect?: DirectOpener;
+  /** An upload's file went back to the page cache (SlotFile's fallbacks), with the temp file's path. */
+  onDirectFallback?: (fallback: DirectWriteFallback & { path: string }) => void;
+}
+
 export class FileBlobStore implements BlobStore {
   private readonly tmpDir: string;
 
-  /** `openDirect`: how slots get a handle around the page cache (SlotFile); tests put a failing disk there. */
   constructor(
     readonly dir: string,
-    private readonly openDirect: DirectOpener = openDirectHandle,
+    private readonly options: FileBlobStoreOptions = {},
   ) {
     this.tmpDir = join(dir, 'tmp');
   }
@@ -102,7 +108,10 @@ export class FileBlobStore implements BlobStore {
     await mkdir(this.tmpDir, { recursive: true });
     const tempPath = join(this.tmpDir, randomUUID());
     const handle = await open(tempPath, 'wx', 0o644);
-    return new FileBlobUpload(this, handle, tempPath, this.openDirect);
+    const { openDirect: opener = openDirect, onDirectFallback } = this.options;
+    const slotFile = () =>
+      SlotFile.over(handle, opener, onDirectFallback && ((f) => onDirectFallback({ ...f, path: tempPath })));
+    return new FileBlobUpload(this, handle, tempPath, slotFile);
   }
 
   async read(digest: string, range?: ByteRange): Promise<Readable | undefined> {
@@ -153,7 +162,8 @@ class FileBlobUpload implements BlobUpload {
     private readonly store: FileBlobStore,
     private readonly handle: FileHandle,
     private readonly tempPath: string,
-    private readonly openDirect: DirectOpener,
+    /** The upload's SlotFile, opened at the first slot. */
+    private readonly openSlotFile: () => Promise<SlotFile>,
   ) {
     // The handle stays open after the stream finishes, for the fsync in commit.
     this.stream = handle.createWriteStream({ autoClose: false, highWaterMark: ioChunk });
@@ -161,7 +171,7 @@ class FileBlobUpload implements BlobUpload {
 
   writeSlot(bytes: Uint8Array, at: number): Promise<void> {
     if (this.done) return Promise.reject(new Error('blob upload already finished'));
-    this.slotFile ??= SlotFile.over(this.handle, this.openDirect);
+    this.slotFile ??= this.openSlotFile();
     // One write at a time: an upload holds at most one thread of libuv's pool, however slow the disk.
     const write = this.slotWrites.then(async () => {
       if (this.stopped) throw this.stopped;

@@ -2,6 +2,7 @@ import { mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Agent } from 'undici';
+import type { DirectOpener, DirectWriteFallback } from '@fleet/fwpkg';
 import { ArtifactFetchError } from './artifact-errors.js';
 import { downloadBlob } from './blob-download.js';
 import { untilAborted } from '../until-aborted.js';
@@ -27,6 +28,10 @@ export interface ArtifactCacheOptions {
   log: Logger;
   /** From this size on a download is hashed on a worker thread; PARALLEL_FILE_BYTES (64 MiB) unless set. */
   parallelHashFromBytes?: number | undefined;
+  /** How large downloads write whole slots around the page cache (SlotFile); tests put a failing disk there. */
+  openDirect?: DirectOpener | undefined;
+  /** A download's file went back to the page cache (SlotFile's fallbacks), with the digest it is of. */
+  onDirectFallback?: ((fallback: DirectWriteFallback & { digest: string }) => void) | undefined;
 }
 
 export interface EnsureOptions {
@@ -241,6 +246,8 @@ export class ArtifactCache {
       signal,
       onProgress,
       parallelFromBytes: this.options.parallelHashFromBytes,
+      openDirect: this.options.openDirect,
+      onDirectFallback: this.options.onDirectFallback && ((f) => this.options.onDirectFallback!({ ...f, digest })),
     });
     this.entries.set(digest, { size, usedAt: ++this.useClock });
     this.totalBytes += size;

@@ -1,7 +1,7 @@
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { request, type Dispatcher } from 'undici';
-import { PARALLEL_FILE_BYTES } from '@fleet/fwpkg';
+import { PARALLEL_FILE_BYTES, type DirectOpener, type DirectWriteFallback } from '@fleet/fwpkg';
 import { ArtifactFetchError } from './artifact-errors.js';
 import { partialWriter } from './partial-writer.js';
 
@@ -21,6 +21,10 @@ export interface BlobDownload {
   onProgress?: ((bytes: number) => void) | undefined;
   /** From this size on, the blob is hashed on a worker thread (PARALLEL_FILE_BYTES unless set). */
   parallelFromBytes?: number | undefined;
+  /** How worker-thread downloads write whole slots around the page cache (SlotFile); tests put a failing disk there. */
+  openDirect?: DirectOpener | undefined;
+  /** The partial file went back to the page cache (SlotFile's fallbacks; worker-thread downloads only). */
+  onDirectFallback?: ((fallback: DirectWriteFallback) => void) | undefined;
 }
 
 /** The size of what an earlier attempt left in the partial file: the prefix to resume after (0: none usable). */

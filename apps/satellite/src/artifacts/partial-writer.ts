@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
-import { ParallelSha256, SlotFile } from '@fleet/fwpkg';
+import { openDirect, ParallelSha256, SlotFile } from '@fleet/fwpkg';
 import { ArtifactFetchError } from './artifact-errors.js';
 import type { BlobDownload } from './blob-download.js';
 
@@ -110,7 +110,7 @@ class ParallelWriter implements PartialWriter {
     let hasher: ParallelSha256 | undefined;
     let failure: unknown;
     try {
-      const target = (slotFile = await SlotFile.over(file));
+      const target = (slotFile = await SlotFile.over(file, this.d.openDirect ?? openDirect, this.d.onDirectFallback));
       hasher = new ParallelSha256((bytes, at) => (this.writes = this.writes.then(() => this.store(target, bytes, at))));
       const slots = hasher;
       // Its failures surface through `feed` and `finished` below.
