@@ -5,6 +5,7 @@ import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
 import type { EncryptionCodec } from '@fleet/temporal/codec';
 import { EventFeed, type FeedTimings } from './events/feed.js';
+import { AccessLog } from './plugins/access-log.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit.js';
@@ -100,6 +101,7 @@ export function buildHub(deps: HubDeps): FastifyInstance {
       return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
     },
     bodyLimit: 1 << 20,
+    logController: new AccessLog(),
     ...(deps.https ? { https: { ...deps.https, minVersion: 'TLSv1.2' as const } } : {}),
   }) as unknown as FastifyInstance;
   const duration = new Histogram({

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
+import { setTimeout } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -357,6 +358,52 @@ again`, async () => {
 });
 
 describe('hub error log', () => {
+  it('writes one access line per request, at its end: method, URL, status, time, request id, no headers', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
+    try {
+      const url = await hub.app.listen({ host: '127.0.0.1', port: 0 });
+      const res = await fetch(`${url}/v1/sites?limit=5`, {
+        headers: { 'x-request-id': 'r-access', authorization: 'Bearer not-a-token-anyone-has' },
+      });
+      assert.equal(res.status, 401);
+      await res.arrayBuffer();
+      // The line is written as the response ends, which the client may see first.
+      for (let i = 0; i < 50 && !lines.some((l) => l.includes('"r-access"')); i++) await setTimeout(10);
+      const logged = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l['reqId'] === 'r-access');
+      assert.deepEqual(
+        logged.map(({ msg, method, url, remoteAddress, statusCode }) => ({
+          msg,
+          method,
+          url,
+          remoteAddress,
+          statusCode,
+        })),
+        [
+          {
+            msg: 'request completed',
+            method: 'GET',
+            url: '/v1/sites?limit=5',
+            remoteAddress: '127.0.0.1',
+            statusCode: 401,
+          },
+        ],
+      );
+      assert.equal(typeof logged[0]!['responseTime'], 'number');
+      assert.doesNotMatch(lines.join(''), /not-a-token-anyone-has/);
+    } finally {
+      await hub.close();
+    }
+  });
+
   it('logs a failed statement whole but never its parameter values', async () => {
     const lines: string[] = [];
     const sink = new Writable({
