@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { createFleetClient, unwrap } from '@fleet/client';
 import { deviceJsonListQuery, deviceListQuery } from '@fleet/db';
+import { hubHttp } from './lib/hub-http.js';
 import { compareSides } from './lib/page-load.js';
 import { startSeededHub } from './lib/seeded-hub.js';
 
@@ -10,14 +11,14 @@ const defaultClients = 20;
 const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
 
 /**
- * The hub's filtered device page under 20 concurrent clients, against the very statement the hub runs for it
- * (built by the same repository function) sent raw over `pg` with a pool of the hub's size at the same concurrency,
- * in the same run: what the hub adds on top of Postgres shows as `hub_over_raw_sql_p99`. The baseline is the plain
- * page select (listDevices); the hub wraps it so that Postgres also writes each device's JSON (a row each),
- * and that whole statement raw, sent by name as the hub sends it, is `raw_json_sql_list_*`. Each side's CPU per
- * request (`*_cpu_ms`: the hub process, the database's Postgres backends, this process as the client) is the figure
- * a shared machine's load moves least. Arguments: devices, requests per side, rounds, pool size,
- * concurrent clients.
+ * The hub's filtered device page under 20 concurrent clients, against the very statement the hub runs for it (built by
+ * the same repository function) sent raw over `pg` with a pool of the hub's size at the same concurrency, in the same
+ * run: what the hub adds on top of Postgres shows as `hub_over_raw_sql_p99`. The hub is loaded through a lean HTTP
+ * client (lib/hub-http.ts); the same page through the generated client is `hub_list_generated_client_*`. The baseline
+ * is the plain page select (listDevices); the hub wraps it so that Postgres also writes each device's JSON (a row
+ * each), and that whole statement raw, sent by name as the hub sends it, is `raw_json_sql_list_*`. Each side's CPU per
+ * request (`*_cpu_ms`: the hub process, the database's Postgres backends, this process as the client) is the figure a
+ * shared machine's load moves least. Arguments: devices, requests per side, rounds, pool size, concurrent clients.
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const count = Number(args[0] ?? 10_000);
@@ -28,9 +29,11 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
   const stack = await startSeededHub({ name: 'hub-list', devices: count, role: 'viewer', poolSize });
   const databaseUrl = stack.db.$client.options.connectionString!;
   const raw = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  const http = hubHttp(stack.url, stack.token, clients);
   try {
+    const hubPage = async () => (await http.get<{ items: unknown[] }>('/v1/devices', query)).items.length;
     const api = createFleetClient({ baseUrl: stack.url, token: stack.token });
-    const hubPage = async () => (await unwrap(api.GET('/v1/devices', { params: { query } }))).items.length;
+    const clientPage = async () => (await unwrap(api.GET('/v1/devices', { params: { query } }))).items.length;
     // The page select reads one row more than the page to know whether a next page exists.
     const statement = deviceListQuery(stack.db, {
       limit: query.limit + 1,
@@ -45,9 +48,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     );
     const jsonPage = async () => Math.min(query.limit, (await raw.query(json)).rows.length);
 
-    const [hub, sql, jsonSql] = await compareSides(
+    const [hub, viaClient, sql, jsonSql] = await compareSides(
       [
         { what: 'hub', page: hubPage, servers: [{ name: 'hub', pid: stack.hub.pid! }] },
+        { what: 'hub, generated client', page: clientPage, servers: [{ name: 'hub', pid: stack.hub.pid! }] },
         { what: 'raw SQL', page: rawPage },
         { what: 'raw JSON SQL', page: jsonPage },
       ],
@@ -74,14 +78,18 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       raw_sql_list_cpu_ms: sql.cpuMs,
       raw_json_sql_list_cpu_ms: jsonSql.cpuMs,
       hub_over_raw_sql_cpu: Number((hub.cpuMs.total / sql.cpuMs.total).toFixed(2)),
+      hub_list_generated_client_p50_ms: viaClient.p50,
+      hub_list_generated_client_p99_ms: viaClient.p99,
+      hub_list_generated_client_cpu_ms: viaClient.cpuMs,
       hub_list_requests: hub.requests,
       raw_sql_list_requests: sql.requests,
-      errors: hub.errors + sql.errors + jsonSql.errors,
+      errors: hub.errors + viaClient.errors + sql.errors + jsonSql.errors,
       concurrent_clients: clients,
       pool_size: poolSize,
       rounds,
     };
   } finally {
+    await http.close();
     await raw.end();
     await stack.close();
   }

@@ -11,6 +11,7 @@ import { createSyncMetrics, NetboxClient, NetboxSync } from '@fleet/netbox-agent
 import { planFleet } from '../tools/fleetgen/layout.js';
 import { bulkLoadFleet, NetboxWriter, writeFleet } from '../tools/fleetgen/netbox-writer.js';
 import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
+import { hubHttp } from './lib/hub-http.js';
 import { compareSides, load, percentiles } from './lib/page-load.js';
 import { startNetbox, type NetboxServer } from '../test/harness/netbox.js';
 
@@ -114,8 +115,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
 
     // The same question to both: compute trays of one site, a page of 100.
     const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
+    // The hub loaded through a lean HTTP client, and the same page through the generated one (bench/lib/hub-http.ts).
+    const http = hubHttp(`http://127.0.0.1:${hubPort}`, hubToken, 20);
+    cleanups.unshift(() => http.close());
+    const hubPage = async () => (await http.get<{ items: unknown[] }>('/v1/devices', query)).items.length;
     const hubApi = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token: hubToken });
-    const hubPage = async () => (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
+    const clientPage = async () => (await unwrap(hubApi.GET('/v1/devices', { params: { query } }))).items.length;
     // The statement the hub's page rests on (the repository builds it; limit + 1 tells whether a next page exists),
     // raw over pg with a pool of the hub's size: what the hub adds on top of Postgres. And the hub's whole statement
     // (each device's JSON written by Postgres, a row each), sent by name as the hub sends it.
@@ -133,9 +138,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
       return ((await res.json()) as { results: unknown[] }).results.length;
     };
-    const [hubStats, rawStats, jsonStats] = await compareSides(
+    const [hubStats, viaClient, rawStats, jsonStats] = await compareSides(
       [
         { what: 'hub', page: hubPage, servers: [{ name: 'hub', pid: hub.pid! }] },
+        { what: 'hub, generated client', page: clientPage, servers: [{ name: 'hub', pid: hub.pid! }] },
         { what: 'raw SQL', page: rawPage },
         { what: 'raw JSON SQL', page: jsonPage },
       ],
@@ -169,6 +175,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       raw_sql_list_cpu_ms: rawStats.cpuMs,
       raw_json_sql_list_cpu_ms: jsonStats.cpuMs,
       hub_over_raw_sql_cpu: Number((hubStats.cpuMs.total / rawStats.cpuMs.total).toFixed(2)),
+      hub_list_generated_client_p50_ms: viaClient.p50,
+      hub_list_generated_client_p99_ms: viaClient.p99,
+      hub_list_generated_client_cpu_ms: viaClient.cpuMs,
       netbox_list_p50_ms: nbStats.p50,
       netbox_list_p99_ms: nbStats.p99,
       netbox_list_requests: nbStats.n,

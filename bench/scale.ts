@@ -18,7 +18,7 @@ import {
 import { cloneTestDatabase, prepareTemplate } from '@fleet/db/testing';
 import { makespanLowerBound } from '@fleet/domain';
 import { freePort } from '@fleet/temporal';
-import { createFleetClient, unwrap } from '@fleet/client';
+import { unwrap } from '@fleet/client';
 import { createSyncMetrics, NetboxClient, NetboxSync } from '@fleet/netbox-agent';
 import { planFleet } from '../tools/fleetgen/layout.js';
 import { bulkLoadFleet, NetboxWriter } from '../tools/fleetgen/netbox-writer.js';
@@ -26,6 +26,7 @@ import { ManagedProcess, repoRoot } from '../tools/lib/processes.js';
 import { startNetbox, type NetboxServer } from '../test/harness/netbox.js';
 import { manifestFor } from '../test/harness/firmware.js';
 import { Stack } from '../test/harness/stack.js';
+import { hubHttp } from './lib/hub-http.js';
 import { compareSides, type PageSide, type SideFigures } from './lib/page-load.js';
 import { peakRssMiB } from './lib/proc-memory.js';
 import { processCpu } from './lib/process-cpu.js';
@@ -365,7 +366,9 @@ async function fleetStage(
     const hubWindow = new ProcessWindow(hub, 'fleet_hub');
     await hubWindow.start();
     const token = (await createApiToken(handle.db, 'bench-scale', 'viewer')).token;
-    const api = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token });
+    // A lean HTTP client loads the hub (bench/lib/hub-http.ts: the generated client's CPU would be taken from it).
+    const http = hubHttp(`http://127.0.0.1:${hubPort}`, token, o.clients);
+    cleanups.unshift(() => http.close());
     const rawPool = new pg.Pool({ connectionString: db.url, max: 20 });
     cleanups.unshift(() => rawPool.end());
 
@@ -384,7 +387,7 @@ async function fleetStage(
     const list: [PageSide, PageSide] = [
       {
         what: 'hub list',
-        page: async () => (await unwrap(api.GET('/v1/devices', { params: { query } }))).items.length,
+        page: async () => (await http.get<{ items: unknown[] }>('/v1/devices', query)).items.length,
         servers,
       },
       {
@@ -399,7 +402,7 @@ async function fleetStage(
         what: 'hub detail',
         page: async () => {
           const id = pick(deviceIds);
-          return (await unwrap(api.GET('/v1/devices/{id}', { params: { path: { id } } }))).id === id ? 1 : 0;
+          return (await http.get<{ id: string }>(`/v1/devices/${id}`)).id === id ? 1 : 0;
         },
         servers,
       },
@@ -411,7 +414,8 @@ async function fleetStage(
     const summary: [PageSide, PageSide] = [
       {
         what: 'hub compliance summary',
-        page: async () => ((await unwrap(api.GET('/v1/firmware/compliance/summary'))).total === devices ? 1 : 0),
+        page: async () =>
+          (await http.get<{ total: number }>('/v1/firmware/compliance/summary')).total === devices ? 1 : 0,
         servers,
       },
       {
@@ -425,8 +429,7 @@ async function fleetStage(
     const elevation: [PageSide, PageSide] = [
       {
         what: 'hub elevation',
-        page: async () =>
-          (await unwrap(api.GET('/v1/racks/{id}', { params: { path: { id: pick(rackIds) } } }))).elevation.length,
+        page: async () => (await http.get<{ elevation: unknown[] }>(`/v1/racks/${pick(rackIds)}`)).elevation.length,
         servers,
       },
       {
