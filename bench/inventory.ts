@@ -20,6 +20,9 @@ import { startNetbox, type NetboxServer } from '../test/harness/netbox.js';
  * agent's initial and incremental syncs (NetBox requests counted), and the same
  * filtered device page served by the hub and by NetBox under 20 concurrent clients.
  */
+/** Concurrent clients on each side: the hub, raw SQL and NetBox. */
+const clients = 20;
+
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const sites = Number(args[0] ?? 4);
   const racksPerSite = Number(args[1] ?? 72);
@@ -116,7 +119,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     // The same question to both: compute trays of one site, a page of 100.
     const query = { site_id: ['site-02'], role: ['compute-tray'], limit: 100 };
     // The hub loaded through a lean HTTP client, and the same page through the generated one (bench/lib/hub-http.ts).
-    const http = hubHttp(`http://127.0.0.1:${hubPort}`, hubToken, 20);
+    const http = hubHttp(`http://127.0.0.1:${hubPort}`, hubToken, clients);
     cleanups.unshift(() => http.close());
     const hubPage = async () => (await http.get<{ items: unknown[] }>('/v1/devices', query)).items.length;
     const hubApi = createFleetClient({ baseUrl: `http://127.0.0.1:${hubPort}`, token: hubToken });
@@ -145,9 +148,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
         { what: 'raw SQL', page: rawPage },
         { what: 'raw JSON SQL', page: jsonPage },
       ],
-      { requests: 2000, rounds: 2, clients: 20, expected: query.limit, admin: rawPool, database: big.db.name },
+      { requests: 2000, rounds: 2, clients, expected: query.limit, admin: rawPool, database: big.db.name },
     );
-    const nb = await load('NetBox', netboxPage, 200, 20, query.limit);
+    const nb = await load('NetBox', netboxPage, 200, clients, query.limit);
     const nbStats = { ...percentiles(nb.times), n: nb.times.length, errors: nb.errors };
 
     return {
@@ -178,11 +181,12 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       hub_list_generated_client_p50_ms: viaClient.p50,
       hub_list_generated_client_p99_ms: viaClient.p99,
       hub_list_generated_client_cpu_ms: viaClient.cpuMs,
+      hub_list_generated_client_errors: viaClient.errors,
       netbox_list_p50_ms: nbStats.p50,
       netbox_list_p99_ms: nbStats.p99,
       netbox_list_requests: nbStats.n,
       netbox_list_errors: nbStats.errors,
-      concurrent_clients: 20,
+      concurrent_clients: clients,
     };
   } finally {
     for (const c of cleanups) await c().catch(() => undefined);

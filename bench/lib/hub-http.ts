@@ -5,10 +5,10 @@ export type HubQuery = Record<string, string | number | readonly (string | numbe
 
 /**
  * A lean HTTP client to load the hub with: undici's Pool, one connection per concurrent client, the body parsed as
- * JSON. The product's generated client (@fleet/client, over fetch) spends about 1.2-1.7 ms of this process's CPU on
- * a page of 100 devices, as much as the hub spends serving it, and on a 2-core machine that CPU is taken from the hub
- * and Postgres. So the hub's latency is measured with this one, as a load generator such as wrk would, and the
- * benches that compare the hub with raw SQL report the generated client's run beside it (`*_generated_client_*`).
+ * JSON. The product's generated client (@fleet/client, over fetch) spends about 1.2 ms of this process's CPU on a
+ * page of 100 devices, this one 0.65-0.87 ms, and on a 2-core machine the difference is taken from the hub and
+ * Postgres. So the hub's latency is measured with this one, as a load generator such as wrk would, and the benches
+ * that compare the hub with raw SQL report the generated client's run beside it (`*_generated_client_*`).
  */
 export function hubHttp(baseUrl: string, token: string, connections: number) {
   const pool = new Pool(baseUrl, { connections });

@@ -137,6 +137,17 @@ describe('firmware updates against simulated trays, faults included', () => {
     },
   );
 
+  it('the hub and the satellite export their direct-write fallbacks by reason from 0', async () => {
+    for (const [p, name] of [
+      [stack.hub, 'fleet_hub_blob_direct_write_fallbacks_total'],
+      [stack.satellite, 'fleet_satellite_artifact_direct_write_fallbacks_total'],
+    ] as const) {
+      const text = await (await fetch(`http://127.0.0.1:${stack.metricsPort(p)}/metrics`)).text();
+      for (const reason of ['open_failed', 'write_refused'])
+        assert.match(text, new RegExp(`^${name}\\{reason="${reason}"\\} 0$`, 'm'), `${p.name}: ${name} ${reason}`);
+    }
+  });
+
   it('a package for the wrong tray is refused before anything is flashed', { timeout: 120_000 }, async () => {
     // A power-shelf package in a compute manifest: same component ids claimed, wrong PLDM device.
     const [shelfPart] = profileParts('powershelf-liteon');

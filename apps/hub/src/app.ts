@@ -5,7 +5,7 @@ import { Histogram, type Registry } from 'prom-client';
 import type { Db } from '@fleet/db';
 import type { EncryptionCodec } from '@fleet/temporal/codec';
 import { EventFeed, type FeedTimings } from './events/feed.js';
-import { AccessLog } from './plugins/access-log.js';
+import { AccessLog } from './access-log.js';
 import { registerAudit } from './plugins/audit.js';
 import { registerAuth } from './plugins/auth.js';
 import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit.js';

@@ -11,7 +11,7 @@ import {
   startMetricsServer,
 } from '@fleet/config';
 import { connectDb } from '@fleet/db';
-import { directWritesIn } from '@fleet/fwpkg';
+import { directWriteFallbackReasons, directWritesIn } from '@fleet/fwpkg';
 import { EncryptionCodec, openPayloadKeys } from '@fleet/temporal/codec';
 import { buildHub } from './app.js';
 import { HubConfig } from './config.js';
@@ -30,15 +30,17 @@ const { db, close: closeDb } = connectDb(config.database.url, config.database.po
 const directWriteFallbacks = new Counter({
   name: 'fleet_hub_blob_direct_write_fallbacks_total',
   help:
-    'Package uploads written through the page cache after all: the O_DIRECT handle did not open (open_failed) ' +
-    'or the kernel refused a direct write (write_refused)',
+    'Package uploads written through the page cache after all, by reason: the O_DIRECT handle did not open ' +
+    '(open_failed) or the kernel refused a direct write (write_refused)',
   labelNames: ['reason'],
   registers: [metrics.registry],
 });
+// Each reason from 0: the first fallback is then an increase an alert sees, not a series that starts at 1.
+for (const reason of directWriteFallbackReasons) directWriteFallbacks.inc({ reason }, 0);
 const blobs = new FileBlobStore(config.firmware.blobDir, {
-  onDirectFallback: ({ reason, error, path }) => {
+  onDirectFallback: ({ reason, error, path, requestId }) => {
     directWriteFallbacks.inc({ reason });
-    log.warn({ reason, path, err: error.message }, 'a package upload goes on through the page cache');
+    log.warn({ reason, reqId: requestId, path, err: error.message }, 'a package upload goes on through the page cache');
   },
 });
 log.info(

@@ -357,8 +357,8 @@ again`, async () => {
   });
 });
 
-describe('hub error log', () => {
-  it('writes one access line per request, at its end: method, URL, status, time, request id, no headers', async () => {
+describe('hub log', () => {
+  it('writes one access line per request as it ends, or as the client leaves: no headers, no token', async () => {
     const lines: string[] = [];
     const sink = new Writable({
       write: (chunk, _enc, done) => {
@@ -368,36 +368,40 @@ describe('hub error log', () => {
     });
     const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
     try {
+      // A response that never comes, as an event stream's: the client gives up.
+      hub.app.get('/test/never', () => new Promise(() => undefined));
       const url = await hub.app.listen({ host: '127.0.0.1', port: 0 });
       const res = await fetch(`${url}/v1/sites?limit=5`, {
         headers: { 'x-request-id': 'r-access', authorization: 'Bearer not-a-token-anyone-has' },
       });
       assert.equal(res.status, 401);
       await res.arrayBuffer();
-      // The line is written as the response ends, which the client may see first.
-      for (let i = 0; i < 50 && !lines.some((l) => l.includes('"r-access"')); i++) await setTimeout(10);
-      const logged = lines
-        .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((l) => l['reqId'] === 'r-access');
-      assert.deepEqual(
-        logged.map(({ msg, method, url, remoteAddress, statusCode }) => ({
-          msg,
-          method,
-          url,
-          remoteAddress,
-          statusCode,
-        })),
-        [
-          {
-            msg: 'request completed',
-            method: 'GET',
-            url: '/v1/sites?limit=5',
-            remoteAddress: '127.0.0.1',
-            statusCode: 401,
-          },
-        ],
-      );
-      assert.equal(typeof logged[0]!['responseTime'], 'number');
+      const gone = new AbortController();
+      const never = fetch(`${url}/test/never`, { headers: { 'x-request-id': 'r-gone' }, signal: gone.signal });
+      await setTimeout(100);
+      gone.abort();
+      await assert.rejects(never);
+      const loggedFor = (id: string) =>
+        lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['reqId'] === id);
+      // Each line is written as its response ends or its connection closes, which the client may see first.
+      for (let i = 0; i < 100 && loggedFor('r-access').length + loggedFor('r-gone').length < 2; i++)
+        await setTimeout(10);
+      const fields = ({ msg, method, url, remoteAddress, statusCode }: Record<string, unknown>) => ({
+        msg,
+        method,
+        url,
+        remoteAddress,
+        statusCode,
+      });
+      const remoteAddress = '127.0.0.1';
+      assert.deepEqual(loggedFor('r-access').map(fields), [
+        { msg: 'request completed', method: 'GET', url: '/v1/sites?limit=5', remoteAddress, statusCode: 401 },
+      ]);
+      assert.deepEqual(loggedFor('r-gone').map(fields), [
+        { msg: 'request aborted', method: 'GET', url: '/test/never', remoteAddress, statusCode: undefined },
+      ]);
+      for (const l of [...loggedFor('r-access'), ...loggedFor('r-gone')])
+        assert.equal(typeof l['responseTime'], 'number');
       assert.doesNotMatch(lines.join(''), /not-a-token-anyone-has/);
     } finally {
       await hub.close();

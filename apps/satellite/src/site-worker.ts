@@ -7,7 +7,7 @@ import { Agent } from 'undici';
 import type { Logger } from 'pino';
 import { startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
-import { directWritesIn } from '@fleet/fwpkg';
+import { directWriteFallbackReasons, directWritesIn } from '@fleet/fwpkg';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
 import { fleetDataConverter } from '@fleet/temporal';
 import { DiscoveryCache, SiteLimiter } from '@fleet/redfish';
@@ -98,11 +98,13 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
   const directWriteFallbacks = new Counter({
     name: 'fleet_satellite_artifact_direct_write_fallbacks_total',
     help:
-      'Artifact downloads written through the page cache after all: the O_DIRECT handle did not open ' +
-      '(open_failed) or the kernel refused a direct write (write_refused)',
+      'Artifact download attempts written through the page cache after all, by reason: the O_DIRECT handle did ' +
+      'not open (open_failed) or the kernel refused a direct write (write_refused); a resumed download counts again',
     labelNames: ['reason'],
     registers: [metrics.registry],
   });
+  // Each reason from 0: the first fallback is then an increase an alert sees, not a series that starts at 1.
+  for (const reason of directWriteFallbackReasons) directWriteFallbacks.inc({ reason }, 0);
   const artifacts = new ArtifactCache({
     ...config.artifacts,
     hub: hubAccess,

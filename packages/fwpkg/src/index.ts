@@ -35,6 +35,7 @@ export {
 } from './inspector.js';
 export { ParallelFwpkgInspector, ParallelSha256, type SlotForward } from './parallel-inspector.js';
 export {
+  directWriteFallbackReasons,
   directWritesIn,
   openDirect,
   SlotFile,

@@ -11,6 +11,9 @@ export interface SlotHandle {
 /** Opens a second handle on the caller's file that writes around the page cache, or says there is none. */
 export type DirectOpener = (buffered: FileHandle) => Promise<SlotHandle | undefined>;
 
+/** The reasons of DirectWriteFallback, for a metric that shows each at 0 before the first. */
+export const directWriteFallbackReasons = ['open_failed', 'write_refused'] as const;
+
 /**
  * Why a file meant to be written around the page cache is written through it after all: opening the direct handle
  * failed (`open_failed`: say, no descriptor left), or the kernel refused a direct write (`write_refused`: EINVAL, an
@@ -18,8 +21,20 @@ export type DirectOpener = (buffered: FileHandle) => Promise<SlotHandle | undefi
  * writes still succeed, but each GiB costs page cache again.
  */
 export interface DirectWriteFallback {
-  reason: 'open_failed' | 'write_refused';
+  reason: (typeof directWriteFallbackReasons)[number];
   error: Error;
+}
+
+/** Tells `onFallback`; what it throws is its own failure, never the write's (a log line must not fail an upload). */
+function report(
+  onFallback: ((fallback: DirectWriteFallback) => void) | undefined,
+  fallback: DirectWriteFallback,
+): void {
+  try {
+    onFallback?.(fallback);
+  } catch {
+    // ignored: see above
+  }
 }
 
 /**
@@ -98,7 +113,7 @@ export class SlotFile {
   ): Promise<SlotFile> {
     const { blksize, size } = await buffered.stat();
     const direct = await openDirectHandle(buffered).catch((error: Error) => {
-      onFallback?.({ reason: 'open_failed', error });
+      report(onFallback, { reason: 'open_failed', error });
       return undefined;
     });
     return new SlotFile(buffered, direct, Math.max(4096, blksize), size > 0, onFallback);
@@ -129,8 +144,8 @@ export class SlotFile {
     } catch (err) {
       // EINVAL comes before any byte moved: the memory was not aligned after all, or the device wants more.
       if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-      this.onFallback?.({ reason: 'write_refused', error: err as Error });
       await this.close().catch(() => undefined);
+      report(this.onFallback, { reason: 'write_refused', error: err as Error });
       return this.write(bytes, at);
     }
   }

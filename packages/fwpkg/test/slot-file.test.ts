@@ -177,6 +177,26 @@ describe('SlotFile: slots written around the page cache where aligned', () => {
     assert.deepEqual(readFileSync(target), Buffer.from(memory));
   });
 
+  it('a listener that throws does not fail the write it hears of', async () => {
+    const target = path();
+    const log: string[] = [];
+    const handle = await open(target, 'w');
+    const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
+    const file = await SlotFile.over(handle, recordingOpener(log, einval), () => {
+      throw new Error('a metric that is broken');
+    });
+    const memory = alignedMemory(B);
+    memory.set(randomBytes(B));
+    try {
+      await file.write(memory, 0);
+    } finally {
+      await file.close();
+      await handle.close();
+    }
+    assert.deepEqual(log, [`direct 0+${B}`, 'direct closed']);
+    assert.deepEqual(readFileSync(target), Buffer.from(memory));
+  });
+
   it('fails a write the direct handle fails otherwise (a full disk), and keeps the direct handle', async () => {
     const target = path();
     const log: string[] = [];

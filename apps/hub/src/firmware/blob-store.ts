@@ -34,8 +34,13 @@ export interface BlobUpload {
  * Content-addressed blob storage. The hub keeps firmware packages on local disk
  * (FileBlobStore); an object store implements the same operations.
  */
+/** Who a write is for, for what the store logs about it: the API request that uploads it. */
+export interface BlobWriteContext {
+  requestId?: string;
+}
+
 export interface BlobStore {
-  beginWrite(): Promise<BlobUpload>;
+  beginWrite(context?: BlobWriteContext): Promise<BlobUpload>;
   /** The blob's bytes (the whole blob, or one range), or undefined when it does not exist. */
   read(digest: string, range?: ByteRange): Promise<Readable | undefined>;
   stat(digest: string): Promise<{ size: number } | undefined>;
@@ -53,18 +58,18 @@ function checkDigest(digest: string): string {
   return digest;
 }
 
+export interface FileBlobStoreOptions {
+  /** How slots get a handle around the page cache (SlotFile); tests put a failing disk there. */
+  openDirect?: DirectOpener;
+  /** An upload's file went back to the page cache (SlotFile's fallbacks), with its temp file and its context. */
+  onDirectFallback?: (fallback: DirectWriteFallback & BlobWriteContext & { path: string }) => void;
+}
+
 /**
  * Blobs on local disk at `<dir>/sha256/<first two hex digits>/<digest>`. Writes go to
  * `<dir>/tmp` first and are fsynced and renamed into place, so a blob is either
  * complete or absent; a crash leaves at most a temp file, which `sweepStaleTemp` removes.
  */
-export interface FileBlobStoreOptions {
-  /** How slots get a handle around the page cache (SlotFile); tests put a failing disk there. */
-  openDirect?: DirectOpener;
-  /** An upload's file went back to the page cache (SlotFile's fallbacks), with the temp file's path. */
-  onDirectFallback?: (fallback: DirectWriteFallback & { path: string }) => void;
-}
-
 export class FileBlobStore implements BlobStore {
   private readonly tmpDir: string;
 
@@ -103,14 +108,18 @@ export class FileBlobStore implements BlobStore {
     return removed;
   }
 
-  async beginWrite(): Promise<BlobUpload> {
+  async beginWrite(context: BlobWriteContext = {}): Promise<BlobUpload> {
     // Directories are made on first use: a hub that never stores a package needs no writable dir.
     await mkdir(this.tmpDir, { recursive: true });
     const tempPath = join(this.tmpDir, randomUUID());
     const handle = await open(tempPath, 'wx', 0o644);
     const { openDirect: opener = openDirect, onDirectFallback } = this.options;
     const slotFile = () =>
-      SlotFile.over(handle, opener, onDirectFallback && ((f) => onDirectFallback({ ...f, path: tempPath })));
+      SlotFile.over(
+        handle,
+        opener,
+        onDirectFallback && ((f) => onDirectFallback({ ...f, ...context, path: tempPath })),
+      );
     return new FileBlobUpload(this, handle, tempPath, slotFile);
   }
 

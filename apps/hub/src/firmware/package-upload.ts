@@ -12,7 +12,7 @@ import {
   type SlotForward,
 } from '@fleet/fwpkg';
 import { ApiError } from '../errors.js';
-import type { BlobStore } from './blob-store.js';
+import type { BlobStore, BlobWriteContext } from './blob-store.js';
 import { HttpStatusError } from './http-status-error.js';
 import { packageMetadata } from './package-metadata.js';
 
@@ -136,8 +136,9 @@ async function receive<T extends { sha256: string; size: number }>(
   blobs: BlobStore,
   limits: UploadLimits,
   kind: InspectorKind<T>,
+  context: BlobWriteContext,
 ): Promise<T> {
-  const upload = await blobs.beginWrite();
+  const upload = await blobs.beginWrite(context);
   const parallel = takeParallelSlot(limits.declaredBytes);
   let inspector: Inspector<T> | undefined;
   try {
@@ -189,8 +190,13 @@ export interface UploadLimits {
 }
 
 /** A PLDM package (DSP0267), parsed as it streams: its version is the header's. */
-export async function receivePackage(body: Readable, blobs: BlobStore, limits: UploadLimits): Promise<ReceivedPackage> {
-  const inspection = await receive(body, blobs, limits, pldmPackage);
+export async function receivePackage(
+  body: Readable,
+  blobs: BlobStore,
+  limits: UploadLimits,
+  context: BlobWriteContext = {},
+): Promise<ReceivedPackage> {
+  const inspection = await receive(body, blobs, limits, pldmPackage, context);
   return {
     digest: inspection.sha256,
     size: inspection.size,
@@ -205,8 +211,9 @@ export async function receiveNvosImage(
   blobs: BlobStore,
   limits: UploadLimits,
   buildId: string,
+  context: BlobWriteContext = {},
 ): Promise<ReceivedPackage> {
-  const { sha256, size } = await receive(body, blobs, limits, opaqueImage);
+  const { sha256, size } = await receive(body, blobs, limits, opaqueImage, context);
   return { digest: sha256, size, packageVersion: buildId, metadata: { format: 'nvos', buildId } };
 }
 

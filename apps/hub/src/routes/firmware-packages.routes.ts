@@ -273,9 +273,10 @@ async function receiveUpload(
     throw invalid('body', 'send the package as the request body, with Content-Type: application/octet-stream');
   try {
     const limits = checkDeclaredSize(request.headers['content-length'], deps.maxPackageBytes);
+    const context = { requestId: String(request.id) };
     return nvosBuild
-      ? await receiveNvosImage(request.body, deps.blobs, limits, nvosBuild)
-      : await receivePackage(request.body, deps.blobs, limits);
+      ? await receiveNvosImage(request.body, deps.blobs, limits, nvosBuild, context)
+      : await receivePackage(request.body, deps.blobs, limits, context);
   } catch (err) {
     if (!request.raw.complete) void reply.header('connection', 'close');
     throw err;

@@ -235,6 +235,7 @@ export class ArtifactCache {
     await this.evict(size);
     const url = `${hub.url.replace(/\/$/, '')}/v1/firmware/blobs/${digest}`;
     const started = Date.now();
+    const { onDirectFallback } = this.options;
     const fetched = await downloadBlob({
       url,
       token,
@@ -247,7 +248,7 @@ export class ArtifactCache {
       onProgress,
       parallelFromBytes: this.options.parallelHashFromBytes,
       openDirect: this.options.openDirect,
-      onDirectFallback: this.options.onDirectFallback && ((f) => this.options.onDirectFallback!({ ...f, digest })),
+      onDirectFallback: onDirectFallback && ((f) => onDirectFallback({ ...f, digest })),
     });
     this.entries.set(digest, { size, usedAt: ++this.useClock });
     this.totalBytes += size;
