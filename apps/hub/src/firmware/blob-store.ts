@@ -30,15 +30,15 @@ export interface BlobUpload {
   abort(): Promise<void>;
 }
 
-/**
- * Content-addressed blob storage. The hub keeps firmware packages on local disk
- * (FileBlobStore); an object store implements the same operations.
- */
 /** Who a write is for, for what the store logs about it: the API request that uploads it. */
 export interface BlobWriteContext {
   requestId?: string;
 }
 
+/**
+ * Content-addressed blob storage. The hub keeps firmware packages on local disk
+ * (FileBlobStore); an object store implements the same operations.
+ */
 export interface BlobStore {
   beginWrite(context?: BlobWriteContext): Promise<BlobUpload>;
   /** The blob's bytes (the whole blob, or one range), or undefined when it does not exist. */
