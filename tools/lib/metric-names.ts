@@ -24,8 +24,9 @@ function seriesOf(name: string, type: MetricType): string[] {
 
 /**
  * Every metric series Fleet's processes register, read from their source: each `new Counter|Gauge|Histogram|Summary`
- * with a literal `name`, and Node's default metrics (prom-client's) under each prefix a `startMetricsServer` call
- * gives. Alerts and dashboards are checked against it, so a renamed metric cannot leave them watching nothing.
+ * or `labelledCounter` (@fleet/config) with a literal `name`, and Node's default metrics (prom-client's) under each
+ * prefix a `startMetricsServer` call gives. Alerts and dashboards are checked against it, so a renamed metric cannot
+ * leave them watching nothing.
  */
 export function registeredMetricSeries(): Set<string> {
   const series = new Set<string>();
@@ -35,6 +36,7 @@ export function registeredMetricSeries(): Set<string> {
     const text = readFileSync(file, 'utf8');
     for (const m of text.matchAll(/new (Counter|Gauge|Histogram|Summary)\(\{\s*name: '([a-zA-Z_:][\w:]*)'/g))
       for (const s of seriesOf(m[2]!, m[1]!.toLowerCase() as MetricType)) series.add(s);
+    for (const m of text.matchAll(/labelledCounter\([^,]+,\s*\{\s*name: '([a-zA-Z_:][\w:]*)'/g)) series.add(m[1]!);
     for (const m of text.matchAll(/startMetricsServer\(\{[^}]*prefix: '(\w+)'/g)) prefixes.add(m[1]!);
   }
   for (const prefix of prefixes) {

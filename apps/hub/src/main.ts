@@ -1,11 +1,11 @@
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import type { Server as HttpsServer } from 'node:https';
-import { Counter } from 'prom-client';
 import {
   configPathFromArgs,
   createLogger,
   exitOnHelp,
   handleShutdown,
+  labelledCounter,
   loadConfig,
   serviceUsage,
   startMetricsServer,
@@ -27,19 +27,17 @@ const metrics = await startMetricsServer({ ...config.metrics, prefix: 'fleet_hub
 const { db, close: closeDb } = connectDb(config.database.url, config.database.poolSize, (err) =>
   log.warn({ err: err.message }, 'idle Postgres connection lost'),
 );
-const directWriteFallbacks = new Counter({
+const countDirectWriteFallback = labelledCounter(metrics.registry, {
   name: 'fleet_hub_blob_direct_write_fallbacks_total',
   help:
     'Package uploads written through the page cache after all, by reason: the O_DIRECT handle did not open ' +
     '(open_failed) or the kernel refused a direct write (write_refused)',
-  labelNames: ['reason'],
-  registers: [metrics.registry],
+  label: 'reason',
+  values: directWriteFallbackReasons,
 });
-// Each reason from 0: the first fallback is then an increase an alert sees, not a series that starts at 1.
-for (const reason of directWriteFallbackReasons) directWriteFallbacks.inc({ reason }, 0);
 const blobs = new FileBlobStore(config.firmware.blobDir, {
   onDirectFallback: ({ reason, error, path, requestId }) => {
-    directWriteFallbacks.inc({ reason });
+    countDirectWriteFallback(reason);
     log.warn({ reason, reqId: requestId, path, err: error.message }, 'a package upload goes on through the page cache');
   },
 });

@@ -358,7 +358,8 @@ again`, async () => {
 });
 
 describe('hub log', () => {
-  it('writes one access line per request as it ends, or as the client leaves: no headers, no token', async () => {
+  /** An info-level logger whose lines (JSON texts) the test reads. */
+  const capturedLog = () => {
     const lines: string[] = [];
     const sink = new Writable({
       write: (chunk, _enc, done) => {
@@ -366,7 +367,12 @@ describe('hub log', () => {
         done();
       },
     });
-    const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
+    return { lines, log: pino({ level: 'info' }, sink) };
+  };
+
+  it('writes one access line per request as it ends, or as the client leaves: no headers, no token', async () => {
+    const { lines, log } = capturedLog();
+    const hub = await startTestHub({ log });
     try {
       // A response that never comes, as an event stream's: the client gives up.
       hub.app.get('/test/never', () => new Promise(() => undefined));
@@ -409,14 +415,8 @@ describe('hub log', () => {
   });
 
   it('logs a failed statement whole but never its parameter values', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write: (chunk, _enc, done) => {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const hub = await startTestHub({ log: pino({ level: 'info' }, sink) });
+    const { lines, log } = capturedLog();
+    const hub = await startTestHub({ log });
     try {
       // The statement the original defect failed on: Postgres cannot take a NUL, and drizzle's error carries the
       // parameters.

@@ -10,6 +10,7 @@ import { buildFwpkg, PARALLEL_FILE_BYTES, type DirectOpener, type DirectWriteFal
 import { FileBlobStore } from '../src/firmware/blob-store.js';
 import { checkDeclaredSize, receiveNvosImage, receivePackage } from '../src/firmware/package-upload.js';
 import { openFilesUnder } from '../../../test/harness/open-files.js';
+import { refusingDisk } from '../../../test/harness/direct-writes.js';
 
 // The large-upload path (hashing on worker threads from shared-memory slots that are also what gets written)
 // against the in-thread one, on the same bytes: the same package, the same stored blob, the same failures.
@@ -88,15 +89,7 @@ describe('package upload on worker threads', () => {
   });
 
   it('a disk that refuses direct writes (EINVAL): the upload goes on through the page cache, and says so', async () => {
-    const refusals: number[] = [];
-    const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
-    const refusing: DirectOpener = async () => ({
-      write: async (_buffer, _offset, _length, position) => {
-        refusals.push(position);
-        throw einval;
-      },
-      close: async () => undefined,
-    });
+    const { open: refusing, refusals, error: einval } = refusingDisk();
     const fallbacks: (DirectWriteFallback & { path: string })[] = [];
     const blobs = new FileBlobStore(join(dir, 'refusing'), {
       openDirect: refusing,

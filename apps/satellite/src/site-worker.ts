@@ -5,7 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { Counter, Histogram } from 'prom-client';
 import { Agent } from 'undici';
 import type { Logger } from 'pino';
-import { startMetricsServer } from '@fleet/config';
+import { labelledCounter, startMetricsServer } from '@fleet/config';
 import { siteTaskQueue } from '@fleet/domain';
 import { directWriteFallbackReasons, directWritesIn } from '@fleet/fwpkg';
 import { EncryptionCodec, parseKeyRing } from '@fleet/temporal/codec';
@@ -95,22 +95,20 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
     token: async () => (await secrets.resolve(hub.tokenRef)).password,
     ca: hubCa,
   };
-  const directWriteFallbacks = new Counter({
+  const countDirectWriteFallback = labelledCounter(metrics.registry, {
     name: 'fleet_satellite_artifact_direct_write_fallbacks_total',
     help:
       'Artifact download attempts written through the page cache after all, by reason: the O_DIRECT handle did ' +
       'not open (open_failed) or the kernel refused a direct write (write_refused); a resumed download counts again',
-    labelNames: ['reason'],
-    registers: [metrics.registry],
+    label: 'reason',
+    values: directWriteFallbackReasons,
   });
-  // Each reason from 0: the first fallback is then an increase an alert sees, not a series that starts at 1.
-  for (const reason of directWriteFallbackReasons) directWriteFallbacks.inc({ reason }, 0);
   const artifacts = new ArtifactCache({
     ...config.artifacts,
     hub: hubAccess,
     log,
     onDirectFallback: ({ reason, error, digest }) => {
-      directWriteFallbacks.inc({ reason });
+      countDirectWriteFallback(reason);
       log.warn({ reason, digest, err: error.message }, 'an artifact download goes on through the page cache');
     },
   });

@@ -9,7 +9,6 @@ import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/c
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { pino } from 'pino';
 import type { FirmwareActivities } from '@fleet/domain';
-import type { DirectOpener } from '@fleet/fwpkg';
 import { Registry } from 'prom-client';
 import { connectDb, createApiToken, type DbHandle } from '@fleet/db';
 import { cloneTestDatabase, type TestDatabase } from '@fleet/db/testing';
@@ -18,6 +17,7 @@ import { FileBlobStore } from '../../hub/src/firmware/blob-store.js';
 import { createFetchArtifactActivity, type FetchArtifactHeartbeat } from '../src/activities/fetch-artifact.js';
 import { ArtifactCache, type ArtifactCacheOptions } from '../src/artifacts/artifact-cache.js';
 import { ArtifactFetchError } from '../src/artifacts/artifact-errors.js';
+import { refusingDisk } from '../../../test/harness/direct-writes.js';
 import { openFilesUnder } from '../../../test/harness/open-files.js';
 
 // The site artifact cache against a real hub (Postgres for its tokens, a temp blob store),
@@ -249,15 +249,7 @@ describe('site artifact cache', () => {
   it('a disk refusing direct writes (EINVAL): the download goes on through the page cache, and says so', async () => {
     const bytes = randomBytes(9 * MiB + 100);
     const digest = await putBlob(bytes);
-    const refusals: number[] = [];
-    const einval = Object.assign(new Error('EINVAL: invalid argument, write'), { code: 'EINVAL' });
-    const refusing: DirectOpener = async () => ({
-      write: async (_buffer, _offset, _length, position) => {
-        refusals.push(position);
-        throw einval;
-      },
-      close: async () => undefined,
-    });
+    const { open: refusing, refusals, error: einval } = refusingDisk();
     const fallbacks: unknown[] = [];
     const { cache } = await newCache({
       parallelHashFromBytes: 0,

@@ -7,3 +7,4 @@ export * from './cli.js';
 export * from './temporal-tls.js';
 export * from './repository-path.js';
 export * from './payload-keys.js';
+export * from './labelled-counter.js';
