@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
+import { bmcRequests } from './lib/bmc-requests.js';
 import { prepareStackBench } from './lib/environment.js';
 import { eventsByType } from './lib/job-timeline.js';
 
@@ -11,6 +12,8 @@ import { eventsByType } from './lib/job-timeline.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const racks = Number(args[0] ?? 100);
+  // The satellite's redfish.settleWaitFraction (0: poll a settling device from the reset on); its default otherwise.
+  const settleWaitFraction = args[1] === undefined ? undefined : Number(args[1]);
   const cleanup = await prepareStackBench('power');
 
   // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
@@ -26,6 +29,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     projectionIntervalMs: 500,
     pollIntervalMs: 100,
     power: { heartbeatTimeoutS: 10, settleTimeoutS: 300 },
+    ...(settleWaitFraction === undefined ? {} : { redfish: { settleWaitFraction } }),
   });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
@@ -68,6 +72,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const rebootEvents = (await temporal.workflow.getHandle(reboot.id).describe()).historyLength;
 
     // Every rack on at once.
+    const requestsBefore = await bmcRequests(stack);
     const started = Date.now();
     const jobs = await Promise.all(
       rackIds.map(
@@ -83,6 +88,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     const failed = finished.filter((j) => j.state !== 'succeeded').length;
     if (failed) throw new Error(`${failed} rack power jobs did not succeed`);
     const makespan = (Math.max(...finished.map((j) => Date.parse(j.finished_at))) - started) / 1000;
+    const requests = (await bmcRequests(stack)) - requestsBefore;
     const events = await Promise.all(
       jobs.slice(0, 10).map(async (id) => (await temporal.workflow.getHandle(id).describe()).historyLength),
     );
@@ -97,6 +103,9 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       racks,
       devices: racks * 35,
       parallel_rack_power_on_makespan_s: Number(makespan.toFixed(1)),
+      redfish_requests_per_device: Number((requests / (racks * 35)).toFixed(1)),
+      // null: the satellite's default.
+      settle_wait_fraction: settleWaitFraction ?? null,
       history_events_per_rack: Math.round(events.reduce((a, b) => a + b, 0) / events.length),
       history_events_per_rack_max: Math.max(...events),
       // workflows/README.md "rackPower": per device its activity (3) and at most one workflow task (3); the first task,

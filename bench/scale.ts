@@ -31,6 +31,7 @@ import { compareSides, type PageSide, type SideFigures } from './lib/page-load.j
 import { peakRssMiB } from './lib/proc-memory.js';
 import { processCpu } from './lib/process-cpu.js';
 import { ProcessWindow } from './lib/process-metrics.js';
+import { bmcRequests } from './lib/bmc-requests.js';
 import { benchFirmwareTimings, prepareStackBench } from './lib/environment.js';
 import { batchLowerBound, fleetSlice, parseStages, projectionLag, racksPerSiteFor } from './lib/scale-plan.js';
 import { actionsOf } from './firmware.js';
@@ -770,14 +771,6 @@ async function batchPhase(part: WorkflowPart, figures: Record<string, unknown>):
     batch_peak_running_workflows: lag.peakRunning,
     batch_agent_cycles: batchCycles,
   });
-}
-
-/** Redfish requests the stack's simulated BMCs have received so far, over every simulator process. */
-async function bmcRequests(stack: Stack): Promise<number> {
-  let n = 0;
-  for (const url of new Set([stack.simAdminUrl, ...stack.simAdminUrls.values()]))
-    n += ((await (await fetch(`${url}/stats`)).json()) as { requests: number }).requests;
-  return n;
 }
 
 /** The median of values in ms, in seconds to the hundredth. */

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
+import { bmcRequests } from './lib/bmc-requests.js';
 import { prepareStackBench } from './lib/environment.js';
 import { jobStages, medianStages } from './lib/job-timeline.js';
 import { processCpu } from './lib/process-cpu.js';
@@ -16,6 +17,8 @@ import { trivialBurst } from './lib/trivial-burst.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const jobs = Number(args[0] ?? 200);
+  // The satellite's redfish.settleWaitFraction (0: poll a settling device from the reset on); its default otherwise.
+  const settleWaitFraction = args[1] === undefined ? undefined : Number(args[1]);
   const cleanup = await prepareStackBench('skeleton');
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
@@ -34,6 +37,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     projectionIntervalMs: 50,
     // Scaled with the device: a 2 s poll against a 30 s power-on is 20 ms against 0.3 s.
     pollIntervalMs: 20,
+    ...(settleWaitFraction === undefined ? {} : { redfish: { settleWaitFraction } }),
   });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
@@ -99,6 +103,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       bench: { pid: process.pid },
     });
     const ids = allIds.slice(baselineJobs);
+    const requestsBefore = await bmcRequests(stack);
     const started = Date.now();
     const jobIds: string[] = [];
     for (let i = 0; i < ids.length; i += 20) {
@@ -119,6 +124,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     }
     const wall = (Date.now() - started) / 1000;
     const burstCpuS = cpu.stop();
+    const requests = (await bmcRequests(stack)) - requestsBefore;
     const after = await metrics();
     const { rows } = await stack.dbHandle.pool.query<{ id: string; ms: number; created_at: Date; updated_at: Date }>(
       `select id, extract(epoch from (updated_at - created_at)) * 1000 as ms, created_at, updated_at from jobs ` +
@@ -172,6 +178,10 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       reconcile_cycles: cycles,
       agent_mean_ms: { start_call: meanMs('start'), intent_wait: meanMs('intent_wait'), cycle: meanMs('reconcile') },
       simulated_power_on_s: simulatedMs / 1000,
+      // Each job reads the state, sends the reset, then polls every 20 ms until the tray is on.
+      redfish_requests_per_job: Number((requests / ms.length).toFixed(1)),
+      // null: the satellite's default.
+      settle_wait_fraction: settleWaitFraction ?? null,
       // CPU seconds each process spent from the first post to the last job's end (Postgres: every backend).
       burst_cpu_s: burstCpuS,
       burst_wall_s: Number(wall.toFixed(2)),

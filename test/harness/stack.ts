@@ -67,7 +67,12 @@ export interface StackOptions {
    */
   bulkRegister?: boolean;
   /** Satellite Redfish settings (config `redfish`) over the stack's short timeouts, e.g. a site's production ones. */
-  redfish?: { requestTimeoutMs?: number; connectTimeoutMs?: number; siteConcurrency?: number };
+  redfish?: {
+    requestTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    siteConcurrency?: number;
+    settleWaitFraction?: number;
+  };
   /**
    * The hub on HTTPS with a certificate from the stack's own CA (@fleet/simulators/pki), trusted by the satellite and
    * by this test process; plain HTTP (the dev flag) otherwise.

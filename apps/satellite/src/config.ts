@@ -187,6 +187,11 @@ export const SatelliteConfig = z
         /** How often a settling device is polled. */
         pollIntervalMs: z.number().int().min(10).default(2_000),
         /**
+         * The first poll after a power on or off waits this fraction of the quickest recent settle of the same node
+         * type and action (activities/settle-times.ts); 0 polls from the start.
+         */
+        settleWaitFraction: z.number().min(0).max(0.95).default(0.8),
+        /**
          * basic: credentials on each call (one client per activity, so no session to
          * manage); session: one SessionService session per client.
          */
@@ -201,6 +206,7 @@ export const SatelliteConfig = z
         requestTimeoutMs: 30_000,
         uploadTimeoutMs: 600_000,
         pollIntervalMs: 2_000,
+        settleWaitFraction: 0.8,
         auth: 'basic',
         siteConcurrency: 256,
         tls: { insecure: false },

@@ -23,6 +23,7 @@ import {
 } from './activities/index.js';
 import { createObserverActivities } from './activities/observe.js';
 import { createRemediationActivities } from './activities/remediation.js';
+import { SettleTimes } from './activities/settle-times.js';
 import { HubObservations } from './observe/hub-observations.js';
 import { startObserverEvents } from './observe/observer-events.js';
 import { ArtifactCache } from './artifacts/artifact-cache.js';
@@ -77,6 +78,13 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
     name: 'fleet_satellite_resets_total',
     help: 'Reset requests sent to BMCs',
     labelNames: ['node_type', 'action'],
+    registers: [metrics.registry],
+  });
+  const settles = new Histogram({
+    name: 'fleet_satellite_power_settle_seconds',
+    help: 'Time from a power on or off sent to a BMC to the device reporting the asked state',
+    labelNames: ['node_type', 'action'],
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600],
     registers: [metrics.registry],
   });
   const managerResets = new Counter({
@@ -162,6 +170,10 @@ export async function startSiteWorker({ config, temporalTls }: SiteConfig, log: 
       logger: log,
     },
     onReset: (nodeType, action) => resets.inc({ node_type: nodeType, action }),
+    ...(config.redfish.settleWaitFraction > 0
+      ? { settleTimes: new SettleTimes(config.redfish.settleWaitFraction) }
+      : {}),
+    onSettled: (nodeType, action, seconds) => settles.observe({ node_type: nodeType, action }, seconds),
     onManagerReset: (nodeType, manager) => managerResets.inc({ node_type: nodeType, manager }),
   };
 

@@ -7,6 +7,7 @@ import { pino } from 'pino';
 import type { BmcTarget, DevicePowerResult } from '@fleet/domain';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createPowerActivities } from '../src/activities/power.js';
+import { SettleTimes } from '../src/activities/settle-times.js';
 import type { SecretStore } from '../src/secrets/index.js';
 import { UnknownCredentialError } from '../src/secrets/index.js';
 import { mockEnv } from './helpers/devices.js';
@@ -26,7 +27,7 @@ describe('setDevicePower activity', () => {
   let sim: RedfishSimulator;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'];
   const activities = createPowerActivities({
     secrets,
     log: pino({ level: 'silent' }),
@@ -191,5 +192,40 @@ device`, async () => {
         !/nope|sekret/.test(JSON.stringify(err)),
     );
     assert.equal(posts('e').length + posts('f').length, 0);
+  });
+
+  it('waits most of what the last power-ons of a node type took before it polls the next', async () => {
+    const settled: { nodeType: string; action: string; seconds: number }[] = [];
+    const learning = createPowerActivities({
+      secrets,
+      log: pino({ level: 'silent' }),
+      pollIntervalMs: 20,
+      journal: testJournal,
+      redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+      settleTimes: new SettleTimes(0.8),
+      onSettled: (nodeType, action, seconds) => settled.push({ nodeType, action, seconds }),
+    });
+    const powerOn = (id: string) =>
+      mockEnv().run<[PowerInput], DevicePowerResult, typeof learning.setDevicePower>(learning.setDevicePower, {
+        target: target(id),
+        action: 'on',
+        settleTimeoutS: 10,
+      });
+    // The system's state, read before the reset and while it settles (the simulated power-on takes 0.3 s).
+    const stateReads = (id: string) =>
+      sim.bmc(id).log.filter((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)).length;
+
+    assert.equal((await powerOn('i')).powerState, 'On');
+    assert.equal(settled.length, 1);
+    assert.equal(settled[0]!.nodeType, 'compute_gb200_nvidia');
+    assert.ok(settled[0]!.seconds >= 0.3, `settled after ${settled[0]!.seconds} s, before the tray could`);
+    const unpaced = stateReads('i');
+    assert.ok(unpaced >= 10, `${unpaced} reads of a tray polled every 20 ms through 0.3 s`);
+
+    assert.equal((await powerOn('j')).powerState, 'On');
+    const paced = stateReads('j');
+    assert.ok(paced <= unpaced / 2, `${paced} reads after the wait against ${unpaced} without`);
+    assert.equal(settled.length, 2);
+    assert.ok(settled[1]!.seconds >= 0.3);
   });
 });

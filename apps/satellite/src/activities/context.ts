@@ -4,6 +4,7 @@ import type { BmcTarget, ManagerKind, PowerAction } from '@fleet/domain';
 import { driverFor, type BmcCredentials, type NodeDriver, type RedfishTransport } from '@fleet/drivers';
 import { RedfishClient } from '@fleet/redfish';
 import type { ActionJournal } from '../journal/action-journal.js';
+import type { SettleTimes } from './settle-times.js';
 import type { SecretStore } from '../secrets/index.js';
 import { toActivityFailure } from './failures.js';
 
@@ -17,6 +18,10 @@ export interface DeviceActivityDeps {
   /** Device actions sent that no retry may send again, when the heartbeat saying so did not reach Temporal. */
   journal: ActionJournal;
   onReset?: (nodeType: string, action: PowerAction) => void;
+  /** What power changes took lately, so a settle poll waits most of that first; without it, polls from the start. */
+  settleTimes?: SettleTimes;
+  /** A power on or off this satellite sent settled after `seconds`. */
+  onSettled?: (nodeType: string, action: PowerAction, seconds: number) => void;
   onManagerReset?: (nodeType: string, manager: ManagerKind) => void;
 }
 

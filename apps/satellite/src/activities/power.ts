@@ -8,7 +8,7 @@ import {
   type PowerState,
 } from '@fleet/domain';
 import { journalKey } from '../journal/action-journal.js';
-import { attemptLog, openDriver, type DeviceActivityDeps } from './context.js';
+import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
 
 /** What an attempt records in its heartbeat, so the next attempt never resets twice. */
@@ -49,23 +49,30 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
             return { state, resetSent: false, nothingToDo: true };
           }
           const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
-          if (!alreadyMoving) {
-            await driver.reset(resetType);
-            await deps.journal.record({ key, deviceId: target.deviceId, action: `reset:${resetType}` });
-            deps.onReset?.(target.nodeType, action);
-            log.info({ action, resetType, from: state }, 'reset sent');
-          }
-          return { state, resetSent: true };
+          if (alreadyMoving) return { state, resetSent: true };
+          await driver.reset(resetType);
+          const sentAt = Date.now();
+          await deps.journal.record({ key, deviceId: target.deviceId, action: `reset:${resetType}` });
+          deps.onReset?.(target.nodeType, action);
+          log.info({ action, resetType, from: state }, 'reset sent');
+          return { state, resetSent: true, sentAt };
         });
         let state = decided.state;
         if (decided.nothingToDo) return { deviceId: target.deviceId, action, powerState: state, resetSent: false };
         const resetSent = decided.resetSent;
         ctx.heartbeat({ resetSent, leftOn, state } satisfies PowerHeartbeat);
+        const started = Date.now();
+        // An on or off this attempt sent is timed, and not asked about before most of what such a change took lately (a
+        // cycle is polled from the start: its departure from On is what it watches for).
+        const sentAt = isCycle ? undefined : decided.sentAt;
+        if (sentAt !== undefined && deps.settleTimes) {
+          const waitMs = Math.min(deps.settleTimes.waitMs(target.nodeType, action), settleTimeoutS * 500);
+          if (waitMs > 0) await pause(waitMs, { resetSent, leftOn, state } satisfies PowerHeartbeat);
+        }
 
         // A cycle is complete once the host has left On and come back; a BMC that
         // restarts the host without ever reporting another state counts once the
         // departure window has passed.
-        const started = Date.now();
         const departureWindowMs = Math.min(10_000, settleTimeoutS * 500);
         for (;;) {
           state = await driver.powerState();
@@ -81,6 +88,11 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
           }
           ctx.heartbeat({ resetSent, leftOn, state } satisfies PowerHeartbeat);
           await ctx.sleep(deps.pollIntervalMs);
+        }
+        if (sentAt !== undefined) {
+          const ms = Date.now() - sentAt;
+          deps.settleTimes?.record(target.nodeType, action, ms);
+          deps.onSettled?.(target.nodeType, action, ms / 1000);
         }
         log.info({ action, state }, 'device settled');
         return { deviceId: target.deviceId, action, powerState: state, resetSent: true };
