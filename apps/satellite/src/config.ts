@@ -188,9 +188,9 @@ export const SatelliteConfig = z
         pollIntervalMs: z.number().int().min(10).default(2_000),
         /**
          * The first poll after a power on or off waits this fraction of the quickest recent settle of the same node
-         * type and action (activities/settle-times.ts); 0 polls from the start.
+         * type and action, at most half the settle timeout (activities/settle-times.ts); 0 polls from the start.
          */
-        settleWaitFraction: z.number().min(0).max(0.95).default(0.8),
+        settleWaitFraction: z.number().min(0).max(0.9).default(0.8),
         /**
          * basic: credentials on each call (one client per activity, so no session to
          * manage); session: one SessionService session per client.

@@ -27,7 +27,7 @@ describe('setDevicePower activity', () => {
   let sim: RedfishSimulator;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'];
+  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   const activities = createPowerActivities({
     secrets,
     log: pino({ level: 'silent' }),
@@ -193,39 +193,91 @@ device`, async () => {
     );
     assert.equal(posts('e').length + posts('f').length, 0);
   });
+});
 
-  it('waits most of what the last power-ons of a node type took before it polls the next', async () => {
-    const settled: { nodeType: string; action: string; seconds: number }[] = [];
-    const learning = createPowerActivities({
-      secrets,
-      log: pino({ level: 'silent' }),
-      pollIntervalMs: 20,
-      journal: testJournal,
-      redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
-      settleTimes: new SettleTimes(0.8),
-      onSettled: (nodeType, action, seconds) => settled.push({ nodeType, action, seconds }),
+describe('setDevicePower with settle times', () => {
+  // Power-on takes 1.5 s here (30 s scaled by 0.05), polled every 20 ms.
+  let sim: RedfishSimulator;
+  const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
+  const port = 20_000 + randomInt(0, 20_000);
+  const ids = ['first', 'second', 'cycled', 'resumed', 'beating'];
+  const settled: { nodeType: string; action: string; seconds: number }[] = [];
+  const activities = createPowerActivities({
+    secrets,
+    log: pino({ level: 'silent' }),
+    pollIntervalMs: 20,
+    journal: testJournal,
+    redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+    settleTimes: new SettleTimes(0.8),
+    onSettled: (nodeType, action, seconds) => settled.push({ nodeType, action, seconds }),
+  });
+  type PowerInput = Parameters<typeof activities.setDevicePower>[0];
+  const run = (env: MockActivityEnvironment, id: string, action: PowerInput['action']) =>
+    env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, {
+      target: {
+        deviceId: `dev-${id}`,
+        nodeType: 'compute_gb200_nvidia',
+        bmcUrl: sim.bmcUrl(id),
+        credentialRef: 'bmc/good',
+      },
+      action,
+      settleTimeoutS: 30,
     });
-    const powerOn = (id: string) =>
-      mockEnv().run<[PowerInput], DevicePowerResult, typeof learning.setDevicePower>(learning.setDevicePower, {
-        target: target(id),
-        action: 'on',
-        settleTimeoutS: 10,
-      });
-    // The system's state, read before the reset and while it settles (the simulated power-on takes 0.3 s).
-    const stateReads = (id: string) =>
-      sim.bmc(id).log.filter((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)).length;
+  /** Reads of the system's state: the one before the reset and the settle polls. */
+  const stateReads = (id: string) =>
+    sim.bmc(id).log.filter((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)).length;
 
-    assert.equal((await powerOn('i')).powerState, 'On');
+  before(async () => {
+    sim = await startRedfishSimulator({
+      bmcs: ids.map((id, i) => ({
+        id,
+        address: `${block}.${i + 1}`,
+        port,
+        username: 'admin',
+        password: 'sekret',
+        powerState: id === 'cycled' ? 'On' : 'Off',
+      })),
+      timeScale: 0.05,
+    });
+  });
+  after(() => sim.close());
+
+  it('waits most of what the last power-on of the node type took before it polls the next', async () => {
+    assert.equal((await run(mockEnv(), 'first', 'on')).powerState, 'On');
     assert.equal(settled.length, 1);
-    assert.equal(settled[0]!.nodeType, 'compute_gb200_nvidia');
-    assert.ok(settled[0]!.seconds >= 0.3, `settled after ${settled[0]!.seconds} s, before the tray could`);
-    const unpaced = stateReads('i');
-    assert.ok(unpaced >= 10, `${unpaced} reads of a tray polled every 20 ms through 0.3 s`);
+    assert.deepEqual(
+      { ...settled[0], seconds: undefined },
+      { nodeType: 'compute_gb200_nvidia', action: 'on', seconds: undefined },
+    );
+    assert.ok(settled[0]!.seconds >= 1.5, `settled after ${settled[0]!.seconds} s, before the tray could`);
+    const unpaced = stateReads('first');
+    assert.ok(unpaced >= 8, `${unpaced} reads of a tray polled every 20 ms through 1.5 s`);
 
-    assert.equal((await powerOn('j')).powerState, 'On');
-    const paced = stateReads('j');
+    assert.equal((await run(mockEnv(), 'second', 'on')).powerState, 'On');
+    const paced = stateReads('second');
     assert.ok(paced <= unpaced / 2, `${paced} reads after the wait against ${unpaced} without`);
     assert.equal(settled.length, 2);
-    assert.ok(settled[1]!.seconds >= 0.3);
+    assert.ok(settled[1]!.seconds >= 1.5, `settled after ${settled[1]!.seconds} s, before the tray could`);
+  });
+
+  it('heartbeats through the wait as often as a short heartbeat timeout asks', async () => {
+    const env = mockEnv({ heartbeatTimeoutMs: 600 });
+    const beats: number[] = [];
+    env.on('heartbeat', () => beats.push(performance.now()));
+    assert.equal((await run(env, 'beating', 'on')).powerState, 'On');
+    // The wait is at least 0.8 of the 1.5 s the first tray took; a beat every 200 ms goes through it.
+    const gaps = beats.slice(1).map((at, i) => at - beats[i]!);
+    assert.ok(Math.max(...gaps) < 800, `heartbeats ${Math.round(Math.max(...gaps))} ms apart at most`);
+  });
+
+  it('neither times nor delays a cycle, nor an attempt resumed after the reset went out', async () => {
+    const before = settled.length;
+    assert.equal((await run(mockEnv(), 'cycled', 'power-cycle')).powerState, 'On');
+    // The cycle watched the host leave On: it polled from the reset on.
+    assert.ok(stateReads('cycled') >= 8, `${stateReads('cycled')} reads through the cycle`);
+    sim.bmc('resumed').reset('On');
+    const resumed = await run(mockEnv({ heartbeatDetails: { resetSent: true }, attempt: 2 }), 'resumed', 'on');
+    assert.equal(resumed.powerState, 'On');
+    assert.equal(settled.length, before, 'no settle recorded for either');
   });
 });

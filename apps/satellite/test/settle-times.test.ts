@@ -20,7 +20,7 @@ describe('SettleTimes', () => {
   it('follows a fleet that got faster, and forgets a quick settle once 16 later ones were seen', () => {
     const times = new SettleTimes(0.5);
     times.record('powershelf', 'on', 10_000);
-    // A device that settled before the first poll is recorded at that poll: the wait shrinks each time.
+    // A device that settled before the first poll is recorded at that poll (its start): the wait shrinks each time.
     times.record('powershelf', 'on', times.waitMs('powershelf', 'on'));
     assert.equal(times.waitMs('powershelf', 'on'), 2_500);
     for (let i = 0; i < 16; i++) times.record('powershelf', 'on', 8_000);

@@ -6,6 +6,7 @@ import { RedfishError } from '@fleet/redfish';
 import { journalKey } from '../journal/action-journal.js';
 import { attemptLog, openDriver, pause, type DeviceActivityDeps } from './context.js';
 import { toActivityFailure } from './failures.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 /** What an attempt records in its heartbeat, so no retry reboots the controller a second time. */
 export interface BmcResetHeartbeat {
@@ -65,10 +66,7 @@ export function createBmcResetActivity(deps: DeviceActivityDeps): Pick<DeviceAct
       // always with the latest details.
       let latest = heartbeat;
       const beatNow = (details: BmcResetHeartbeat) => ctx.heartbeat((latest = details));
-      const ticker = setInterval(
-        () => ctx.heartbeat(latest),
-        Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3),
-      );
+      const ticker = setInterval(() => ctx.heartbeat(latest), heartbeatEveryMs(ctx.info));
       try {
         // Decided alone among this activity's attempts (a late one may run beside its retry). The journal knows of a
         // reset whose heartbeat never reached Temporal (a site cut off, a crash).

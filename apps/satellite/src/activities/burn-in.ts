@@ -5,6 +5,7 @@ import { SlurmError, type SlurmErrorKind } from '@fleet/slurm';
 import { BurnInInputError, type BurnInAdapter, type BurnInProgress } from '../burn-in/index.js';
 import type { BurnInActivities, BurnInInput, BurnInResult } from '@fleet/domain';
 import { attemptLog } from './context.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 export interface BurnInActivityDeps {
   /** Absent on a satellite without a `burnIn` config section: runBurnIn then fails at once, saying so. */
@@ -85,7 +86,7 @@ async function runBurnIn(deps: BurnInActivityDeps, input: BurnInInput): Promise<
   let progress: BurnInProgress = prior ?? { jobs: {}, settled: {} };
   const beat = () => ctx.heartbeat(progress);
   // Liveness on a clock too: a slow slurmrestd answer must not look like a dead worker.
-  const ticker = setInterval(beat, Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+  const ticker = setInterval(beat, heartbeatEveryMs(ctx.info));
   if (prior) log.info({ slurmJobIds: Object.values(prior.jobs) }, 'following the jobs an earlier attempt submitted');
   try {
     return await adapter.run(input, {

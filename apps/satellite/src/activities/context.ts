@@ -6,6 +6,7 @@ import { RedfishClient } from '@fleet/redfish';
 import type { ActionJournal } from '../journal/action-journal.js';
 import type { SettleTimes } from './settle-times.js';
 import type { SecretStore } from '../secrets/index.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 import { toActivityFailure } from './failures.js';
 
 /** What every device activity needs: the site's secrets, a logger, the Redfish transport and poll pacing. */
@@ -46,15 +47,16 @@ export function attemptLog(deps: { log: Logger }, fields: Record<string, unknown
   });
 }
 
-/** Longest single sleep, so a long poll interval still heartbeats well inside any sane heartbeat timeout. */
-const maxQuietMs = 5_000;
-
-/** Sleeps `ms`, heartbeating `details` every few seconds; throws CancelledFailure on cancellation. */
+/**
+ * Sleeps `ms`, heartbeating `details` as often as the heartbeat timeout asks (heartbeatEveryMs) and once more at the
+ * end, so whatever follows the pause (a slow request) starts from a fresh beat; throws CancelledFailure on cancellation.
+ */
 export async function pause(ms: number, details: unknown): Promise<void> {
   const ctx = Context.current();
-  for (let left = ms; left > 0; left -= maxQuietMs) {
-    await ctx.sleep(Math.min(left, maxQuietMs));
-    if (left > maxQuietMs) ctx.heartbeat(details);
+  const every = heartbeatEveryMs(ctx.info);
+  for (let left = ms; left > 0; left -= every) {
+    await ctx.sleep(Math.min(left, every));
+    ctx.heartbeat(details);
   }
 }
 

@@ -15,6 +15,7 @@ import {
 import { RedfishError } from '@fleet/redfish';
 import { openDriver } from './context.js';
 import { inventoryFailure, readInventory, type HardwareInventoryActivityDeps } from './hardware-inventory.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 /** Trays read at once by the topology check: a rack's 27 in four rounds, gentle on the BMCs. */
 const topologyReadConcurrency = 8;
@@ -44,7 +45,7 @@ export function createVerificationActivities(deps: HardwareInventoryActivityDeps
       });
       const ctx = Context.current();
       // Liveness on a clock: a BMC that does not answer keeps the probe waiting for its timeouts, without progress.
-      const ticker = setInterval(() => ctx.heartbeat(), Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
+      const ticker = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx.info));
       const driver = await openDriver(deps, target).catch((err: unknown) => {
         clearInterval(ticker);
         throw err;

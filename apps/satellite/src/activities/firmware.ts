@@ -10,6 +10,7 @@ import { activateFirmwareWith, applyFirmwareWith } from './firmware-apply.js';
 import { createPowerActivities } from './power.js';
 import { createReadPowerActivity } from './read-power.js';
 import { toActivityFailure } from './failures.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 /** Where pushed packages come from: the site's artifact cache, by digest, held until released. */
 export interface ArtifactSource {
@@ -96,7 +97,7 @@ export function createFirmwareActivities(deps: FirmwareActivityDeps): Omit<Firmw
           );
         }
         // One HTTP request that may take minutes: keep heartbeating while it streams.
-        const everyMs = Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3);
+        const everyMs = heartbeatEveryMs(ctx.info);
         const beat = setInterval(() => ctx.heartbeat({} satisfies PushHeartbeat), everyMs);
         let taskUri: string;
         try {

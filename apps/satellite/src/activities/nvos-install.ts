@@ -14,6 +14,7 @@ import {
 import type { NvosAccess } from '../nvos/connect.js';
 import { attemptLog } from './context.js';
 import { pollImage, withNvue } from './nvos-image.js';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 /** What an install attempt records in its heartbeat, so a retry follows the action instead of installing again. */
 export interface InstallHeartbeat {
@@ -100,7 +101,7 @@ export async function installNvosImage(
   let lastIssues: string[] = [];
 
   // Liveness on a clock too: a switch that stops answering must not look like a dead worker.
-  const ticker = setInterval(beat, Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+  const ticker = setInterval(beat, heartbeatEveryMs(ctx.info));
   return withNvue(access, target, async (c: NvueClient, signal) => {
     for (;;) {
       const image = await pollImage(c, signal, {

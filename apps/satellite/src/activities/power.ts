@@ -51,7 +51,7 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
           const alreadyMoving = !isCycle && state === (goal === 'On' ? 'PoweringOn' : 'PoweringOff');
           if (alreadyMoving) return { state, resetSent: true };
           await driver.reset(resetType);
-          const sentAt = Date.now();
+          const sentAt = performance.now();
           await deps.journal.record({ key, deviceId: target.deviceId, action: `reset:${resetType}` });
           deps.onReset?.(target.nodeType, action);
           log.info({ action, resetType, from: state }, 'reset sent');
@@ -74,7 +74,9 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
         // restarts the host without ever reporting another state counts once the
         // departure window has passed.
         const departureWindowMs = Math.min(10_000, settleTimeoutS * 500);
+        let askedAt: number;
         for (;;) {
+          askedAt = performance.now();
           state = await driver.powerState();
           if (state !== 'On') leftOn = true;
           const cycleDone = !isCycle || leftOn || Date.now() - started > departureWindowMs;
@@ -90,7 +92,8 @@ export function createPowerActivities(deps: DeviceActivityDeps): PowerActivities
           await ctx.sleep(deps.pollIntervalMs);
         }
         if (sentAt !== undefined) {
-          const ms = Date.now() - sentAt;
+          // Up to the poll that saw it: what the poll's own answer took is the BMC's latency, not the device's.
+          const ms = askedAt - sentAt;
           deps.settleTimes?.record(target.nodeType, action, ms);
           deps.onSettled?.(target.nodeType, action, ms / 1000);
         }

@@ -8,8 +8,8 @@ const keep = 16;
  * when the change is due instead of all the way through it (docs/reference/rms-behaviours.md, "Settle polling"). The
  * first poll after a reset waits `fraction` of the quickest of the last settles of the same node type and action:
  * - a device slower than that is polled at the usual interval from there on, as before;
- * - a faster one is seen at the first poll, and its settle, recorded, lowers the wait for the next (by `fraction` each
- *   time, so a fleet whose trays got faster is followed within a few jobs);
+ * - a faster one is seen at the first poll, and its settle, recorded, lowers the next wait by `fraction` (devices that
+ *   wait together record about the same, so a much faster fleet is followed round by round);
  * - a slower fleet raises it once its quicker settles have left the window.
  * In memory only: a restarted satellite polls from the start until it has seen one settle.
  */

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { heartbeatEveryMs } from '../heartbeat-every.js';
 
 /**
  * Runs `work`, heartbeating `details()` on a clock meanwhile, for calls that report no progress
@@ -7,10 +8,7 @@ import { Context } from '@temporalio/activity';
  */
 export async function heartbeatWhile<T>(details: () => unknown, work: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const beat = setInterval(
-    () => ctx.heartbeat(details()),
-    Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3),
-  );
+  const beat = setInterval(() => ctx.heartbeat(details()), heartbeatEveryMs(ctx.info));
   try {
     return await work();
   } finally {
