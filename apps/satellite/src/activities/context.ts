@@ -49,7 +49,7 @@ export function attemptLog(deps: { log: Logger }, fields: Record<string, unknown
 
 /**
  * Sleeps `ms`, heartbeating `details` as often as the heartbeat timeout asks (heartbeatEveryMs) and once more at the
- * end, so whatever follows the pause (a slow request) starts from a fresh beat; throws CancelledFailure on cancellation.
+ * end, so what follows the pause (a slow request) starts from a fresh beat; throws CancelledFailure on cancellation.
  */
 export async function pause(ms: number, details: unknown): Promise<void> {
   const ctx = Context.current();
