@@ -3,6 +3,7 @@ import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
 import { bmcRequests } from './lib/bmc-requests.js';
 import { prepareStackBench } from './lib/environment.js';
+import { settleWaitArg } from './lib/settle-wait.js';
 import { eventsByType } from './lib/job-timeline.js';
 
 /**
@@ -12,8 +13,7 @@ import { eventsByType } from './lib/job-timeline.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const racks = Number(args[0] ?? 100);
-  // The satellite's redfish.settleWaitFraction (0: poll a settling device from the reset on); its default otherwise.
-  const settleWaitFraction = args[1] === undefined ? undefined : Number(args[1]);
+  const settleWait = settleWaitArg(args[1]);
   const cleanup = await prepareStackBench('power');
 
   // Simulated delays scaled 100×: a 30 s tray power-on takes 0.3 s, a 120 s BMC boot 1.2 s.
@@ -29,7 +29,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     projectionIntervalMs: 500,
     pollIntervalMs: 100,
     power: { heartbeatTimeoutS: 10, settleTimeoutS: 300 },
-    ...(settleWaitFraction === undefined ? {} : { redfish: { settleWaitFraction } }),
+    ...settleWait.stack,
   });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
@@ -104,8 +104,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       devices: racks * 35,
       parallel_rack_power_on_makespan_s: Number(makespan.toFixed(1)),
       redfish_requests_per_device: Number((requests / (racks * 35)).toFixed(1)),
-      // null: the satellite's default.
-      settle_wait_fraction: settleWaitFraction ?? null,
+      settle_wait_fraction: settleWait.figure,
       history_events_per_rack: Math.round(events.reduce((a, b) => a + b, 0) / events.length),
       history_events_per_rack_max: Math.max(...events),
       // workflows/README.md "rackPower": per device its activity (3) and at most one workflow task (3); the first task,

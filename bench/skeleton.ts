@@ -3,6 +3,7 @@ import { unwrap } from '@fleet/client';
 import { Stack } from '../test/harness/stack.js';
 import { bmcRequests } from './lib/bmc-requests.js';
 import { prepareStackBench } from './lib/environment.js';
+import { settleWaitArg } from './lib/settle-wait.js';
 import { jobStages, medianStages } from './lib/job-timeline.js';
 import { processCpu } from './lib/process-cpu.js';
 import { trivialBurst } from './lib/trivial-burst.js';
@@ -17,8 +18,7 @@ import { trivialBurst } from './lib/trivial-burst.js';
  */
 export async function run(args: string[]): Promise<Record<string, unknown>> {
   const jobs = Number(args[0] ?? 200);
-  // The satellite's redfish.settleWaitFraction (0: poll a settling device from the reset on); its default otherwise.
-  const settleWaitFraction = args[1] === undefined ? undefined : Number(args[1]);
+  const settleWait = settleWaitArg(args[1]);
   const cleanup = await prepareStackBench('skeleton');
 
   // Simulated power-on: 30 s scaled by 0.01 = 0.3 s per tray.
@@ -37,7 +37,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
     projectionIntervalMs: 50,
     // Scaled with the device: a 2 s poll against a 30 s power-on is 20 ms against 0.3 s.
     pollIntervalMs: 20,
-    ...(settleWaitFraction === undefined ? {} : { redfish: { settleWaitFraction } }),
+    ...settleWait.stack,
   });
   await stack.start();
   const connection = await Connection.connect({ address: stack.temporal.address });
@@ -180,8 +180,7 @@ export async function run(args: string[]): Promise<Record<string, unknown>> {
       simulated_power_on_s: simulatedMs / 1000,
       // Each job reads the state, sends the reset, then polls every 20 ms until the tray is on.
       redfish_requests_per_job: Number((requests / ms.length).toFixed(1)),
-      // null: the satellite's default.
-      settle_wait_fraction: settleWaitFraction ?? null,
+      settle_wait_fraction: settleWait.figure,
       // CPU seconds each process spent from the first post to the last job's end (Postgres: every backend).
       burst_cpu_s: burstCpuS,
       burst_wall_s: Number(wall.toFixed(2)),

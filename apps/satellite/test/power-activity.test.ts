@@ -8,6 +8,7 @@ import type { BmcTarget, DevicePowerResult } from '@fleet/domain';
 import { startRedfishSimulator, type RedfishSimulator } from '@fleet/simulators';
 import { createPowerActivities } from '../src/activities/power.js';
 import { SettleTimes } from '../src/activities/settle-times.js';
+import type { DeviceActivityDeps } from '../src/activities/context.js';
 import type { SecretStore } from '../src/secrets/index.js';
 import { UnknownCredentialError } from '../src/secrets/index.js';
 import { mockEnv } from './helpers/devices.js';
@@ -23,43 +24,70 @@ const secrets: SecretStore = {
   },
 };
 
-describe('setDevicePower activity', () => {
-  let sim: RedfishSimulator;
+/**
+ * A Redfish simulator with these BMCs (on or off as `powerState` says), started before the suite's tests and closed
+ * after them, and the power activity over it with `deps` added to the test's own.
+ */
+function powerSuite(opts: {
+  ids: string[];
+  powerState: (id: string) => 'On' | 'Off';
+  timeScale: number;
+  deps?: Pick<DeviceActivityDeps, 'settleTimes' | 'onSettled'>;
+}) {
+  let sim: RedfishSimulator | undefined;
   const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
   const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   const activities = createPowerActivities({
     secrets,
     log: pino({ level: 'silent' }),
     pollIntervalMs: 20,
     journal: testJournal,
     redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+    ...opts.deps,
   });
-  const target = (id: string, credentialRef = 'bmc/good'): BmcTarget => ({
-    deviceId: `dev-${id}`,
-    nodeType: 'compute_gb200_nvidia',
-    bmcUrl: sim.bmcUrl(id),
-    credentialRef,
-  });
-  type PowerInput = Parameters<typeof activities.setDevicePower>[0];
-  const run = (env: MockActivityEnvironment, input: PowerInput) =>
-    env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, input);
-  const posts = (id: string) => sim.bmc(id).log.filter((r) => r.method === 'POST');
-
   before(async () => {
     sim = await startRedfishSimulator({
-      bmcs: ids.map((id, i) => ({
+      bmcs: opts.ids.map((id, i) => ({
         id,
         address: `${block}.${i + 1}`,
         port,
         username: 'admin',
         password: 'sekret',
-        powerState: id === 'b' ? 'On' : 'Off',
+        powerState: opts.powerState(id),
       })),
-      timeScale: 0.01,
+      timeScale: opts.timeScale,
     });
   });
-  after(() => sim.close());
+  after(() => sim?.close());
+  const suite = {
+    block,
+    port,
+    get sim(): RedfishSimulator {
+      if (!sim) throw new Error('the simulator starts before the first test');
+      return sim;
+    },
+    target: (id: string, credentialRef = 'bmc/good'): BmcTarget => ({
+      deviceId: `dev-${id}`,
+      nodeType: 'compute_gb200_nvidia',
+      bmcUrl: suite.sim.bmcUrl(id),
+      credentialRef,
+    }),
+    run: (env: MockActivityEnvironment, input: PowerInput) =>
+      env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, input),
+  };
+  return suite;
+}
+
+type PowerInput = Parameters<ReturnType<typeof createPowerActivities>['setDevicePower']>[0];
+
+describe('setDevicePower activity', () => {
+  const suite = powerSuite({
+    ids: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],
+    powerState: (id) => (id === 'b' ? 'On' : 'Off'),
+    timeScale: 0.01,
+  });
+  const { target, run } = suite;
+  const posts = (id: string) => suite.sim.bmc(id).log.filter((r) => r.method === 'POST');
 
   it('powers a tray on, heartbeating, and reports the settled state', async () => {
     const env = mockEnv();
@@ -84,7 +112,7 @@ describe('setDevicePower activity', () => {
   it('a retried attempt whose heartbeat says the reset went out does not send it again', async () => {
     // "off" (graceful) on a tray that is Off already would be a no-op; use a power cycle,
     // whose effect cannot be read from the state, on a tray that is On.
-    sim.bmc('c').reset('On');
+    suite.sim.bmc('c').reset('On');
     await new Promise((r) => setTimeout(r, 400));
     const env = mockEnv({ heartbeatDetails: { resetSent: true, leftOn: true }, attempt: 2 });
     const result = await run(env, { target: target('c'), action: 'power-cycle', settleTimeoutS: 10 });
@@ -95,7 +123,7 @@ describe('setDevicePower activity', () => {
   it('a retry whose heartbeat never reached Temporal does not send the reset again: the journal has it', async () => {
     // The attempt that sent the cycle had its heartbeat lost (the site cut off from Temporal, the process killed);
     // the next attempt of the same activity comes with no details.
-    sim.bmc('g').reset('On');
+    suite.sim.bmc('g').reset('On');
     await new Promise((r) => setTimeout(r, 400));
     const activity = { workflowExecution: { workflowId: 'wf-journal', runId: 'run-1' }, activityId: '7' };
     const first = await run(mockEnv(activity), { target: target('g'), action: 'power-cycle', settleTimeoutS: 10 });
@@ -121,7 +149,7 @@ describe('setDevicePower activity', () => {
   });
 
   it('two attempts of one activity running at once (a late task beside its retry) send one reset', async () => {
-    sim.bmc('h').reset('On');
+    suite.sim.bmc('h').reset('On');
     await new Promise((r) => setTimeout(r, 400));
     const activity = { workflowExecution: { workflowId: 'wf-late', runId: 'run-1' }, activityId: '3' };
     const input = { target: target('h'), action: 'power-cycle' as const, settleTimeoutS: 10 };
@@ -141,7 +169,7 @@ describe('setDevicePower activity', () => {
   });
 
   it('maps the RMS actions to ResetType on the wire: off is a graceful shutdown', async () => {
-    sim.bmc('d').reset('On');
+    suite.sim.bmc('d').reset('On');
     await new Promise((r) => setTimeout(r, 400));
     const result = await run(mockEnv(), { target: target('d'), action: 'off', settleTimeoutS: 10 });
     assert.equal(result.powerState, 'Off');
@@ -155,7 +183,7 @@ describe('setDevicePower activity', () => {
     const env = mockEnv();
     env.on('heartbeat', () => env.cancel());
     const slow = startRedfishSimulator({
-      bmcs: [{ id: 'slow', address: `${block}.200`, port, username: 'admin', password: 'sekret' }],
+      bmcs: [{ id: 'slow', address: `${suite.block}.200`, port: suite.port, username: 'admin', password: 'sekret' }],
       timeScale: 1,
     });
     const s = await slow;
@@ -197,50 +225,21 @@ device`, async () => {
 
 describe('setDevicePower with settle times', () => {
   // Power-on takes 1.5 s here (30 s scaled by 0.05), polled every 20 ms.
-  let sim: RedfishSimulator;
-  const block = `127.${randomInt(2, 250)}.${randomInt(0, 250)}`;
-  const port = 20_000 + randomInt(0, 20_000);
-  const ids = ['first', 'second', 'cycled', 'resumed', 'beating'];
   const settled: { nodeType: string; action: string; seconds: number }[] = [];
-  const activities = createPowerActivities({
-    secrets,
-    log: pino({ level: 'silent' }),
-    pollIntervalMs: 20,
-    journal: testJournal,
-    redfish: { connectTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
-    settleTimes: new SettleTimes(0.8),
-    onSettled: (nodeType, action, seconds) => settled.push({ nodeType, action, seconds }),
+  const suite = powerSuite({
+    ids: ['first', 'second', 'cycled', 'resumed', 'beating'],
+    powerState: (id) => (id === 'cycled' ? 'On' : 'Off'),
+    timeScale: 0.05,
+    deps: {
+      settleTimes: new SettleTimes(0.8),
+      onSettled: (nodeType, action, seconds) => settled.push({ nodeType, action, seconds }),
+    },
   });
-  type PowerInput = Parameters<typeof activities.setDevicePower>[0];
   const run = (env: MockActivityEnvironment, id: string, action: PowerInput['action']) =>
-    env.run<[PowerInput], DevicePowerResult, typeof activities.setDevicePower>(activities.setDevicePower, {
-      target: {
-        deviceId: `dev-${id}`,
-        nodeType: 'compute_gb200_nvidia',
-        bmcUrl: sim.bmcUrl(id),
-        credentialRef: 'bmc/good',
-      },
-      action,
-      settleTimeoutS: 30,
-    });
+    suite.run(env, { target: suite.target(id), action, settleTimeoutS: 30 });
   /** Reads of the system's state: the one before the reset and the settle polls. */
   const stateReads = (id: string) =>
-    sim.bmc(id).log.filter((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)).length;
-
-  before(async () => {
-    sim = await startRedfishSimulator({
-      bmcs: ids.map((id, i) => ({
-        id,
-        address: `${block}.${i + 1}`,
-        port,
-        username: 'admin',
-        password: 'sekret',
-        powerState: id === 'cycled' ? 'On' : 'Off',
-      })),
-      timeScale: 0.05,
-    });
-  });
-  after(() => sim.close());
+    suite.sim.bmc(id).log.filter((r) => r.method === 'GET' && /\/Systems\/[^/]+$/.test(r.path)).length;
 
   it('waits most of what the last power-on of the node type took before it polls the next', async () => {
     assert.equal((await run(mockEnv(), 'first', 'on')).powerState, 'On');
@@ -275,7 +274,7 @@ describe('setDevicePower with settle times', () => {
     assert.equal((await run(mockEnv(), 'cycled', 'power-cycle')).powerState, 'On');
     // The cycle watched the host leave On: it polled from the reset on.
     assert.ok(stateReads('cycled') >= 8, `${stateReads('cycled')} reads through the cycle`);
-    sim.bmc('resumed').reset('On');
+    suite.sim.bmc('resumed').reset('On');
     const resumed = await run(mockEnv({ heartbeatDetails: { resetSent: true }, attempt: 2 }), 'resumed', 'on');
     assert.equal(resumed.powerState, 'On');
     assert.equal(settled.length, before, 'no settle recorded for either');
