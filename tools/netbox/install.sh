@@ -282,34 +282,26 @@ if [ "$(cat "$conf_file" 2>/dev/null)" != "$conf_new" ]; then
   [ "$NB_MODE" != root ] || chmod 600 "$conf_file"
 fi
 
-# Reads `netbox migrate` output and reports how far it is every 20 s: one migration can run for minutes, and
-# a line arrives only when it ends. A partial line read at a timeout is the migration still running.
-migrate_progress() {  # migrate_progress TOTAL
-  local total=$1 applied=0 current='' line rc last=$SECONDS
-  while :; do
-    line=''
-    IFS= read -r -t 5 line && rc=0 || rc=$?
-    case "$line" in *Applying*) applied=$((applied + 1)); current=${line#*Applying }; current=${current%%...*};; esac
-    [ "$rc" -eq 0 ] || [ "$rc" -gt 128 ] || break   # end of input
-    if [ $((SECONDS - last)) -ge 20 ]; then
-      last=$SECONDS
-      nb_log "  $applied of $total migrations applied, now ${current:-starting}"
-    fi
-  done
-  nb_log "  $applied of $total migrations applied"
-}
-
 # ---------------------------------------------------------------- template database
 # Stamp = requirements + token + password + pepper: any change re-runs migrate and the token snippet.
 # (configuration.py changes need no migration.)
 tmpl_stamp=$(cat "$NB_VENV_HOST/.fleet-stamp" "$NB_STATE/token" "$NB_STATE/admin_password" "$NB_STATE/pepper" | sha256sum | cut -c1-16)
 if [ "$(cat "$NB_STATE/template.stamp" 2>/dev/null)" != "$tmpl_stamp" ] || ! nb_db_exists "$NB_TEMPLATE_DB"; then
   nb_db_exists "$NB_TEMPLATE_DB" || nb_psql postgres "CREATE DATABASE $NB_TEMPLATE_DB"
-  nb_log "counting the migrations to apply to $NB_TEMPLATE_DB"
-  total=$(nb_netbox "$NB_TEMPLATE_DB" showmigrations --plan 2>/dev/null | grep -c '^\[ \]' || true)
-  nb_log "migrating $NB_TEMPLATE_DB: $total migrations (the first time about 10 minutes; log: $NB_STATE/migrate.log)"
-  nb_netbox "$NB_TEMPLATE_DB" migrate --no-input 2>&1 | tee "$NB_STATE/migrate.log" | migrate_progress "$total" ||
-    { tail -30 "$NB_STATE/migrate.log" >&2; nb_die "migrate failed, see $NB_STATE/migrate.log"; }
+  # An empty template starts from the migrations' result for these requirements, if tools/netbox/dump-schema.sh has
+  # recorded it: seconds instead of minutes. It is restored in one transaction, so a killed install leaves the
+  # database empty, not half made. The migrate below then finds nothing, or only what the dump lacks, to apply.
+  if [ "$(nb_psql "$NB_TEMPLATE_DB" "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")" = 0 ]; then
+    if [ "$(cat "$NB_SCHEMA_STAMP" 2>/dev/null)" = "$(sha256sum "$NB_REQS" | cut -c1-64)" ]; then
+      nb_log "restoring $NB_TEMPLATE_DB from tools/netbox/schema.sql.gz"
+      gunzip -c "$NB_SCHEMA_DUMP" | PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 \
+        --single-transaction -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" -d "$NB_TEMPLATE_DB" >/dev/null ||
+        nb_log "the restore failed (an older psql?): all migrations run (about 10 minutes)"
+    else
+      nb_log "tools/netbox/schema.sql.gz was made for other requirements: all migrations run (about 10 minutes)"
+    fi
+  fi
+  nb_migrate "$NB_TEMPLATE_DB" "$NB_STATE/migrate.log"
   nb_log "creating superuser admin and the API token"
   nb_ensure_token "$NB_TEMPLATE_DB"
   # Mark it as a template: clones need no superuser, and it cannot be dropped by accident.

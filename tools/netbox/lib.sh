@@ -160,3 +160,33 @@ PY
 nb_run_snippet() {
   nb_run "$1" netbox shell --no-imports -c "$2" >&2
 }
+
+# Reads `netbox migrate` output and reports how far it is every 20 s: one migration can run for minutes, and
+# a line arrives only when it ends. A partial line read at a timeout is the migration still running.
+migrate_progress() {  # migrate_progress TOTAL
+  local total=$1 applied=0 current='' line rc last=$SECONDS
+  while :; do
+    line=''
+    IFS= read -r -t 5 line && rc=0 || rc=$?
+    case "$line" in *Applying*) applied=$((applied + 1)); current=${line#*Applying }; current=${current%%...*};; esac
+    [ "$rc" -eq 0 ] || [ "$rc" -gt 128 ] || break   # end of input
+    if [ $((SECONDS - last)) -ge 20 ]; then
+      last=$SECONDS
+      nb_log "  $applied of $total migrations applied, now ${current:-starting}"
+    fi
+  done
+  nb_log "  $applied of $total migrations applied"
+}
+
+# Applies database $1's pending migrations, reporting progress; the whole output goes to the file $2.
+nb_migrate() {  # nb_migrate DB LOGFILE
+  local db=$1 log=$2 total
+  total=$(nb_netbox "$db" showmigrations --plan 2>/dev/null | grep -c '^\[ \]' || true)
+  nb_log "migrating $db: $total migrations to apply (log: $log)"
+  nb_netbox "$db" migrate --no-input 2>&1 | tee "$log" | migrate_progress "$total" ||
+    { tail -30 "$log" >&2; nb_die "migrate of $db failed, see $log"; }
+}
+
+# The schema as NetBox's migrations leave it, for the pinned requirements (tools/netbox/dump-schema.sh makes it).
+NB_SCHEMA_DUMP="$NB_REPO/tools/netbox/schema.sql.gz"
+NB_SCHEMA_STAMP="$NB_REPO/tools/netbox/schema.requirements-sha256"
