@@ -94,14 +94,9 @@ print('power action ok')
 PY
 }
 
-status=0
-summary=()
-i=0
-for p in "${profiles[@]}"; do
-  i=$((i + 1))
-  url="http://127.0.77.$i:$port"
-  echo "== $p ($url)"
-
+# The three checks of one profile; its summary line goes to $out/summary-<profile>, its verdict to status-<profile>.
+check_profile() {  # check_profile PROFILE URL
+  local p=$1 url=$2 pass warn fail proto client=ok status=0
   "$venv/bin/rf_service_validator" -u admin -p conformance -r "$url" --authtype Session \
     --schema_directory "$schemas" --skipschema --logdir "$out/service-$p" > "$out/service-$p.txt" 2>&1 || true
   # The summary table's data row: | PASS | WARN | FAIL | NOT TESTED |
@@ -114,17 +109,28 @@ for p in "${profiles[@]}"; do
   proto="$(grep -Eo 'PASS: [0-9]+, WARN: [0-9]+, FAIL: [0-9]+, NOT_TESTED: [0-9]+' "$out/protocol-$p.txt" | tail -1 || true)"
   [ -n "$proto" ] || proto="$(tail -3 "$out/protocol-$p.txt" | tr '\n' ' ')"
 
-  if sushy_walk "$url" > "$out/sushy-$p.txt" 2>&1; then
-    client="ok"
-  else
-    client="FAILED"
-    status=1
-  fi
-  summary+=("$(printf '%-18s service: pass %s warn %s fail %s | protocol: %s | sushy: %s' "$p" "$pass" "$warn" "$fail" "$proto" "$client")")
-  echo "  ${summary[-1]}"
-done
+  sushy_walk "$url" > "$out/sushy-$p.txt" 2>&1 || { client="FAILED"; status=1; }
+  printf '%-18s service: pass %s warn %s fail %s | protocol: %s | sushy: %s\n' "$p" "$pass" "$warn" "$fail" "$proto" \
+    "$client" > "$out/summary-$p"
+  echo "$status" > "$out/status-$p"
+  echo "  $(cat "$out/summary-$p")"
+}
 
+# Two profiles at a time: each validator is one busy Python process, and the BMCs are independent.
+i=0
+for p in "${profiles[@]}"; do
+  i=$((i + 1))
+  while [ "$(jobs -rp | grep -cvx "$sim")" -ge 2 ]; do wait -n || true; done
+  echo "== $p (http://127.0.77.$i:$port)"
+  check_profile "$p" "http://127.0.77.$i:$port" &
+done
+while [ "$(jobs -rp | grep -cvx "$sim")" -gt 0 ]; do wait -n || true; done
+
+status=0
 echo
 echo "Summary (reports in $out):"
-printf '  %s\n' "${summary[@]}"
+for p in "${profiles[@]}"; do
+  printf '  %s\n' "$(cat "$out/summary-$p" 2>/dev/null || echo "$p: no result")"
+  [ "$(cat "$out/status-$p" 2>/dev/null)" = 0 ] || status=1
+done
 exit $status

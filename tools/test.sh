@@ -11,9 +11,18 @@ case "${1:-}" in
 esac
 bash tools/install.sh
 export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
-pnpm typecheck
-pnpm lint
-pnpm format:check
+# The static checks are single-threaded: they run side by side, each one's output printed whole when all end.
+mkdir -p .run
+checks=(typecheck lint format:check)
+pids=()
+for c in "${checks[@]}"; do pnpm "$c" >".run/check-${c%%:*}.log" 2>&1 & pids+=($!); done
+failed=()
+for i in "${!checks[@]}"; do
+  rc=0; wait "${pids[$i]}" || rc=$?
+  echo "--- pnpm ${checks[$i]} (exit $rc)"; cat ".run/check-${checks[$i]%%:*}.log"
+  [ "$rc" = 0 ] || failed+=("pnpm ${checks[$i]}")
+done
+[ ${#failed[@]} = 0 ] || { echo "failed: ${failed[*]}" >&2; exit 1; }
 node tools/check-line-width.mjs
 pnpm client:check
 # Third-party Redfish tools (DMTF validators, sushy) judge the simulator.
