@@ -39,9 +39,12 @@ rm -rf "$out" && mkdir -p "$out"
   echo '] }'
 } > "$out/simulator.json"
 
+# Each background job in a process group of its own (set -m), so that an exit, Ctrl-C included, stops the simulator
+# and any profile's checks with the validators they run.
+set -m
+trap 'for job in $(jobs -p); do kill -- -"$job" 2>/dev/null || true; done' EXIT
 node --import tsx "$repo/packages/simulators/src/main.ts" --config "$out/simulator.json" > "$out/simulator.log" 2>&1 &
 sim=$!
-trap 'kill "$sim" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
   grep -q 'redfish simulator ready' "$out/simulator.log" && break
   kill -0 "$sim" 2>/dev/null || { cat "$out/simulator.log" >&2; exit 1; }

@@ -15,6 +15,7 @@ export PATH="$PWD/.tools/pnpm/node_modules/.bin:$PATH"
 mkdir -p .run
 checks=(typecheck lint format:check)
 pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 for c in "${checks[@]}"; do pnpm "$c" >".run/check-${c%%:*}.log" 2>&1 & pids+=($!); done
 failed=()
 for i in "${!checks[@]}"; do
@@ -22,6 +23,7 @@ for i in "${!checks[@]}"; do
   echo "--- pnpm ${checks[$i]} (exit $rc)"; cat ".run/check-${checks[$i]%%:*}.log"
   [ "$rc" = 0 ] || failed+=("pnpm ${checks[$i]}")
 done
+trap - EXIT
 [ ${#failed[@]} = 0 ] || { echo "failed: ${failed[*]}" >&2; exit 1; }
 node tools/check-line-width.mjs
 pnpm client:check

@@ -14,15 +14,20 @@ case "${1:-}" in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
 esac
 nb_load_runtime || nb_die "run tools/netbox/install.sh first"
+[ "$(cat "$NB_VENV_HOST/.fleet-stamp" 2>/dev/null)" = "$(sha256sum "$NB_REQS" | cut -c1-16)" ] ||
+  nb_die "the NetBox venv was made for other requirements: run tools/netbox/install.sh first"
+# No install may replace the venv while its migrations run here.
+exec 9>"$NB_STATE/install.lock"
+flock 9
 scratch=netbox_schema_dump
 PGOPTIONS="-c client_min_messages=warning" nb_psql postgres "DROP DATABASE IF EXISTS $scratch"
 nb_psql postgres "CREATE DATABASE $scratch"
-trap 'nb_psql postgres "DROP DATABASE IF EXISTS $scratch" >/dev/null' EXIT
+trap 'rm -f "$NB_SCHEMA_DUMP.tmp"; nb_psql postgres "DROP DATABASE IF EXISTS $scratch" >/dev/null' EXIT
 nb_migrate "$scratch" "$NB_STATE/dump-schema-migrate.log"
-# Plain SQL without owners or grants restores into any PostgreSQL >= 15 as whichever user runs it. A fixed \restrict
-# key (pg_dump otherwise picks a random one each time) and gzip -n (no time stamp) make the same schema the same bytes.
-pg_dump -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" --no-owner --no-privileges --restrict-key=fleetnetboxschema \
-  -d "$scratch" | gzip -9n >"$NB_SCHEMA_DUMP.tmp"
+# Plain SQL without owners or grants, which install.sh restores as whichever user runs it. The migrations' applied
+# times differ from run to run, so a new dump of the same schema differs a little from the last.
+pg_dump -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" --no-owner --no-privileges -d "$scratch" |
+  gzip -9n >"$NB_SCHEMA_DUMP.tmp"
 mv "$NB_SCHEMA_DUMP.tmp" "$NB_SCHEMA_DUMP"
 sha256sum "$NB_REQS" | cut -c1-64 >"$NB_SCHEMA_STAMP"
 nb_log "wrote $NB_SCHEMA_DUMP ($(stat -c %s "$NB_SCHEMA_DUMP") bytes) for requirements $(cut -c1-16 "$NB_SCHEMA_STAMP")"

@@ -294,9 +294,13 @@ if [ "$(cat "$NB_STATE/template.stamp" 2>/dev/null)" != "$tmpl_stamp" ] || ! nb_
   if [ "$(nb_psql "$NB_TEMPLATE_DB" "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")" = 0 ]; then
     if [ "$(cat "$NB_SCHEMA_STAMP" 2>/dev/null)" = "$(sha256sum "$NB_REQS" | cut -c1-64)" ]; then
       nb_log "restoring $NB_TEMPLATE_DB from tools/netbox/schema.sql.gz"
-      gunzip -c "$NB_SCHEMA_DUMP" | PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 \
-        --single-transaction -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" -d "$NB_TEMPLATE_DB" >/dev/null ||
-        nb_log "the restore failed (an older psql?): all migrations run (about 10 minutes)"
+      # Without the \restrict lines of a newer pg_dump (older psql refuses them; the dump is ours, not a stranger's)
+      # and pg_dump 17's transaction_timeout (servers before 17 refuse it).
+      if ! gunzip -c "$NB_SCHEMA_DUMP" | sed -e '/^\\restrict /d' -e '/^\\unrestrict /d' -e '/^SET transaction_timeout/d' |
+        PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 --single-transaction \
+          -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" -d "$NB_TEMPLATE_DB" >/dev/null 2>"$NB_STATE/restore.log"; then
+        nb_log "the restore failed ($(tail -1 "$NB_STATE/restore.log")): all migrations run (about 10 minutes)"
+      fi
     else
       nb_log "tools/netbox/schema.sql.gz was made for other requirements: all migrations run (about 10 minutes)"
     fi
