@@ -5,8 +5,8 @@
 # alert rules (the system packages, through apt), then `pnpm build` (the processes' production bundles, the web UI,
 # fleetctl). It checks for kubectl (deploy/k8s tests) without installing it.
 # Starts the machine's PostgreSQL and Redis if they are down. Each step prints a line; a second run takes
-# seconds. The first run takes about 3 minutes (NetBox's database comes from tools/netbox/schema.sql.gz; without it,
-# its migrations take over 10 minutes more, shown as they go).
+# seconds. The first run takes a few minutes (3 with the apt packages in place): NetBox's database is restored from
+# tools/netbox/schema.sql.gz; without it, NetBox's migrations take over 10 minutes more, shown as they go.
 #
 # Usage: bash tools/install.sh
 set -euo pipefail
