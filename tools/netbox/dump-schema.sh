@@ -14,7 +14,7 @@ case "${1:-}" in
   -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0;;
 esac
 nb_load_runtime || nb_die "run tools/netbox/install.sh first"
-[ "$(cat "$NB_VENV_HOST/.fleet-stamp" 2>/dev/null)" = "$(sha256sum "$NB_REQS" | cut -c1-16)" ] ||
+[ "$(cat "$NB_VENV_HOST/.fleet-stamp" 2>/dev/null)" = "$(nb_requirements_hash | cut -c1-16)" ] ||
   nb_die "the NetBox venv was made for other requirements: run tools/netbox/install.sh first"
 # No install may replace the venv while its migrations run here.
 exec 9>"$NB_STATE/install.lock"
@@ -29,5 +29,5 @@ nb_migrate "$scratch" "$NB_STATE/dump-schema-migrate.log"
 pg_dump -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" --no-owner --no-privileges -d "$scratch" |
   gzip -9n >"$NB_SCHEMA_DUMP.tmp"
 mv "$NB_SCHEMA_DUMP.tmp" "$NB_SCHEMA_DUMP"
-sha256sum "$NB_REQS" | cut -c1-64 >"$NB_SCHEMA_STAMP"
+nb_requirements_hash >"$NB_SCHEMA_STAMP"
 nb_log "wrote $NB_SCHEMA_DUMP ($(stat -c %s "$NB_SCHEMA_DUMP") bytes) for requirements $(cut -c1-16 "$NB_SCHEMA_STAMP")"

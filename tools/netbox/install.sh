@@ -180,7 +180,7 @@ root_pip_install() {
 # ignored"); that is expected with partial local mirrors, so drop those lines and keep the rest.
 pip_filter() { grep -v "is ignored: it is neither a file nor a directory" >&2 || true; }
 
-reqs_hash=$(sha256sum "$NB_REQS" | cut -c1-16)
+reqs_hash=$(nb_requirements_hash | cut -c1-16)
 venv_ready() {  # the venv of the recorded mode exists and matches requirements.txt
   nb_load_runtime || return 1
   [ "$(cat "$NB_VENV_HOST/.fleet-stamp" 2>/dev/null)" = "$reqs_hash" ] || return 1
@@ -288,22 +288,10 @@ fi
 tmpl_stamp=$(cat "$NB_VENV_HOST/.fleet-stamp" "$NB_STATE/token" "$NB_STATE/admin_password" "$NB_STATE/pepper" | sha256sum | cut -c1-16)
 if [ "$(cat "$NB_STATE/template.stamp" 2>/dev/null)" != "$tmpl_stamp" ] || ! nb_db_exists "$NB_TEMPLATE_DB"; then
   nb_db_exists "$NB_TEMPLATE_DB" || nb_psql postgres "CREATE DATABASE $NB_TEMPLATE_DB"
-  # An empty template starts from the migrations' result for these requirements, if tools/netbox/dump-schema.sh has
-  # recorded it: seconds instead of minutes. It is restored in one transaction, so a killed install leaves the
-  # database empty, not half made. The migrate below then finds nothing, or only what the dump lacks, to apply.
+  # An empty template starts from the migrations' result, where there is one for these requirements: seconds
+  # instead of minutes. The migrate below then finds nothing, or only what the dump lacks, to apply.
   if [ "$(nb_psql "$NB_TEMPLATE_DB" "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")" = 0 ]; then
-    if [ "$(cat "$NB_SCHEMA_STAMP" 2>/dev/null)" = "$(sha256sum "$NB_REQS" | cut -c1-64)" ]; then
-      nb_log "restoring $NB_TEMPLATE_DB from tools/netbox/schema.sql.gz"
-      # Without the \restrict lines of a newer pg_dump (older psql refuses them; the dump is ours, not a stranger's)
-      # and pg_dump 17's transaction_timeout (servers before 17 refuse it).
-      if ! gunzip -c "$NB_SCHEMA_DUMP" | sed -e '/^\\restrict /d' -e '/^\\unrestrict /d' -e '/^SET transaction_timeout/d' |
-        PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 --single-transaction \
-          -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" -d "$NB_TEMPLATE_DB" >/dev/null 2>"$NB_STATE/restore.log"; then
-        nb_log "the restore failed ($(tail -1 "$NB_STATE/restore.log")): all migrations run (about 10 minutes)"
-      fi
-    else
-      nb_log "tools/netbox/schema.sql.gz was made for other requirements: all migrations run (about 10 minutes)"
-    fi
+    nb_restore_schema "$NB_TEMPLATE_DB"
   fi
   nb_migrate "$NB_TEMPLATE_DB" "$NB_STATE/migrate.log"
   nb_log "creating superuser admin and the API token"

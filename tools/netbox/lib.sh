@@ -187,6 +187,24 @@ nb_migrate() {  # nb_migrate DB LOGFILE
     { tail -30 "$log" >&2; nb_die "migrate of $db failed, see $log"; }
 }
 
+nb_requirements_hash() { sha256sum "$NB_REQS" | cut -c1-64; }
+
 # The schema as NetBox's migrations leave it, for the pinned requirements (tools/netbox/dump-schema.sh makes it).
 NB_SCHEMA_DUMP="$NB_REPO/tools/netbox/schema.sql.gz"
 NB_SCHEMA_STAMP="$NB_REPO/tools/netbox/schema.requirements-sha256"
+
+# Restores NB_SCHEMA_DUMP into the empty database $1 if it was made for these requirements, in one transaction (a
+# killed install leaves the database empty, not half made); otherwise says why the migrations will run in full.
+nb_restore_schema() {  # nb_restore_schema DB
+  if [ "$(cat "$NB_SCHEMA_STAMP" 2>/dev/null)" != "$(nb_requirements_hash)" ]; then
+    nb_log "tools/netbox/schema.sql.gz was made for other requirements: all migrations run (about 10 minutes)"
+    return 0
+  fi
+  nb_log "restoring $1 from tools/netbox/schema.sql.gz"
+  # Without the \restrict lines of a newer pg_dump (older psql refuses them; the dump is ours, not a stranger's) and
+  # pg_dump 17's transaction_timeout (servers before 17 refuse it).
+  gunzip -c "$NB_SCHEMA_DUMP" | sed -e '/^\\restrict /d' -e '/^\\unrestrict /d' -e '/^SET transaction_timeout/d' |
+    PGOPTIONS='-c client_min_messages=warning' psql -X -q -v ON_ERROR_STOP=1 --single-transaction \
+      -h "$NB_PGHOST" -p "$NB_PGPORT" -U "$NB_PGUSER" -d "$1" >/dev/null 2>"$NB_STATE/restore.log" ||
+    nb_log "the restore failed ($(tail -1 "$NB_STATE/restore.log")): all migrations run (about 10 minutes)"
+}
